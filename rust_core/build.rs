@@ -1,0 +1,23 @@
+//! Compiles proto/tablier/v1/*.proto with the pure-Rust `protox` (no system protoc needed).
+use std::path::PathBuf;
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../proto");
+    let dir = root.join("tablier/v1");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("proto/tablier/v1 exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "proto"))
+        .filter(|p| !p.ends_with("service.proto"))
+        .collect();
+    files.sort();
+    println!("cargo:rerun-if-changed={}", dir.display());
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let fds = protox::compile(&files, [&root]).expect("protos compile");
+    prost_build::Config::new()
+        .btree_map(["."])
+        .compile_fds(fds)
+        .expect("prost code generation");
+}

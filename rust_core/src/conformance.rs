@@ -1,0 +1,202 @@
+//! The conformance harness shared by every game: plays seeded random matches and checks, at
+//! every step, the invariants any decider must keep. Game tests call [`run`] and assert that
+//! the report has no violations.
+//!
+//! Checked at every step: the match awaits somebody until it is over; every awaited seat has a
+//! legal action; the chosen action and a sample of the others apply; a seat that is not awaited
+//! is refused; `decide` is deterministic; the game's own invariants hold after every event; the
+//! auditor sees events unredacted; every seat's view can be built. At the end of each match:
+//! replaying the events from the initial state gives the live state, the same seed gives the
+//! same match, and the match ended within the step cap.
+
+use prost::Message;
+
+use crate::error::CoreError;
+use crate::game::{Game, Options, Seat, Viewer};
+use crate::rng::Rng;
+
+#[derive(Debug, Default)]
+pub struct Report {
+    pub matches: u64,
+    pub steps: u64,
+    pub events: u64,
+    pub violations: Vec<String>,
+}
+
+impl Report {
+    fn violation(&mut self, seed: u64, step: u64, what: String) {
+        if self.violations.len() < 20 {
+            self.violations.push(format!("seed {seed} step {step}: {what}"));
+        }
+    }
+}
+
+/// The 32-byte match seed the harness uses for seed number `n`.
+pub fn seed_bytes(n: u64) -> [u8; 32] {
+    let mut s = [0u8; 32];
+    s[..8].copy_from_slice(&n.to_le_bytes());
+    s[8..16].copy_from_slice(&0x7461_626c_6965_72u64.to_le_bytes());
+    s
+}
+
+/// One played match: its events and final state.
+pub struct Played<G: Game> {
+    pub events: Vec<G::Event>,
+    pub state: G::State,
+}
+
+fn hash_state<G: Game>(state: &G::State) -> Vec<u8> {
+    G::view(state, Viewer::Auditor).encode_to_vec()
+}
+
+/// Plays one match with random legal actions (uniform over the awaited seats and their legal
+/// actions), checking every step. `max_steps` bounds a match the rules could let run forever.
+pub fn play_checked<G: Game>(
+    config: &G::Config,
+    seats: u32,
+    seed: u64,
+    max_steps: u64,
+    report: &mut Report,
+) -> Option<Played<G>> {
+    let seed32 = seed_bytes(seed);
+    let mut choice = Rng::from_u64(seed ^ 0x5eed);
+    let mut state = G::initial(config);
+    let mut events: Vec<G::Event> = Vec::new();
+    let mut seq: u64 = 0;
+    let apply = |state: &mut G::State, evs: &[G::Event], events: &mut Vec<G::Event>, report: &mut Report, step: u64| {
+        for e in evs {
+            if let Err(err) = G::evolve(state, e) {
+                report.violation(seed, step, format!("own event does not apply: {err}"));
+                return false;
+            }
+            if let Err(msg) = G::check_invariants(state) {
+                report.violation(seed, step, format!("invariant after {}: {msg}", G::event_type(e)));
+                return false;
+            }
+            if G::redact(e, Viewer::Auditor).as_ref() != Some(e) {
+                report.violation(seed, step, format!("auditor sees {} redacted", G::event_type(e)));
+            }
+            for s in 0..seats {
+                let _ = G::redact(e, Viewer::Seat(s));
+            }
+            events.push(e.clone());
+        }
+        true
+    };
+
+    let start = match G::start(&state, &mut Rng::for_command(&seed32, seq + 1)) {
+        Ok(evs) => evs,
+        Err(e) => {
+            report.violation(seed, 0, format!("start failed: {e}"));
+            return None;
+        }
+    };
+    if !apply(&mut state, &start, &mut events, report, 0) {
+        return None;
+    }
+    seq += start.len() as u64;
+
+    let mut step = 0u64;
+    loop {
+        if G::outcome(&state).is_some() {
+            if !G::to_act(&state).is_empty() {
+                report.violation(seed, step, "over but still awaiting seats".into());
+            }
+            break;
+        }
+        step += 1;
+        report.steps += 1;
+        if step > max_steps {
+            report.violation(seed, step, format!("no end after {max_steps} steps"));
+            return None;
+        }
+        let awaited = G::to_act(&state);
+        if awaited.is_empty() {
+            report.violation(seed, step, "not over but nobody to act".into());
+            return None;
+        }
+        for s in 0..seats {
+            G::view(&state, Viewer::Seat(s));
+        }
+        G::view(&state, Viewer::Spectator);
+
+        let actor: Seat = awaited[choice.index(awaited.len())];
+        let moves = G::legal_actions(&state, actor);
+        if moves.is_empty() {
+            report.violation(seed, step, format!("seat {actor} is awaited but has no legal action"));
+            return None;
+        }
+        // A sample of the other legal actions must apply too.
+        for _ in 0..2 {
+            let m = &moves[choice.index(moves.len())];
+            if let Err(e) = G::decide(&state, actor, m, &mut Rng::for_command(&seed32, seq + 1)) {
+                report.violation(seed, step, format!("listed action refused: {e} ({m:?})"));
+            }
+        }
+        // A seat that is not awaited is refused.
+        if let Some(idle) = (0..seats).find(|s| !awaited.contains(s)) {
+            match G::decide(&state, idle, &moves[0], &mut Rng::for_command(&seed32, seq + 1)) {
+                Err(CoreError::Rule { .. }) => {}
+                other => report.violation(seed, step, format!("idle seat {idle} not refused: {other:?}")),
+            }
+        }
+        let action = moves[choice.index(moves.len())].clone();
+        let evs = match G::decide(&state, actor, &action, &mut Rng::for_command(&seed32, seq + 1)) {
+            Ok(evs) => evs,
+            Err(e) => {
+                report.violation(seed, step, format!("listed action refused: {e} ({action:?})"));
+                return None;
+            }
+        };
+        let again = G::decide(&state, actor, &action, &mut Rng::for_command(&seed32, seq + 1));
+        if again.as_ref().ok() != Some(&evs) {
+            report.violation(seed, step, "decide is not deterministic".into());
+        }
+        if evs.is_empty() {
+            report.violation(seed, step, "an accepted action produced no event".into());
+        }
+        if !apply(&mut state, &evs, &mut events, report, step) {
+            return None;
+        }
+        seq += evs.len() as u64;
+    }
+    report.events += events.len() as u64;
+    Some(Played { events, state })
+}
+
+/// Plays `matches` seeded random matches from `first_seed` and checks them (see module docs).
+pub fn run<G: Game>(seats: u32, options: &Options, matches: u64, first_seed: u64, max_steps: u64) -> Report {
+    let mut report = Report::default();
+    let config = match G::configure(seats, options) {
+        Ok(c) => c,
+        Err(e) => {
+            report.violations.push(format!("configure failed: {e}"));
+            return report;
+        }
+    };
+    for seed in first_seed..first_seed + matches {
+        report.matches += 1;
+        let Some(played) = play_checked::<G>(&config, seats, seed, max_steps, &mut report) else { continue };
+        // Replay equals the live state.
+        let mut replayed = G::initial(&config);
+        for e in &played.events {
+            if let Err(err) = G::evolve(&mut replayed, e) {
+                report.violation(seed, 0, format!("replay failed: {err}"));
+                break;
+            }
+        }
+        if hash_state::<G>(&replayed) != hash_state::<G>(&played.state) {
+            report.violation(seed, 0, "replay differs from the live state".into());
+        }
+        // Same seed, same match (every tenth match, to keep the harness fast).
+        if seed % 10 == 0 {
+            let mut quiet = Report::default();
+            if let Some(again) = play_checked::<G>(&config, seats, seed, max_steps, &mut quiet) {
+                if again.events != played.events {
+                    report.violation(seed, 0, "same seed gave a different match".into());
+                }
+            }
+        }
+    }
+    report
+}

@@ -1,0 +1,141 @@
+//! The decider interface every game implements (one file per game under `games/`).
+//!
+//! * `decide` is pure: it reads the state, checks the action against the rules, and returns the
+//!   events that record what happens, including every random outcome it drew from `rng`.
+//! * `evolve` is the only way a state changes. It never draws randomness, so replaying stored
+//!   events rebuilds the exact state (including the order of hidden piles).
+//! * What a seat may know is decided here and nowhere else: `view` and `redact` are the only
+//!   ways state or events leave the core for a player.
+
+use std::collections::BTreeMap;
+
+use crate::error::{CoreError, CoreResult};
+use crate::proto::Outcome;
+use crate::rng::Rng;
+
+pub type Seat = u32;
+pub type Options = BTreeMap<String, String>;
+
+/// Who is looking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Viewer {
+    /// A player: sees public information and its own private information.
+    Seat(Seat),
+    /// Sees public information only.
+    Spectator,
+    /// Sees everything (after the match, or with an operator credential).
+    Auditor,
+}
+
+impl Viewer {
+    pub fn is_seat(self, seat: Seat) -> bool {
+        self == Viewer::Seat(seat)
+    }
+    /// True when this viewer may see what only `seat` (or the auditor) knows.
+    pub fn sees_private_of(self, seat: Seat) -> bool {
+        matches!(self, Viewer::Auditor) || self == Viewer::Seat(seat)
+    }
+}
+
+/// One table option of a game, with its default.
+#[derive(Clone, Debug)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub default: &'static str,
+    /// Accepted values for an enumeration; empty for integers (bounds in the description).
+    pub allowed: &'static [&'static str],
+}
+
+pub trait Game: 'static {
+    /// Validated match configuration (seat count and options).
+    type Config: Clone + Send + Sync + 'static;
+    type State: Clone + Send + Sync + 'static;
+    type Action: prost::Message + Default + Clone + PartialEq + std::fmt::Debug + 'static;
+    type Event: prost::Message + Default + Clone + PartialEq + std::fmt::Debug + 'static;
+    type View: prost::Message + Default + 'static;
+
+    /// Registry id, e.g. `qwirkle`.
+    const ID: &'static str;
+    const NAME: &'static str;
+    /// Protobuf package of the game's messages, e.g. `tablier.v1.qwirkle`; it must define
+    /// `Action`, `Event` and `View` (and `Position`/`Evaluation` when `HAS_EVALUATOR`).
+    const PROTO_PACKAGE: &'static str;
+    const MIN_PLAYERS: u32;
+    const MAX_PLAYERS: u32;
+    const HAS_EVALUATOR: bool = false;
+    /// Bot names accepted by `bot_action`; the last one is the strongest.
+    const BOTS: &'static [&'static str] = &["random"];
+
+    fn options() -> Vec<OptionSpec>;
+
+    /// Checks the seat count and options (unknown names, bad values): `InvalidOption`.
+    /// Options absent from the map take their defaults.
+    fn configure(seats: u32, options: &Options) -> CoreResult<Self::Config>;
+
+    /// The state before anything happened (no randomness yet).
+    fn initial(config: &Self::Config) -> Self::State;
+
+    /// The events that open the match (shuffle, deal, automatic first steps).
+    fn start(state: &Self::State, rng: &mut Rng) -> CoreResult<Vec<Self::Event>>;
+
+    /// Checks `action` by `seat` against the rules and returns the events it causes, in order,
+    /// including any automatic steps that follow it. Must not panic on any action.
+    fn decide(state: &Self::State, seat: Seat, action: &Self::Action, rng: &mut Rng)
+        -> CoreResult<Vec<Self::Event>>;
+
+    /// Applies one event. Events come from `decide` or from storage; one that does not fit the
+    /// state is `Corrupt` (the state may then be discarded, never used).
+    fn evolve(state: &mut Self::State, event: &Self::Event) -> CoreResult<()>;
+
+    /// Seats whose decision is awaited (several in simultaneous phases); empty when over.
+    fn to_act(state: &Self::State) -> Vec<Seat>;
+
+    /// Every legal action of `seat` now, each once, in a deterministic order. Computed from
+    /// what that seat may know.
+    fn legal_actions(state: &Self::State, seat: Seat) -> Vec<Self::Action>;
+
+    fn view(state: &Self::State, viewer: Viewer) -> Self::View;
+
+    /// The event as `viewer` may see it, or `None` when it must not learn the event happened.
+    fn redact(event: &Self::Event, viewer: Viewer) -> Option<Self::Event>;
+
+    /// Stable snake_case name of the event's kind, stored beside its payload.
+    fn event_type(event: &Self::Event) -> &'static str;
+
+    /// `Some` once the match is over.
+    fn outcome(state: &Self::State) -> Option<Outcome>;
+
+    /// A move for `seat` from the named bot. Bots decide from what the seat may know only.
+    fn bot_action(state: &Self::State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<Self::Action> {
+        let _ = bot;
+        let mut moves = Self::legal_actions(state, seat);
+        if moves.is_empty() {
+            return Err(CoreError::not_your_turn());
+        }
+        let i = rng.index(moves.len());
+        Ok(moves.swap_remove(i))
+    }
+
+    /// The match drawn for a terminal, as `viewer` may see it.
+    fn render(state: &Self::State, viewer: Viewer) -> String;
+
+    /// Legal moves with their scores for a caller-supplied position (`Position` bytes in,
+    /// `Evaluation` bytes out). No match, no storage.
+    fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
+        let _ = position;
+        Err(CoreError::Unsupported(format!("{} has no position evaluator", Self::ID)))
+    }
+
+    /// Invariants the conformance harness checks after every event (scores in bounds, card
+    /// counts conserved, ...). `Err` describes the violation.
+    fn check_invariants(state: &Self::State) -> Result<(), String> {
+        let _ = state;
+        Ok(())
+    }
+}
+
+/// Decodes an action sent by a client. Undecodable bytes are `Malformed`, never a panic.
+pub fn decode<M: prost::Message + Default>(bytes: &[u8], what: &str) -> CoreResult<M> {
+    M::decode(bytes).map_err(|e| CoreError::malformed(format!("cannot decode {what}: {e}")))
+}

@@ -1,0 +1,4 @@
+//! One file per game, each implementing [`crate::game::Game`]; registered in
+//! [`crate::registry::games`].
+
+pub mod qwirkle;

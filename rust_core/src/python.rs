@@ -1,0 +1,221 @@
+//! All PyO3 glue, nothing else. Exposed to Python as `tablier._core`; typed in
+//! `service/tablier/_core.pyi`. Core errors become Python exceptions here and only here.
+
+use std::collections::BTreeMap;
+
+use prost::Message;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::error::CoreError;
+use crate::game::Viewer;
+use crate::registry::{self, DynMatch, EncodedEvent};
+use crate::rng::Rng;
+
+create_exception!(_core, CoreException, PyException, "Base class of every error the rules core reports.");
+create_exception!(_core, MalformedInput, CoreException, "The request cannot be decoded or names nothing that exists.");
+create_exception!(_core, InvalidOption, CoreException, "An unknown game type, a bad player count or option.");
+create_exception!(_core, RuleViolation, CoreException, "The rules refuse the action now; args are (reason, message).");
+create_exception!(_core, Unsupported, CoreException, "The game does not offer this capability.");
+create_exception!(_core, CorruptLog, CoreException, "A stored event does not apply to the state it follows.");
+
+fn to_py(err: CoreError) -> PyErr {
+    match err {
+        CoreError::Malformed(m) => MalformedInput::new_err(m),
+        CoreError::InvalidOption(m) => InvalidOption::new_err(m),
+        CoreError::Rule { reason, message } => RuleViolation::new_err((reason, message)),
+        CoreError::Unsupported(m) => Unsupported::new_err(m),
+        CoreError::Corrupt(m) => CorruptLog::new_err(m),
+    }
+}
+
+fn viewer(seat: Option<u32>, auditor: bool) -> Viewer {
+    match (auditor, seat) {
+        (true, _) => Viewer::Auditor,
+        (false, Some(s)) => Viewer::Seat(s),
+        (false, None) => Viewer::Spectator,
+    }
+}
+
+fn seed32(seed: &[u8]) -> PyResult<[u8; 32]> {
+    seed.try_into().map_err(|_| MalformedInput::new_err(format!("a seed is 32 bytes, not {}", seed.len())))
+}
+
+type PyEvents = Vec<(&'static str, Py<PyBytes>)>;
+
+fn events_to_py(py: Python<'_>, events: Vec<EncodedEvent>) -> PyEvents {
+    events.into_iter().map(|e| (e.kind, PyBytes::new(py, &e.payload).unbind())).collect()
+}
+
+/// One match's state. Mutated only by `apply`, which replays stored events.
+#[pyclass(module = "tablier._core")]
+pub struct Match {
+    inner: Box<dyn DynMatch>,
+    /// Set when an `apply` failed half-way: the state can no longer be trusted.
+    poisoned: bool,
+}
+
+impl Match {
+    fn get(&self) -> PyResult<&dyn DynMatch> {
+        if self.poisoned {
+            return Err(CorruptLog::new_err("this state was abandoned after an event failed to apply"));
+        }
+        Ok(self.inner.as_ref())
+    }
+}
+
+#[pymethods]
+impl Match {
+    #[new]
+    #[pyo3(signature = (game_type, seats, options=None))]
+    fn new(game_type: &str, seats: u32, options: Option<BTreeMap<String, String>>) -> PyResult<Self> {
+        let game = registry::find(game_type).map_err(to_py)?;
+        let inner = game.new_match(seats, &options.unwrap_or_default()).map_err(to_py)?;
+        Ok(Match { inner, poisoned: false })
+    }
+
+    #[getter]
+    fn game_type(&self) -> &'static str {
+        self.inner.game_id()
+    }
+
+    #[getter]
+    fn seats(&self) -> u32 {
+        self.inner.seats()
+    }
+
+    fn copy(&self) -> PyResult<Self> {
+        Ok(Match { inner: self.get()?.clone_box(), poisoned: false })
+    }
+
+    fn start(&self, py: Python<'_>, seed: &[u8], seq: u64) -> PyResult<PyEvents> {
+        let seed = seed32(seed)?;
+        let m = self.get()?;
+        let events = py.allow_threads(|| m.start(&mut Rng::for_command(&seed, seq))).map_err(to_py)?;
+        Ok(events_to_py(py, events))
+    }
+
+    fn decide(&self, py: Python<'_>, seat: u32, action: &[u8], seed: &[u8], seq: u64) -> PyResult<PyEvents> {
+        let seed = seed32(seed)?;
+        let m = self.get()?;
+        let events = py.allow_threads(|| m.decide(seat, action, &mut Rng::for_command(&seed, seq))).map_err(to_py)?;
+        Ok(events_to_py(py, events))
+    }
+
+    fn apply(&mut self, payload: &[u8]) -> PyResult<()> {
+        self.get()?;
+        if let Err(e) = self.inner.apply(payload) {
+            self.poisoned = true;
+            return Err(to_py(e));
+        }
+        Ok(())
+    }
+
+    /// Applies events in order with the GIL released (replay).
+    fn apply_all(&mut self, py: Python<'_>, payloads: Vec<Vec<u8>>) -> PyResult<()> {
+        self.get()?;
+        let inner = &mut self.inner;
+        let result = py.allow_threads(|| payloads.iter().try_for_each(|p| inner.apply(p)));
+        if let Err(e) = result {
+            self.poisoned = true;
+            return Err(to_py(e));
+        }
+        Ok(())
+    }
+
+    fn to_act(&self) -> PyResult<Vec<u32>> {
+        Ok(self.get()?.to_act())
+    }
+
+    fn legal_actions(&self, py: Python<'_>, seat: u32) -> PyResult<Vec<Py<PyBytes>>> {
+        let m = self.get()?;
+        let moves = py.allow_threads(|| m.legal_actions(seat)).map_err(to_py)?;
+        Ok(moves.iter().map(|b| PyBytes::new(py, b).unbind()).collect())
+    }
+
+    #[pyo3(signature = (seat=None, auditor=false))]
+    fn view<'py>(&self, py: Python<'py>, seat: Option<u32>, auditor: bool) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.get()?.view(viewer(seat, auditor)).map_err(to_py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    #[pyo3(signature = (payload, seat=None, auditor=false))]
+    fn redact<'py>(
+        &self,
+        py: Python<'py>,
+        payload: &[u8],
+        seat: Option<u32>,
+        auditor: bool,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let out = self.get()?.redact(payload, viewer(seat, auditor)).map_err(to_py)?;
+        Ok(out.map(|b: Vec<u8>| PyBytes::new(py, &b)))
+    }
+
+    fn event_kind(&self, payload: &[u8]) -> PyResult<&'static str> {
+        self.get()?.event_kind(payload).map_err(to_py)
+    }
+
+    fn is_over(&self) -> PyResult<bool> {
+        Ok(self.get()?.outcome().is_some())
+    }
+
+    /// The `tablier.v1.Outcome` message once the match is over.
+    fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        Ok(self.get()?.outcome().map(|o| PyBytes::new(py, &o.encode_to_vec())))
+    }
+
+    fn state_hash<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.get()?.state_hash()))
+    }
+
+    fn bot_action<'py>(
+        &self,
+        py: Python<'py>,
+        seat: u32,
+        bot: &str,
+        seed: &[u8],
+        seq: u64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let seed = seed32(seed)?;
+        let m = self.get()?;
+        let out = py.allow_threads(|| m.bot_action(seat, bot, &mut Rng::for_command(&seed, seq))).map_err(to_py)?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    #[pyo3(signature = (seat=None, auditor=false))]
+    fn render(&self, seat: Option<u32>, auditor: bool) -> PyResult<String> {
+        self.get()?.render(viewer(seat, auditor)).map_err(to_py)
+    }
+}
+
+/// `tablier.v1.GameType` messages of every registered game.
+#[pyfunction]
+fn game_types(py: Python<'_>) -> Vec<Py<PyBytes>> {
+    registry::games().iter().map(|g| PyBytes::new(py, &g.info().encode_to_vec()).unbind()).collect()
+}
+
+/// Legal moves with scores for a caller-supplied position (no match, no storage).
+#[pyfunction]
+fn evaluate<'py>(py: Python<'py>, game_type: &str, position: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let game = registry::find(game_type).map_err(to_py)?;
+    let out = py.allow_threads(|| game.evaluate(position)).map_err(to_py)?;
+    Ok(PyBytes::new(py, &out))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("CORE_VERSION", crate::CORE_VERSION)?;
+    m.add_class::<Match>()?;
+    m.add_function(wrap_pyfunction!(game_types, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add("CoreError", py.get_type::<CoreException>())?;
+    m.add("MalformedInput", py.get_type::<MalformedInput>())?;
+    m.add("InvalidOption", py.get_type::<InvalidOption>())?;
+    m.add("RuleViolation", py.get_type::<RuleViolation>())?;
+    m.add("Unsupported", py.get_type::<Unsupported>())?;
+    m.add("CorruptLog", py.get_type::<CorruptLog>())?;
+    Ok(())
+}

@@ -1,0 +1,221 @@
+//! Type erasure: the service drives every game through [`DynGame`] / [`DynMatch`] with
+//! protobuf bytes, so adding a game is one line in [`games`] and nothing in Python.
+
+use std::marker::PhantomData;
+
+use prost::Message;
+use sha2::{Digest, Sha256};
+
+use crate::error::{CoreError, CoreResult};
+use crate::game::{decode, Game, Options, Seat, Viewer};
+use crate::games;
+use crate::proto::{GameOption, GameType, Outcome};
+use crate::rng::Rng;
+
+/// Every game the server offers, one line each.
+pub fn games() -> &'static [&'static dyn DynGame] {
+    static GAMES: &[&dyn DynGame] = &[
+        &Registered::<games::qwirkle::Qwirkle>::NEW,
+    ];
+    GAMES
+}
+
+pub fn find(id: &str) -> CoreResult<&'static dyn DynGame> {
+    games()
+        .iter()
+        .copied()
+        .find(|g| g.id() == id)
+        .ok_or_else(|| CoreError::option(format!("unknown game type {id:?}")))
+}
+
+/// An event as stored: its kind and its protobuf payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedEvent {
+    pub kind: &'static str,
+    pub payload: Vec<u8>,
+}
+
+pub trait DynGame: Send + Sync {
+    fn id(&self) -> &'static str;
+    fn info(&self) -> GameType;
+    fn new_match(&self, seats: u32, options: &Options) -> CoreResult<Box<dyn DynMatch>>;
+    fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>>;
+}
+
+/// One match's state, with the operations the service needs.
+pub trait DynMatch: Send + Sync {
+    fn clone_box(&self) -> Box<dyn DynMatch>;
+    fn game_id(&self) -> &'static str;
+    fn seats(&self) -> u32;
+    fn start(&self, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
+    fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
+    fn apply(&mut self, payload: &[u8]) -> CoreResult<()>;
+    fn to_act(&self) -> Vec<Seat>;
+    fn legal_actions(&self, seat: Seat) -> CoreResult<Vec<Vec<u8>>>;
+    fn view(&self, viewer: Viewer) -> CoreResult<Vec<u8>>;
+    fn redact(&self, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>>;
+    fn event_kind(&self, payload: &[u8]) -> CoreResult<&'static str>;
+    fn outcome(&self) -> Option<Outcome>;
+    /// SHA-256 of the auditor's view: equal states hash equal, whichever way they were reached.
+    fn state_hash(&self) -> [u8; 32];
+    fn bot_action(&self, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<Vec<u8>>;
+    fn render(&self, viewer: Viewer) -> CoreResult<String>;
+}
+
+pub struct Registered<G>(PhantomData<fn() -> G>);
+
+impl<G> Registered<G> {
+    pub const NEW: Self = Registered(PhantomData);
+}
+
+impl<G: Game> DynGame for Registered<G> {
+    fn id(&self) -> &'static str {
+        G::ID
+    }
+
+    fn info(&self) -> GameType {
+        let p = G::PROTO_PACKAGE;
+        GameType {
+            id: G::ID.into(),
+            name: G::NAME.into(),
+            min_players: G::MIN_PLAYERS,
+            max_players: G::MAX_PLAYERS,
+            options: G::options()
+                .into_iter()
+                .map(|o| GameOption {
+                    name: o.name.into(),
+                    description: o.description.into(),
+                    default_value: o.default.into(),
+                    allowed_values: o.allowed.iter().map(|s| s.to_string()).collect(),
+                })
+                .collect(),
+            action_type: format!("{p}.Action"),
+            event_type: format!("{p}.Event"),
+            view_type: format!("{p}.View"),
+            position_type: if G::HAS_EVALUATOR { format!("{p}.Position") } else { String::new() },
+            evaluation_type: if G::HAS_EVALUATOR { format!("{p}.Evaluation") } else { String::new() },
+            bots: G::BOTS.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn new_match(&self, seats: u32, options: &Options) -> CoreResult<Box<dyn DynMatch>> {
+        if seats < G::MIN_PLAYERS || seats > G::MAX_PLAYERS {
+            return Err(CoreError::option(format!(
+                "{} is played by {} to {} players, not {seats}",
+                G::NAME,
+                G::MIN_PLAYERS,
+                G::MAX_PLAYERS
+            )));
+        }
+        let config = G::configure(seats, options)?;
+        let state = G::initial(&config);
+        Ok(Box::new(Match::<G> { seats, state }))
+    }
+
+    fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>> {
+        G::evaluate(position)
+    }
+}
+
+pub struct Match<G: Game> {
+    seats: u32,
+    pub state: G::State,
+}
+
+impl<G: Game> Clone for Match<G> {
+    fn clone(&self) -> Self {
+        Match { seats: self.seats, state: self.state.clone() }
+    }
+}
+
+fn encode_events<G: Game>(events: Vec<G::Event>) -> Vec<EncodedEvent> {
+    events
+        .into_iter()
+        .map(|e| EncodedEvent { kind: G::event_type(&e), payload: e.encode_to_vec() })
+        .collect()
+}
+
+impl<G: Game> Match<G> {
+    fn check_seat(&self, seat: Seat) -> CoreResult<()> {
+        if seat >= self.seats {
+            return Err(CoreError::malformed(format!("seat {seat} is not in this {}-seat match", self.seats)));
+        }
+        Ok(())
+    }
+    fn check_viewer(&self, viewer: Viewer) -> CoreResult<()> {
+        match viewer {
+            Viewer::Seat(s) => self.check_seat(s),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<G: Game> DynMatch for Match<G> {
+    fn clone_box(&self) -> Box<dyn DynMatch> {
+        Box::new(self.clone())
+    }
+    fn game_id(&self) -> &'static str {
+        G::ID
+    }
+    fn seats(&self) -> u32 {
+        self.seats
+    }
+    fn start(&self, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
+        Ok(encode_events::<G>(G::start(&self.state, rng)?))
+    }
+    fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
+        self.check_seat(seat)?;
+        if G::outcome(&self.state).is_some() {
+            return Err(CoreError::game_over());
+        }
+        let action: G::Action = decode(action, "action")?;
+        Ok(encode_events::<G>(G::decide(&self.state, seat, &action, rng)?))
+    }
+    fn apply(&mut self, payload: &[u8]) -> CoreResult<()> {
+        let event: G::Event =
+            G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
+        G::evolve(&mut self.state, &event)
+    }
+    fn to_act(&self) -> Vec<Seat> {
+        G::to_act(&self.state)
+    }
+    fn legal_actions(&self, seat: Seat) -> CoreResult<Vec<Vec<u8>>> {
+        self.check_seat(seat)?;
+        Ok(G::legal_actions(&self.state, seat).iter().map(|a| a.encode_to_vec()).collect())
+    }
+    fn view(&self, viewer: Viewer) -> CoreResult<Vec<u8>> {
+        self.check_viewer(viewer)?;
+        Ok(G::view(&self.state, viewer).encode_to_vec())
+    }
+    fn redact(&self, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>> {
+        self.check_viewer(viewer)?;
+        let event: G::Event =
+            G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
+        Ok(G::redact(&event, viewer).map(|e| e.encode_to_vec()))
+    }
+    fn event_kind(&self, payload: &[u8]) -> CoreResult<&'static str> {
+        let event: G::Event =
+            G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
+        Ok(G::event_type(&event))
+    }
+    fn outcome(&self) -> Option<Outcome> {
+        G::outcome(&self.state)
+    }
+    fn state_hash(&self) -> [u8; 32] {
+        Sha256::digest(G::view(&self.state, Viewer::Auditor).encode_to_vec()).into()
+    }
+    fn bot_action(&self, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<Vec<u8>> {
+        self.check_seat(seat)?;
+        if !G::BOTS.contains(&bot) {
+            return Err(CoreError::option(format!("{} has no bot {bot:?} (bots: {})", G::NAME, G::BOTS.join(", "))));
+        }
+        if G::outcome(&self.state).is_some() {
+            return Err(CoreError::game_over());
+        }
+        Ok(G::bot_action(&self.state, seat, bot, rng)?.encode_to_vec())
+    }
+    fn render(&self, viewer: Viewer) -> CoreResult<String> {
+        self.check_viewer(viewer)?;
+        Ok(G::render(&self.state, viewer))
+    }
+}

@@ -1,0 +1,1 @@
+"""tablier: an event-sourced game server for turn-based card and tile games."""

@@ -1,0 +1,61 @@
+"""Typed surface of the compiled rules core (rust_core/src/python.rs).
+
+Game-specific actions, events, views, positions and evaluations are protobuf bytes of the
+messages in proto/tablier/v1/<game>.proto; `game_types()` and `Match.outcome()` return
+`tablier.v1.GameType` / `tablier.v1.Outcome` bytes. Viewers: `seat=None, auditor=False` is a
+spectator; `auditor=True` sees everything.
+"""
+
+CORE_VERSION: str
+
+class CoreError(Exception):
+    """Base class of every error the rules core reports."""
+
+class MalformedInput(CoreError):
+    """The request cannot be decoded or names nothing that exists."""
+
+class InvalidOption(CoreError):
+    """An unknown game type, a bad player count or option."""
+
+class RuleViolation(CoreError):
+    """The rules refuse the action now. ``args == (reason, message)``."""
+
+class Unsupported(CoreError):
+    """The game does not offer this capability."""
+
+class CorruptLog(CoreError):
+    """A stored event does not apply to the state it follows."""
+
+Event = tuple[str, bytes]
+"""(kind, payload) of one event as decided by the core."""
+
+class Match:
+    """One match's state; changed only by ``apply``/``apply_all`` (replay of events)."""
+
+    def __init__(self, game_type: str, seats: int, options: dict[str, str] | None = None) -> None: ...
+    @property
+    def game_type(self) -> str: ...
+    @property
+    def seats(self) -> int: ...
+    def copy(self) -> Match: ...
+    def start(self, seed: bytes, seq: int) -> list[Event]:
+        """Events that open the match; ``seq`` is the seq of the first of them."""
+    def decide(self, seat: int, action: bytes, seed: bytes, seq: int) -> list[Event]:
+        """Events caused by ``action``; ``seq`` is the seq the first of them will take."""
+    def apply(self, payload: bytes) -> None: ...
+    def apply_all(self, payloads: list[bytes]) -> None:
+        """Replay, with the GIL released."""
+    def to_act(self) -> list[int]: ...
+    def legal_actions(self, seat: int) -> list[bytes]: ...
+    def view(self, seat: int | None = None, auditor: bool = False) -> bytes: ...
+    def redact(self, payload: bytes, seat: int | None = None, auditor: bool = False) -> bytes | None:
+        """The event as that viewer may see it; None when it must not see it at all."""
+    def event_kind(self, payload: bytes) -> str: ...
+    def is_over(self) -> bool: ...
+    def outcome(self) -> bytes | None: ...
+    def state_hash(self) -> bytes: ...
+    def bot_action(self, seat: int, bot: str, seed: bytes, seq: int) -> bytes: ...
+    def render(self, seat: int | None = None, auditor: bool = False) -> str: ...
+
+def game_types() -> list[bytes]: ...
+def evaluate(game_type: str, position: bytes) -> bytes: ...
