@@ -1,0 +1,135 @@
+"""The event store interface, shared by the PostgreSQL store and the in-memory store.
+
+Events are append-only. A match is a `GameRecord` plus its events at seq 1, 2, ...; its state is
+whatever replaying the events gives. Each event row carries the hash of the state after it and a
+hash chained to the previous event, so an auditor can check the log without trusting the server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+
+class StoreError(Exception):
+    """Base class of store errors."""
+
+
+class SeqConflict(StoreError):
+    """Another command appended at this seq first (lost race): retry against the new state."""
+
+
+class UnknownGame(StoreError):
+    """No match with this id."""
+
+
+class DuplicateGame(StoreError):
+    """A match with this id exists already."""
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    game_id: str
+    game_type: str
+    seats: int
+    options: dict[str, str]
+    # 32-byte secret seed: every random outcome of the match derives from it and the seq.
+    seed: bytes
+    # SHA-256 of each seat's token, in seat order.
+    token_hashes: tuple[bytes, ...]
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append, as decided by the core."""
+
+    kind: str
+    payload: bytes
+    seat: int | None
+    core_version: str
+    state_hash: bytes
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    game_id: str
+    seq: int
+    kind: str
+    payload: bytes
+    seat: int | None
+    command_id: str | None
+    core_version: str
+    state_hash: bytes
+    chain_hash: bytes
+    recorded_at: datetime | None = field(default=None, compare=False)
+
+
+def genesis_hash(game: GameRecord) -> bytes:
+    """The chain's anchor: binds the log to the match's type, seats and options."""
+    head = json.dumps(
+        [game.game_id, game.game_type, game.seats, sorted(game.options.items())],
+        separators=(",", ":"),
+    ).encode()
+    return hashlib.sha256(b"tablier/genesis\0" + head).digest()
+
+
+def chain_hash(prev: bytes, seq: int, event: NewEvent, command_id: str | None) -> bytes:
+    """Hash of one event, chained to the previous event's hash (or the genesis hash)."""
+    h = hashlib.sha256(b"tablier/event\0")
+    h.update(prev)
+    h.update(struct.pack(">Qq", seq, -1 if event.seat is None else event.seat))
+    for part in (event.kind.encode(), event.payload, (command_id or "").encode(),
+                 event.core_version.encode(), event.state_hash):
+        h.update(struct.pack(">I", len(part)))
+        h.update(part)
+    return h.digest()
+
+
+class EventStore(Protocol):
+    async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
+        """Stores the match and its opening events (seq 1..n) in one transaction.
+        Raises DuplicateGame."""
+
+    async def get_game(self, game_id: str) -> GameRecord:
+        """Raises UnknownGame."""
+
+    async def append(
+        self,
+        game_id: str,
+        expected_seq: int,
+        events: list[NewEvent],
+        command_id: str | None,
+    ) -> list[StoredEvent]:
+        """Appends events at expected_seq+1.. in one transaction, all carrying command_id.
+
+        Raises SeqConflict when the match is no longer at expected_seq, UnknownGame. When
+        command_id was already used in this match, nothing is written and the events that
+        command wrote the first time are returned instead (check `command_events` first to
+        tell the two apart cheaply)."""
+
+    async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
+        """The events a command wrote, or None if the command id is new for this match."""
+
+    async def load_events(
+        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with after_seq < seq <= upto_seq, in seq order. Raises UnknownGame."""
+
+    async def last_seq(self, game_id: str) -> int:
+        """Raises UnknownGame."""
+
+    async def list_games(self) -> list[str]:
+        """Ids of every stored match, oldest first."""
+
+    def watch(self, game_id: str) -> AsyncIterator[int]:
+        """Yields the latest seq of the match whenever events are appended to it (by this
+        process or, for PostgreSQL, by any process on the same database). Yields the current
+        last seq first, so a caller cannot miss an append between reading and watching."""
+
+    async def close(self) -> None: ...
