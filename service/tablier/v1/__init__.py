@@ -1,0 +1,1 @@
+"""Generated protobuf and gRPC stubs for tablier.v1 (grpcio-tools; not committed)."""
