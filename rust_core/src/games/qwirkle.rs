@@ -533,7 +533,7 @@ pub fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut emit: F
                         }
                     } else {
                         let slot = (pos - pmin) as usize;
-                        if slot >= W || pmask[slot] == 0 || k == distinct || pos > pmax + 5 {
+                        if slot >= W || pmask[slot] == 0 || k == distinct || k == 6 || pos > pmax + 5 {
                             break;
                         }
                         dfs_cells[k] = i as u32;
@@ -762,6 +762,10 @@ impl State {
     }
     fn next(&self, s: u32) -> u32 {
         (s + 1) % self.seats()
+    }
+    /// Ids of the tiles on the table.
+    pub fn board_ids(&self) -> u128 {
+        self.board.ids
     }
     pub fn hand_types(&self, seat: u32) -> u64 {
         ids_types(self.hands[seat as usize & 3])
