@@ -450,145 +450,181 @@ pub fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut emit: F
     }
     let distinct = hand.count_ones() as usize;
     let cells = &board.cells;
-    // Per-line scratch: perpendicular acceptance and score of each empty cell.
+    // Frontier cells (empty, next to a tile), as sortable keys per direction: line-major.
+    let mut keys = [[0u32; 4 * TILES]; 2];
+    let mut nk = 0usize;
+    for &(x, y, _) in &board.tiles {
+        let (x, y) = (x as i32, y as i32);
+        for (nx, ny) in [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)] {
+            if cells[idx(nx, ny)] == 0 && nk < 4 * TILES {
+                let (ux, uy) = ((nx + OFF) as u32, (ny + OFF) as u32);
+                keys[0][nk] = uy << 8 | ux;
+                keys[1][nk] = ux << 8 | uy;
+                nk += 1;
+            }
+        }
+    }
+    // Per-line scratch, filled lazily: perpendicular acceptance, score and contact of empty cells.
     let mut pmask = [0u64; W];
     let mut pscore = [0u8; W];
     let mut ptouch = [false; W];
+    let mut stamp = [u32::MAX; W];
+    let mut generation = 0u32;
     for dir in 0..2 {
         let (step, perp) = if dir == 0 { (1usize, W) } else { (W, 1usize) };
-        let (lmin, lmax, pmin, pmax) = if dir == 0 {
-            (board.min_y - 1, board.max_y + 1, board.min_x - 6, board.max_x + 1)
-        } else {
-            (board.min_x - 1, board.max_x + 1, board.min_y - 6, board.max_y + 1)
-        };
-        let at = |line: i32, pos: i32| if dir == 0 { idx(pos, line) } else { idx(line, pos) };
-        for line in lmin..=lmax {
-            // Perpendicular data of the cells this line's spans may use.
-            for pos in pmin..=pmax + 5 {
-                let i = at(line, pos);
-                let slot = (pos - pmin) as usize;
-                if cells[i] != 0 {
-                    continue;
-                }
-                if cells[i - perp] == 0 && cells[i + perp] == 0 {
-                    pmask[slot] = hand;
-                    pscore[slot] = 0;
-                    ptouch[slot] = false;
-                    continue;
-                }
-                let mut set = LineSet::default();
-                let mut j = i;
-                for _ in 0..6 {
-                    j -= perp;
-                    if cells[j] == 0 {
-                        break;
-                    }
-                    set = set.with(cells[j] - 1);
-                }
-                let mut j = i;
-                for _ in 0..6 {
-                    j += perp;
-                    if cells[j] == 0 {
-                        break;
-                    }
-                    set = set.with(cells[j] - 1);
-                }
-                pmask[slot] = set.accepts() & hand;
-                pscore[slot] = line_points(set.n as u32 + 1) as u8;
-                ptouch[slot] = true;
+        let fr = &mut keys[dir][..nk];
+        fr.sort_unstable();
+        let mut g = 0;
+        while g < fr.len() {
+            let line_key = fr[g] >> 8;
+            let mut h = g;
+            while h < fr.len() && fr[h] >> 8 == line_key {
+                h += 1;
             }
-            for p0 in pmin..=pmax {
-                let i0 = at(line, p0);
-                if cells[i0] != 0 || pmask[(p0 - pmin) as usize] == 0 {
-                    continue;
-                }
-                // Existing tiles just before the span.
-                let mut set = LineSet::default();
-                let mut j = i0;
-                for _ in 0..6 {
-                    j -= step;
-                    if cells[j] == 0 {
-                        break;
-                    }
-                    set = set.with(cells[j] - 1);
-                }
-                if set.n >= 6 || (set.n >= 2 && !set.valid()) {
-                    continue;
-                }
-                let mut dfs_cells = [0u32; 6];
-                let mut cands = [0u64; 6];
-                let mut k = 0usize;
-                let mut len = set.n as u32;
-                let mut touch = set.n > 0;
-                let mut perp_points = 0u32;
-                let mut pos = p0;
-                let mut i = i0;
-                loop {
-                    if cells[i] != 0 {
-                        set = set.with(cells[i] - 1);
-                        len += 1;
-                        touch = true;
-                        if len > 6 || !set.valid() {
-                            break;
-                        }
+            let line = line_key as i32 - OFF;
+            let at = |pos: i32| if dir == 0 { idx(pos, line) } else { idx(line, pos) };
+            generation += 1;
+            let mut info = |pos: i32| -> (u64, u8, bool) {
+                let slot = (pos + OFF) as usize;
+                if stamp[slot] != generation {
+                    stamp[slot] = generation;
+                    let i = at(pos);
+                    if cells[i - perp] == 0 && cells[i + perp] == 0 {
+                        pmask[slot] = hand;
+                        pscore[slot] = 0;
+                        ptouch[slot] = false;
                     } else {
-                        let slot = (pos - pmin) as usize;
-                        if slot >= W || pmask[slot] == 0 || k == distinct || k == 6 || pos > pmax + 5 {
-                            break;
-                        }
-                        dfs_cells[k] = i as u32;
-                        cands[k] = pmask[slot];
-                        k += 1;
-                        len += 1;
-                        if len > 6 {
-                            break;
-                        }
-                        touch |= ptouch[slot];
-                        perp_points += pscore[slot] as u32;
-                        // The span ends here: add the existing tiles after it.
-                        let mut full = set;
+                        let mut set = LineSet::default();
                         let mut j = i;
-                        let mut r = 0;
                         for _ in 0..6 {
-                            j += step;
+                            j -= perp;
                             if cells[j] == 0 {
                                 break;
                             }
-                            full = full.with(cells[j] - 1);
-                            r += 1;
+                            set = set.with(cells[j] - 1);
                         }
-                        let total = len + r;
-                        if total > 6 || (full.n >= 2 && !full.valid()) {
+                        let mut j = i;
+                        for _ in 0..6 {
+                            j += perp;
+                            if cells[j] == 0 {
+                                break;
+                            }
+                            set = set.with(cells[j] - 1);
+                        }
+                        pmask[slot] = set.accepts() & hand;
+                        pscore[slot] = line_points(set.n as u32 + 1) as u8;
+                        ptouch[slot] = true;
+                    }
+                }
+                (pmask[slot], pscore[slot], ptouch[slot])
+            };
+            // Every play contains a frontier cell f of this line, so its first cell is in f-5..=f.
+            let mut next_p0 = i32::MIN;
+            let mut last_f = i32::MIN;
+            for &key in &fr[g..h] {
+                let f = (key & 0xFF) as i32 - OFF;
+                if f == last_f {
+                    continue;
+                }
+                last_f = f;
+                for p0 in (f - 5).max(next_p0)..=f {
+                    let i0 = at(p0);
+                    if cells[i0] != 0 {
+                        continue;
+                    }
+                    let (m0, _, _) = info(p0);
+                    if m0 == 0 {
+                        continue;
+                    }
+                    // Existing tiles just before the span.
+                    let mut set = LineSet::default();
+                    let mut j = i0;
+                    for _ in 0..6 {
+                        j -= step;
+                        if cells[j] == 0 {
                             break;
                         }
-                        if (touch || r > 0) && !(dir == 1 && k == 1) {
-                            // `full` holds the existing tiles of the whole run; the DFS adds the
-                            // placed ones.
-                            let line_accept = full.accepts();
-                            let mut ok = true;
-                            for c in cands[..k].iter_mut() {
-                                ok &= *c & line_accept != 0;
+                        set = set.with(cells[j] - 1);
+                    }
+                    if set.n >= 6 || (set.n >= 2 && !set.valid()) {
+                        continue;
+                    }
+                    let mut dfs_cells = [0u32; 6];
+                    let mut cands = [0u64; 6];
+                    let mut k = 0usize;
+                    let mut len = set.n as u32;
+                    let mut touch = set.n > 0;
+                    let mut perp_points = 0u32;
+                    let mut pos = p0;
+                    let mut i = i0;
+                    loop {
+                        if cells[i] != 0 {
+                            set = set.with(cells[i] - 1);
+                            len += 1;
+                            touch = true;
+                            if len > 6 || !set.valid() {
+                                break;
                             }
-                            if ok {
-                                let mut dfs = Dfs {
-                                    k,
-                                    cells: dfs_cells,
-                                    cands,
-                                    types: [0; 6],
-                                    score: line_points(total) + perp_points,
-                                    emit: &mut emit,
-                                };
-                                for c in dfs.cands[..k].iter_mut() {
-                                    *c &= line_accept;
+                        } else {
+                            if k == distinct || k == 6 {
+                                break;
+                            }
+                            let (m, ps, pt) = info(pos);
+                            if m == 0 {
+                                break;
+                            }
+                            dfs_cells[k] = i as u32;
+                            cands[k] = m;
+                            k += 1;
+                            len += 1;
+                            if len > 6 {
+                                break;
+                            }
+                            touch |= pt;
+                            perp_points += ps as u32;
+                            // The span ends here: add the existing tiles after it.
+                            let mut full = set;
+                            let mut j = i;
+                            let mut r = 0;
+                            for _ in 0..6 {
+                                j += step;
+                                if cells[j] == 0 {
+                                    break;
                                 }
-                                dfs.go(0, full, 0);
+                                full = full.with(cells[j] - 1);
+                                r += 1;
+                            }
+                            let total = len + r;
+                            if total > 6 || (full.n >= 2 && !full.valid()) {
+                                break;
+                            }
+                            if (touch || r > 0) && !(dir == 1 && k == 1) {
+                                // `full` holds the existing tiles of the whole run; the DFS adds
+                                // the placed ones.
+                                let line_accept = full.accepts();
+                                if cands[..k].iter().all(|&c| c & line_accept != 0) {
+                                    let mut dfs = Dfs {
+                                        k,
+                                        cells: dfs_cells,
+                                        cands,
+                                        types: [0; 6],
+                                        score: line_points(total) + perp_points,
+                                        emit: &mut emit,
+                                    };
+                                    for c in dfs.cands[..k].iter_mut() {
+                                        *c &= line_accept;
+                                    }
+                                    dfs.go(0, full, 0);
+                                }
                             }
                         }
+                        pos += 1;
+                        i += step;
                     }
-                    pos += 1;
-                    i += step;
                 }
+                next_p0 = f + 1;
             }
+            g = h;
         }
     }
 }
@@ -1548,7 +1584,8 @@ impl Game for Qwirkle {
             if h.count_ones() > 6 {
                 return Err(format!("seat {s} holds {} tiles", h.count_ones()));
             }
-            if state.phase != Phase::Setup && state.bag != 0 && h.count_ones() != 6 {
+            // Between a placement and its refill, only the seat that just played may be short.
+            if state.phase != Phase::Setup && state.bag != 0 && h.count_ones() != 6 && s as u32 != (state.current + state.seats() - 1) % state.seats() {
                 return Err(format!("seat {s} holds {} tiles while the bag is not empty", h.count_ones()));
             }
             seen |= h;
