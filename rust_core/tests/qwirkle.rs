@@ -879,3 +879,69 @@ fn profile_random_match_pieces() {
     eprintln!("plays per step {}", tot_plays / n as u64);
     eprintln!("steps {n}: legal {:.1}us decide {:.1}us views {:.1}us evolve+inv {:.1}us", t_legal*1e6/n as f64, t_decide*1e6/n as f64, t_view*1e6/n as f64, t_inv*1e6/n as f64);
 }
+
+/// Brute force for plays of one and two tiles on positions from greedy matches: every legal
+/// (cell, type) set the checker accepts is enumerated once, with the same score.
+#[test]
+fn enumeration_complete_for_small_plays() {
+    use std::collections::BTreeMap;
+    let mut positions = 0;
+    for seed in 0..3 {
+        let (states, _) = greedy_match(2, seed);
+        for st in states.iter().skip(4).step_by(9).take(3) {
+            if st.phase != Phase::Turn {
+                continue;
+            }
+            positions += 1;
+            let seat = st.current;
+            let types = st.hand_types(seat);
+            let mut counts = [0u8; 36];
+            for id in 0..108 {
+                if st.hands[seat as usize] & (1u128 << id) != 0 {
+                    counts[id / 3] += 1;
+                }
+            }
+            let mut listed: BTreeMap<Vec<(i32, i32, u8)>, u32> = BTreeMap::new();
+            tablier_core::games::qwirkle::enumerate_plays(&st.board, types, |p| {
+                if p.len() <= 2 {
+                    let mut v: Vec<_> = p.placements().collect();
+                    v.sort();
+                    assert!(listed.insert(v, p.score).is_none(), "play listed twice");
+                }
+            });
+            let tiles: Vec<(i32, i32)> = (-20..=20).flat_map(|y| (-20..=20).map(move |x| (x, y))).filter(|&(x, y)| st.board.at(x, y) != 0).collect();
+            let (x0, x1) = (tiles.iter().map(|t| t.0).min().unwrap() - 6, tiles.iter().map(|t| t.0).max().unwrap() + 6);
+            let (y0, y1) = (tiles.iter().map(|t| t.1).min().unwrap() - 6, tiles.iter().map(|t| t.1).max().unwrap() + 6);
+            let hand: Vec<u8> = (0..36u8).filter(|&t| types & (1 << t) != 0).collect();
+            let mut found: BTreeMap<Vec<(i32, i32, u8)>, u32> = BTreeMap::new();
+            let code = |t: u8| tablier_core::games::qwirkle::type_code(t);
+            for y in y0..=y1 {
+                for x in x0..=x1 {
+                    if st.board.at(x, y) != 0 {
+                        continue;
+                    }
+                    for &a in &hand {
+                        if let Ok(evs) = decide(st, seat, &play_action(&[(x, y, &code(a))])) {
+                            found.insert(vec![(x, y, a)], points(&evs));
+                        }
+                        for (dx, dy) in [(1, 0), (0, 1)] {
+                            for d in 1..=5 {
+                                let (x2, y2) = (x + dx * d, y + dy * d);
+                                for &b in &hand {
+                                    if let Ok(evs) = decide(st, seat, &play_action(&[(x, y, &code(a)), (x2, y2, &code(b))])) {
+                                        let mut v = vec![(x, y, a), (x2, y2, b)];
+                                        v.sort();
+                                        found.insert(v, points(&evs));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let _ = counts;
+            assert_eq!(listed, found);
+        }
+    }
+    assert!(positions >= 5);
+}

@@ -17,8 +17,8 @@
 //! * **AMB19 Copies.** Actions name tile types; the engine lays / returns the lowest-id copy of
 //!   the type in the hand. Ids of laid tiles are shown only to the player who laid them (and the
 //!   auditor): copies are rule-identical, so other seats see types only.
-//! * **AMB20 Table bound.** A play naming a cell with |x| or |y| > 95 is refused as NOT_CONNECTED
-//!   (no such cell can touch the grid, by the bound of spec 10.1).
+//! * **AMB20 Table bound.** A play naming a cell with |x| or |y| > 89 is refused as NOT_CONNECTED
+//!   (by the bound of spec 10.1 no legal play reaches such a cell: (0,0) is always occupied and a legal table is at most 90 wide and high).
 //! * **AMB21 Hands after the end.** Other seats' hands stay hidden after GAME_OVER (the spec allows
 //!   revealing them; nothing needs it). The auditor sees everything.
 //! * **AMB22 Evaluator on an empty board.** It lists no play (the opening play is not a board play).
@@ -221,7 +221,7 @@ fn id_of_type(ids: u128, t: u8) -> Option<u32> {
 const OFF: i32 = 104;
 const W: usize = 208;
 /// Cells a play may name (see AMB20).
-const MAXC: i32 = 95;
+const MAXC: i32 = 89;
 
 #[inline(always)]
 fn idx(x: i32, y: i32) -> usize {
