@@ -24,6 +24,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 from pathlib import Path
 
 import psutil
@@ -88,17 +89,28 @@ def stop_leftovers(data_dir: str | os.PathLike[str], timeout: float = 10.0) -> b
     if proc is None:
         return False
     # SIGINT is PostgreSQL's fast shutdown; SIGQUIT its immediate one.
-    for sig in (signal.SIGINT, signal.SIGQUIT):
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGKILL):
         try:
             proc.send_signal(sig)
-            proc.wait(timeout)
-            return True
         except psutil.NoSuchProcess:
             return True
-        except psutil.TimeoutExpired:
-            continue
-    proc.kill()
+        if _exited(proc, timeout):
+            return True
     return True
+
+
+def _exited(proc: psutil.Process, timeout: float) -> bool:
+    """Polls until `proc` has exited. An orphaned postmaster is not our child: once it exits
+    it stays a zombie until init reaps it, so a zombie counts as exited."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def stop_stale_temporaries(parent: str | os.PathLike[str] | None = None) -> list[Path]:
@@ -149,8 +161,8 @@ def _postmaster(path: Path) -> psutil.Process | None:
     try:
         first = (path / "postmaster.pid").read_text().splitlines()[0]
         proc = psutil.Process(int(first))
-        if proc.name() != "postgres":
-            return None  # a stale pid file whose pid was reused
+        if proc.name() != "postgres" or proc.status() == psutil.STATUS_ZOMBIE:
+            return None  # exited, or a stale pid file whose pid was reused
         return proc
     except (FileNotFoundError, IndexError, ValueError, psutil.NoSuchProcess):
         return None
