@@ -182,6 +182,7 @@ async def test_same_command_id_twice_writes_once(backend):
         # A retry, at the old seq or at the current one, returns the first result.
         assert await store.append(record.game_id, 1, [event(2), event(3)], "move-1") == first
         assert await store.append(record.game_id, 3, [event(5)], "move-1") == first
+        assert await store.append(record.game_id, 9, [event(5)], "move-1") == first
         assert await store.command_events(record.game_id, "move-1") == first
         assert await store.last_seq(record.game_id) == 3
         assert (await store.load_events(record.game_id))[1:] == first
@@ -210,8 +211,10 @@ async def test_command_with_no_events(backend):
     async with backend.open() as store:
         await store.create_game(record, [event(1)])
         assert await store.append(record.game_id, 1, [], "noop") == []
+        assert await store.append(record.game_id, 0, [], "noop") == []
         assert await store.command_events(record.game_id, "noop") == []
         assert await store.append(record.game_id, 1, [], "noop") == []
+        assert await store.append(record.game_id, 0, [], "noop") == []
         with pytest.raises(SeqConflict):
             await store.append(record.game_id, 0, [], "other")
         assert await store.last_seq(record.game_id) == 1

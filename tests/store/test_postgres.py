@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -131,5 +133,43 @@ async def test_notifications_carry_game_and_last_seq(fresh_database_url):
             await store.append(record.game_id, 2, [event(3), event(4)], "c")
             notes = [n.payload async for n in listener.notifies(timeout=WAIT, stop_after=2)]
         assert notes == [f"{record.game_id}:2", f"{record.game_id}:4"]
+    finally:
+        await store.close()
+
+
+# Appends one event at seq 1 of a match, from another process.
+OTHER_PROCESS_APPEND = """
+import asyncio, sys
+sys.path.insert(0, sys.argv[3])
+from storekit import event
+from tablier.store.postgres import open_store
+
+async def main(dsn, game_id):
+    store = await open_store(dsn)
+    try:
+        await store.append(game_id, 1, [event(2)], "from-another-process")
+    finally:
+        await store.close()
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+async def test_watch_sees_an_append_from_another_process(fresh_database_url):
+    record = game()
+    store = await open_store(fresh_database_url)
+    try:
+        await store.create_game(record, [event(1)])
+        watch = store.watch(record.game_id)
+        assert await asyncio.wait_for(anext(watch), WAIT) == 1
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", OTHER_PROCESS_APPEND,
+            fresh_database_url, record.game_id, str(Path(__file__).parent),
+        )
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+        assert await asyncio.wait_for(anext(watch), WAIT) == 2
+        [appended] = await store.load_events(record.game_id, after_seq=1)
+        assert appended.command_id == "from-another-process"
+        await watch.aclose()
     finally:
         await store.close()

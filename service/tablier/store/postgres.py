@@ -117,17 +117,17 @@ class PostgresStore:
         command_id: str | None,
     ) -> list[StoredEvent]:
         key = game_key(game_id)
-        if expected_seq < 0:
-            raise SeqConflict(f"{key}: no seq {expected_seq}")
         try:
             async with self._pool.connection() as conn:
+                if expected_seq < 0:
+                    raise SeqConflict(f"{key}: no seq {expected_seq}")
                 prev = await self._chain_head(conn, key, expected_seq)
                 if not events and await self._last_seq(conn, key) != expected_seq:
                     raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
                 stored = chain_events(key, prev, expected_seq, events, command_id)
                 recorded_at = await self._insert(conn, key, expected_seq, stored, command_id)
-        except psycopg.errors.UniqueViolation:
-            # Either the seq is taken (lost race) or the command id is (a retry).
+        except (psycopg.errors.UniqueViolation, SeqConflict):
+            # The seq is taken (lost race), or the command id is: a retry.
             if command_id is not None:
                 earlier = await self.command_events(key, command_id)
                 if earlier is not None:
