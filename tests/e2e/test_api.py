@@ -96,8 +96,24 @@ def test_get_view_at_a_past_seq(stub, game):
         assert past.view.value == replay_locally(stub, created, upto=at).view(auditor=True)
     spectator = stub.GetView(pb.GetViewRequest(game_id=created.game_id, at_seq=first)).state
     assert spectator.view.value == created.state.view.value
-    code, reason, _ = expect_error(stub.GetView, pb.GetViewRequest(game_id=created.game_id, at_seq=10**6))
+    code, reason, _ = expect_error(stub.GetView, pb.GetViewRequest(game_id=created.game_id, at_seq=2**64 - 1))
     assert (code, reason) == (grpc.StatusCode.OUT_OF_RANGE, "SEQ_OUT_OF_RANGE")
+
+
+def test_list_events_pages_and_bounds(stub):
+    created = create(stub, GAME_IDS[0])
+    bot_move(stub, created)
+    gid = created.game_id
+    everything = raw_events(stub, gid)
+    pages, after = [], 0
+    while after < everything.last_seq:
+        page = stub.ListEvents(pb.ListEventsRequest(game_id=gid, after_seq=after, limit=1), metadata=OPERATOR)
+        assert len(page.events) == 1 and page.last_seq == everything.last_seq
+        pages += page.events
+        after = page.events[-1].seq
+    assert pages == list(everything.events)
+    beyond = stub.ListEvents(pb.ListEventsRequest(game_id=gid, after_seq=2**64 - 1, limit=2**32 - 1))
+    assert not beyond.events and beyond.last_seq == everything.last_seq
 
 
 def _not_awaited(state: pb.GameState) -> int | None:

@@ -188,7 +188,11 @@ class GameApp:
         game = await self._game(game_id)
         seq, match = await self._load(game)
         principal = self._principal_for(game, cred, over=match.is_over(), read_only=True)
-        upto = after_seq + limit if limit else None
+        # Bounded by the seq just loaded: one consistent snapshot, and no client number
+        # (uint64) ever reaches the database unchecked.
+        upto = min(after_seq + limit, seq) if limit else seq
+        if after_seq >= upto:
+            return [], seq
         stored = await self.store.load_events(game.game_id, after_seq=after_seq, upto_seq=upto)
         blank = self._blank(game)
         return [e for e in (self._event_out(game, blank, ev, principal) for ev in stored) if e], seq
