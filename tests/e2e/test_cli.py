@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 
+import grpc
 import psycopg
 import pytest
 
@@ -77,3 +79,21 @@ def test_replay_prints_the_match(played_database):
         assert "at seq 1" in first.stdout and "over: no" in first.stdout
     missing = tablier("replay", "00000000-0000-0000-0000-000000000000", "--database-url", url)
     assert missing.returncode != 0 and "no match" in missing.stderr
+
+
+def test_serve_reports_not_serving_then_drains_on_sigterm(e2e_database_url, tmp_path):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    server = start_server(e2e_database_url, tmp_path, "drain")
+    try:
+        with grpc.insecure_channel(server.address) as ch:
+            updates = health_pb2_grpc.HealthStub(ch).Watch(
+                health_pb2.HealthCheckRequest(service="tablier.v1.GameService"), timeout=60)
+            assert next(updates).status == health_pb2.HealthCheckResponse.SERVING
+            server.proc.send_signal(signal.SIGTERM)
+            assert next(updates).status == health_pb2.HealthCheckResponse.NOT_SERVING
+    finally:
+        code = server.stop()
+    assert code == 0
+    log = server.log.read_text()
+    assert "draining" in log and "stopped" in log
