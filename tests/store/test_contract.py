@@ -6,8 +6,8 @@ import asyncio
 import uuid
 
 import pytest
-from storekit import WAIT, event, game, recompute_chain
 
+from storekit import WAIT, event, game, recompute_chain
 from tablier.store.base import DuplicateGame, GameRecord, SeqConflict, UnknownGame
 
 

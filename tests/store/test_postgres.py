@@ -8,8 +8,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from storekit import WAIT, event, game
 
+from storekit import WAIT, event, game
 from tablier.store.migrate import MigrationError, migrate, migrations
 from tablier.store.postgres import LISTENER_APPLICATION_NAME, open_store
 

@@ -11,8 +11,8 @@ import hashlib
 import uuid
 
 import pytest
-from storekit import recompute_chain
 
+from storekit import recompute_chain
 from tablier import _core
 from tablier.store.base import GameRecord, NewEvent
 from tablier.v1 import common_pb2
@@ -68,7 +68,8 @@ async def test_a_played_match_replays_from_the_store(backend, game_type, seats, 
 
         log = await store.load_events(record.game_id)
         assert [e.seq for e in log] == list(range(1, seq + 1))
-        assert [e.chain_hash for e in log] == recompute_chain(await store.get_game(record.game_id), log)
+        stored_record = await store.get_game(record.game_id)
+        assert [e.chain_hash for e in log] == recompute_chain(stored_record, log)
         replay = _core.Match(game_type, seats, {})
         for e in log:
             assert replay.event_kind(e.payload) == e.kind

@@ -35,7 +35,7 @@ def new_game_key(game_id: str) -> str:
 
 
 class _Watcher:
-    __slots__ = ("latest", "generation", "wakeup")
+    __slots__ = ("generation", "latest", "wakeup")
 
     def __init__(self, generation: int) -> None:
         self.latest = 0

@@ -23,6 +23,7 @@ last seq, so no append is missed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -83,8 +84,9 @@ SELECT (SELECT min(recorded_at) FROM ins), (SELECT count(*) FROM note)
 class PostgresStore:
     """An `EventStore` on a connection pool. Use `open_store(dsn)` to make one."""
 
-    def __init__(self, pool: AsyncConnectionPool) -> None:
+    def __init__(self, pool: AsyncConnectionPool, dsn: str) -> None:
         self._pool = pool
+        self._dsn = dsn  # for the LISTEN connection, which is not the pool's
         self._hub = WatchHub()
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
         self._listener: asyncio.Task[None] | None = None
@@ -163,7 +165,9 @@ class PostgresStore:
         row = await cur.fetchone()
         return row[0] if row else None
 
-    def _committed(self, key: str, stored: list[StoredEvent], recorded_at: Any) -> list[StoredEvent]:
+    def _committed(
+        self, key: str, stored: list[StoredEvent], recorded_at: Any
+    ) -> list[StoredEvent]:
         if not stored:
             return []
         stored = [replace(e, recorded_at=recorded_at) for e in stored]
@@ -309,7 +313,7 @@ class PostgresStore:
         while not self._closed:
             try:
                 async with await psycopg.AsyncConnection.connect(
-                    self._pool.conninfo,
+                    self._dsn,
                     autocommit=True,
                     application_name=LISTENER_APPLICATION_NAME,
                 ) as conn:
@@ -343,10 +347,8 @@ class PostgresStore:
         self._listening.set()  # releases watchers still waiting for the listener
         if self._listener is not None:
             self._listener.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._listener
-            except asyncio.CancelledError:
-                pass
             self._listener = None
         await self._pool.close()
 
@@ -371,6 +373,6 @@ async def open_store(dsn: str, *, min_size: int = 1, max_size: int = 10) -> Post
     except BaseException:
         await pool.close()
         raise
-    return PostgresStore(pool)
+    return PostgresStore(pool, dsn)
 
 
