@@ -44,12 +44,13 @@ async def play_to_end(
     bot: str = "",
     max_moves: int = 10_000,
     on_play=None,
+    keep_going=None,
 ) -> MatchResult:
-    """Plays `game_id` from `state` until it is over (or `max_moves`). `on_play(seconds)` is
-    called with the latency of each PlayMove."""
+    """Plays `game_id` from `state` until it is over (or `max_moves`, or `keep_going()` says
+    no before a move). `on_play(seconds)` is called with the latency of each PlayMove."""
     loop = asyncio.get_running_loop()
     moves = retries = 0
-    while not state.over and moves < max_moves:
+    while not state.over and moves < max_moves and (keep_going is None or keep_going()):
         seat = state.to_act[0]
         md = seat_metadata(tokens[seat])
         suggestion = await stub.SuggestMove(pb.SuggestMoveRequest(game_id=game_id, bot=bot), metadata=md)

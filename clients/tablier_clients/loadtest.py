@@ -81,19 +81,23 @@ async def evaluate(stub, args, report: Report, deadline: float) -> None:
 
 async def play(stub, args, report: Report, deadline: float) -> None:
     loop = asyncio.get_running_loop()
+    started = 0
 
-    def record(seconds: float) -> None:
-        report.latencies.append(seconds)
+    def take() -> bool:
+        """One more PlayMove, if the budget (count and time) allows."""
+        nonlocal started
+        if started >= args.requests or loop.time() > deadline:
+            return False
+        started += 1
+        return True
 
     async def one_match() -> None:
-        while loop.time() < deadline and len(report.latencies) < args.requests:
+        while started < args.requests and loop.time() < deadline:
             created = await stub.CreateGame(pb.CreateGameRequest(game_type=args.game, seats=args.seats))
-            left = args.requests - len(report.latencies)
             await play_to_end(stub, created.game_id, list(created.seat_tokens), created.state,
-                              bot=args.bot, max_moves=max(left, 0), on_play=record)
+                              bot=args.bot, on_play=report.latencies.append, keep_going=take)
 
-    await asyncio.wait_for(asyncio.gather(*(one_match() for _ in range(args.matches))),
-                           timeout=max(deadline - loop.time(), 0) + 30)
+    await asyncio.gather(*(one_match() for _ in range(args.matches)))
 
 
 async def run(args) -> Report:
