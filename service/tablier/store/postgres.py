@@ -305,6 +305,7 @@ class PostgresStore:
     async def _ready(self) -> None:
         if self._listener is None and not self._closed:
             self._listener = asyncio.create_task(self._listen(), name="tablier-store-listener")
+            self._listener.add_done_callback(self._listener_done)
         await self._listening.wait()
 
     async def _listen(self) -> None:
@@ -332,6 +333,13 @@ class PostgresStore:
             # Back off between reconnection attempts (not waiting for a condition).
             await asyncio.sleep(delay)
             delay = min(delay * 2, 2.0)
+
+    def _listener_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            # A bug, not a lost connection: end the watches rather than leave them hanging.
+            log.error("event listener failed", exc_info=task.exception())
+            self._hub.close()
+            self._listening.set()
 
     def _on_notify(self, payload: str) -> None:
         key, _, seq = payload.rpartition(":")
