@@ -11,7 +11,11 @@ import pytest
 
 from storekit import WAIT, event, game
 from tablier.store.migrate import MigrationError, migrate, migrations
-from tablier.store.postgres import LISTENER_APPLICATION_NAME, open_store
+from tablier.store.postgres import (
+    LISTENER_APPLICATION_NAME,
+    POOL_APPLICATION_NAME,
+    open_store,
+)
 
 
 async def connect(dsn: str) -> psycopg.AsyncConnection:
@@ -171,5 +175,29 @@ async def test_watch_sees_an_append_from_another_process(fresh_database_url):
         [appended] = await store.load_events(record.game_id, after_seq=1)
         assert appended.command_id == "from-another-process"
         await watch.aclose()
+    finally:
+        await store.close()
+
+
+async def test_operations_survive_losing_every_pooled_connection(fresh_database_url):
+    record = game()
+    store = await open_store(fresh_database_url, min_size=3, max_size=3)
+    try:
+        await store.create_game(record, [event(1)])
+        # Use every pooled connection, so that all of them are open.
+        await asyncio.gather(*(store.last_seq(record.game_id) for _ in range(6)))
+        async with await connect(fresh_database_url) as admin:
+            cur = await admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = %s AND datname = current_database()",
+                (POOL_APPLICATION_NAME,),
+            )
+            assert (await cur.fetchone())[0] == 3
+        assert await store.last_seq(record.game_id) == 1
+        assert [e.seq for e in await store.append(record.game_id, 1, [event(2)], "c")] == [2]
+        assert [e.seq for e in await store.load_events(record.game_id)] == [1, 2]
+        other = game()
+        await store.create_game(other, [])
+        assert await store.list_games() == [record.game_id, other.game_id]
     finally:
         await store.close()

@@ -17,7 +17,8 @@ that command wrote first are returned and nothing is written.
 Watching: one LISTEN connection per store, opened on the first `watch()`, fans notifications
 out to the watchers of this process, so a watcher sees appends made by any process on the same
 database. When that connection drops it is reopened, and every watcher re-reads its match's
-last seq, so no append is missed.
+last seq, so no append is missed. Likewise an operation that finds its pooled connection
+dead checks the whole pool and is retried once, so a database restart costs no failed calls.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -48,8 +49,10 @@ from tablier.store.base import (
 from tablier.store.migrate import migrate
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 CHANNEL = "tablier_events"
+POOL_APPLICATION_NAME = "tablier-store"
 LISTENER_APPLICATION_NAME = "tablier-listener"
 # Chain heads (game -> (seq, chain_hash)) remembered to save a read per append.
 _HEAD_CACHE_SIZE = 4096
@@ -98,15 +101,19 @@ class PostgresStore:
     async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
         key = new_game_key(game.game_id)
         stored = chain_events(key, genesis_hash(replace(game, game_id=key)), 0, events, None)
-        try:
-            async with self._pool.connection() as conn, conn.transaction():
+
+        async def create(conn: psycopg.AsyncConnection) -> Any:
+            async with conn.transaction():
                 await conn.execute(
                     """INSERT INTO games (game_id, game_type, seats, options, seed, token_hashes)
                        VALUES (%s, %s, %s, %s, %s, %s::bytea[])""",
                     (key, game.game_type, game.seats, Jsonb(dict(game.options)), game.seed,
                      list(game.token_hashes)),
                 )
-                recorded_at = await self._insert(conn, key, 0, stored, None)
+                return await self._insert(conn, key, 0, stored, None)
+
+        try:
+            recorded_at = await self._run(create)
         except psycopg.errors.UniqueViolation:
             raise DuplicateGame(key) from None
         return self._committed(key, stored, recorded_at)
@@ -119,15 +126,18 @@ class PostgresStore:
         command_id: str | None,
     ) -> list[StoredEvent]:
         key = game_key(game_id)
+
+        async def write(conn: psycopg.AsyncConnection) -> tuple[list[StoredEvent], Any]:
+            if expected_seq < 0:
+                raise SeqConflict(f"{key}: no seq {expected_seq}")
+            prev = await self._chain_head(conn, key, expected_seq)
+            if not events and await self._last_seq(conn, key) != expected_seq:
+                raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
+            stored = chain_events(key, prev, expected_seq, events, command_id)
+            return stored, await self._insert(conn, key, expected_seq, stored, command_id)
+
         try:
-            async with self._pool.connection() as conn:
-                if expected_seq < 0:
-                    raise SeqConflict(f"{key}: no seq {expected_seq}")
-                prev = await self._chain_head(conn, key, expected_seq)
-                if not events and await self._last_seq(conn, key) != expected_seq:
-                    raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
-                stored = chain_events(key, prev, expected_seq, events, command_id)
-                recorded_at = await self._insert(conn, key, expected_seq, stored, command_id)
+            stored, recorded_at = await self._run(write)
         except (psycopg.errors.UniqueViolation, SeqConflict):
             # The seq is taken (lost race), or the command id is: a retry.
             if command_id is not None:
@@ -202,8 +212,7 @@ class PostgresStore:
 
     async def get_game(self, game_id: str) -> GameRecord:
         key = game_key(game_id)
-        async with self._pool.connection() as conn:
-            return await self._get_game(conn, key)
+        return await self._run(lambda conn: self._get_game(conn, key))
 
     async def _get_game(self, conn: psycopg.AsyncConnection, key: str) -> GameRecord:
         cur = await conn.execute(
@@ -226,7 +235,8 @@ class PostgresStore:
 
     async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
         key = game_key(game_id)
-        async with self._pool.connection() as conn:
+
+        async def read(conn: psycopg.AsyncConnection) -> list[StoredEvent] | None:
             cur = await conn.execute(
                 """SELECT c.first_seq, c.last_seq FROM games g
                    LEFT JOIN commands c ON c.game_id = g.game_id AND c.command_id = %s
@@ -240,15 +250,20 @@ class PostgresStore:
                 return None
             return await self._load(conn, key, row[0] - 1, row[1])
 
+        return await self._run(read)
+
     async def load_events(
         self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
     ) -> list[StoredEvent]:
         key = game_key(game_id)
-        async with self._pool.connection() as conn:
+
+        async def read(conn: psycopg.AsyncConnection) -> list[StoredEvent]:
             events = await self._load(conn, key, after_seq, upto_seq)
             if not events:
                 await self._get_game(conn, key)  # UnknownGame, or truly nothing in range
             return events
+
+        return await self._run(read)
 
     async def _load(
         self, conn: psycopg.AsyncConnection, key: str, after_seq: int, upto_seq: int | None
@@ -278,8 +293,7 @@ class PostgresStore:
 
     async def last_seq(self, game_id: str) -> int:
         key = game_key(game_id)
-        async with self._pool.connection() as conn:
-            return await self._last_seq(conn, key)
+        return await self._run(lambda conn: self._last_seq(conn, key))
 
     async def _last_seq(self, conn: psycopg.AsyncConnection, key: str) -> int:
         cur = await conn.execute(
@@ -293,9 +307,28 @@ class PostgresStore:
         return row[0]
 
     async def list_games(self) -> list[str]:
-        async with self._pool.connection() as conn:
+        async def read(conn: psycopg.AsyncConnection) -> list[str]:
             cur = await conn.execute("SELECT game_id FROM games ORDER BY created_at, game_id")
             return [str(r[0]) for r in await cur.fetchall()]
+
+        return await self._run(read)
+
+    # -- connections ----------------------------------------------------------------------
+
+    async def _run(self, op: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
+        """Runs `op` on a pooled connection. If the connection turns out dead (the server
+        restarted or dropped it), checks every idle pooled connection, discarding the dead
+        ones, and runs `op` once more on a live one. Repeating any operation here is safe:
+        a write that did commit the first time fails its second insert on the seq or the
+        command id, and `append` then returns what the command wrote, or SeqConflict."""
+        try:
+            async with self._pool.connection() as conn:
+                return await op(conn)
+        except psycopg.OperationalError as exc:
+            log.warning("database connection failed (%s); checking the pool and retrying", exc)
+        await self._pool.check()
+        async with self._pool.connection() as conn:
+            return await op(conn)
 
     # -- watching -------------------------------------------------------------------------
 
@@ -368,7 +401,7 @@ async def open_store(dsn: str, *, min_size: int = 1, max_size: int = 10) -> Post
         dsn,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"autocommit": True},
+        kwargs={"autocommit": True, "application_name": POOL_APPLICATION_NAME},
         open=False,
         name="tablier-store",
     )
