@@ -3,6 +3,8 @@ messages out. Errors are mapped by `errors.ErrorMappingInterceptor`, not here.""
 
 from __future__ import annotations
 
+from contextlib import aclosing
+
 from google.protobuf import any_pb2, timestamp_pb2
 
 from tablier.app import Credential, EventOut, GameApp, MatchState, Payload, Role
@@ -120,8 +122,10 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return service_pb2.ListEventsResponse(events=[to_event(e) for e in events], last_seq=last_seq)
 
     async def WatchGame(self, request, context):
-        async for event, state in self.app.watch(request.game_id, credential(context), request.after_seq):
-            yield service_pb2.WatchGameResponse(event=to_event(event), state=to_state(state))
+        # Closed as soon as the call ends, so the store stops watching for this client.
+        async with aclosing(self.app.watch(request.game_id, credential(context), request.after_seq)) as feed:
+            async for event, state in feed:
+                yield service_pb2.WatchGameResponse(event=to_event(event), state=to_state(state))
 
     async def EvaluatePosition(self, request, context):
         evaluation = await self.app.evaluate(request.game_type, from_any(request, "position"))
