@@ -222,8 +222,8 @@ def test_illegal_move_is_a_failed_precondition_from_the_core(stub, game):
     assert tried, f"{game}: no move that became illegal was found"
 
 
-def test_create_game_refusals(stub):
-    game = GAME_IDS[0]
+@pytest.mark.parametrize("game", GAME_IDS)
+def test_create_game_refusals(stub, game):
     info = INFO[game]
     for request, code, reason in [
         (pb.CreateGameRequest(game_type="no-such-game", seats=2), grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME"),
