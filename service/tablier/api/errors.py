@@ -1,0 +1,128 @@
+"""The one place where errors become gRPC statuses.
+
+Every error status carries a `google.rpc.Status` (trailer `grpc-status-details-bin`, via
+grpcio-status) with one `google.rpc.ErrorInfo` whose `reason` is a machine code
+(`NOT_YOUR_TURN`, `UNKNOWN_GAME`, ...) in domain `tablier.v1`, and a message a person
+understands. Unexpected errors are logged with an incident id and reported as INTERNAL
+without internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from tablier import _core
+from tablier.app import errors as app_errors
+from tablier.store import base as store_base
+
+log = logging.getLogger(__name__)
+
+DOMAIN = "tablier.v1"
+
+_APP_CODES: list[tuple[type[app_errors.AppError], grpc.StatusCode]] = [
+    (app_errors.BadRequest, grpc.StatusCode.INVALID_ARGUMENT),
+    (app_errors.OutOfRange, grpc.StatusCode.OUT_OF_RANGE),
+    (app_errors.MatchNotFound, grpc.StatusCode.NOT_FOUND),
+    (app_errors.Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
+    (app_errors.PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
+    (app_errors.NotAllowedNow, grpc.StatusCode.FAILED_PRECONDITION),
+    (app_errors.Conflict, grpc.StatusCode.ABORTED),
+    (app_errors.NotImplementedForGame, grpc.StatusCode.UNIMPLEMENTED),
+]
+
+
+def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
+    """(status code, reason, message) for an error raised while handling a call."""
+    for cls, code in _APP_CODES:
+        if isinstance(exc, cls):
+            return code, exc.reason, exc.message
+    if isinstance(exc, _core.RuleViolation):
+        args = exc.args
+        reason, message = (args[0], args[1]) if len(args) >= 2 else ("RULE_VIOLATION", str(exc))
+        return grpc.StatusCode.FAILED_PRECONDITION, str(reason), str(message)
+    if isinstance(exc, _core.MalformedInput):
+        return grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_INPUT", str(exc)
+    if isinstance(exc, _core.InvalidOption):
+        return grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION", str(exc)
+    if isinstance(exc, _core.Unsupported):
+        return grpc.StatusCode.UNIMPLEMENTED, "UNSUPPORTED", str(exc)
+    if isinstance(exc, store_base.UnknownGame):
+        return grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH", f"no match {exc}"
+    if isinstance(exc, store_base.SeqConflict):
+        return grpc.StatusCode.ABORTED, "SEQ_CONFLICT", "another move was applied first: reload and retry"
+    incident = secrets.token_hex(6)
+    log.error("internal error %s", incident, exc_info=exc)
+    return grpc.StatusCode.INTERNAL, "INTERNAL", f"internal error (incident {incident})"
+
+
+def status_for(exc: BaseException) -> grpc.Status:
+    code, reason, message = classify(exc)
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=[detail])
+    return rpc_status.to_status(status)
+
+
+def _passes_through(exc: BaseException) -> bool:
+    """Errors that are not the handler's: an abort already under way, a cancelled call, or
+    the process being asked to stop."""
+    return isinstance(exc, grpc.aio.AbortError | asyncio.CancelledError | KeyboardInterrupt | SystemExit)
+
+
+def unary(fn: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
+    @functools.wraps(fn)
+    async def call(request, context: grpc.aio.ServicerContext):
+        try:
+            return await fn(request, context)
+        except BaseException as exc:  # the one mapping point; a Rust panic is a BaseException
+            if _passes_through(exc):
+                raise
+            await context.abort_with_status(status_for(exc))
+
+    return call
+
+
+def stream(fn: Callable[..., AsyncIterator]) -> Callable[..., AsyncIterator]:
+    @functools.wraps(fn)
+    async def call(request, context: grpc.aio.ServicerContext):
+        try:
+            async for item in fn(request, context):
+                yield item
+        except BaseException as exc:  # the one mapping point, as in `unary`
+            if _passes_through(exc):
+                raise
+            await context.abort_with_status(status_for(exc))
+
+    return call
+
+
+class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps every tablier.v1 method so that any error it raises leaves as a mapped status."""
+
+    async def intercept_service(self, continuation, handler_call_details):
+        handler = await continuation(handler_call_details)
+        if handler is None or not handler_call_details.method.startswith(f"/{DOMAIN}."):
+            return handler
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                unary(handler.unary_unary),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                stream(handler.unary_stream),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler

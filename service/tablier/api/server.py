@@ -1,0 +1,70 @@
+"""Assembles the gRPC server: GameService behind the error-mapping interceptor, health
+(grpcio-health-checking) and reflection (grpcio-reflection) always on."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+import tablier.v1
+from tablier.app import GameApp
+from tablier.v1 import service_pb2_grpc
+
+from .errors import ErrorMappingInterceptor
+from .servicer import GameServicer
+
+log = logging.getLogger(__name__)
+
+GAME_SERVICE = "tablier.v1.GameService"
+
+
+def load_protos() -> list[str]:
+    """Imports every generated `tablier.v1.*_pb2` module, so that reflection serves every
+    game's messages; returns the full names of the services they define."""
+    services = []
+    for module in pkgutil.iter_modules(tablier.v1.__path__):
+        if module.name.endswith("_pb2"):
+            pb2 = importlib.import_module(f"tablier.v1.{module.name}")
+            services += [s.full_name for s in pb2.DESCRIPTOR.services_by_name.values()]
+    return sorted(services)
+
+
+class GameServer:
+    """One grpc.aio server. `start()` binds and returns the port; `stop()` drains."""
+
+    def __init__(self, app: GameApp, listen: str) -> None:
+        self.app = app
+        self.listen = listen
+        self.health = health.aio.HealthServicer()
+        self.server = grpc.aio.server(interceptors=[ErrorMappingInterceptor()])
+        service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(app), self.server)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        names = load_protos() + [health.SERVICE_NAME, reflection.SERVICE_NAME]
+        reflection.enable_server_reflection(names, self.server)
+        self.port = 0
+
+    async def start(self) -> int:
+        self.port = self.server.add_insecure_port(self.listen)
+        await self.server.start()
+        for name in ("", GAME_SERVICE):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        return self.port
+
+    @property
+    def address(self) -> str:
+        host = self.listen.rsplit(":", 1)[0]
+        return f"{host}:{self.port}"
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Health goes NOT_SERVING, new calls are refused, calls in flight get `grace`
+        seconds to finish (then are cancelled)."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+
+    async def wait(self) -> None:
+        await self.server.wait_for_termination()

@@ -1,0 +1,136 @@
+"""The thin grpc.aio servicer of `tablier.v1.GameService`: requests in, `GameApp` calls,
+messages out. Errors are mapped by `errors.ErrorMappingInterceptor`, not here."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+
+from google.protobuf import any_pb2, timestamp_pb2
+
+from tablier.app import Credential, EventOut, GameApp, MatchState, Payload, Role
+from tablier.app.errors import Unauthenticated
+from tablier.v1 import common_pb2, service_pb2, service_pb2_grpc
+
+TYPE_URL_PREFIX = "type.googleapis.com/"
+ROLE_HEADER = "x-tablier-role"
+
+_ROLES = {
+    Role.SEAT: service_pb2.ROLE_SEAT,
+    Role.SPECTATOR: service_pb2.ROLE_SPECTATOR,
+    Role.AUDITOR: service_pb2.ROLE_AUDITOR,
+}
+
+
+def credential(context) -> Credential:
+    """The caller's bearer token and role request, from the call's metadata."""
+    token = None
+    wants_auditor = False
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            scheme, _, rest = str(value).strip().partition(" ")
+            if scheme.lower() != "bearer" or not rest.strip():
+                raise Unauthenticated("authorization must be 'Bearer <token>'", "BAD_AUTHORIZATION")
+            token = rest.strip()
+        elif key == ROLE_HEADER:
+            if str(value).strip().lower() != "auditor":
+                raise Unauthenticated(f"{ROLE_HEADER} may only be 'auditor'", "BAD_ROLE")
+            wants_auditor = True
+    return Credential(token=token, wants_auditor=wants_auditor)
+
+
+def to_any(payload: Payload) -> any_pb2.Any:
+    return any_pb2.Any(type_url=TYPE_URL_PREFIX + payload.type_name, value=payload.data)
+
+
+def from_any(message, field: str) -> Payload | None:
+    """The payload of an Any field, by type name only; the service never decodes it."""
+    if not message.HasField(field):
+        return None
+    value: any_pb2.Any = getattr(message, field)
+    type_name = value.type_url.rsplit("/", 1)[1] if "/" in value.type_url else ""
+    return Payload(type_name, value.value)
+
+
+def to_state(state: MatchState) -> service_pb2.GameState:
+    out = service_pb2.GameState(
+        game_id=state.game_id,
+        game_type=state.game_type,
+        seq=state.seq,
+        role=_ROLES[state.principal.role],
+        seat=state.principal.seat or 0,
+        to_act=state.to_act,
+        over=state.over,
+        view=to_any(state.view),
+        seat_count=state.seat_count,
+    )
+    if state.outcome is not None:
+        out.outcome.CopyFrom(common_pb2.Outcome.FromString(state.outcome))
+    return out
+
+
+def to_event(event: EventOut) -> service_pb2.Event:
+    out = service_pb2.Event(seq=event.seq, type=event.kind, payload=to_any(event.payload))
+    if event.seat is not None:
+        out.seat = event.seat
+    if event.recorded_at is not None:
+        stamp = timestamp_pb2.Timestamp()
+        stamp.FromDatetime(event.recorded_at)
+        out.recorded_at.CopyFrom(stamp)
+    return out
+
+
+class GameServicer(service_pb2_grpc.GameServiceServicer):
+    def __init__(self, app: GameApp) -> None:
+        self.app = app
+
+    async def ListGameTypes(self, request, context):
+        return service_pb2.ListGameTypesResponse(game_types=self.app.game_types())
+
+    async def CreateGame(self, request, context):
+        created = await self.app.create_game(
+            request.game_type, request.seats, dict(request.options), request.seed
+        )
+        return service_pb2.CreateGameResponse(
+            game_id=created.game_id, seat_tokens=created.seat_tokens, state=to_state(created.state)
+        )
+
+    async def GetView(self, request, context):
+        at_seq = request.at_seq if request.HasField("at_seq") else None
+        state = await self.app.get_view(request.game_id, credential(context), at_seq)
+        return service_pb2.GetViewResponse(state=to_state(state))
+
+    async def ListLegalMoves(self, request, context):
+        seq, moves = await self.app.legal_moves(request.game_id, credential(context))
+        return service_pb2.ListLegalMovesResponse(seq=seq, moves=[to_any(m) for m in moves])
+
+    async def PlayMove(self, request, context):
+        played = await self.app.play(
+            request.game_id,
+            credential(context),
+            request.command_id,
+            from_any(request, "action"),
+            request.expected_seq if request.HasField("expected_seq") else None,
+        )
+        return service_pb2.PlayMoveResponse(
+            events=[to_event(e) for e in played.events], state=to_state(played.state), replayed=played.replayed
+        )
+
+    async def ListEvents(self, request, context):
+        events, last_seq = await self.app.list_events(
+            request.game_id, credential(context), request.after_seq, request.limit
+        )
+        return service_pb2.ListEventsResponse(events=[to_event(e) for e in events], last_seq=last_seq)
+
+    async def WatchGame(self, request, context):
+        # Closed as soon as the call ends, so the store stops watching for this client.
+        async with aclosing(self.app.watch(request.game_id, credential(context), request.after_seq)) as feed:
+            async for event, state in feed:
+                yield service_pb2.WatchGameResponse(event=to_event(event), state=to_state(state))
+
+    async def EvaluatePosition(self, request, context):
+        evaluation = await self.app.evaluate(request.game_type, from_any(request, "position"))
+        return service_pb2.EvaluatePositionResponse(evaluation=to_any(evaluation))
+
+    async def SuggestMove(self, request, context):
+        action, seq = await self.app.suggest(request.game_id, credential(context), request.bot)
+        return service_pb2.SuggestMoveResponse(action=to_any(action), seq=seq)

@@ -1,0 +1,59 @@
+"""Domain errors of command handling. They carry a machine-readable reason and a message a
+person understands; the API layer maps each class to one gRPC status code, in one place."""
+
+from __future__ import annotations
+
+
+class AppError(Exception):
+    """Base class. ``reason`` is a stable UPPER_SNAKE code, ``message`` is for people."""
+
+    default_reason = "ERROR"
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason or self.default_reason
+
+
+class BadRequest(AppError):
+    """Malformed input: a missing field, a bad uuid, a payload of the wrong type."""
+
+    default_reason = "MALFORMED"
+
+
+class OutOfRange(AppError):
+    """A seq past the end of the match."""
+
+    default_reason = "SEQ_OUT_OF_RANGE"
+
+
+class MatchNotFound(AppError):
+    default_reason = "UNKNOWN_MATCH"
+
+
+class Unauthenticated(AppError):
+    """No credential where one is needed, or one that is valid for nothing."""
+
+    default_reason = "UNAUTHENTICATED"
+
+
+class PermissionDenied(AppError):
+    """A valid credential that does not allow this call on this match."""
+
+    default_reason = "PERMISSION_DENIED"
+
+
+class NotAllowedNow(AppError):
+    """The match's state refuses the command (e.g. a seat that is not awaited)."""
+
+    default_reason = "FAILED_PRECONDITION"
+
+
+class Conflict(AppError):
+    """The match moved on (expected_seq mismatch or a lost append race): retry."""
+
+    default_reason = "SEQ_CONFLICT"
+
+
+class NotImplementedForGame(AppError):
+    default_reason = "UNSUPPORTED"

@@ -1,0 +1,428 @@
+"""Command handling: create, load, play and watch matches against an event store.
+
+No gRPC types here: the API layer turns requests into these calls and the results and
+errors into messages and status codes. Everything a viewer receives goes through the core's
+`view` / `redact` for that viewer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from datetime import datetime
+
+from tablier import _core
+from tablier._core import Match
+from tablier.store.base import (
+    EventStore,
+    GameRecord,
+    NewEvent,
+    SeqConflict,
+    StoredEvent,
+    UnknownGame,
+)
+
+from .auth import (
+    AUDITOR,
+    SPECTATOR,
+    Credential,
+    Principal,
+    Role,
+    is_operator,
+    new_seat_token,
+    seat_of,
+    token_game_id,
+    token_hash,
+)
+from .cache import MatchCache
+from .catalogue import Catalogue
+from .errors import (
+    BadRequest,
+    Conflict,
+    MatchNotFound,
+    NotAllowedNow,
+    OutOfRange,
+    PermissionDenied,
+    Unauthenticated,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_COMMAND_ID = 128
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A game-specific protobuf message: its full type name and its bytes."""
+
+    type_name: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """A match at one seq, as one viewer may see it."""
+
+    game_id: str
+    game_type: str
+    seq: int
+    principal: Principal
+    to_act: list[int]
+    over: bool
+    outcome: bytes | None  # tablier.v1.Outcome
+    view: Payload
+    seat_count: int
+
+
+@dataclass(frozen=True)
+class EventOut:
+    seq: int
+    kind: str
+    seat: int | None
+    payload: Payload
+    recorded_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Created:
+    game_id: str
+    seat_tokens: list[str]
+    state: MatchState
+
+
+@dataclass(frozen=True)
+class Played:
+    events: list[EventOut]
+    state: MatchState
+    replayed: bool
+
+
+def parse_game_id(game_id: str) -> str:
+    if not game_id:
+        raise BadRequest("game_id is required", "MISSING_FIELD")
+    try:
+        return str(uuid.UUID(game_id))
+    except ValueError:
+        raise BadRequest(f"game_id {game_id[:64]!r} is not a uuid", "BAD_GAME_ID") from None
+
+
+def check_type(payload: Payload, expected: str, what: str) -> None:
+    if payload.type_name != expected:
+        raise BadRequest(
+            f"{what} must be a {expected}, not {payload.type_name or 'an untyped payload'}",
+            "WRONG_PAYLOAD_TYPE",
+        )
+
+
+class GameApp:
+    def __init__(self, store: EventStore, operator_token: str | None = None, cache_size: int = 1024) -> None:
+        self.store = store
+        self.operator_token = operator_token or None
+        self.catalogue = Catalogue()
+        self.cache = MatchCache(cache_size)
+
+    # ----------------------------------------------------------------- game types
+
+    def game_types(self):
+        return self.catalogue.all()
+
+    # ----------------------------------------------------------------- create
+
+    async def create_game(
+        self, game_type: str, seats: int, options: dict[str, str], seed: bytes = b""
+    ) -> Created:
+        if not game_type:
+            raise BadRequest("game_type is required", "MISSING_FIELD")
+        self.catalogue.get(game_type)
+        if not seed:
+            seed = secrets.token_bytes(32)
+        elif len(seed) != 32:
+            raise BadRequest(f"a seed is 32 bytes, not {len(seed)}", "BAD_SEED")
+        match = Match(game_type, seats, dict(options))
+        game_id = str(uuid.uuid4())
+        tokens = [new_seat_token(game_id) for _ in range(seats)]
+        record = GameRecord(
+            game_id=game_id,
+            game_type=game_type,
+            seats=seats,
+            options=dict(options),
+            seed=seed,
+            token_hashes=tuple(token_hash(t) for t in tokens),
+        )
+        opening = match.start(seed, 1)
+        events = self._evolve(match, opening, seat=None)
+        stored = await self.store.create_game(record, events)
+        seq = stored[-1].seq if stored else 0
+        self.cache.put(game_id, seq, match)
+        return Created(game_id, tokens, self._state(record, seq, match, SPECTATOR))
+
+    # ----------------------------------------------------------------- reads
+
+    async def get_view(self, game_id: str, cred: Credential, at_seq: int | None = None) -> MatchState:
+        game = await self._game(game_id)
+        seq, match = await self._load(game)
+        principal = self._principal_for(game, cred, over=match.is_over(), read_only=True)
+        if at_seq and at_seq != seq:
+            if at_seq > seq:
+                raise OutOfRange(f"the match is at seq {seq}; there is no seq {at_seq} yet")
+            match = await self._replay(game, upto_seq=at_seq)
+            seq = at_seq
+        return self._state(game, seq, match, principal)
+
+    async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[Payload]]:
+        game = await self._game(game_id)
+        seq, match = await self._load(game)
+        seat = self._seat(self._principal_for(game, cred, over=match.is_over(), read_only=False))
+        moves = await asyncio.to_thread(match.legal_actions, seat)
+        action_type = self.catalogue.get(game.game_type).action_type
+        return seq, [Payload(action_type, m) for m in moves]
+
+    async def list_events(
+        self, game_id: str, cred: Credential, after_seq: int = 0, limit: int = 0
+    ) -> tuple[list[EventOut], int]:
+        game = await self._game(game_id)
+        seq, match = await self._load(game)
+        principal = self._principal_for(game, cred, over=match.is_over(), read_only=True)
+        # Bounded by the seq just loaded: one consistent snapshot, and no client number
+        # (uint64) ever reaches the database unchecked.
+        upto = min(after_seq + limit, seq) if limit else seq
+        if after_seq >= upto:
+            return [], seq
+        stored = await self.store.load_events(game.game_id, after_seq=after_seq, upto_seq=upto)
+        blank = self._blank(game)
+        return [e for e in (self._event_out(game, blank, ev, principal) for ev in stored) if e], seq
+
+    async def watch(
+        self, game_id: str, cred: Credential, after_seq: int = 0
+    ) -> AsyncIterator[tuple[EventOut, MatchState]]:
+        """Events after `after_seq`, then each new one as it is appended (by any server on
+        the same database), each with the viewer's state after it. Ends once the match is
+        over and everything was sent."""
+        game = await self._game(game_id)
+        last, current = await self._load(game)
+        principal = self._principal_for(game, cred, over=current.is_over(), read_only=False)
+        if after_seq > last:
+            raise OutOfRange(f"the match is at seq {last}; cannot resume after seq {after_seq}")
+        match = await self._replay(game, upto_seq=after_seq)
+        seq = after_seq
+        async with aclosing(self.store.watch(game.game_id)) as feed:
+            async for latest in feed:
+                if latest > seq:
+                    for ev in await self.store.load_events(game.game_id, after_seq=seq, upto_seq=latest):
+                        if ev.seq != seq + 1:
+                            raise _core.CorruptLog(f"event log of {game.game_id} skips from {seq} to {ev.seq}")
+                        match.apply(ev.payload)
+                        seq = ev.seq
+                        out = self._event_out(game, match, ev, principal)
+                        if out is not None:
+                            yield out, self._state(game, seq, match, principal)
+                if match.is_over():
+                    return
+
+    # ----------------------------------------------------------------- play
+
+    async def play(
+        self,
+        game_id: str,
+        cred: Credential,
+        command_id: str,
+        action: Payload | None,
+        expected_seq: int | None = None,
+    ) -> Played:
+        if not command_id:
+            raise BadRequest("command_id is required (a client-chosen id, unique per move)", "MISSING_FIELD")
+        if len(command_id) > MAX_COMMAND_ID:
+            raise BadRequest(f"command_id is longer than {MAX_COMMAND_ID} characters", "BAD_COMMAND_ID")
+        if action is None:
+            raise BadRequest("action is required", "MISSING_FIELD")
+        game = await self._game(game_id)
+        seq, match = await self._load(game)
+        principal = self._principal_for(game, cred, over=match.is_over(), read_only=False)
+        seat = self._seat(principal)
+
+        prior = await self.store.command_events(game.game_id, command_id)
+        if prior is not None:
+            return await self._replayed(game, prior, principal)
+        if expected_seq is not None and expected_seq != seq:
+            raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
+        check_type(action, self.catalogue.get(game.game_type).action_type, "action")
+        self._require_turn(match, seat)
+
+        decided = await asyncio.to_thread(match.decide, seat, action.data, game.seed, seq + 1)
+        if not decided:
+            raise RuntimeError(f"the core decided no events for a move in {game.game_id}")
+        after = match.copy()
+        events = self._evolve(after, decided, seat=seat)
+        try:
+            stored = await self.store.append(game.game_id, seq, events, command_id)
+        except SeqConflict:
+            prior = await self.store.command_events(game.game_id, command_id)
+            if prior is not None:
+                return await self._replayed(game, prior, principal)
+            raise Conflict("another move was applied first: reload the match and retry", "SEQ_CONFLICT") from None
+        if [e.seq for e in stored] != list(range(seq + 1, seq + 1 + len(events))) or [
+            e.payload for e in stored
+        ] != [e.payload for e in events]:
+            # The same command id won a race on another request: its events are the result.
+            return await self._replayed(game, stored, principal)
+        last = stored[-1].seq
+        self.cache.put(game.game_id, last, after)
+        return Played(
+            events=[e for e in (self._event_out(game, after, ev, principal) for ev in stored) if e],
+            state=self._state(game, last, after, principal),
+            replayed=False,
+        )
+
+    async def suggest(self, game_id: str, cred: Credential, bot: str = "") -> tuple[Payload, int]:
+        game = await self._game(game_id)
+        seq, match = await self._load(game)
+        seat = self._seat(self._principal_for(game, cred, over=match.is_over(), read_only=False))
+        info = self.catalogue.get(game.game_type)
+        self._require_turn(match, seat)
+        bot = bot or info.bots[-1]
+        action = await asyncio.to_thread(match.bot_action, seat, bot, secrets.token_bytes(32), seq + 1)
+        return Payload(info.action_type, action), seq
+
+    async def evaluate(self, game_type: str, position: Payload | None) -> Payload:
+        if not game_type:
+            raise BadRequest("game_type is required", "MISSING_FIELD")
+        if position is None:
+            raise BadRequest("position is required", "MISSING_FIELD")
+        check_type(position, self.catalogue.position_type(game_type), "position")
+        out = await asyncio.to_thread(_core.evaluate, game_type, position.data)
+        return Payload(self.catalogue.get(game_type).evaluation_type, out)
+
+    # ----------------------------------------------------------------- internals
+
+    async def _game(self, game_id: str) -> GameRecord:
+        try:
+            return await self.store.get_game(parse_game_id(game_id))
+        except UnknownGame:
+            raise MatchNotFound(f"no match {game_id}") from None
+
+    def _blank(self, game: GameRecord) -> Match:
+        return Match(game.game_type, game.seats, dict(game.options))
+
+    async def _replay(self, game: GameRecord, upto_seq: int | None = None) -> Match:
+        match = self._blank(game)
+        stored = await self.store.load_events(game.game_id, upto_seq=upto_seq)
+        await asyncio.to_thread(match.apply_all, [e.payload for e in stored])
+        return match
+
+    async def _load(self, game: GameRecord) -> tuple[int, Match]:
+        """The match at its last seq. The cached state (if any) is checked against the stored
+        hash at its seq and brought forward with newer events; on any doubt it is dropped and
+        the match replayed from its first event."""
+        gid = game.game_id
+        entry = self.cache.get(gid)
+        if entry is not None:
+            cached_seq, cached = entry
+            stored = await self.store.load_events(gid, after_seq=max(cached_seq - 1, 0))
+            anchor, newer = (stored[0], stored[1:]) if cached_seq > 0 and stored else (None, stored)
+            trusted = cached_seq == 0 or (
+                anchor is not None
+                and anchor.seq == cached_seq
+                and (anchor.core_version != _core.CORE_VERSION or anchor.state_hash == cached.state_hash())
+            )
+            if trusted and all(e.seq == cached_seq + 1 + i for i, e in enumerate(newer)):
+                if not newer:
+                    return cached_seq, cached
+                forward = cached.copy()
+                try:
+                    await asyncio.to_thread(forward.apply_all, [e.payload for e in newer])
+                except _core.CorruptLog:
+                    log.warning("cached state of %s did not take events %d..: replaying", gid, cached_seq + 1)
+                else:
+                    self.cache.put(gid, newer[-1].seq, forward)
+                    return newer[-1].seq, forward
+            else:
+                log.warning("cached state of %s at seq %d disagrees with the log: replaying", gid, cached_seq)
+            self.cache.drop(gid)
+        stored = await self.store.load_events(gid)
+        match = self._blank(game)
+        await asyncio.to_thread(match.apply_all, [e.payload for e in stored])
+        seq = stored[-1].seq if stored else 0
+        self.cache.put(gid, seq, match)
+        return seq, match
+
+    def _principal_for(self, game: GameRecord, cred: Credential, *, over: bool, read_only: bool) -> Principal:
+        if is_operator(cred.token, self.operator_token):
+            return AUDITOR
+        principal = SPECTATOR
+        if cred.token:
+            seat = seat_of(cred.token, game.token_hashes)
+            if seat is None:
+                owner = token_game_id(cred.token)
+                if owner and owner != game.game_id:
+                    raise PermissionDenied("this seat token belongs to another match", "WRONG_MATCH")
+                raise Unauthenticated("the token is not valid for this match", "BAD_TOKEN")
+            principal = Principal(Role.SEAT, seat)
+        if cred.wants_auditor:
+            if not read_only:
+                raise PermissionDenied("the auditor role without the operator token only reads (GetView, ListEvents)",
+                                       "AUDITOR_READ_ONLY")
+            if not over:
+                raise PermissionDenied("the auditor view of a match in progress needs the operator token",
+                                       "MATCH_NOT_OVER")
+            return AUDITOR
+        return principal
+
+    @staticmethod
+    def _seat(principal: Principal) -> int:
+        if principal.role is Role.SPECTATOR:
+            raise Unauthenticated("this call acts as a seat: send 'authorization: Bearer <seat token>'",
+                                  "MISSING_TOKEN")
+        if principal.seat is None:
+            raise PermissionDenied("the auditor does not hold a seat in the match", "NOT_A_SEAT")
+        return principal.seat
+
+    @staticmethod
+    def _require_turn(match: Match, seat: int) -> None:
+        """A seat the core does not await is refused the same way in every game. The core
+        checks again in `decide`; when the match is over the core says GAME_OVER."""
+        if not match.is_over() and seat not in match.to_act():
+            raise NotAllowedNow(f"seat {seat} is not awaited now (awaiting {match.to_act()})", "NOT_YOUR_TURN")
+
+    @staticmethod
+    def _evolve(match: Match, decided: list[tuple[str, bytes]], seat: int | None) -> list[NewEvent]:
+        events = []
+        for kind, payload in decided:
+            match.apply(payload)
+            events.append(NewEvent(kind, payload, seat, _core.CORE_VERSION, match.state_hash()))
+        return events
+
+    async def _replayed(self, game: GameRecord, prior: list[StoredEvent], principal: Principal) -> Played:
+        last = prior[-1].seq
+        entry = self.cache.get(game.game_id)
+        match = entry[1] if entry is not None and entry[0] == last else await self._replay(game, upto_seq=last)
+        return Played(
+            events=[e for e in (self._event_out(game, match, ev, principal) for ev in prior) if e],
+            state=self._state(game, last, match, principal),
+            replayed=True,
+        )
+
+    def _event_out(self, game: GameRecord, match: Match, ev: StoredEvent, who: Principal) -> EventOut | None:
+        redacted = match.redact(ev.payload, seat=who.seat, auditor=who.auditor)
+        if redacted is None:
+            return None
+        event_type = self.catalogue.get(game.game_type).event_type
+        return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at)
+
+    def _state(self, game: GameRecord, seq: int, match: Match, who: Principal) -> MatchState:
+        info = self.catalogue.get(game.game_type)
+        return MatchState(
+            game_id=game.game_id,
+            game_type=game.game_type,
+            seq=seq,
+            principal=who,
+            to_act=match.to_act(),
+            over=match.is_over(),
+            outcome=match.outcome(),
+            view=Payload(info.view_type, match.view(seat=who.seat, auditor=who.auditor)),
+            seat_count=game.seats,
+        )

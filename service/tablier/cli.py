@@ -1,0 +1,217 @@
+"""The `tablier` command: serve, replay, verify, bots.
+
+Environment: TABLIER_LISTEN (default 127.0.0.1:50051), TABLIER_DATA_DIR (default ./.tablier),
+TABLIER_DATABASE_URL (unset: an embedded PostgreSQL in <data dir>/pgdata),
+TABLIER_OPERATOR_TOKEN (bearer token of the auditor role; unset: no operator).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+# The embedded PostgreSQL runs pg_ctl in subprocesses; gRPC's fork handlers are not needed.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+DEFAULT_LISTEN = "127.0.0.1:50051"
+DEFAULT_DATA_DIR = "./.tablier"
+
+
+@contextlib.asynccontextmanager
+async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
+    """The event store of `--database-url`, or of the embedded server in the data dir
+    (started here, or joined if another process runs it), migrations applied."""
+    from tablier import embedded
+    from tablier.store.postgres import open_store
+
+    pg = None
+    dsn = args.database_url
+    if not dsn:
+        pg = await asyncio.to_thread(embedded.start, Path(args.data_dir) / "pgdata", temporary=False)
+        dsn = pg.dsn
+    try:
+        store = await open_store(dsn)
+        try:
+            yield store
+        finally:
+            await store.close()
+    finally:
+        if pg is not None:
+            await asyncio.to_thread(pg.stop)
+
+
+# --------------------------------------------------------------------------- serve
+
+
+async def serve(args: argparse.Namespace) -> int:
+    from tablier.api import GameServer
+    from tablier.app import GameApp
+
+    async with open_database(args) as store:
+        app = GameApp(store, operator_token=os.environ.get("TABLIER_OPERATOR_TOKEN"))
+        server = GameServer(app, args.listen)
+        await server.start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        # Tests and scripts wait for this exact line (with the bound port).
+        print(f"tablier listening on {server.address}", flush=True)
+        await stop.wait()
+        err_console.print(f"draining (grace {args.grace:g} s)")
+        await server.stop(args.grace)
+        err_console.print("stopped")
+    return 0
+
+
+# --------------------------------------------------------------------------- replay
+
+
+async def replay(args: argparse.Namespace) -> int:
+    from tablier import _core
+    from tablier.store.base import UnknownGame
+    from tablier.v1.common_pb2 import Outcome
+
+    async with open_database(args) as store:
+        try:
+            game = await store.get_game(args.game_id)
+        except UnknownGame:
+            err_console.print(f"[red]no match {args.game_id}[/red]")
+            return 2
+        events = await store.load_events(game.game_id, upto_seq=args.at)
+    match = _core.Match(game.game_type, game.seats, dict(game.options))
+    match.apply_all([e.payload for e in events])
+    seq = events[-1].seq if events else 0
+    console.rule(f"{game.game_type} {game.game_id} at seq {seq}")
+    console.print(match.render(auditor=True), markup=False)
+    console.print(f"to act: {match.to_act() or '-'}")
+    outcome = match.outcome()
+    if outcome is not None:
+        o = Outcome.FromString(outcome)
+        console.print(
+            f"over: scores {list(o.scores)}, winners {list(o.winners)}, reason {o.reason or '-'}"
+            + (" (lower is better)" if o.lower_is_better else "")
+        )
+    else:
+        console.print("over: no")
+    return 0
+
+
+# --------------------------------------------------------------------------- verify
+
+
+async def verify(args: argparse.Namespace) -> int:
+    from tablier.verify import verify_game
+
+    async with open_database(args) as store:
+        ids = await store.list_games() if args.all else [args.game_id]
+        results = [await verify_game(store, gid) for gid in ids]
+    table = Table(title=f"verified {len(results)} match(es)")
+    for col in ("match", "game", "events", "result"):
+        table.add_column(col)
+    bad = 0
+    for r in results:
+        bad += not r.ok
+        verdict = "[green]ok[/green]" if r.ok else f"[red]{r.problems[0]}[/red]" + (
+            f" (+{len(r.problems) - 1} more)" if len(r.problems) > 1 else ""
+        )
+        table.add_row(r.game_id, r.game_type, str(r.events), verdict)
+    console.print(table)
+    if bad:
+        err_console.print(f"[red]{bad} match(es) failed verification[/red]")
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------- bots
+
+
+def bots(args: argparse.Namespace) -> int:
+    # The bot runner is a gRPC-only client (clients/tablier_clients): it needs neither the
+    # core nor a database. It lives beside the package in the source tree.
+    clients = Path(__file__).resolve().parents[2] / "clients"
+    if clients.is_dir() and str(clients) not in sys.path:
+        sys.path.insert(0, str(clients))
+    from tablier_clients.bots import play_match
+
+    result = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot,
+                                    max_moves=args.max_moves))
+    console.print(f"{args.game} match {result.game_id}: " + ("over" if result.over else "NOT over"))
+    table = Table()
+    table.add_column("seat")
+    table.add_column("score")
+    table.add_column("winner")
+    for seat, score in enumerate(result.scores):
+        table.add_row(str(seat), str(score), "yes" if seat in result.winners else "")
+    console.print(table)
+    console.print(f"{result.moves} moves, {result.events} events, reason {result.reason or '-'}")
+    return 0 if result.over else 1
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tablier", description="Event-sourced game server")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def database_options(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--database-url", default=os.environ.get("TABLIER_DATABASE_URL"),
+                        help="PostgreSQL URL (env TABLIER_DATABASE_URL); default: embedded server")
+        sp.add_argument("--data-dir", default=os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR),
+                        help="where the embedded PostgreSQL keeps its data (env TABLIER_DATA_DIR)")
+
+    sp = sub.add_parser("serve", help="run the gRPC server")
+    sp.add_argument("--listen", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
+                    help="host:port (env TABLIER_LISTEN); port 0 picks a free port")
+    sp.add_argument("--grace", type=float, default=5.0, help="seconds in-flight calls get on shutdown")
+    database_options(sp)
+    sp.set_defaults(run=serve)
+
+    sp = sub.add_parser("replay", help="print a match at a seq, from the database")
+    sp.add_argument("game_id")
+    sp.add_argument("--at", type=int, default=None, metavar="SEQ", help="default: the last event")
+    database_options(sp)
+    sp.set_defaults(run=replay)
+
+    sp = sub.add_parser("verify", help="replay matches and check every state hash and the hash chain")
+    which = sp.add_mutually_exclusive_group(required=True)
+    which.add_argument("game_id", nargs="?")
+    which.add_argument("--all", action="store_true")
+    database_options(sp)
+    sp.set_defaults(run=verify)
+
+    sp = sub.add_parser("bots", help="play a whole match of bots over gRPC against a running server")
+    sp.add_argument("--game", required=True, help="game type id, e.g. qwirkle")
+    sp.add_argument("--seats", type=int, required=True)
+    sp.add_argument("--bot", default="", help="bot name (default: the game's strongest)")
+    sp.add_argument("--server", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN))
+    sp.add_argument("--max-moves", type=int, default=10_000)
+    sp.set_defaults(run=bots, sync=True)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=os.environ.get("TABLIER_LOG_LEVEL", "WARNING"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = parser().parse_args(argv)
+    if getattr(args, "sync", False):
+        return args.run(args)
+    return asyncio.run(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

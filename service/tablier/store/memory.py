@@ -1,0 +1,125 @@
+"""In-memory event store: the same contract as the PostgreSQL store, for tests and for
+running the service without a database. Nothing survives the process.
+
+One asyncio lock makes each append atomic; watchers in this process are woken directly.
+Used from one event loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
+from tablier.store.base import (
+    DuplicateGame,
+    GameRecord,
+    NewEvent,
+    SeqConflict,
+    StoredEvent,
+    UnknownGame,
+    genesis_hash,
+)
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._games: dict[str, GameRecord] = {}
+        self._events: dict[str, list[StoredEvent]] = {}
+        # (game_id, command_id) -> (first_seq, last_seq)
+        self._commands: dict[tuple[str, str], tuple[int, int]] = {}
+        self._lock = asyncio.Lock()
+        self._hub = WatchHub()
+
+    async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
+        key = new_game_key(game.game_id)
+        async with self._lock:
+            if key in self._games:
+                raise DuplicateGame(key)
+            record = replace(
+                game,
+                game_id=key,
+                options=dict(game.options),
+                token_hashes=tuple(game.token_hashes),
+                created_at=datetime.now(UTC),
+            )
+            stored = chain_events(
+                key, genesis_hash(record), 0, events, None, record.created_at
+            )
+            self._games[key] = record
+            self._events[key] = stored
+        if stored:
+            self._hub.publish(key, stored[-1].seq)
+        return list(stored)
+
+    async def get_game(self, game_id: str) -> GameRecord:
+        key = game_key(game_id)
+        try:
+            return self._games[key]
+        except KeyError:
+            raise UnknownGame(game_id) from None
+
+    async def append(
+        self,
+        game_id: str,
+        expected_seq: int,
+        events: list[NewEvent],
+        command_id: str | None,
+    ) -> list[StoredEvent]:
+        key = game_key(game_id)
+        async with self._lock:
+            game = self._games.get(key)
+            if game is None:
+                raise UnknownGame(game_id)
+            log = self._events[key]
+            if command_id is not None and (key, command_id) in self._commands:
+                first, last = self._commands[key, command_id]
+                return log[first - 1 : last]
+            if expected_seq != len(log):
+                raise SeqConflict(f"{key} is at seq {len(log)}, not {expected_seq}")
+            prev = log[-1].chain_hash if log else genesis_hash(game)
+            stored = chain_events(key, prev, expected_seq, events, command_id, datetime.now(UTC))
+            log.extend(stored)
+            if command_id is not None:
+                self._commands[key, command_id] = (expected_seq + 1, expected_seq + len(stored))
+        if stored:
+            self._hub.publish(key, stored[-1].seq)
+        return stored
+
+    async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
+        key = game_key(game_id)
+        if key not in self._games:
+            raise UnknownGame(game_id)
+        span = self._commands.get((key, command_id))
+        if span is None:
+            return None
+        return self._events[key][span[0] - 1 : span[1]]
+
+    async def load_events(
+        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
+    ) -> list[StoredEvent]:
+        key = game_key(game_id)
+        try:
+            log = self._events[key]
+        except KeyError:
+            raise UnknownGame(game_id) from None
+        end = len(log) if upto_seq is None else min(max(upto_seq, 0), len(log))
+        return log[max(after_seq, 0) : end]
+
+    async def last_seq(self, game_id: str) -> int:
+        key = game_key(game_id)
+        try:
+            return len(self._events[key])
+        except KeyError:
+            raise UnknownGame(game_id) from None
+
+    async def list_games(self) -> list[str]:
+        return list(self._games)
+
+    def watch(self, game_id: str) -> AsyncIterator[int]:
+        return self._hub.watch(game_key(game_id), self.last_seq)
+
+    async def close(self) -> None:
+        self._hub.close()

@@ -1,0 +1,419 @@
+"""PostgreSQL event store (psycopg 3 async, psycopg_pool).
+
+    store = await open_store(dsn)      # opens a pool and applies pending migrations
+    ...
+    await store.close()
+
+Appends are optimistic: the events of a command are inserted at expected_seq+1.. and the
+primary key (game_id, seq) lets only one of two racing commands commit; the loser gets
+`SeqConflict`. One statement, hence one transaction, inserts the event rows, the `commands` row
+and sends `pg_notify('tablier_events', '<game_id>:<last_seq>')`, which PostgreSQL delivers at
+commit. The previous event's chain hash is read before that statement (or taken from a small
+cache of chain heads): event rows are immutable, so the value cannot change under us, and if
+the match moved on meanwhile the insert at expected_seq+1 fails. A command id already used
+fails the insert on the `commands` key, or on the seq if the match moved; either way the events
+that command wrote first are returned and nothing is written.
+
+Watching: one LISTEN connection per store, opened on the first `watch()`, fans notifications
+out to the watchers of this process, so a watcher sees appends made by any process on the same
+database. When that connection drops it is reopened, and every watcher re-reads its match's
+last seq, so no append is missed. Likewise an operation that finds its pooled connection
+dead checks the whole pool and is retried once, so a database restart costs no failed calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import AsyncConnectionPool
+
+from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
+from tablier.store.base import (
+    DuplicateGame,
+    GameRecord,
+    NewEvent,
+    SeqConflict,
+    StoredEvent,
+    UnknownGame,
+    genesis_hash,
+)
+from tablier.store.migrate import migrate
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+CHANNEL = "tablier_events"
+POOL_APPLICATION_NAME = "tablier-store"
+LISTENER_APPLICATION_NAME = "tablier-listener"
+# Chain heads (game -> (seq, chain_hash)) remembered to save a read per append.
+_HEAD_CACHE_SIZE = 4096
+
+_EVENT_COLUMNS = (
+    "game_id, seq, kind, payload, seat, command_id, core_version, state_hash, chain_hash, "
+    "recorded_at"
+)
+
+# Event rows, commands row and notification: one statement, one transaction.
+_APPEND = f"""
+WITH ins AS (
+    INSERT INTO events (game_id, seq, kind, payload, seat, command_id, core_version,
+                        state_hash, chain_hash)
+    SELECT %(game_id)s, e.seq, e.kind, e.payload, e.seat, %(command_id)s, e.core_version,
+           e.state_hash, e.chain_hash
+    FROM unnest(%(seq)s::bigint[], %(kind)s::text[], %(payload)s::bytea[], %(seat)s::int[],
+                %(core_version)s::text[], %(state_hash)s::bytea[], %(chain_hash)s::bytea[])
+         AS e(seq, kind, payload, seat, core_version, state_hash, chain_hash)
+    RETURNING recorded_at
+), cmd AS (
+    INSERT INTO commands (game_id, command_id, first_seq, last_seq)
+    SELECT %(game_id)s, %(command_id)s, %(first_seq)s, %(last_seq)s
+    WHERE %(command_id)s::text IS NOT NULL
+), note AS (
+    SELECT pg_notify('{CHANNEL}', %(note)s) WHERE %(note)s::text IS NOT NULL
+)
+SELECT (SELECT min(recorded_at) FROM ins), (SELECT count(*) FROM note)
+"""
+
+
+class PostgresStore:
+    """An `EventStore` on a connection pool. Use `open_store(dsn)` to make one."""
+
+    def __init__(self, pool: AsyncConnectionPool, dsn: str) -> None:
+        self._pool = pool
+        self._dsn = dsn  # for the LISTEN connection, which is not the pool's
+        self._hub = WatchHub()
+        self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
+        self._closed = False
+
+    # -- writes ---------------------------------------------------------------------------
+
+    async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
+        key = new_game_key(game.game_id)
+        stored = chain_events(key, genesis_hash(replace(game, game_id=key)), 0, events, None)
+
+        async def create(conn: psycopg.AsyncConnection) -> Any:
+            async with conn.transaction():
+                await conn.execute(
+                    """INSERT INTO games (game_id, game_type, seats, options, seed, token_hashes)
+                       VALUES (%s, %s, %s, %s, %s, %s::bytea[])""",
+                    (key, game.game_type, game.seats, Jsonb(dict(game.options)), game.seed,
+                     list(game.token_hashes)),
+                )
+                return await self._insert(conn, key, 0, stored, None)
+
+        try:
+            recorded_at = await self._run(create)
+        except psycopg.errors.UniqueViolation:
+            raise DuplicateGame(key) from None
+        return self._committed(key, stored, recorded_at)
+
+    async def append(
+        self,
+        game_id: str,
+        expected_seq: int,
+        events: list[NewEvent],
+        command_id: str | None,
+    ) -> list[StoredEvent]:
+        key = game_key(game_id)
+
+        async def write(conn: psycopg.AsyncConnection) -> tuple[list[StoredEvent], Any]:
+            if expected_seq < 0:
+                raise SeqConflict(f"{key}: no seq {expected_seq}")
+            prev = await self._chain_head(conn, key, expected_seq)
+            if not events and await self._last_seq(conn, key) != expected_seq:
+                raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
+            stored = chain_events(key, prev, expected_seq, events, command_id)
+            return stored, await self._insert(conn, key, expected_seq, stored, command_id)
+
+        try:
+            stored, recorded_at = await self._run(write)
+        except (psycopg.errors.UniqueViolation, SeqConflict):
+            # The seq is taken (lost race), or the command id is: a retry.
+            if command_id is not None:
+                earlier = await self.command_events(key, command_id)
+                if earlier is not None:
+                    return earlier
+            raise SeqConflict(f"{key} is no longer at seq {expected_seq}") from None
+        return self._committed(key, stored, recorded_at)
+
+    async def _insert(
+        self,
+        conn: psycopg.AsyncConnection,
+        key: str,
+        expected_seq: int,
+        stored: list[StoredEvent],
+        command_id: str | None,
+    ) -> Any:
+        cur = await conn.execute(
+            _APPEND,
+            {
+                "game_id": key,
+                "command_id": command_id,
+                "seq": [e.seq for e in stored],
+                "kind": [e.kind for e in stored],
+                "payload": [e.payload for e in stored],
+                "seat": [e.seat for e in stored],
+                "core_version": [e.core_version for e in stored],
+                "state_hash": [e.state_hash for e in stored],
+                "chain_hash": [e.chain_hash for e in stored],
+                "first_seq": expected_seq + 1,
+                "last_seq": expected_seq + len(stored),
+                "note": f"{key}:{stored[-1].seq}" if stored else None,
+            },
+        )
+        row = await cur.fetchone()
+        return row[0] if row else None
+
+    def _committed(
+        self, key: str, stored: list[StoredEvent], recorded_at: Any
+    ) -> list[StoredEvent]:
+        if not stored:
+            return []
+        stored = [replace(e, recorded_at=recorded_at) for e in stored]
+        self._remember_head(key, stored[-1].seq, stored[-1].chain_hash)
+        self._hub.publish(key, stored[-1].seq)
+        return stored
+
+    async def _chain_head(self, conn: psycopg.AsyncConnection, key: str, seq: int) -> bytes:
+        """The chain hash of event `seq` (genesis for 0). SeqConflict if there is no such
+        event yet, UnknownGame if there is no such match."""
+        cached = self._heads.get(key)
+        if cached is not None and cached[0] == seq:
+            return cached[1]
+        if seq == 0:
+            return genesis_hash(await self._get_game(conn, key))
+        cur = await conn.execute(
+            "SELECT chain_hash FROM events WHERE game_id = %s AND seq = %s", (key, seq)
+        )
+        row = await cur.fetchone()
+        if row is None:
+            await self._get_game(conn, key)
+            raise SeqConflict(f"{key} has no event {seq}")
+        return row[0]
+
+    def _remember_head(self, key: str, seq: int, chain: bytes) -> None:
+        self._heads[key] = (seq, chain)
+        self._heads.move_to_end(key)
+        while len(self._heads) > _HEAD_CACHE_SIZE:
+            self._heads.popitem(last=False)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    async def get_game(self, game_id: str) -> GameRecord:
+        key = game_key(game_id)
+        return await self._run(lambda conn: self._get_game(conn, key))
+
+    async def _get_game(self, conn: psycopg.AsyncConnection, key: str) -> GameRecord:
+        cur = await conn.execute(
+            """SELECT game_id, game_type, seats, options, seed, token_hashes, created_at
+               FROM games WHERE game_id = %s""",
+            (key,),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise UnknownGame(key)
+        return GameRecord(
+            game_id=str(row[0]),
+            game_type=row[1],
+            seats=row[2],
+            options=dict(row[3]),
+            seed=bytes(row[4]),
+            token_hashes=tuple(bytes(h) for h in row[5]),
+            created_at=row[6],
+        )
+
+    async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
+        key = game_key(game_id)
+
+        async def read(conn: psycopg.AsyncConnection) -> list[StoredEvent] | None:
+            cur = await conn.execute(
+                """SELECT c.first_seq, c.last_seq FROM games g
+                   LEFT JOIN commands c ON c.game_id = g.game_id AND c.command_id = %s
+                   WHERE g.game_id = %s""",
+                (command_id, key),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                raise UnknownGame(key)
+            if row[0] is None:
+                return None
+            return await self._load(conn, key, row[0] - 1, row[1])
+
+        return await self._run(read)
+
+    async def load_events(
+        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
+    ) -> list[StoredEvent]:
+        key = game_key(game_id)
+
+        async def read(conn: psycopg.AsyncConnection) -> list[StoredEvent]:
+            events = await self._load(conn, key, after_seq, upto_seq)
+            if not events:
+                await self._get_game(conn, key)  # UnknownGame, or truly nothing in range
+            return events
+
+        return await self._run(read)
+
+    async def _load(
+        self, conn: psycopg.AsyncConnection, key: str, after_seq: int, upto_seq: int | None
+    ) -> list[StoredEvent]:
+        cur = conn.cursor(row_factory=dict_row)
+        await cur.execute(
+            f"""SELECT {_EVENT_COLUMNS} FROM events
+                WHERE game_id = %s AND seq > %s AND (%s::bigint IS NULL OR seq <= %s)
+                ORDER BY seq""",
+            (key, after_seq, upto_seq, upto_seq),
+        )
+        return [
+            StoredEvent(
+                game_id=key,
+                seq=r["seq"],
+                kind=r["kind"],
+                payload=bytes(r["payload"]),
+                seat=r["seat"],
+                command_id=r["command_id"],
+                core_version=r["core_version"],
+                state_hash=bytes(r["state_hash"]),
+                chain_hash=bytes(r["chain_hash"]),
+                recorded_at=r["recorded_at"],
+            )
+            for r in await cur.fetchall()
+        ]
+
+    async def last_seq(self, game_id: str) -> int:
+        key = game_key(game_id)
+        return await self._run(lambda conn: self._last_seq(conn, key))
+
+    async def _last_seq(self, conn: psycopg.AsyncConnection, key: str) -> int:
+        cur = await conn.execute(
+            """SELECT coalesce((SELECT max(seq) FROM events e WHERE e.game_id = g.game_id), 0)
+               FROM games g WHERE g.game_id = %s""",
+            (key,),
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise UnknownGame(key)
+        return row[0]
+
+    async def list_games(self) -> list[str]:
+        async def read(conn: psycopg.AsyncConnection) -> list[str]:
+            cur = await conn.execute("SELECT game_id FROM games ORDER BY created_at, game_id")
+            return [str(r[0]) for r in await cur.fetchall()]
+
+        return await self._run(read)
+
+    # -- connections ----------------------------------------------------------------------
+
+    async def _run(self, op: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
+        """Runs `op` on a pooled connection. If the connection turns out dead (the server
+        restarted or dropped it), checks every idle pooled connection, discarding the dead
+        ones, and runs `op` once more on a live one. Repeating any operation here is safe:
+        a write that did commit the first time fails its second insert on the seq or the
+        command id, and `append` then returns what the command wrote, or SeqConflict."""
+        try:
+            async with self._pool.connection() as conn:
+                return await op(conn)
+        except psycopg.OperationalError as exc:
+            log.warning("database connection failed (%s); checking the pool and retrying", exc)
+        await self._pool.check()
+        async with self._pool.connection() as conn:
+            return await op(conn)
+
+    # -- watching -------------------------------------------------------------------------
+
+    def watch(self, game_id: str) -> AsyncIterator[int]:
+        return self._hub.watch(game_key(game_id), self.last_seq, ready=self._ready)
+
+    async def _ready(self) -> None:
+        if self._listener is None and not self._closed:
+            self._listener = asyncio.create_task(self._listen(), name="tablier-store-listener")
+            self._listener.add_done_callback(self._listener_done)
+        await self._listening.wait()
+
+    async def _listen(self) -> None:
+        delay = 0.05
+        connected_before = False
+        while not self._closed:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self._dsn,
+                    autocommit=True,
+                    application_name=LISTENER_APPLICATION_NAME,
+                ) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    delay = 0.05
+                    if connected_before:
+                        # Appends may have been announced while we were not listening.
+                        self._hub.resync()
+                    connected_before = True
+                    self._listening.set()
+                    async for note in conn.notifies():
+                        self._on_notify(note.payload)
+            except (psycopg.Error, OSError) as exc:
+                log.warning("event listener connection lost: %s; reconnecting", exc)
+            self._listening.clear()
+            # Back off between reconnection attempts (not waiting for a condition).
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    def _listener_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            # A bug, not a lost connection: end the watches rather than leave them hanging.
+            log.error("event listener failed", exc_info=task.exception())
+            self._hub.close()
+            self._listening.set()
+
+    def _on_notify(self, payload: str) -> None:
+        key, _, seq = payload.rpartition(":")
+        try:
+            self._hub.publish(key, int(seq))
+        except ValueError:
+            log.warning("ignoring malformed %s notification %r", CHANNEL, payload)
+
+    async def close(self) -> None:
+        """Ends every watch, stops listening and closes the pool."""
+        self._closed = True
+        self._hub.close()
+        self._listening.set()  # releases watchers still waiting for the listener
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+            self._listener = None
+        await self._pool.close()
+
+
+async def open_store(dsn: str, *, min_size: int = 1, max_size: int = 10) -> PostgresStore:
+    """Connects to `dsn` (URL or key=value conninfo), applies pending migrations and returns
+    the store. Close it with `await store.close()`."""
+    pool = AsyncConnectionPool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        kwargs={"autocommit": True, "application_name": POOL_APPLICATION_NAME},
+        open=False,
+        name="tablier-store",
+    )
+    await pool.open(wait=True)
+    try:
+        async with pool.connection() as conn:
+            applied = await migrate(conn)
+        if applied:
+            log.info("applied migrations %s", applied)
+    except BaseException:
+        await pool.close()
+        raise
+    return PostgresStore(pool, dsn)
+
+

@@ -1,0 +1,85 @@
+"""Command handling without gRPC, on the in-memory store: the cache is an accelerator that
+is checked against the log, and errors map to statuses in one place."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from tablier import _core
+from tablier.api.errors import classify
+from tablier.app import Credential, GameApp, Payload
+from tablier.app.errors import Conflict
+from tablier.store.memory import MemoryStore
+from tablier.v1.common_pb2 import GameType
+
+GAMES = [GameType.FromString(b) for b in _core.game_types()]
+SEED = bytes(range(32))
+
+
+async def _bot_move(app: GameApp, game_id: str, tokens: list[str], command_id: str):
+    state = await app.get_view(game_id, Credential())
+    token = tokens[state.to_act[0]]
+    action, seq = await app.suggest(game_id, Credential(token))
+    return await app.play(game_id, Credential(token), command_id, action, expected_seq=seq)
+
+
+@pytest.mark.parametrize("info", GAMES, ids=lambda g: g.id)
+async def test_two_instances_on_one_store_stay_consistent(info):
+    store = MemoryStore()
+    a, b = GameApp(store), GameApp(store)
+    created = await a.create_game(info.id, info.min_players, {}, SEED)
+    gid, tokens = created.game_id, created.seat_tokens
+    await b.get_view(gid, Credential())  # b caches the opening state
+    for i in range(4):
+        app = (a, b)[i % 2]  # each instance's cache falls behind the other's appends
+        played = await _bot_move(app, gid, tokens, f"c{i}")
+        if played.state.over:
+            break
+    va = await a.get_view(gid, Credential(), None)
+    vb = await b.get_view(gid, Credential(), None)
+    assert (va.seq, va.view) == (vb.seq, vb.view)
+    fresh = await GameApp(store).get_view(gid, Credential())
+    assert (fresh.seq, fresh.view) == (va.seq, va.view)
+
+
+@pytest.mark.parametrize("info", GAMES, ids=lambda g: g.id)
+async def test_a_cached_state_that_disagrees_with_the_log_is_dropped(info):
+    store = MemoryStore()
+    app = GameApp(store)
+    created = await app.create_game(info.id, info.min_players, {}, SEED)
+    gid = created.game_id
+    seq, good = app.cache.get(gid)
+    wrong = _core.Match(info.id, info.min_players, {})  # the state before the opening events
+    assert wrong.state_hash() != good.state_hash()
+    app.cache.put(gid, seq, wrong)
+    view = await app.get_view(gid, Credential(), None)
+    assert view.view.data == good.view()
+    assert app.cache.get(gid)[1].state_hash() == good.state_hash()
+
+
+async def test_stale_expected_seq_is_a_conflict():
+    info = GAMES[0]
+    app = GameApp(MemoryStore())
+    created = await app.create_game(info.id, info.min_players, {}, SEED)
+    token = created.seat_tokens[created.state.to_act[0]]
+    action, seq = await app.suggest(created.game_id, Credential(token))
+    with pytest.raises(Conflict):
+        await app.play(created.game_id, Credential(token), "c", Payload(action.type_name, action.data), seq - 1)
+
+
+class _Panic(BaseException):
+    """Stands in for pyo3's PanicException, which derives from BaseException."""
+
+
+@pytest.mark.parametrize("exc", [_Panic("secret internals"), RuntimeError("secret internals"),
+                                 _core.CorruptLog("secret internals")])
+def test_unexpected_errors_are_internal_without_internals(exc):
+    code, reason, message = classify(exc)
+    assert (code, reason) == (grpc.StatusCode.INTERNAL, "INTERNAL")
+    assert "secret" not in message and "incident" in message
+
+
+def test_rule_violations_keep_the_core_reason():
+    code, reason, message = classify(_core.RuleViolation("NOT_YOUR_TURN", "it is not your turn"))
+    assert (code, reason, message) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN", "it is not your turn")

@@ -1,0 +1,126 @@
+"""End-to-end fixtures: real `tablier serve` processes on loopback against a real PostgreSQL
+(the session's `database_url` server, one database for the e2e session)."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+from tablier import _core
+from tablier.v1 import common_pb2
+from tablier.v1 import service_pb2_grpc as rpc
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "clients"))  # the gRPC-only clients (not an installed package)
+
+OPERATOR_TOKEN = "e2e-operator-" + uuid.uuid4().hex
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+
+GAME_TYPES = [common_pb2.GameType.FromString(b) for b in _core.game_types()]
+GAME_IDS = [t.id for t in GAME_TYPES]
+
+
+def tablier_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tablier.cli", *args]
+
+
+@dataclass
+class Server:
+    address: str
+    proc: subprocess.Popen
+    log: Path
+
+    def stop(self) -> int:
+        """SIGTERM, then wait for the drain; returns the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(STOP_TIMEOUT)
+
+
+def start_server(database_url: str, log_dir: Path, name: str) -> Server:
+    log = log_dir / f"{name}.log"
+    env = dict(os.environ, TABLIER_OPERATOR_TOKEN=OPERATOR_TOKEN)
+    proc = subprocess.Popen(
+        tablier_cmd("serve", "--listen", "127.0.0.1:0", "--database-url", database_url, "--grace", "2"),
+        stdout=subprocess.PIPE,
+        stderr=log.open("wb"),
+        env=env,
+    )
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + START_TIMEOUT
+    line = b""
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or proc.poll() is not None or not sel.select(left):
+            proc.kill()
+            raise RuntimeError(f"tablier serve did not start: {log.read_text()}")
+        chunk = os.read(proc.stdout.fileno(), 1)
+        line += chunk
+        if not chunk:
+            proc.kill()
+            raise RuntimeError(f"tablier serve exited: {log.read_text()}")
+    sel.close()
+    text = line.decode().strip()
+    assert text.startswith("tablier listening on "), text
+    return Server(text.rsplit(" ", 1)[1], proc, log)
+
+
+@pytest.fixture(scope="session")
+def e2e_database_url(database_url: str) -> Iterator[str]:
+    name = f"tablier_e2e_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name)))
+    try:
+        yield make_conninfo(database_url, dbname=name)
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
+    srv = start_server(e2e_database_url, tmp_path_factory.mktemp("servers"), "a")
+    try:
+        yield srv
+    finally:
+        code = srv.stop()
+        assert code == 0, srv.log.read_text()
+
+
+@pytest.fixture(scope="session")
+def second_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
+    """Another process on the same database (scale-out: watchers learn of its appends)."""
+    srv = start_server(e2e_database_url, tmp_path_factory.mktemp("servers"), "b")
+    try:
+        yield srv
+    finally:
+        code = srv.stop()
+        assert code == 0, srv.log.read_text()
+
+
+@pytest.fixture(scope="session")
+def channel(server: Server) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(server.address) as ch:
+        grpc.channel_ready_future(ch).result(timeout=START_TIMEOUT)
+        yield ch
+
+
+@pytest.fixture(scope="session")
+def stub(channel: grpc.Channel) -> rpc.GameServiceStub:
+    return rpc.GameServiceStub(channel)

@@ -1,0 +1,76 @@
+"""Small helpers for the end-to-end tests (sync gRPC stubs)."""
+
+from __future__ import annotations
+
+import uuid
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from tablier import _core
+from tablier.v1 import service_pb2 as pb
+
+from .conftest import GAME_TYPES, OPERATOR_TOKEN
+
+OPERATOR = (("authorization", f"Bearer {OPERATOR_TOKEN}"),)
+INFO = {t.id: t for t in GAME_TYPES}
+
+
+def seat(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+def error_of(exc: grpc.RpcError) -> tuple[grpc.StatusCode, str, str]:
+    """(code, ErrorInfo.reason, message) of a failed call; asserts the rich status is there."""
+    status = rpc_status.from_call(exc)
+    assert status is not None, f"no google.rpc.Status on {exc.code()}: {exc.details()}"
+    infos = []
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            infos.append(info)
+    assert len(infos) == 1 and infos[0].domain == "tablier.v1", status
+    assert status.message, "an error needs a message a person understands"
+    return exc.code(), infos[0].reason, status.message
+
+
+def expect_error(call, *args, **kwargs) -> tuple[grpc.StatusCode, str, str]:
+    try:
+        call(*args, **kwargs)
+    except grpc.RpcError as exc:
+        return error_of(exc)
+    raise AssertionError("the call succeeded")
+
+
+def create(stub, game: str, seats: int | None = None, seed: bytes = b"") -> pb.CreateGameResponse:
+    return stub.CreateGame(pb.CreateGameRequest(
+        game_type=game, seats=seats or INFO[game].min_players, seed=seed))
+
+
+def raw_events(stub, game_id: str) -> pb.ListEventsResponse:
+    """Every event unredacted (operator = auditor)."""
+    return stub.ListEvents(pb.ListEventsRequest(game_id=game_id), metadata=OPERATOR)
+
+
+def last_seq(stub, game_id: str) -> int:
+    return raw_events(stub, game_id).last_seq
+
+
+def replay_locally(stub, created: pb.CreateGameResponse, upto: int | None = None) -> _core.Match:
+    st = created.state
+    match = _core.Match(st.game_type, st.seat_count, {})
+    events = [e for e in raw_events(stub, created.game_id).events if upto is None or e.seq <= upto]
+    match.apply_all([e.payload.value for e in events])
+    return match
+
+
+def bot_move(stub, created: pb.CreateGameResponse, state: pb.GameState | None = None) -> pb.PlayMoveResponse:
+    """The awaited seat plays the core's suggestion."""
+    state = state or stub.GetView(pb.GetViewRequest(game_id=created.game_id)).state
+    s = state.to_act[0]
+    md = seat(created.seat_tokens[s])
+    suggestion = stub.SuggestMove(pb.SuggestMoveRequest(game_id=created.game_id), metadata=md)
+    return stub.PlayMove(pb.PlayMoveRequest(
+        game_id=created.game_id, command_id=str(uuid.uuid4()), action=suggestion.action,
+        expected_seq=suggestion.seq), metadata=md)

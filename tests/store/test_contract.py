@@ -1,0 +1,318 @@
+"""The event store contract (base.EventStore), run against both stores."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from storekit import WAIT, event, game, recompute_chain
+from tablier.store.base import DuplicateGame, GameRecord, SeqConflict, UnknownGame
+
+
+async def test_create_and_get_game(backend):
+    record = game(3, variant="basic", bag="108")
+    async with backend.open() as store:
+        opening = await store.create_game(record, [event(1, None), event(2, 1)])
+        assert [e.seq for e in opening] == [1, 2]
+        assert [e.kind for e in opening] == ["kind_1", "kind_2"]
+        assert [e.seat for e in opening] == [None, 1]
+        assert all(e.command_id is None and e.game_id == record.game_id for e in opening)
+        assert all(e.recorded_at is not None for e in opening)
+
+        got = await store.get_game(record.game_id)
+        assert (got.game_id, got.game_type, got.seats) == (record.game_id, "test_game", 3)
+        assert got.options == {"variant": "basic", "bag": "108"}
+        assert got.seed == record.seed
+        assert got.token_hashes == record.token_hashes
+        assert got.created_at is not None
+        assert await store.last_seq(record.game_id) == 2
+        assert await store.load_events(record.game_id) == opening
+        assert record.game_id in await store.list_games()
+
+
+async def test_game_id_is_case_insensitive_uuid(backend):
+    record = game()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        assert (await store.get_game(record.game_id.upper())).game_id == record.game_id
+        assert await store.last_seq(record.game_id.upper()) == 1
+
+
+async def test_create_game_without_events_then_append_from_genesis(backend):
+    record = game()
+    async with backend.open() as store:
+        assert await store.create_game(record, []) == []
+        assert await store.last_seq(record.game_id) == 0
+        assert await store.load_events(record.game_id) == []
+        appended = await store.append(record.game_id, 0, [event(1)], "cmd")
+        assert [e.seq for e in appended] == [1]
+        assert appended[0].chain_hash == recompute_chain(record, appended)[0]
+
+
+async def test_list_games_oldest_first(backend):
+    records = [game() for _ in range(3)]
+    async with backend.open() as store:
+        for r in records:
+            await store.create_game(r, [event(1)])
+        listed = await store.list_games()
+        assert [g for g in listed if g in {r.game_id for r in records}] == [
+            r.game_id for r in records
+        ]
+
+
+@pytest.mark.parametrize("game_id", [str(uuid.uuid4()), "not-a-uuid", ""])
+async def test_unknown_game(backend, game_id):
+    async with backend.open() as store:
+        with pytest.raises(UnknownGame):
+            await store.get_game(game_id)
+        with pytest.raises(UnknownGame):
+            await store.last_seq(game_id)
+        with pytest.raises(UnknownGame):
+            await store.load_events(game_id)
+        with pytest.raises(UnknownGame):
+            await store.append(game_id, 0, [event(1)], "cmd")
+        with pytest.raises(UnknownGame):
+            await store.append(game_id, 3, [event(1)], "cmd")
+        with pytest.raises(UnknownGame):
+            await store.command_events(game_id, "cmd")
+        with pytest.raises(UnknownGame):
+            watch = store.watch(game_id)
+            await anext(watch)
+        assert game_id not in await store.list_games()
+
+
+async def test_create_game_needs_a_uuid(backend):
+    async with backend.open() as store:
+        with pytest.raises(ValueError):
+            await store.create_game(GameRecord("match-1", "t", 2, {}, b"s", (b"a", b"b")), [])
+        assert await store.list_games() == []
+
+
+async def test_duplicate_game_changes_nothing(backend):
+    record = game()
+    async with backend.open() as store:
+        first = await store.create_game(record, [event(1)])
+        stored = await store.get_game(record.game_id)
+        other = GameRecord(record.game_id, "other", 4, {"x": "y"}, b"other", (b"1",) * 4)
+        with pytest.raises(DuplicateGame):
+            await store.create_game(other, [event(7), event(8)])
+        assert await store.get_game(record.game_id) == stored
+        assert stored.game_type == "test_game"
+        assert await store.load_events(record.game_id) == first
+
+
+async def test_append_at_the_right_seq(backend):
+    record = game()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        appended = await store.append(record.game_id, 1, [event(2, 0), event(3, None)], "c1")
+        assert [(e.seq, e.kind, e.seat, e.command_id) for e in appended] == [
+            (2, "kind_2", 0, "c1"),
+            (3, "kind_3", None, "c1"),
+        ]
+        assert appended[0].payload == event(2).payload
+        assert appended[1].state_hash == event(3).state_hash
+        assert all(e.core_version == "test-1" for e in appended)
+        assert await store.last_seq(record.game_id) == 3
+        assert (await store.load_events(record.game_id))[1:] == appended
+        more = await store.append(record.game_id, 3, [event(4)], None)
+        assert [(e.seq, e.command_id) for e in more] == [(4, None)]
+
+
+@pytest.mark.parametrize("expected_seq", [0, 1, 2, 4, 9, -1])
+async def test_append_at_a_wrong_seq_conflicts_and_writes_nothing(backend, expected_seq):
+    record = game()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1), event(2)])
+        await store.append(record.game_id, 2, [event(3)], "c1")
+        before = await store.load_events(record.game_id)
+        with pytest.raises(SeqConflict):
+            await store.append(record.game_id, expected_seq, [event(9)], "c2")
+        assert await store.load_events(record.game_id) == before
+        assert await store.last_seq(record.game_id) == 3
+        assert await store.command_events(record.game_id, "c2") is None
+        # The command id that lost is still free.
+        assert [e.seq for e in await store.append(record.game_id, 3, [event(4)], "c2")] == [4]
+
+
+async def test_concurrent_appends_at_one_seq_exactly_one_wins(backend):
+    record = game()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        results = await asyncio.gather(
+            *(store.append(record.game_id, 1, [event(10 + i), event(20 + i)], f"c{i}")
+              for i in range(8)),
+            return_exceptions=True,
+        )
+        winners = [r for r in results if not isinstance(r, BaseException)]
+        losers = [r for r in results if isinstance(r, BaseException)]
+        assert len(winners) == 1
+        assert all(isinstance(r, SeqConflict) for r in losers), losers
+        log = await store.load_events(record.game_id)
+        assert log[1:] == winners[0]
+        assert [e.seq for e in log] == [1, 2, 3]
+
+
+async def test_concurrent_appends_from_two_store_instances(backend):
+    record = game()
+    async with backend.open() as a, backend.open() as b:
+        await a.create_game(record, [event(1)])
+        for seq in range(1, 6):
+            results = await asyncio.gather(
+                a.append(record.game_id, seq, [event(100 + seq)], f"a{seq}"),
+                b.append(record.game_id, seq, [event(200 + seq)], f"b{seq}"),
+                return_exceptions=True,
+            )
+            winners = [r for r in results if not isinstance(r, BaseException)]
+            assert len(winners) == 1, results
+            assert sum(isinstance(r, SeqConflict) for r in results) == 1, results
+        log = await b.load_events(record.game_id)
+        assert [e.seq for e in log] == list(range(1, 7))
+        assert [e.chain_hash for e in log] == recompute_chain(record, log)
+
+
+async def test_same_command_id_twice_writes_once(backend):
+    record = game()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        assert await store.command_events(record.game_id, "move-1") is None
+        first = await store.append(record.game_id, 1, [event(2), event(3)], "move-1")
+        # A retry, at the old seq or at the current one, returns the first result.
+        assert await store.append(record.game_id, 1, [event(2), event(3)], "move-1") == first
+        assert await store.append(record.game_id, 3, [event(5)], "move-1") == first
+        assert await store.append(record.game_id, 9, [event(5)], "move-1") == first
+        assert await store.command_events(record.game_id, "move-1") == first
+        assert await store.last_seq(record.game_id) == 3
+        assert (await store.load_events(record.game_id))[1:] == first
+        # Command ids are per match.
+        other = game()
+        await store.create_game(other, [])
+        assert [e.seq for e in await store.append(other.game_id, 0, [event(1)], "move-1")] == [1]
+
+
+async def test_same_command_id_racing_from_two_instances(backend):
+    record = game()
+    async with backend.open() as a, backend.open() as b:
+        await a.create_game(record, [event(1)])
+        results = await asyncio.gather(
+            a.append(record.game_id, 1, [event(2)], "retry-me"),
+            b.append(record.game_id, 1, [event(2)], "retry-me"),
+            a.append(record.game_id, 1, [event(2)], "retry-me"),
+        )
+        assert results[0] == results[1] == results[2]
+        assert [e.seq for e in results[0]] == [2]
+        assert await a.last_seq(record.game_id) == 2
+
+
+async def test_command_with_no_events(backend):
+    record = game()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        assert await store.append(record.game_id, 1, [], "noop") == []
+        assert await store.append(record.game_id, 0, [], "noop") == []
+        assert await store.command_events(record.game_id, "noop") == []
+        assert await store.append(record.game_id, 1, [], "noop") == []
+        assert await store.append(record.game_id, 0, [], "noop") == []
+        with pytest.raises(SeqConflict):
+            await store.append(record.game_id, 0, [], "other")
+        assert await store.last_seq(record.game_id) == 1
+
+
+async def test_load_ranges(backend):
+    record = game()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1), event(2)])
+        for seq in range(2, 6):
+            await store.append(record.game_id, seq, [event(seq + 1)], f"c{seq}")
+        full = await store.load_events(record.game_id)
+        assert [e.seq for e in full] == [1, 2, 3, 4, 5, 6]
+
+        async def seqs(after: int = 0, upto: int | None = None) -> list[int]:
+            return [e.seq for e in await store.load_events(record.game_id, after, upto)]
+
+        assert await seqs(after=2) == [3, 4, 5, 6]
+        assert await seqs(upto=3) == [1, 2, 3]
+        assert await seqs(2, 4) == [3, 4]
+        assert await seqs(3, 3) == []
+        assert await seqs(4, 2) == []
+        assert await seqs(6) == []
+        assert await seqs(50) == []
+        assert await seqs(0, 50) == [1, 2, 3, 4, 5, 6]
+        assert await store.load_events(record.game_id, 2, 4) == full[2:4]
+
+
+async def test_chain_hashes_match_a_recomputation(backend):
+    record = game(4, mode="x")
+    async with backend.open() as store:
+        await store.create_game(record, [event(1, None), event(2, None)])
+        seq = 2
+        for n in range(3, 12):
+            batch = [event(n * 10 + k, n % 4 if k else None) for k in range(n % 3 + 1)]
+            seq = (await store.append(record.game_id, seq, batch, f"cmd-{n}"))[-1].seq
+        log = await store.load_events(record.game_id)
+        assert len(log) == seq
+        assert [e.chain_hash for e in log] == recompute_chain(record, log)
+        # The chain commits to the match: another game's genesis gives other hashes.
+        assert recompute_chain(game(4, mode="x"), log)[0] != log[0].chain_hash
+
+
+async def test_watch_yields_current_seq_then_appends_from_another_instance(backend):
+    record = game()
+    async with backend.open() as a, backend.open() as b:
+        await a.create_game(record, [event(1), event(2)])
+        watch = a.watch(record.game_id)
+        assert await asyncio.wait_for(anext(watch), WAIT) == 2
+        await b.append(record.game_id, 2, [event(3)], "c3")
+        assert await asyncio.wait_for(anext(watch), WAIT) == 3
+        await b.append(record.game_id, 3, [event(4), event(5)], "c4")
+        assert await asyncio.wait_for(anext(watch), WAIT) == 5
+        await watch.aclose()
+
+
+async def test_watch_coalesces_and_keeps_matches_apart(backend):
+    x, y = game(), game()
+    async with backend.open() as a, backend.open() as b:
+        await a.create_game(x, [event(1)])
+        await a.create_game(y, [event(1)])
+        wx, wy = a.watch(x.game_id), a.watch(y.game_id)
+        assert await asyncio.wait_for(anext(wx), WAIT) == 1
+        assert await asyncio.wait_for(anext(wy), WAIT) == 1
+        for seq in range(1, 4):
+            await b.append(y.game_id, seq, [event(seq + 1)], f"y{seq}")
+        await b.append(x.game_id, 1, [event(2)], "x1")
+        # x's watcher reports x's seq, never y's; y's watcher reaches y's last seq.
+        assert await asyncio.wait_for(anext(wx), WAIT) == 2
+        seen = await asyncio.wait_for(anext(wy), WAIT)
+        while seen < 4:
+            nxt = await asyncio.wait_for(anext(wy), WAIT)
+            assert nxt > seen
+            seen = nxt
+        assert seen == 4
+        await wx.aclose()
+        await wy.aclose()
+
+
+async def test_watchers_see_the_same_appends(backend):
+    record = game()
+    async with backend.open() as a, backend.open() as b:
+        await a.create_game(record, [event(1)])
+        watches = [a.watch(record.game_id), a.watch(record.game_id), b.watch(record.game_id)]
+        assert [await asyncio.wait_for(anext(w), WAIT) for w in watches] == [1, 1, 1]
+        await a.append(record.game_id, 1, [event(2)], "c")
+        assert [await asyncio.wait_for(anext(w), WAIT) for w in watches] == [2, 2, 2]
+        for w in watches:
+            await w.aclose()
+
+
+async def test_close_ends_watches(backend):
+    record = game()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        watch = store.watch(record.game_id)
+        assert await anext(watch) == 1
+        pending = asyncio.ensure_future(anext(watch))
+        await store.close()
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(pending, WAIT)

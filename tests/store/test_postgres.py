@@ -1,0 +1,203 @@
+"""PostgreSQL-only behaviour: migrations, immutability of the log, the LISTEN connection."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from storekit import WAIT, event, game
+from tablier.store.migrate import MigrationError, migrate, migrations
+from tablier.store.postgres import (
+    LISTENER_APPLICATION_NAME,
+    POOL_APPLICATION_NAME,
+    open_store,
+)
+
+
+async def connect(dsn: str) -> psycopg.AsyncConnection:
+    return await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+
+
+async def applied_versions(conn: psycopg.AsyncConnection) -> list[int]:
+    cur = await conn.execute("SELECT version FROM schema_migrations ORDER BY version")
+    return [r[0] for r in await cur.fetchall()]
+
+
+async def test_migrations_apply_once(fresh_database_url):
+    every = [m.version for m in migrations()]
+    assert every and every == sorted(every)
+    async with await connect(fresh_database_url) as conn:
+        assert await migrate(conn) == every
+        assert await migrate(conn) == []
+        assert await applied_versions(conn) == every
+        cur = await conn.execute(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = 'public' ORDER BY table_name"
+        )
+        assert [r[0] for r in await cur.fetchall()] == [
+            "commands", "events", "games", "schema_migrations"
+        ]
+    # A store opened on a migrated database migrates nothing and works.
+    store = await open_store(fresh_database_url)
+    await store.close()
+
+
+async def test_concurrent_migrations_apply_once(fresh_database_url):
+    conns = [await connect(fresh_database_url) for _ in range(4)]
+    try:
+        results = await asyncio.gather(*(migrate(c) for c in conns))
+        every = [m.version for m in migrations()]
+        assert sorted(results, key=len) == [[], [], [], every]
+        assert await applied_versions(conns[0]) == every
+    finally:
+        for c in conns:
+            await c.close()
+
+
+async def test_concurrent_store_opening(fresh_database_url):
+    stores = await asyncio.gather(*(open_store(fresh_database_url) for _ in range(3)))
+    try:
+        record = game()
+        await stores[0].create_game(record, [event(1)])
+        assert await stores[2].last_seq(record.game_id) == 1
+    finally:
+        for s in stores:
+            await s.close()
+
+
+async def test_unknown_migration_version_is_refused(fresh_database_url):
+    async with await connect(fresh_database_url) as conn:
+        await migrate(conn)
+        await conn.execute("INSERT INTO schema_migrations (version, name) VALUES (9999, 'future')")
+        with pytest.raises(MigrationError, match="9999"):
+            await migrate(conn)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE events SET payload = 'x' WHERE seq = 1",
+        "UPDATE events SET seq = seq + 10",
+        "DELETE FROM events WHERE seq = 2",
+        "DELETE FROM events",
+        "TRUNCATE events CASCADE",
+    ],
+)
+async def test_events_are_immutable(fresh_database_url, statement):
+    record = game()
+    store = await open_store(fresh_database_url)
+    try:
+        before = await store.create_game(record, [event(1), event(2)])
+        async with await connect(fresh_database_url) as conn:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
+                await conn.execute(statement)
+        assert await store.load_events(record.game_id) == before
+    finally:
+        await store.close()
+
+
+async def test_watch_survives_losing_the_listen_connection(fresh_database_url):
+    record = game()
+    watching = await open_store(fresh_database_url)
+    writing = await open_store(fresh_database_url)
+    try:
+        await writing.create_game(record, [event(1)])
+        watch = watching.watch(record.game_id)
+        assert await asyncio.wait_for(anext(watch), WAIT) == 1
+        async with await connect(fresh_database_url) as admin:
+            cur = await admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = %s AND datname = current_database()",
+                (LISTENER_APPLICATION_NAME,),
+            )
+            assert (await cur.fetchone())[0] == 1
+        # Appended while the listener is (probably) down: seen after it reconnects.
+        await writing.append(record.game_id, 1, [event(2)], "c2")
+        assert await asyncio.wait_for(anext(watch), WAIT) == 2
+        # And the new connection hears later appends.
+        await writing.append(record.game_id, 2, [event(3)], "c3")
+        assert await asyncio.wait_for(anext(watch), WAIT) == 3
+        await watch.aclose()
+    finally:
+        await watching.close()
+        await writing.close()
+
+
+async def test_notifications_carry_game_and_last_seq(fresh_database_url):
+    record = game()
+    store = await open_store(fresh_database_url)
+    try:
+        async with await connect(fresh_database_url) as listener:
+            await listener.execute("LISTEN tablier_events")
+            await store.create_game(record, [event(1), event(2)])
+            await store.append(record.game_id, 2, [event(3), event(4)], "c")
+            notes = [n.payload async for n in listener.notifies(timeout=WAIT, stop_after=2)]
+        assert notes == [f"{record.game_id}:2", f"{record.game_id}:4"]
+    finally:
+        await store.close()
+
+
+# Appends one event at seq 1 of a match, from another process.
+OTHER_PROCESS_APPEND = """
+import asyncio, sys
+sys.path.insert(0, sys.argv[3])
+from storekit import event
+from tablier.store.postgres import open_store
+
+async def main(dsn, game_id):
+    store = await open_store(dsn)
+    try:
+        await store.append(game_id, 1, [event(2)], "from-another-process")
+    finally:
+        await store.close()
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+async def test_watch_sees_an_append_from_another_process(fresh_database_url):
+    record = game()
+    store = await open_store(fresh_database_url)
+    try:
+        await store.create_game(record, [event(1)])
+        watch = store.watch(record.game_id)
+        assert await asyncio.wait_for(anext(watch), WAIT) == 1
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", OTHER_PROCESS_APPEND,
+            fresh_database_url, record.game_id, str(Path(__file__).parent),
+        )
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+        assert await asyncio.wait_for(anext(watch), WAIT) == 2
+        [appended] = await store.load_events(record.game_id, after_seq=1)
+        assert appended.command_id == "from-another-process"
+        await watch.aclose()
+    finally:
+        await store.close()
+
+
+async def test_operations_survive_losing_every_pooled_connection(fresh_database_url):
+    record = game()
+    store = await open_store(fresh_database_url, min_size=3, max_size=3)
+    try:
+        await store.create_game(record, [event(1)])
+        # Use every pooled connection, so that all of them are open.
+        await asyncio.gather(*(store.last_seq(record.game_id) for _ in range(6)))
+        async with await connect(fresh_database_url) as admin:
+            cur = await admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = %s AND datname = current_database()",
+                (POOL_APPLICATION_NAME,),
+            )
+            assert (await cur.fetchone())[0] == 3
+        assert await store.last_seq(record.game_id) == 1
+        assert [e.seq for e in await store.append(record.game_id, 1, [event(2)], "c")] == [2]
+        assert [e.seq for e in await store.load_events(record.game_id)] == [1, 2]
+        other = game()
+        await store.create_game(other, [])
+        assert await store.list_games() == [record.game_id, other.game_id]
+    finally:
+        await store.close()
