@@ -1649,3 +1649,1137 @@ impl Game for Carre {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance;
+    use prost::Message;
+
+    // ---------------------------------------------------------------- helpers
+
+    fn c(code: &str) -> u8 {
+        parse_card(code).unwrap_or_else(|| panic!("bad card code {code}"))
+    }
+
+    /// An ACTION-phase position of round 1 (starter seat 0) with nothing dealt yet; finish it
+    /// with `fill`.
+    fn pos(to_act: u8) -> State {
+        let mut s = State::new(Config::default());
+        s.phase = Phase::Action;
+        s.round = 1;
+        s.current = to_act;
+        s.drew = true;
+        s
+    }
+
+    fn give(s: &mut State, seat: u8, cards: &[&str]) {
+        for code in cards {
+            s.hands[seat as usize] |= bit(c(code));
+        }
+    }
+
+    /// Pushes a pile bottom -> top. `v:JD` is face down; a face-down Queen was placed by the
+    /// owner, a face-down Jack by the other seat; face-up cards by the owner.
+    fn pile(s: &mut State, owner: u8, cell: u8, entries: &[&str]) {
+        for code in entries {
+            let (down, code) = match code.strip_prefix("v:") {
+                Some(rest) => (true, rest),
+                None => (false, *code),
+            };
+            let card = c(code);
+            let by = if down && rank(card) == JACK { 1 - owner } else { owner };
+            let n = s.n_placed as usize;
+            s.log[n] = Entry { card, cell: owner * 9 + cell - 1, down, by };
+            s.n_placed += 1;
+            s.top[owner as usize][cell as usize - 1] = n as u8;
+            s.mask[owner as usize][cell as usize - 1] = if down { 0 } else { card_mask(card) };
+        }
+    }
+
+    /// A square from a grid like `AS 2S 3S / 4C 5S 6H / 7C 8D 9S`: `..` empty, `v:JH` face
+    /// down, `8S+v:JS` a pile.
+    fn square(s: &mut State, owner: u8, grid: &str) {
+        let toks: Vec<&str> = grid.split_whitespace().filter(|t| *t != "/").collect();
+        assert_eq!(toks.len(), 9, "{grid}");
+        for (i, t) in toks.iter().enumerate() {
+            if *t != ".." {
+                let entries: Vec<&str> = t.split('+').collect();
+                pile(s, owner, i as u8 + 1, &entries);
+            }
+        }
+    }
+
+    /// Puts every card not yet in a hand, pile or the discard pile into the stock (`stock`
+    /// cards) and the rest into the discard pile, keeping the position card-conserving.
+    fn fill(s: &mut State, stock: usize) {
+        let mut used = s.hands[0] | s.hands[1];
+        for e in &s.log[..s.n_placed as usize] {
+            used |= bit(e.card);
+        }
+        for &d in &s.discard[..s.n_discard as usize] {
+            used |= bit(d);
+        }
+        let rest: Vec<u8> = (0..52u8).filter(|&x| used & bit(x) == 0).collect();
+        assert!(rest.len() >= stock);
+        s.stock_pos = (STOCK - stock) as u8;
+        for (i, &x) in rest[..stock].iter().enumerate() {
+            s.stock[STOCK - stock + i] = x;
+        }
+        for &x in &rest[stock..] {
+            s.discard[s.n_discard as usize] = x;
+            s.n_discard += 1;
+        }
+        if stock == 0 {
+            s.drew = false;
+        }
+    }
+
+    fn place(card: &str, own: bool, cell: u32) -> pb::Action {
+        pb::Action {
+            kind: Some(pb::action::Kind::Place(pb::Place {
+                card: Some(card_pb(c(card))),
+                square: if own { pb::TargetSquare::Own } else { pb::TargetSquare::Opponent } as i32,
+                cell,
+            })),
+        }
+    }
+    fn discard(card: &str) -> pb::Action {
+        pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card: Some(card_pb(c(card))) })) }
+    }
+    fn go_out() -> pb::Action {
+        pb::Action { kind: Some(pb::action::Kind::GoOut(pb::GoOut {})) }
+    }
+
+    fn try_act(s: &State, seat: u32, a: &pb::Action) -> CoreResult<Vec<pb::Event>> {
+        Carre::decide(s, seat, a, &mut Rng::from_u64(99))
+    }
+
+    fn act(s: &mut State, seat: u32, a: &pb::Action) -> Vec<pb::Event> {
+        let evs = try_act(s, seat, a).unwrap_or_else(|e| panic!("{a:?} refused: {e}"));
+        for e in &evs {
+            Carre::evolve(s, e).unwrap();
+        }
+        evs
+    }
+
+    fn reason<T: std::fmt::Debug>(r: CoreResult<T>) -> &'static str {
+        match r {
+            Err(CoreError::Rule { reason, .. }) => reason,
+            other => panic!("expected a rule refusal, got {other:?}"),
+        }
+    }
+
+    fn is_legal(s: &State, seat: u32, a: &pb::Action) -> bool {
+        Carre::legal_actions(s, seat).contains(a)
+    }
+
+    /// Pile of a cell as `["5S", "v:JH"]`.
+    fn pile_codes(s: &State, owner: u8, cell: u8) -> Vec<String> {
+        s.pile(owner, cell - 1)
+            .map(|e| if e.down { format!("v:{}", card_name(e.card)) } else { card_name(e.card) })
+            .collect()
+    }
+
+    fn lines_of(s: &State, owner: u8) -> [u32; 8] {
+        line_points(&s.mask[owner as usize])
+    }
+
+    fn scored(evs: &[pb::Event]) -> pb::RoundScored {
+        evs.iter()
+            .find_map(|e| match &e.kind {
+                Some(Ev::RoundScored(r)) => Some(r.clone()),
+                _ => None,
+            })
+            .expect("a round_scored event")
+    }
+
+    const TV08: &str = "AS 2S 3S / 4C 5S 6H / 7C 8D 9S";
+
+    // ---------------------------------------------------------------- spec §9 vectors
+
+    #[test]
+    fn tv01_deal_and_first_draw() {
+        let mut opts = Options::new();
+        opts.insert("first_starter".into(), "0".into());
+        let cfg = Carre::configure(2, &opts).unwrap();
+        let mut s = Carre::initial(&cfg);
+        let evs = Carre::start(&s, &mut Rng::from_u64(42)).unwrap();
+        let mut deck: Vec<u8> = (0..52).collect();
+        Rng::from_u64(42).shuffle(&mut deck);
+        let d: Vec<pb::Card> = deck.iter().map(|&x| card_pb(x)).collect();
+        assert_eq!(evs.len(), 3);
+        let Some(Ev::RoundDealt(dealt)) = &evs[1].kind else { panic!("{evs:?}") };
+        assert_eq!((dealt.round, dealt.starter, dealt.dealer), (1, 0, 1));
+        let p1: Vec<pb::Card> = (0..8).map(|i| d[2 * i].clone()).collect();
+        let p2: Vec<pb::Card> = (0..8).map(|i| d[2 * i + 1].clone()).collect();
+        assert_eq!(dealt.hands[0].cards, p1);
+        assert_eq!(dealt.hands[1].cards, p2);
+        assert_eq!(dealt.stock, d[16..].to_vec());
+        let Some(Ev::CardDrawn(first)) = &evs[2].kind else { panic!() };
+        assert_eq!((first.seat, first.card.clone(), first.stock_size), (0, Some(d[16].clone()), 35));
+        for e in &evs {
+            Carre::evolve(&mut s, e).unwrap();
+        }
+        assert_eq!(s.hands[0].count_ones(), 9);
+        assert_eq!(s.hands[1].count_ones(), 8);
+        assert_eq!(s.stock_left(), 35);
+        assert!(s.n_placed == 0 && s.n_discard == 0);
+        assert!(!Carre::legal_actions(&s, 0).contains(&go_out()));
+        // Discard-only play: 36 draws, the 36th (d51) by the dealer P2; 52 turns in all.
+        let mut draws = vec![(0u32, d[16].clone())];
+        let mut turns = 0;
+        let mut end = None;
+        while end.is_none() {
+            let seat = Carre::to_act(&s)[0];
+            let a = Carre::legal_actions(&s, seat)
+                .into_iter()
+                .find(|a| matches!(a.kind, Some(pb::action::Kind::Discard(_))))
+                .unwrap();
+            turns += 1;
+            for e in act(&mut s, seat, &a) {
+                match e.kind {
+                    Some(Ev::CardDrawn(dr)) if end.is_none() => draws.push((dr.seat, dr.card.unwrap())),
+                    Some(Ev::RoundScored(r)) => end = Some(r),
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!(turns, 52);
+        assert_eq!(draws.len(), 36);
+        assert_eq!(draws[35], (1, d[51].clone()));
+        assert_eq!(end.unwrap().end, pb::RoundEnd::Exhaustion as i32);
+    }
+
+    #[test]
+    fn tv02_pip_card_on_its_own_cell() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["5H"]);
+        fill(&mut s, 10);
+        assert_eq!(reason(try_act(&s, 0, &place("5H", true, 4))), "WRONG_CELL");
+        act(&mut s, 0, &place("5H", true, 5));
+        assert_eq!(pile_codes(&s, 0, 5), ["5H"]);
+    }
+
+    #[test]
+    fn tv03_pip_card_in_the_opponents_square() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["7C"]);
+        pile(&mut s, 1, 7, &["7S"]);
+        fill(&mut s, 10);
+        assert_eq!(reason(try_act(&s, 0, &place("7C", false, 7))), "CELL_FACE_UP");
+
+        let mut s = pos(0);
+        give(&mut s, 0, &["7C"]);
+        pile(&mut s, 1, 7, &["7S", "v:JD"]);
+        fill(&mut s, 10);
+        act(&mut s, 0, &place("7C", false, 7));
+        assert_eq!(pile_codes(&s, 1, 7), ["7S", "v:JD", "7C"]);
+        assert_eq!(s.mask[1][6], card_mask(c("7C")));
+    }
+
+    #[test]
+    fn tv04_ten() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["TH"]);
+        pile(&mut s, 0, 3, &["3S"]);
+        pile(&mut s, 0, 4, &["4C", "v:QD"]);
+        fill(&mut s, 10);
+        assert!(try_act(&s, 0, &place("TH", true, 2)).is_ok());
+        assert_eq!(reason(try_act(&s, 0, &place("TH", true, 3))), "CELL_FACE_UP");
+        assert!(try_act(&s, 0, &place("TH", true, 4)).is_ok());
+        assert_eq!(reason(try_act(&s, 0, &place("TH", false, 2))), "OWN_SQUARE_ONLY");
+        // AMB21: own-square check comes before the cell state, whatever P2's cell holds.
+        pile(&mut s, 1, 2, &["2S"]);
+        assert_eq!(reason(try_act(&s, 0, &place("TH", false, 2))), "OWN_SQUARE_ONLY");
+    }
+
+    #[test]
+    fn tv05_king() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["KD"]);
+        pile(&mut s, 0, 5, &["5S"]);
+        pile(&mut s, 0, 1, &["AS", "KC"]);
+        fill(&mut s, 10);
+        let mut t = s;
+        act(&mut t, 0, &place("KD", true, 5));
+        assert_eq!(pile_codes(&t, 0, 5), ["5S", "KD"]);
+        assert!(try_act(&s, 0, &place("KD", true, 1)).is_ok());
+        assert!(try_act(&s, 0, &place("KD", true, 6)).is_ok());
+        assert_eq!(reason(try_act(&s, 0, &place("KD", false, 5))), "OWN_SQUARE_ONLY");
+    }
+
+    #[test]
+    fn tv06_jack() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["JH"]);
+        pile(&mut s, 1, 5, &["5S"]);
+        pile(&mut s, 1, 4, &["4C", "v:QD"]);
+        pile(&mut s, 0, 1, &["AS"]);
+        fill(&mut s, 10);
+        assert_eq!(s.log[1].by, 1, "P2's own Queen");
+        let mut t = s;
+        act(&mut t, 0, &place("JH", false, 5));
+        assert_eq!(pile_codes(&t, 1, 5), ["5S", "v:JH"]);
+        let v = Carre::view(&t, Viewer::Seat(1));
+        let top = v.squares[1].cells[4].pile.last().unwrap().clone();
+        assert_eq!((top.face_down, top.placed_by, top.card), (true, 0, None));
+        assert_eq!(reason(try_act(&s, 0, &place("JH", false, 6))), "CELL_NOT_FACE_UP");
+        assert_eq!(reason(try_act(&s, 0, &place("JH", false, 4))), "CELL_NOT_FACE_UP");
+        assert!(try_act(&s, 0, &place("JH", true, 1)).is_ok());
+    }
+
+    #[test]
+    fn tv07_queen() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["QC"]);
+        pile(&mut s, 0, 9, &["9S"]);
+        pile(&mut s, 1, 5, &["5D"]);
+        fill(&mut s, 10);
+        let mut t = s;
+        act(&mut t, 0, &place("QC", true, 9));
+        assert_eq!(pile_codes(&t, 0, 9), ["9S", "v:QC"]);
+        assert_eq!(reason(try_act(&s, 0, &place("QC", true, 8))), "CELL_NOT_FACE_UP");
+        assert_eq!(reason(try_act(&s, 0, &place("QC", false, 5))), "OWN_SQUARE_ONLY");
+    }
+
+    #[test]
+    fn tv08_scoring_a_mixed_square() {
+        let mut s = pos(0);
+        square(&mut s, 0, TV08);
+        fill(&mut s, 10);
+        assert_eq!(lines_of(&s, 0), [2, 0, 0, 1, 0, 0, 2, 1]);
+        assert_eq!(s.raw(0), 6);
+        assert_eq!(base_score(6), 7);
+        assert!(is_legal(&s, 0, &go_out()));
+    }
+
+    fn tv09_position() -> State {
+        let mut s = pos(1);
+        square(&mut s, 0, TV08);
+        give(&mut s, 1, &["JH"]);
+        give(&mut s, 0, &["5C", "KS"]);
+        fill(&mut s, 10);
+        s
+    }
+
+    #[test]
+    fn tv09_a_jack_breaks_lines() {
+        let mut s = tv09_position();
+        act(&mut s, 1, &place("JH", false, 5));
+        assert_eq!(pile_codes(&s, 0, 5), ["5S", "v:JH"]);
+        assert_eq!(lines_of(&s, 0), [2, 0, 0, 1, 0, 0, 0, 0]);
+        assert_eq!(s.raw(0), 3);
+        assert_eq!(Carre::to_act(&s), vec![0]);
+        assert!(!is_legal(&s, 0, &go_out()));
+        assert_eq!(reason(try_act(&s, 0, &go_out())), "GO_OUT_BELOW_5");
+    }
+
+    #[test]
+    fn tv10_re_covering_a_face_down_cell() {
+        let mut s = tv09_position();
+        act(&mut s, 1, &place("JH", false, 5));
+        act(&mut s, 0, &place("5C", true, 5));
+        assert_eq!(pile_codes(&s, 0, 5), ["5S", "v:JH", "5C"]);
+        assert_eq!(lines_of(&s, 0), [2, 0, 0, 1, 0, 0, 1, 1]);
+        assert_eq!(s.raw(0), 5);
+        // P2 plays elsewhere (a discard), then P1 draws and may go out.
+        let d = Carre::legal_actions(&s, 1).into_iter().rev().find(|a| matches!(a.kind, Some(pb::action::Kind::Discard(_)))).unwrap();
+        act(&mut s, 1, &d);
+        assert!(is_legal(&s, 0, &go_out()));
+        let r = scored(&act(&mut s, 0, &go_out()));
+        assert_eq!(r.end, pb::RoundEnd::WentOut as i32);
+        assert_eq!((r.scores[0].raw_points, r.scores[0].round_score, r.scores[0].went_out), (5, 4, true));
+    }
+
+    #[test]
+    fn tv11_king_over_a_face_down_card() {
+        let mut s = tv09_position();
+        act(&mut s, 1, &place("JH", false, 5));
+        act(&mut s, 0, &place("KS", true, 5));
+        assert_eq!(pile_codes(&s, 0, 5), ["5S", "v:JH", "KS"]);
+        assert_eq!(lines_of(&s, 0), [2, 0, 0, 1, 0, 0, 2, 1]);
+        assert_eq!((s.raw(0), base_score(s.raw(0))), (6, 7));
+    }
+
+    #[test]
+    fn tv12_the_doubling_table() {
+        for (raw, score) in [(0, 0), (4, 4), (5, 5), (6, 7), (7, 9), (8, 11), (10, 15), (14, 23), (16, 27)] {
+            assert_eq!(base_score(raw), score, "raw {raw}");
+        }
+        for (raw, score) in [(5, 4), (6, 6), (7, 8), (10, 14), (16, 26)] {
+            assert_eq!(base_score(raw) - 1, score, "raw {raw} went out");
+        }
+    }
+
+    #[test]
+    fn tv13_square_entirely_of_one_suit() {
+        let mut s = pos(0);
+        square(&mut s, 0, "AH 2H 3H / 4H 5H 6H / 7H 8H 9H");
+        fill(&mut s, 10);
+        assert_eq!(lines_of(&s, 0), [2; 8]);
+        s.went_out = 0;
+        s.phase = Phase::Scoring;
+        let r = s.round_result();
+        assert_eq!((r.raw[0], r.score[0]), (16, 26));
+        assert_eq!(base_score(16), 27);
+    }
+
+    #[test]
+    fn tv14_the_seeds_ten_points_example() {
+        let mut s = pos(0);
+        square(&mut s, 0, "AS 2S 3S / 4S 5S 6S / 7S 8S 9H");
+        assert_eq!(lines_of(&s, 0), [2, 2, 0, 2, 2, 0, 0, 2]);
+        assert_eq!((s.raw(0), base_score(10)), (10, 15));
+    }
+
+    #[test]
+    fn tv15_colour_lines_face_down_blocker_ten_and_king() {
+        let mut s = pos(0);
+        square(&mut s, 0, "AH 2D 3H / 4C 5S 6C / 7D 8S+v:JS 9D");
+        square(&mut s, 1, "TS 2S KS / 4H 5D 6H / .. 8C 9C");
+        assert_eq!(lines_of(&s, 0), [1, 1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(s.raw(0), 2);
+        assert_eq!(lines_of(&s, 1), [2, 1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(s.raw(1), 3);
+    }
+
+    #[test]
+    fn tv16_spoiling_the_opponent_with_a_pip_card() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["5H"]);
+        pile(&mut s, 1, 4, &["4S"]);
+        pile(&mut s, 1, 6, &["6S"]);
+        fill(&mut s, 10);
+        act(&mut s, 0, &place("5H", false, 5));
+        assert_eq!(lines_of(&s, 1)[1], 0);
+        // R16: a black King placed directly on the 5H repairs the row for P2 (only the rule
+        // check matters here, so the King is simply put in P2's hand).
+        let mut t = s;
+        t.hands[1] |= bit(c("KC"));
+        assert!(t.check_place(1, c("KC"), 1, 4).is_ok());
+        t.place(1, c("KC"), 1, 4, false);
+        assert_eq!(lines_of(&t, 1)[1], 1, "4S KC 6S: all black");
+    }
+
+    #[test]
+    fn tv17_going_out() {
+        let mut s = pos(0);
+        square(&mut s, 0, "AS 2S 3S / 4C 5C 6H / 7C 8D 9S");
+        square(&mut s, 1, "AC 2C 3C / 4S 5S 6S / 7S 8S 9H");
+        give(&mut s, 0, &["TD", "KH"]);
+        give(&mut s, 1, &["TC"]);
+        fill(&mut s, 10);
+        assert_eq!((s.raw(0), s.raw(1)), (5, 7));
+        assert_eq!(lines_of(&s, 1), [2, 2, 0, 1, 1, 0, 0, 1]);
+        let mut t = s;
+        let evs = act(&mut t, 0, &go_out());
+        assert!(matches!(evs[0].kind, Some(Ev::WentOut(pb::WentOut { seat: 0, raw_points: 5 }))));
+        let r = scored(&evs);
+        assert_eq!((r.scores[0].round_score, r.scores[1].round_score), (4, 9));
+        assert_eq!((r.scores[0].went_out, r.scores[1].went_out), (true, false));
+        // The next round was dealt at once: P2 got no further turn in round 1.
+        assert!(matches!(evs[2].kind, Some(Ev::RoundDealt(_))));
+        assert_eq!(t.round, 2);
+        // Timing: after a card play the turn is over and go_out is no longer offered to P1.
+        let mut t = s;
+        act(&mut t, 0, &discard("TD"));
+        assert!(Carre::legal_actions(&t, 0).is_empty());
+        assert_eq!(reason(try_act(&t, 0, &go_out())), "NOT_YOUR_TURN");
+        // Negative case: raw 4.
+        let mut n = pos(0);
+        square(&mut n, 0, "AS 2H 3S / .. 5S .. / 7S .. 9S");
+        fill(&mut n, 10);
+        assert_eq!(n.raw(0), 4);
+        assert_eq!(reason(try_act(&n, 0, &go_out())), "GO_OUT_BELOW_5");
+    }
+
+    #[test]
+    fn tv18_the_last_stock_card() {
+        let mut s = State::new(Config::default());
+        s.round = 1;
+        s.phase = Phase::Drawing;
+        s.current = 1;
+        for i in 0..8u8 {
+            s.hands[0] |= bit(i);
+            s.hands[1] |= bit(8 + i);
+        }
+        fill(&mut s, 1);
+        let mut evs = vec![];
+        Carre::auto_steps(&mut s, &mut Rng::from_u64(1), &mut evs).unwrap();
+        assert!(matches!(evs[0].kind, Some(Ev::CardDrawn(pb::CardDrawn { seat: 1, stock_size: 0, .. }))));
+        assert_eq!((s.stock_left(), s.hands[1].count_ones()), (0, 9));
+        Carre::check_invariants(&s).unwrap();
+        let mut seats = vec![];
+        let mut emptied_first = None;
+        loop {
+            let seat = Carre::to_act(&s)[0];
+            seats.push(seat);
+            let a = Carre::legal_actions(&s, seat).pop().unwrap(); // a discard
+            let evs = act(&mut s, seat, &a);
+            if emptied_first.is_none() && s.hands[seat as usize] == 0 {
+                emptied_first = Some(seat);
+            }
+            if matches!(evs.last().unwrap().kind, Some(Ev::RoundDealt(_)) | Some(Ev::CardDrawn(_))) || s.round > 1 {
+                break;
+            }
+            Carre::check_invariants(&s).unwrap();
+            assert!(!s.drew || seats.len() == 1);
+        }
+        // P2's turn with the last card, then 16 turns without draws.
+        assert_eq!(seats.len(), 17);
+        assert_eq!(seats[1..], [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
+        assert_eq!(emptied_first, Some(0));
+    }
+
+    fn tv19_position() -> State {
+        let mut s = pos(0);
+        give(&mut s, 0, &["JS"]);
+        give(&mut s, 1, &["4D"]);
+        pile(&mut s, 0, 4, &["4S", "v:QH"]);
+        fill(&mut s, 0);
+        s
+    }
+
+    #[test]
+    fn tv19_forced_discard_and_end_by_exhaustion() {
+        let mut s = tv19_position();
+        assert_eq!(Carre::legal_actions(&s, 0), vec![discard("JS")]);
+        act(&mut s, 0, &discard("JS"));
+        assert_eq!(Carre::to_act(&s), vec![1]);
+        assert_eq!(Carre::legal_actions(&s, 1), vec![place("4D", true, 4), place("4D", false, 4), discard("4D")]);
+        let evs = act(&mut s, 1, &place("4D", false, 4));
+        let r = scored(&evs);
+        assert_eq!(r.end, pb::RoundEnd::Exhaustion as i32);
+        assert!(r.scores.iter().all(|x| !x.went_out && x.round_score == x.base_score));
+    }
+
+    #[test]
+    fn tv20_going_out_with_an_empty_stock() {
+        let mut s = pos(0);
+        square(&mut s, 0, "AS 2S 3S / 4C 5C 6H / 7C 8D 9S");
+        give(&mut s, 0, &["3C", "8H"]);
+        give(&mut s, 1, &["3D", "8C"]);
+        fill(&mut s, 0);
+        assert_eq!(s.raw(0), 5);
+        assert!(!s.drew);
+        assert!(is_legal(&s, 0, &go_out()));
+        let r = scored(&act(&mut s.clone(), 0, &go_out()));
+        assert_eq!(r.scores[0].round_score, 4);
+        // With the AMB9 flag off, the same go_out is refused.
+        s.cfg.go_out_without_draw = false;
+        assert!(!is_legal(&s, 0, &go_out()));
+        assert_eq!(reason(try_act(&s, 0, &go_out())), "GO_OUT_WITHOUT_DRAW");
+    }
+
+    #[test]
+    fn tv21_pip_card_cannot_cover_a_king_queen_reopens() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["AH", "QH"]);
+        pile(&mut s, 0, 1, &["KS"]);
+        fill(&mut s, 10);
+        assert_eq!(reason(try_act(&s, 0, &place("AH", true, 1))), "CELL_FACE_UP");
+        act(&mut s, 0, &place("QH", true, 1));
+        assert_eq!(pile_codes(&s, 0, 1), ["KS", "v:QH"]);
+        let d = Carre::legal_actions(&s, 1).pop().unwrap();
+        act(&mut s, 1, &d);
+        act(&mut s, 0, &place("AH", true, 1));
+        assert_eq!(pile_codes(&s, 0, 1), ["KS", "v:QH", "AH"]);
+    }
+
+    #[test]
+    fn tv22_the_opponent_hijacks_your_face_down_cell() {
+        let mut s = pos(1);
+        square(&mut s, 0, "AS 2S 3S / 4C 5S+v:QD 6H / 7C 8D 9S");
+        give(&mut s, 1, &["5H"]);
+        fill(&mut s, 10);
+        act(&mut s, 1, &place("5H", false, 5));
+        assert_eq!(pile_codes(&s, 0, 5), ["5S", "v:QD", "5H"]);
+        assert_eq!(lines_of(&s, 0), [2, 0, 0, 1, 0, 0, 0, 0]);
+        assert_eq!(s.raw(0), 3);
+    }
+
+    #[test]
+    fn tv23_jack_on_a_king_and_hidden_views() {
+        let mut s = pos(1);
+        pile(&mut s, 0, 5, &["5S", "KD"]);
+        pile(&mut s, 0, 3, &["3S"]);
+        give(&mut s, 1, &["JC"]);
+        give(&mut s, 0, &["QD"]);
+        fill(&mut s, 10);
+        let evs = act(&mut s, 1, &place("JC", false, 5));
+        assert_eq!(pile_codes(&s, 0, 5), ["5S", "KD", "v:JC"]);
+        let top = |v: &pb::View, cell: usize| v.squares[0].cells[cell - 1].pile.last().cloned().unwrap();
+        let t1 = top(&Carre::view(&s, Viewer::Seat(0)), 5);
+        assert_eq!((t1.face_down, t1.placed_by, t1.card), (true, 1, None));
+        let t2 = top(&Carre::view(&s, Viewer::Seat(1)), 5);
+        assert_eq!((t2.face_down, t2.placed_by, t2.card), (true, 1, Some(card_pb(c("JC")))));
+        // The event itself is redacted the same way.
+        let Some(Ev::CardPlaced(p)) = Carre::redact(&evs[0], Viewer::Seat(0)).unwrap().kind else { panic!() };
+        assert_eq!(p.card, None);
+        let Some(Ev::CardPlaced(p)) = Carre::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else { panic!() };
+        assert_eq!(p.card, Some(card_pb(c("JC"))));
+        act(&mut s, 0, &place("QD", true, 3));
+        let t = top(&Carre::view(&s, Viewer::Seat(1)), 3);
+        assert_eq!((t.face_down, t.placed_by, t.card), (true, 0, None));
+        assert_eq!(top(&Carre::view(&s, Viewer::Seat(0)), 3).card, Some(card_pb(c("QD"))));
+        assert_eq!(top(&Carre::view(&s, Viewer::Spectator), 3).card, None);
+        assert_eq!(top(&Carre::view(&s, Viewer::Auditor), 3).card, Some(card_pb(c("QD"))));
+    }
+
+    #[test]
+    fn tv24_largest_set_of_legal_actions() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["JS", "JH", "JD", "JC", "QS", "QH", "QD", "QC", "KS"]);
+        square(&mut s, 0, "AS 2S 3S / 4S 5S 6S / 7S 8S 9S");
+        square(&mut s, 1, "AH 2H 3H / 4H 5H 6H / 7H 8H 9H");
+        fill(&mut s, 10);
+        let legal = Carre::legal_actions(&s, 0);
+        assert_eq!(legal.len(), 127);
+        let count = |f: &dyn Fn(&pb::Action) -> bool| legal.iter().filter(|a| f(a)).count();
+        let placed_rank = |a: &pb::Action, r: i32| matches!(&a.kind, Some(pb::action::Kind::Place(p)) if p.card.as_ref().unwrap().rank == r);
+        assert_eq!(count(&|a| placed_rank(a, 11)), 72);
+        assert_eq!(count(&|a| placed_rank(a, 12)), 36);
+        assert_eq!(count(&|a| placed_rank(a, 13)), 9);
+        assert_eq!(count(&|a| matches!(a.kind, Some(pb::action::Kind::Discard(_)))), 9);
+        assert_eq!(legal[0], go_out());
+    }
+
+    #[test]
+    fn tv25_match_totals_starters_and_tie() {
+        let run = |rounds: [(u8, [u8; 2], [u8; 2]); 4]| -> State {
+            let mut s = State::new(Config::default());
+            s.first_starter = 0;
+            assert_eq!([1, 2, 3, 4].map(|r| s.expected_starter(r)), [0, 1, 0, 1]);
+            for (i, (went, raw, score)) in rounds.into_iter().enumerate() {
+                s.round = i as u8 + 1;
+                s.record_round(RoundRec { went_out: went, raw, score });
+            }
+            assert_eq!(s.phase, Phase::Ending);
+            let mut evs = vec![];
+            Carre::auto_steps(&mut s, &mut Rng::from_u64(0), &mut evs).unwrap();
+            assert!(matches!(evs[0].kind, Some(Ev::MatchEnded(_))));
+            assert_eq!(s.phase, Phase::Over);
+            s
+        };
+        let s = run([(NONE, [6, 3], [7, 3]), (1, [2, 5], [2, 4]), (NONE, [10, 0], [15, 0]), (NONE, [1, 8], [1, 11])]);
+        let o = Carre::outcome(&s).unwrap();
+        assert_eq!((o.scores, o.winners, o.aborted), (vec![25, 18], vec![0], false));
+        let s = run([(NONE, [6, 3], [7, 3]), (NONE, [3, 6], [3, 7]), (NONE, [5, 5], [5, 5]), (NONE, [5, 5], [5, 5])]);
+        let o = Carre::outcome(&s).unwrap();
+        assert_eq!((o.scores, o.winners, o.reason.as_str()), (vec![20, 20], vec![0, 1], "DRAW"));
+    }
+
+    // ---------------------------------------------------------------- conformance
+
+    fn opts(pairs: &[(&str, &str)]) -> Options {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn conformance_two_players_default_options() {
+        let report = conformance::run::<Carre>(2, &Options::new(), 1000, 1, 2000);
+        assert!(report.violations.is_empty(), "{:#?}", report.violations);
+        assert_eq!(report.matches, 1000);
+        assert!(report.steps > 1000 * 8, "{} steps", report.steps);
+    }
+
+    #[test]
+    fn conformance_two_players_variant_options() {
+        let o = opts(&[
+            ("rounds_per_match", "2"),
+            ("allow_go_out_without_draw", "false"),
+            ("tiebreak_extra_rounds", "true"),
+            ("cell_of_rank", "276951438"),
+            ("first_starter", "1"),
+        ]);
+        let report = conformance::run::<Carre>(2, &o, 300, 50_000, 3000);
+        assert!(report.violations.is_empty(), "{:#?}", report.violations);
+        assert_eq!(report.matches, 300);
+        assert!(report.steps > 300 * 4);
+    }
+
+    #[test]
+    fn only_two_seats_and_options_are_checked() {
+        for seats in [0, 1, 3, 4] {
+            assert!(matches!(Carre::configure(seats, &Options::new()), Err(CoreError::InvalidOption(_))));
+        }
+        let bad = [
+            ("rounds", "4"),
+            ("rounds_per_match", "0"),
+            ("rounds_per_match", "13"),
+            ("rounds_per_match", "four"),
+            ("allow_go_out_without_draw", "yes"),
+            ("tiebreak_extra_rounds", "1"),
+            ("cell_of_rank", "12345678"),
+            ("cell_of_rank", "123456788"),
+            ("cell_of_rank", "023456789"),
+            ("first_starter", "2"),
+        ];
+        for (k, v) in bad {
+            match Carre::configure(2, &opts(&[(k, v)])) {
+                Err(CoreError::InvalidOption(msg)) => assert!(msg.contains(k), "{msg}"),
+                other => panic!("{k}={v} accepted: {other:?}"),
+            }
+        }
+        let cfg = Carre::configure(2, &opts(&[("cell_of_rank", "276951438"), ("rounds_per_match", "12")])).unwrap();
+        assert_eq!(cfg.cell_of_rank, [1, 6, 5, 8, 4, 0, 3, 2, 7]);
+        assert_eq!(cfg.rounds, 12);
+        assert_eq!(Carre::configure(2, &Options::new()).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn cell_of_rank_moves_the_pip_cells() {
+        let mut s = pos(0);
+        // option "276951438": Ace on cell 2, Two on 7, ..., Nine on cell 8
+        s.cfg.cell_of_rank = [1, 6, 5, 8, 4, 0, 3, 2, 7];
+        give(&mut s, 0, &["AS", "9H"]);
+        fill(&mut s, 10);
+        assert_eq!(reason(try_act(&s, 0, &place("AS", true, 1))), "WRONG_CELL");
+        assert!(try_act(&s, 0, &place("AS", true, 2)).is_ok());
+        assert!(try_act(&s, 0, &place("9H", false, 8)).is_ok());
+        assert_eq!(reason(try_act(&s, 0, &place("9H", false, 9))), "WRONG_CELL");
+    }
+
+    #[test]
+    fn tiebreak_rounds_and_the_round_cap() {
+        let mut s = State::new(Config { tiebreak: true, rounds: 1, ..Config::default() });
+        s.round = 1;
+        s.record_round(RoundRec { went_out: NONE, raw: [3, 3], score: [3, 3] });
+        assert_eq!(s.phase, Phase::Dealing, "a tie after the last round plays on");
+        s.round = 2;
+        s.record_round(RoundRec { went_out: NONE, raw: [4, 3], score: [4, 3] });
+        assert_eq!(s.phase, Phase::Ending);
+        let mut s = State::new(Config { tiebreak: true, rounds: 1, ..Config::default() });
+        for r in 1..=1 + MAX_EXTRA_ROUNDS {
+            assert_ne!(s.phase, Phase::Ending);
+            s.round = r;
+            s.record_round(RoundRec { went_out: NONE, raw: [0, 0], score: [0, 0] });
+        }
+        assert_eq!(s.phase, Phase::Ending);
+        Carre::auto_steps(&mut s, &mut Rng::from_u64(0), &mut vec![]).unwrap();
+        let o = Carre::outcome(&s).unwrap();
+        assert!(o.aborted && o.winners.is_empty() && o.reason == "ROUND_CAP");
+    }
+
+    // ---------------------------------------------------------------- legality
+
+    /// Every (card, square, cell) and discard the hand allows, by the rule check alone.
+    fn brute_force_legal(s: &State, seat: u8) -> Vec<Move> {
+        let mut out = vec![];
+        if s.phase != Phase::Action || seat != s.current {
+            return out;
+        }
+        if s.check_go_out(seat).is_ok() {
+            out.push(Move::GoOut);
+        }
+        for card in 0..52u8 {
+            if s.hands[seat as usize] & bit(card) == 0 {
+                continue;
+            }
+            for owner in [seat, 1 - seat] {
+                for idx in 0..9 {
+                    if s.check_place(seat, card, owner, idx).is_ok() {
+                        out.push(Move::Place(card, owner, idx));
+                    }
+                }
+            }
+            out.push(Move::Discard(card));
+        }
+        out
+    }
+
+    /// Random reachable states from seeded random play (every decision point of `matches`
+    /// matches), with the events that led there.
+    fn random_states(matches: u64, seed: u64, bot: &str, mut f: impl FnMut(&State)) {
+        let cfg = Config::default();
+        for m in 0..matches {
+            let mut rng = Rng::from_u64(seed + m);
+            let mut s = State::new(cfg);
+            for e in Carre::start(&s, &mut rng).unwrap() {
+                Carre::evolve(&mut s, &e).unwrap();
+            }
+            while Carre::outcome(&s).is_none() {
+                f(&s);
+                let seat = s.current as u32;
+                let a = Carre::bot_action(&s, seat, bot, &mut rng).unwrap();
+                for e in Carre::decide(&s, seat, &a, &mut rng).unwrap() {
+                    Carre::evolve(&mut s, &e).unwrap();
+                }
+            }
+            f(&s);
+        }
+    }
+
+    #[test]
+    fn legal_actions_match_the_rule_check_exactly() {
+        let mut checked = 0;
+        random_states(60, 7, "random", |s| {
+            for seat in 0..2u8 {
+                let mut moves = Moves::new();
+                s.gen_moves(seat, &mut moves);
+                let mut got = moves.as_slice().to_vec();
+                let mut want = brute_force_legal(s, seat);
+                assert_eq!(got.len(), want.len());
+                got.sort_by_key(|m| format!("{m:?}"));
+                want.sort_by_key(|m| format!("{m:?}"));
+                assert_eq!(got, want);
+                got.dedup();
+                assert_eq!(got.len(), want.len(), "duplicate legal action");
+                // The proto form round-trips through decide.
+                for a in Carre::legal_actions(s, seat as u32) {
+                    assert!(try_act(s, seat as u32, &a).is_ok());
+                }
+                checked += 1;
+            }
+        });
+        assert!(checked > 1000);
+    }
+
+    // ---------------------------------------------------------------- hidden information
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum Slot {
+        Any,
+        JackOnly,
+        JackOrQueen,
+    }
+
+    /// A copy of `s` where everything `seat` may not see is shuffled consistently with the
+    /// rules: the other hand, the stock order, and the identities of the other seat's
+    /// face-down cards (a Jack in `seat`'s square stays a Jack; in its own square a J or Q).
+    fn scramble_hidden(s: &State, seat: u8, rng: &mut Rng) -> State {
+        let o = 1 - seat;
+        let mut cards = vec![];
+        let mut slots = vec![];
+        let mut h = s.hands[o as usize];
+        while h != 0 {
+            cards.push(h.trailing_zeros() as u8);
+            slots.push(Slot::Any);
+            h &= h - 1;
+        }
+        for &x in &s.stock[s.stock_pos as usize..] {
+            cards.push(x);
+            slots.push(Slot::Any);
+        }
+        for e in &s.log[..s.n_placed as usize] {
+            if e.down && e.by == o {
+                cards.push(e.card);
+                slots.push(if e.cell / 9 == seat { Slot::JackOnly } else { Slot::JackOrQueen });
+            }
+        }
+        let fits = |slot: Slot, card: u8| match slot {
+            Slot::Any => true,
+            Slot::JackOnly => rank(card) == JACK,
+            Slot::JackOrQueen => rank(card) == JACK || rank(card) == QUEEN,
+        };
+        if cards.len() > 1 {
+            for _ in 0..400 {
+                let (i, j) = (rng.index(cards.len()), rng.index(cards.len()));
+                if fits(slots[i], cards[j]) && fits(slots[j], cards[i]) {
+                    cards.swap(i, j);
+                }
+            }
+        }
+        let mut t = *s;
+        let mut k = 0;
+        let n_hand = s.hands[o as usize].count_ones() as usize;
+        t.hands[o as usize] = cards[..n_hand].iter().fold(0, |acc, &x| acc | bit(x));
+        k += n_hand;
+        for p in t.stock_pos as usize..STOCK {
+            t.stock[p] = cards[k];
+            k += 1;
+        }
+        for e in t.log[..t.n_placed as usize].iter_mut() {
+            if e.down && e.by == o {
+                e.card = cards[k];
+                k += 1;
+            }
+        }
+        t
+    }
+
+    fn enc<M: Message>(m: &M) -> Vec<u8> {
+        m.encode_to_vec()
+    }
+
+    #[test]
+    fn views_and_redactions_do_not_depend_on_hidden_cards() {
+        let mut rng = Rng::from_u64(2024);
+        let mut compared = 0;
+        let mut differed = 0;
+        random_states(150, 100, "random", |s| {
+            if s.phase != Phase::Action {
+                return;
+            }
+            for seat in 0..2u8 {
+                let t = scramble_hidden(s, seat, &mut rng);
+                Carre::check_invariants(&t).unwrap();
+                if t.hands != s.hands || t.stock != s.stock {
+                    differed += 1;
+                }
+                let v = Viewer::Seat(seat as u32);
+                assert_eq!(enc(&Carre::view(s, v)), enc(&Carre::view(&t, v)));
+                assert_eq!(Carre::legal_actions(s, seat as u32), Carre::legal_actions(&t, seat as u32));
+                assert_eq!(Carre::render(s, v), Carre::render(&t, v));
+                if seat == s.current {
+                    // The next public action (this seat's own) and every automatic step after it
+                    // (the opponent's draw, scoring, the next deal) look identical to `seat`.
+                    let legal = Carre::legal_actions(s, seat as u32);
+                    let a = &legal[rng.index(legal.len())];
+                    let k = rng.next_u64();
+                    let e1 = Carre::decide(s, seat as u32, a, &mut Rng::from_u64(k)).unwrap();
+                    let e2 = Carre::decide(&t, seat as u32, a, &mut Rng::from_u64(k)).unwrap();
+                    let r1: Vec<_> = e1.iter().map(|e| Carre::redact(e, v).map(|e| enc(&e))).collect();
+                    let r2: Vec<_> = e2.iter().map(|e| Carre::redact(e, v).map(|e| enc(&e))).collect();
+                    assert_eq!(r1, r2);
+                    compared += 1;
+                }
+            }
+            // Spectators: both seats' secrets may change.
+            let mut r2 = Rng::from_u64(compared as u64);
+            let t = scramble_hidden(&scramble_hidden(s, 0, &mut r2), 1, &mut r2);
+            assert_eq!(enc(&Carre::view(s, Viewer::Spectator)), enc(&Carre::view(&t, Viewer::Spectator)));
+        });
+        assert!(compared > 1000, "{compared}");
+        assert!(differed > 1000, "{differed}");
+    }
+
+    #[test]
+    fn each_viewer_sees_exactly_what_it_may() {
+        let mut n = 0;
+        random_states(60, 300, "greedy", |s| {
+            for viewer in [Viewer::Seat(0), Viewer::Seat(1), Viewer::Spectator, Viewer::Auditor] {
+                let v = Carre::view(s, viewer);
+                for p in 0..2u32 {
+                    let hand: Vec<pb::Card> = (0..52u8).filter(|&x| s.hands[p as usize] & bit(x) != 0).map(card_pb).collect();
+                    let pl = &v.players[p as usize];
+                    assert_eq!(pl.hand_count as usize, hand.len());
+                    if viewer.sees_private_of(p) {
+                        assert_eq!(pl.hand, hand);
+                    } else {
+                        assert!(pl.hand.is_empty());
+                    }
+                }
+                for o in 0..2u8 {
+                    for i in 0..9u8 {
+                        let cell = &v.squares[o as usize].cells[i as usize];
+                        let pile: Vec<&Entry> = s.pile(o, i).collect();
+                        assert_eq!(cell.pile.len(), pile.len());
+                        for (pe, e) in cell.pile.iter().zip(pile) {
+                            assert_eq!((pe.face_down, pe.placed_by), (e.down, e.by as u32));
+                            let visible = !e.down || viewer.sees_private_of(e.by as u32);
+                            assert_eq!(pe.card, if visible { Some(card_pb(e.card)) } else { None });
+                        }
+                    }
+                    assert_eq!(v.squares[o as usize].raw_points, s.raw(o));
+                }
+                assert_eq!(v.discard.len(), s.n_discard as usize);
+                assert_eq!(v.stock_size as usize, s.stock_left());
+                assert_eq!(v.stock.len(), if viewer == Viewer::Auditor { s.stock_left() } else { 0 });
+                n += 1;
+            }
+        });
+        assert!(n > 1000);
+    }
+
+    #[test]
+    fn redaction_of_deal_and_draw() {
+        let cfg = Carre::configure(2, &opts(&[("first_starter", "1")])).unwrap();
+        let evs = Carre::start(&Carre::initial(&cfg), &mut Rng::from_u64(5)).unwrap();
+        for seat in 0..2u32 {
+            let Some(Ev::RoundDealt(d)) = Carre::redact(&evs[1], Viewer::Seat(seat)).unwrap().kind else { panic!() };
+            assert!(d.stock.is_empty() && d.stock_size == 36);
+            assert_eq!(d.hands[seat as usize].cards.len(), 8);
+            assert!(d.hands[1 - seat as usize].cards.is_empty());
+            assert_eq!(d.hands[1 - seat as usize].count, 8);
+            let Some(Ev::CardDrawn(dr)) = Carre::redact(&evs[2], Viewer::Seat(seat)).unwrap().kind else { panic!() };
+            assert_eq!(dr.seat, 1);
+            assert_eq!(dr.card.is_some(), seat == 1);
+        }
+        let Some(Ev::RoundDealt(d)) = Carre::redact(&evs[1], Viewer::Spectator).unwrap().kind else { panic!() };
+        assert!(d.hands.iter().all(|h| h.cards.is_empty()) && d.stock.is_empty());
+        assert_eq!(Carre::redact(&evs[1], Viewer::Auditor).as_ref(), Some(&evs[1]));
+    }
+
+    // ---------------------------------------------------------------- malformed / illegal input
+
+    #[test]
+    fn malformed_and_illegal_input_is_refused_without_panic() {
+        let mut s = pos(0);
+        give(&mut s, 0, &["5H", "JS"]);
+        give(&mut s, 1, &["7D"]);
+        fill(&mut s, 10);
+        let malformed = |a: pb::Action| {
+            assert!(matches!(try_act(&s, 0, &a), Err(CoreError::Malformed(_))), "{a:?}");
+        };
+        malformed(pb::Action { kind: None });
+        malformed(pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card: None })) });
+        for (r, su) in [(0, 1), (14, 1), (-1, 2), (5, 0), (5, 5), (i32::MAX, i32::MIN)] {
+            let card = Some(pb::Card { rank: r, suit: su });
+            malformed(pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card: card.clone() })) });
+            malformed(pb::Action { kind: Some(pb::action::Kind::Place(pb::Place { card, square: 1, cell: 5 })) });
+        }
+        for cell in [0, 10, u32::MAX] {
+            malformed(place("5H", true, cell));
+        }
+        for sq in [0, 3, -1, i32::MAX] {
+            let mut a = place("5H", true, 5);
+            if let Some(pb::action::Kind::Place(p)) = a.kind.as_mut() {
+                p.square = sq;
+            }
+            malformed(a);
+        }
+        assert!(matches!(try_act(&s, 2, &discard("5H")), Err(CoreError::Malformed(_))));
+        assert!(matches!(try_act(&s, u32::MAX, &discard("5H")), Err(CoreError::Malformed(_))));
+        // Wrong seat, card not held, wrong phase, game over.
+        assert_eq!(reason(try_act(&s, 1, &discard("7D"))), "NOT_YOUR_TURN");
+        assert_eq!(reason(try_act(&s, 0, &discard("7D"))), "NOT_IN_HAND");
+        assert_eq!(reason(try_act(&s, 0, &place("7D", true, 7))), "NOT_IN_HAND");
+        assert_eq!(reason(try_act(&s, 0, &place("5H", false, 4))), "WRONG_CELL");
+        let mut t = s;
+        t.phase = Phase::Drawing;
+        assert_eq!(reason(try_act(&t, 0, &discard("5H"))), "NOT_YOUR_TURN");
+        assert!(Carre::legal_actions(&t, 0).is_empty());
+        t.phase = Phase::Over;
+        assert_eq!(reason(try_act(&t, 0, &discard("5H"))), "GAME_OVER");
+        let fresh = Carre::initial(&Config::default());
+        assert_eq!(reason(try_act(&fresh, 0, &go_out())), "NOT_YOUR_TURN");
+        assert!(Carre::legal_actions(&s, 7).is_empty());
+        assert!(Carre::bot_action(&s, 1, "random", &mut Rng::from_u64(1)).is_err());
+        assert!(Carre::bot_action(&s, 0, "nobody", &mut Rng::from_u64(1)).is_err());
+        let mut started = Carre::initial(&Config::default());
+        for e in Carre::start(&started, &mut Rng::from_u64(1)).unwrap() {
+            Carre::evolve(&mut started, &e).unwrap();
+        }
+        assert_eq!(reason(Carre::start(&started, &mut Rng::from_u64(1))), "ALREADY_STARTED");
+    }
+
+    #[test]
+    fn random_bytes_never_panic() {
+        let mut rng = Rng::from_u64(77);
+        let mut states = vec![];
+        random_states(3, 900, "random", |s| states.push(*s));
+        let mut buf = vec![0u8; 64];
+        for i in 0..20_000 {
+            let s = &states[i % states.len()];
+            let len = rng.index(buf.len());
+            for b in buf[..len].iter_mut() {
+                *b = rng.below(256) as u8;
+            }
+            if let Ok(a) = pb::Action::decode(&buf[..len]) {
+                let _ = Carre::decide(s, s.current as u32, &a, &mut Rng::from_u64(1));
+            }
+            if let Ok(e) = pb::Event::decode(&buf[..len]) {
+                let mut t = *s;
+                let _ = Carre::evolve(&mut t, &e);
+                let _ = Carre::redact(&e, Viewer::Seat(0));
+            }
+        }
+    }
+
+    #[test]
+    fn evolve_rejects_events_that_do_not_fit() {
+        let cfg = Config::default();
+        let mut s = State::new(cfg);
+        let mut rng = Rng::from_u64(3);
+        let evs = Carre::start(&s, &mut rng).unwrap();
+        let corrupt = |s: &State, e: &pb::Event| {
+            let mut t = *s;
+            assert!(matches!(Carre::evolve(&mut t, e), Err(CoreError::Corrupt(_))), "{e:?}");
+        };
+        // Out of order, and redacted (card-less) copies of the deal and the draw.
+        corrupt(&s, &evs[1]);
+        corrupt(&s, &pb::Event { kind: None });
+        Carre::evolve(&mut s, &evs[0]).unwrap();
+        corrupt(&s, &evs[0]);
+        corrupt(&s, &Carre::redact(&evs[1], Viewer::Seat(0)).unwrap());
+        let mut dup = evs[1].clone();
+        if let Some(Ev::RoundDealt(d)) = dup.kind.as_mut() {
+            d.stock[0] = d.stock[1].clone();
+        }
+        corrupt(&s, &dup);
+        Carre::evolve(&mut s, &evs[1]).unwrap();
+        corrupt(&s, &Carre::redact(&evs[2], Viewer::Seat(1 - evs_seat(&evs[2]))).unwrap());
+        Carre::evolve(&mut s, &evs[2]).unwrap();
+        // An action event from the wrong seat, an illegal placement, a bad score.
+        let seat = s.current as u32;
+        let a = Carre::legal_actions(&s, seat).pop().unwrap();
+        let good = Carre::decide(&s, seat, &a, &mut rng).unwrap();
+        let mut wrong = good[0].clone();
+        if let Some(Ev::CardDiscarded(d)) = wrong.kind.as_mut() {
+            d.seat = 1 - seat;
+        }
+        corrupt(&s, &wrong);
+        let placed = pb::Event {
+            kind: Some(Ev::CardPlaced(pb::CardPlaced { seat, card: Some(card_pb(0)), square_owner: 5, cell: 1, face_down: false })),
+        };
+        corrupt(&s, &placed);
+        corrupt(&s, &pb::Event { kind: Some(Ev::WentOut(pb::WentOut { seat, raw_points: 0 })) });
+        corrupt(&s, &pb::Event { kind: Some(Ev::MatchEnded(pb::MatchEnded::default())) });
+        corrupt(&s, &pb::Event { kind: Some(Ev::RoundScored(pb::RoundScored::default())) });
+    }
+
+    fn evs_seat(e: &pb::Event) -> u32 {
+        match &e.kind {
+            Some(Ev::CardDrawn(d)) => d.seat,
+            _ => 0,
+        }
+    }
+
+    // ---------------------------------------------------------------- bots and render
+
+    #[test]
+    fn bots_play_legal_moves_and_greedy_beats_random() {
+        let cfg = Config::default();
+        let mut greedy_wins = 0;
+        let mut games = 0;
+        for m in 0..120u64 {
+            let greedy_seat = (m % 2) as u32;
+            let mut rng = Rng::from_u64(5000 + m);
+            let mut s = State::new(cfg);
+            for e in Carre::start(&s, &mut rng).unwrap() {
+                Carre::evolve(&mut s, &e).unwrap();
+            }
+            while Carre::outcome(&s).is_none() {
+                let seat = s.current as u32;
+                let bot = if seat == greedy_seat { "greedy" } else { "random" };
+                let a = Carre::bot_action(&s, seat, bot, &mut rng).unwrap();
+                assert!(Carre::legal_actions(&s, seat).contains(&a), "{bot} played an illegal {a:?}");
+                for e in Carre::decide(&s, seat, &a, &mut rng).unwrap() {
+                    Carre::evolve(&mut s, &e).unwrap();
+                }
+            }
+            games += 1;
+            if Carre::outcome(&s).unwrap().winners == vec![greedy_seat] {
+                greedy_wins += 1;
+            }
+        }
+        assert!(greedy_wins * 10 >= games * 8, "greedy won {greedy_wins}/{games}");
+    }
+
+    #[test]
+    fn render_hides_what_the_viewer_may_not_see() {
+        let mut s = pos(1);
+        pile(&mut s, 0, 5, &["5S", "KD"]);
+        give(&mut s, 1, &["JC", "2H"]);
+        give(&mut s, 0, &["QD", "9C"]);
+        fill(&mut s, 10);
+        act(&mut s, 1, &place("JC", false, 5));
+        let mine = Carre::render(&s, Viewer::Seat(1));
+        let theirs = Carre::render(&s, Viewer::Seat(0));
+        let spect = Carre::render(&s, Viewer::Spectator);
+        assert!(mine.contains("vJC") && !theirs.contains("JC") && !spect.contains("JC"), "{mine}\n{theirs}");
+        assert!(theirs.contains("##") && theirs.contains("QD") && !mine.contains("QD"));
+        assert!(spect.contains("9 cards") || spect.contains("cards"));
+    }
+
+    #[test]
+    fn simulated_rounds_stay_in_bounds() {
+        let mut rng = Rng::from_u64(1);
+        for _ in 0..2000 {
+            let [a, b] = simulate_random_round(&mut rng);
+            assert!(a <= 16 && a != 15 && b <= 16 && b != 15);
+        }
+    }
+}
