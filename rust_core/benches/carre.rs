@@ -3,7 +3,7 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{criterion_group, BatchSize, Criterion, Throughput};
 use tablier_core::game::{Game, Viewer};
 use tablier_core::games::carre::{card_mask, score_square, simulate_random_round, Carre};
 use tablier_core::rng::Rng;
@@ -75,5 +75,55 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// CPU time of this thread in ns (Linux `schedstat`), so that the figures below are per core
+/// even when the machine is shared; `None` elsewhere.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// The computed figures: rounds per CPU-second and ns of CPU per square, over fixed work.
+fn cpu_figures() {
+    let (Some(_), sq) = (thread_cpu_ns(), squares()) else {
+        println!("carre figures: no per-thread CPU clock here");
+        return;
+    };
+    for rep in 0..3 {
+        let mut rng = Rng::from_u64(100 + rep);
+        let rounds = 100_000u64;
+        let t0 = thread_cpu_ns().unwrap();
+        let w0 = std::time::Instant::now();
+        let mut acc = 0u32;
+        for _ in 0..rounds {
+            let r = simulate_random_round(&mut rng);
+            acc = acc.wrapping_add(r[0] + r[1]);
+        }
+        let cpu = (thread_cpu_ns().unwrap() - t0) as f64 / 1e9;
+        let wall = w0.elapsed().as_secs_f64();
+        black_box(acc);
+        let passes = 2_000u64;
+        let t1 = thread_cpu_ns().unwrap();
+        let mut t = 0u32;
+        for _ in 0..passes {
+            for m in black_box(&sq) {
+                t = t.wrapping_add(score_square(black_box(m)));
+            }
+        }
+        black_box(t);
+        let sq_ns = (thread_cpu_ns().unwrap() - t1) as f64 / (passes * sq.len() as u64) as f64;
+        println!(
+            "carre figures (run {rep}): {:.0} random rounds per CPU-second ({:.0} per wall-second), {:.2} ns CPU per square scored",
+            rounds as f64 / cpu,
+            rounds as f64 / wall,
+            sq_ns
+        );
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    cpu_figures();
+}

@@ -489,6 +489,84 @@ impl State {
         }
     }
 
+    /// A uniformly random legal move of the seat to act, drawn without listing the moves:
+    /// each card's number of legal moves is counted from 9-bit face-up masks, then the chosen
+    /// index is decoded (same order as `gen_moves`). `None` when `seat` is not awaited.
+    #[inline]
+    pub fn random_move(&self, seat: u8, rng: &mut Rng) -> Option<Move> {
+        if self.phase != Phase::Action || seat != self.current {
+            return None;
+        }
+        let me = seat as usize & 1;
+        let opp = 1 - me;
+        let up = |sq: usize| -> u32 {
+            let m = &self.mask[sq];
+            let mut b = 0u32;
+            for (i, &x) in m.iter().enumerate() {
+                b |= ((x != 0) as u32) << i;
+            }
+            b
+        };
+        let (up_me, up_opp) = (up(me), up(opp));
+        let free_me = !up_me & 0x1FF;
+        let free_opp = !up_opp & 0x1FF;
+        let go = (self.raw(seat) >= 5 && (self.drew || self.cfg.go_out_without_draw)) as u64;
+        // Per card: (bitmask of own-square cells, bitmask of opponent cells); +1 for the discard.
+        let targets = |c: u8| -> (u32, u32) {
+            match rank(c) {
+                r @ 0..=8 => {
+                    let b = 1u32 << self.cfg.cell_of_rank[r as usize];
+                    (free_me & b, free_opp & b)
+                }
+                TEN => (free_me, 0),
+                KING => (0x1FF, 0),
+                JACK => (up_me, up_opp),
+                _ => (up_me, 0),
+            }
+        };
+        let mut total = go;
+        let mut h = self.hands[me];
+        while h != 0 {
+            let c = h.trailing_zeros() as u8;
+            h &= h - 1;
+            let (a, b) = targets(c);
+            total += (a.count_ones() + b.count_ones() + 1) as u64;
+        }
+        let mut k = below_fast(rng, total);
+        if go == 1 {
+            if k == 0 {
+                return Some(Move::GoOut);
+            }
+            k -= 1;
+        }
+        let nth_bit = |mut bits: u32, n: u64| -> u8 {
+            for _ in 0..n {
+                bits &= bits - 1;
+            }
+            bits.trailing_zeros() as u8
+        };
+        let mut h = self.hands[me];
+        while h != 0 {
+            let c = h.trailing_zeros() as u8;
+            h &= h - 1;
+            let (a, b) = targets(c);
+            let (na, nb) = (a.count_ones() as u64, b.count_ones() as u64);
+            if k < na {
+                return Some(Move::Place(c, me as u8, nth_bit(a, k)));
+            }
+            k -= na;
+            if k < nb {
+                return Some(Move::Place(c, opp as u8, nth_bit(b, k)));
+            }
+            k -= nb;
+            if k == 0 {
+                return Some(Move::Discard(c));
+            }
+            k -= 1;
+        }
+        None
+    }
+
     // ---- mutations (shared by `evolve` and the simulation hot path; callers check legality)
 
     fn deal(&mut self, round: u8, starter: u8, hands: [u64; 2], stock: &[u8; STOCK]) {
@@ -630,13 +708,31 @@ impl State {
 
 // ------------------------------------------------------------------ simulation hot path
 
-/// Deals a round from a fresh shuffle (the same draw order as `RoundDealt` in `decide`).
+/// `rng.below(n)` without the division on the common path: the same acceptance test as
+/// `Rng::below` (Lemire), so the same values come out.
+#[inline]
+fn below_fast(rng: &mut Rng, n: u64) -> u64 {
+    let mut m = (rng.next_u64() as u128) * (n as u128);
+    if (m as u64) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u64) < threshold {
+            m = (rng.next_u64() as u128) * (n as u128);
+        }
+    }
+    (m >> 64) as u64
+}
+
+/// Deals a round from a fresh shuffle. The shuffle is `Rng::shuffle`'s Fisher-Yates with the
+/// same draws, so a given RNG gives the same deal as `Rng::shuffle` would.
 fn shuffled_deal(starter: u8, rng: &mut Rng) -> ([u64; 2], [[u8; HAND]; 2], [u8; STOCK]) {
     let mut deck: [u8; DECK] = [0; DECK];
     for (i, c) in deck.iter_mut().enumerate() {
         *c = i as u8;
     }
-    rng.shuffle(&mut deck);
+    for i in (1..DECK).rev() {
+        let j = below_fast(rng, i as u64 + 1) as usize;
+        deck.swap(i, j);
+    }
     let mut hands = [0u64; 2];
     let mut order = [[0u8; HAND]; 2];
     for i in 0..2 * HAND {
@@ -654,10 +750,9 @@ fn shuffled_deal(starter: u8, rng: &mut Rng) -> ([u64; 2], [[u8; HAND]; 2], [u8;
 pub fn simulate_random_round(rng: &mut Rng) -> [u32; 2] {
     let mut s = State::new(Config::default());
     s.phase = Phase::Dealing;
-    let starter = rng.below(2) as u8;
+    let starter = below_fast(rng, 2) as u8;
     let (hands, _, stock) = shuffled_deal(starter, rng);
     s.deal(1, starter, hands, &stock);
-    let mut moves = Moves::new();
     loop {
         match s.phase {
             Phase::Drawing => {
@@ -666,9 +761,10 @@ pub fn simulate_random_round(rng: &mut Rng) -> [u32; 2] {
             Phase::Passing => s.pass(),
             Phase::Action => {
                 let seat = s.current;
-                s.gen_moves(seat, &mut moves);
-                let mv = moves.m[rng.index(moves.n)];
-                s.apply_move(seat, mv);
+                match s.random_move(seat, rng) {
+                    Some(mv) => s.apply_move(seat, mv),
+                    None => break,
+                }
             }
             _ => break,
         }
@@ -2772,6 +2868,42 @@ mod tests {
         assert!(mine.contains("vJC") && !theirs.contains("JC") && !spect.contains("JC"), "{mine}\n{theirs}");
         assert!(theirs.contains("##") && theirs.contains("QD") && !mine.contains("QD"));
         assert!(spect.contains("9 cards") || spect.contains("cards"));
+    }
+
+    #[test]
+    fn random_move_is_uniform_over_the_legal_moves() {
+        let mut rng = Rng::from_u64(8);
+        let mut n = 0;
+        random_states(20, 400, "random", |s| {
+            let mut moves = Moves::new();
+            s.gen_moves(s.current, &mut moves);
+            if s.phase != Phase::Action {
+                assert_eq!(s.random_move(s.current, &mut rng), None);
+                return;
+            }
+            let legal = moves.as_slice();
+            let mut hits = vec![0u32; legal.len()];
+            let draws = 40 * legal.len() as u32;
+            for _ in 0..draws {
+                let mv = s.random_move(s.current, &mut rng).unwrap();
+                let i = legal.iter().position(|&m| m == mv).expect("random_move gave an illegal move");
+                hits[i] += 1;
+            }
+            // Every legal move is reachable, none grossly over-drawn.
+            assert!(hits.iter().all(|&h| h > 0 && h < 120), "{hits:?}");
+            n += 1;
+        });
+        assert!(n > 500);
+    }
+
+    #[test]
+    fn fast_sampling_matches_the_platform_rng() {
+        for n in [1u64, 2, 3, 7, 52, 127, 1 << 40, u64::MAX] {
+            let (mut a, mut b) = (Rng::from_u64(n), Rng::from_u64(n));
+            for _ in 0..200 {
+                assert_eq!(below_fast(&mut a, n), b.below(n));
+            }
+        }
     }
 
     #[test]
