@@ -28,7 +28,17 @@
 //!
 //! Rule refusal codes are the spec's §4.3 codes without the `E_` prefix (`NOT_IN_HAND`,
 //! `WRONG_CELL`, `OWN_SQUARE_ONLY`, `CELL_FACE_UP`, `CELL_NOT_FACE_UP`, `GO_OUT_BELOW_5`), plus
-//! the platform's `NOT_YOUR_TURN` / `GAME_OVER`, checked in the AMB21 order.
+//! `GO_OUT_WITHOUT_DRAW` (AMB26) and the platform's `NOT_YOUR_TURN` / `GAME_OVER`, checked in
+//! the AMB21 order. Shape errors (no action kind, no card or a rank/suit outside the pack, a
+//! cell outside 1..9, an unknown target square, a seat outside 0..1) are `Malformed`.
+//!
+//! # Bots
+//! `random` is uniform over the legal actions. `greedy` uses only public tops and its own
+//! hand: it scores every legal move by (own round score − opponent's round score) after the
+//! move, plus a small bonus for own lines one card from scoring with the third cell open (and
+//! a malus for the opponent's), minus the value of the card spent; it goes out when that locks
+//! a lead of 3+ points (1+ with 10 or fewer stock cards left, or always at 10+ raw points).
+//! It won 120 of 120 seeded matches against `random` (test `bots_play_legal_moves_...`).
 //!
 //! # Decisions added here (in the spec's style)
 //! - **AMB22 (card identities on the wire).** Cards are sent as (rank, suit), never as deck
@@ -40,7 +50,8 @@
 //!   the RNG": option `first_starter` = `random` (default, drawn in `start`), `0` or `1`.
 //! - **AMB25 (tie-break rounds cap).** With `tiebreak_extra_rounds = true`, extra rounds are
 //!   played while the totals are equal, at most 8 of them; a tie after that ends the match as
-//!   an administrative abort (`aborted: true`, no winners, reason `ROUND_CAP`).
+//!   an administrative abort (`aborted: true`, no winners, reason `ROUND_CAP`). Extra rounds
+//!   continue the R23 alternation (odd rounds by the first starter).
 //! - **AMB26 (go_out without a draw disabled).** With `allow_go_out_without_draw = false` (AMB9
 //!   flag), going out on a turn with no draw is refused with `GO_OUT_WITHOUT_DRAW`.
 //! - **AMB27 (`cell_of_rank` option).** AMB2's constant is the option `cell_of_rank`: nine
@@ -1471,16 +1482,8 @@ impl Game for Carre {
                     }
                 }
             }
-            Some(Ev::CardDrawn(d)) => {
-                if !viewer.sees_private_of(d.seat) {
-                    d.card = None;
-                }
-            }
-            Some(Ev::CardPlaced(p)) => {
-                if p.face_down && !viewer.sees_private_of(p.seat) {
-                    p.card = None;
-                }
-            }
+            Some(Ev::CardDrawn(d)) if !viewer.sees_private_of(d.seat) => d.card = None,
+            Some(Ev::CardPlaced(p)) if p.face_down && !viewer.sees_private_of(p.seat) => p.card = None,
             _ => {}
         }
         Some(e)
@@ -1688,15 +1691,11 @@ impl Game for Carre {
                     return Err(format!("hands {hc}/{ho} before a draw (expected 8/8)"));
                 }
             }
-            Phase::Passing => {
-                if hc != 0 || ho == 0 || s.stock_left() != 0 {
-                    return Err("pass_turn when it is not forced".into());
-                }
+            Phase::Passing if hc != 0 || ho == 0 || s.stock_left() != 0 => {
+                return Err("pass_turn when it is not forced".into());
             }
-            Phase::Scoring => {
-                if s.went_out == NONE && (s.stock_left() != 0 || s.hands[0] != 0 || s.hands[1] != 0) {
-                    return Err("round scoring without going out or exhaustion".into());
-                }
+            Phase::Scoring if s.went_out == NONE && (s.stock_left() != 0 || s.hands[0] != 0 || s.hands[1] != 0) => {
+                return Err("round scoring without going out or exhaustion".into());
             }
             _ => {}
         }
@@ -1714,7 +1713,7 @@ impl Game for Carre {
         // Scores in bounds.
         let mut sums = [0u32; 2];
         for r in &s.history[..s.n_history as usize] {
-            for p in 0..2 {
+            for (p, sum) in sums.iter_mut().enumerate() {
                 if r.raw[p] > 16 || r.raw[p] == 15 {
                     return Err(format!("impossible raw points {}", r.raw[p]));
                 }
@@ -1722,7 +1721,7 @@ impl Game for Carre {
                 if r.score[p] as u32 != expect {
                     return Err("round score does not follow from raw points".into());
                 }
-                sums[p] += r.score[p] as u32;
+                *sum += r.score[p] as u32;
             }
         }
         if sums != s.totals {
@@ -1907,13 +1906,13 @@ mod tests {
         assert_eq!(evs.len(), 3);
         let Some(Ev::RoundDealt(dealt)) = &evs[1].kind else { panic!("{evs:?}") };
         assert_eq!((dealt.round, dealt.starter, dealt.dealer), (1, 0, 1));
-        let p1: Vec<pb::Card> = (0..8).map(|i| d[2 * i].clone()).collect();
-        let p2: Vec<pb::Card> = (0..8).map(|i| d[2 * i + 1].clone()).collect();
+        let p1: Vec<pb::Card> = (0..8).map(|i| d[2 * i]).collect();
+        let p2: Vec<pb::Card> = (0..8).map(|i| d[2 * i + 1]).collect();
         assert_eq!(dealt.hands[0].cards, p1);
         assert_eq!(dealt.hands[1].cards, p2);
         assert_eq!(dealt.stock, d[16..].to_vec());
         let Some(Ev::CardDrawn(first)) = &evs[2].kind else { panic!() };
-        assert_eq!((first.seat, first.card.clone(), first.stock_size), (0, Some(d[16].clone()), 35));
+        assert_eq!((first.seat, first.card, first.stock_size), (0, Some(d[16]), 35));
         for e in &evs {
             Carre::evolve(&mut s, e).unwrap();
         }
@@ -1923,7 +1922,7 @@ mod tests {
         assert!(s.n_placed == 0 && s.n_discard == 0);
         assert!(!Carre::legal_actions(&s, 0).contains(&go_out()));
         // Discard-only play: 36 draws, the 36th (d51) by the dealer P2; 52 turns in all.
-        let mut draws = vec![(0u32, d[16].clone())];
+        let mut draws = vec![(0u32, d[16])];
         let mut turns = 0;
         let mut end = None;
         while end.is_none() {
@@ -1943,7 +1942,7 @@ mod tests {
         }
         assert_eq!(turns, 52);
         assert_eq!(draws.len(), 36);
-        assert_eq!(draws[35], (1, d[51].clone()));
+        assert_eq!(draws[35], (1, d[51]));
         assert_eq!(end.unwrap().end, pb::RoundEnd::Exhaustion as i32);
     }
 
@@ -2018,7 +2017,7 @@ mod tests {
         act(&mut t, 0, &place("JH", false, 5));
         assert_eq!(pile_codes(&t, 1, 5), ["5S", "v:JH"]);
         let v = Carre::view(&t, Viewer::Seat(1));
-        let top = v.squares[1].cells[4].pile.last().unwrap().clone();
+        let top = v.squares[1].cells[4].pile.last().copied().unwrap();
         assert_eq!((top.face_down, top.placed_by, top.card), (true, 0, None));
         assert_eq!(reason(try_act(&s, 0, &place("JH", false, 6))), "CELL_NOT_FACE_UP");
         assert_eq!(reason(try_act(&s, 0, &place("JH", false, 4))), "CELL_NOT_FACE_UP");
@@ -2305,7 +2304,7 @@ mod tests {
         fill(&mut s, 10);
         let evs = act(&mut s, 1, &place("JC", false, 5));
         assert_eq!(pile_codes(&s, 0, 5), ["5S", "KD", "v:JC"]);
-        let top = |v: &pb::View, cell: usize| v.squares[0].cells[cell - 1].pile.last().cloned().unwrap();
+        let top = |v: &pb::View, cell: usize| v.squares[0].cells[cell - 1].pile.last().copied().unwrap();
         let t1 = top(&Carre::view(&s, Viewer::Seat(0)), 5);
         assert_eq!((t1.face_down, t1.placed_by, t1.card), (true, 1, None));
         let t2 = top(&Carre::view(&s, Viewer::Seat(1)), 5);
@@ -2713,7 +2712,7 @@ mod tests {
         malformed(pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card: None })) });
         for (r, su) in [(0, 1), (14, 1), (-1, 2), (5, 0), (5, 5), (i32::MAX, i32::MIN)] {
             let card = Some(pb::Card { rank: r, suit: su });
-            malformed(pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card: card.clone() })) });
+            malformed(pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card })) });
             malformed(pb::Action { kind: Some(pb::action::Kind::Place(pb::Place { card, square: 1, cell: 5 })) });
         }
         for cell in [0, 10, u32::MAX] {
@@ -2756,7 +2755,7 @@ mod tests {
         let mut rng = Rng::from_u64(77);
         let mut states = vec![];
         random_states(3, 900, "random", |s| states.push(*s));
-        let mut buf = vec![0u8; 64];
+        let mut buf = [0u8; 64];
         for i in 0..20_000 {
             let s = &states[i % states.len()];
             let len = rng.index(buf.len());
@@ -2792,7 +2791,7 @@ mod tests {
         corrupt(&s, &Carre::redact(&evs[1], Viewer::Seat(0)).unwrap());
         let mut dup = evs[1].clone();
         if let Some(Ev::RoundDealt(d)) = dup.kind.as_mut() {
-            d.stock[0] = d.stock[1].clone();
+            d.stock[0] = d.stock[1];
         }
         corrupt(&s, &dup);
         Carre::evolve(&mut s, &evs[1]).unwrap();
@@ -2851,6 +2850,7 @@ mod tests {
                 greedy_wins += 1;
             }
         }
+        eprintln!("greedy won {greedy_wins}/{games} against random");
         assert!(greedy_wins * 10 >= games * 8, "greedy won {greedy_wins}/{games}");
     }
 
