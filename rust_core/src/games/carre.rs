@@ -1551,24 +1551,26 @@ impl Game for Carre {
             "Carré  round {}/{}  starter seat {}  stock {}  totals {}-{}",
             s.round, s.cfg.rounds, s.starter, s.stock_left(), s.totals[0], s.totals[1]
         );
+        // One cell is 7 columns: the top card (`7S`), `##` for a face-down card the viewer did
+        // not place, `vJC` for one it may see, `..` when empty; `xN` gives a pile's height.
         let cell_txt = |o: u8, i: u8| -> String {
             let t = s.top[o as usize][i as usize];
             if t == NONE {
-                return " .. ".into();
+                return format!("{:^7}", "..");
             }
             let e = s.log[t as usize];
             let h = s.pile(o, i).count();
-            let base = if !e.down {
-                format!(" {} ", card_name(e.card))
+            let top = if !e.down {
+                card_name(e.card)
             } else if viewer.sees_private_of(e.by as u32) {
-                format!("v{} ", card_name(e.card))
+                format!("v{}", card_name(e.card))
             } else {
-                " ## ".into()
+                "##".into()
             };
             if h > 1 {
-                format!("{}{}", base.trim_end(), h.min(9))
+                format!("{:^7}", format!("{top}x{h}"))
             } else {
-                base
+                format!("{top:^7}")
             }
         };
         for o in [1u8, 0u8] {
@@ -1582,7 +1584,7 @@ impl Game for Carre {
                 }
                 v.join(" ")
             } else {
-                format!("{} cards", s.hands[o as usize].count_ones())
+                format!("{} card(s)", s.hands[o as usize].count_ones())
             };
             let lines: Vec<String> = line_points(&s.mask[o as usize])
                 .iter()
@@ -2867,7 +2869,10 @@ mod tests {
         let spect = Carre::render(&s, Viewer::Spectator);
         assert!(mine.contains("vJC") && !theirs.contains("JC") && !spect.contains("JC"), "{mine}\n{theirs}");
         assert!(theirs.contains("##") && theirs.contains("QD") && !mine.contains("QD"));
-        assert!(spect.contains("9 cards") || spect.contains("cards"));
+        assert!(spect.contains("hand: 1 card(s)") && spect.contains("##x3"), "{spect}");
+        if std::env::var_os("CARRE_SHOW_RENDER").is_some() {
+            eprintln!("{mine}\n{theirs}\n{spect}");
+        }
     }
 
     #[test]
