@@ -22,6 +22,7 @@ pub mod proto {
             pub mod qwirkle {
                 include!(concat!(env!("OUT_DIR"), "/tablier.v1.qwirkle.rs"));
             }
+            pub mod carre { include!(concat!(env!("OUT_DIR"), "/tablier.v1.carre.rs")); }
         }
     }
     pub use tablier::v1::*;
