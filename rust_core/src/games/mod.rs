@@ -2,3 +2,4 @@
 //! [`crate::registry::games`].
 
 pub mod qwirkle;
+pub mod rat_a_tat_cat;

@@ -1,0 +1,1753 @@
+//! Rat-a-Tat Cat (Gamewright), per `rules/002-rat-a-tat-cat.md` and its Dutch seed.
+//!
+//! 54 cards: numbers 0..=8 four times each, nine 9s, three each of Peek (PK), Swap (SW) and
+//! Draw 2 (D2). Each active seat has a face-down row of four; on a turn it takes the face-up
+//! discard (a number) into its row, or draws from the pile and keeps, discards or uses the card
+//! (Peek one own card, blind Swap with another seat, Draw 2 chains). After any own turn a seat may
+//! call "Rat-a-tat cat"; everyone else takes one more turn, rows are revealed, power cards in rows
+//! are replaced by draws, and each row scores the sum of its numbers (lower is better).
+//!
+//! Representation: card codes `0..=9` are numbers, `10` PK, `11` SW, `12` D2 (protobuf `Card`
+//! is code + 1). Piles are fixed arrays with the top at the end; rows are `[[u8; 4]; 6]`; what
+//! each seat knows about each of the 24 row positions is one bitmask per seat. Slots are 1..4 in
+//! the protocol and 0..3 inside. Cards carry no ids, so nothing can leak deck order across
+//! shuffles.
+//!
+//! Knowledge (spec section 7, with the server rule): a seat's private observations (initial
+//! peek, its drawn card, its peek results, the card it put into its row from the pile) reach
+//! that seat alone, as private events in its redacted stream. Views show face-down cards face
+//! down. With the table option `memory_aid=on`, a seat's view also lists the row values it
+//! knows: its observations and the public log (cards taken from the discard pile), followed
+//! through blind swaps (a card it knew keeps being known where the public log says it went);
+//! nothing tells a seat the value of a card it never saw.
+//!
+//! Decisions taken here in the spec's style (section 8 settles everything else):
+//!
+//! - **AMB21, match formats offered.** `elimination` (default, `point_limit` 100) and
+//!   `fixed_rounds` (`rounds`, default 3). The `timed` format needs a host to raise
+//!   `stop_after_round` during the match, and the platform has no host command; it is not
+//!   offered (a platform change is needed, see the report).
+//! - **AMB22, administrative cap.** The rules allow an endless round (R14). Besides the rules'
+//!   optional `max_turns_per_round` safeguard (default off), a match stops after
+//!   `admin_turn_cap` turns (default 20000): `MatchEnded{aborted: true, reason: ADMIN_TURN_CAP}`,
+//!   no winners. This is not a rule result.
+//! - **AMB23, end of turn after a call.** When a call exists, `END_OF_TURN` still waits for an
+//!   explicit `end_turn` (TV14 lists it as the only legal move), rather than applying it.
+//! - **AMB24, what a seat knows after a blind swap.** Knowledge follows the card: if the seat
+//!   knew the card at a swapped position, it knows it at the new position; a swapped-in card it
+//!   never saw stays unknown. This only affects the memory aid and the heuristic bot.
+//! - **AMB25, initial peek event.** One `InitialPeek` per active seat, in seat order, right
+//!   after `RoundDealt`; other viewers receive it as a stub without the values (its occurrence
+//!   is public).
+
+use std::fmt::Write as _;
+
+use crate::error::{CoreError, CoreResult};
+use crate::game::{Game, OptionSpec, Options, Seat, Viewer};
+use crate::proto::rat_a_tat_cat as pb;
+use crate::proto::Outcome;
+use crate::rng::Rng;
+
+use pb::action::Kind as A;
+use pb::event::Kind as E;
+
+const MAXP: usize = 6;
+const DECK: usize = 54;
+pub const PK: u8 = 10;
+pub const SW: u8 = 11;
+pub const D2: u8 = 12;
+const NONE: u8 = 255;
+/// Copies of each card code in the deck.
+const COUNTS: [u8; 13] = [4, 4, 4, 4, 4, 4, 4, 4, 4, 9, 3, 3, 3];
+const CARD_HIDDEN_NUMBER: i32 = 14;
+
+const REASONS: [&str; 5] = ["", "LAST_PLAYER_STANDING", "ALL_ELIMINATED", "ROUNDS_COMPLETED", "ADMIN_TURN_CAP"];
+const R_LAST: u8 = 1;
+const R_ALL: u8 = 2;
+const R_ROUNDS: u8 = 3;
+const R_CAP: u8 = 4;
+
+#[inline]
+fn is_power(c: u8) -> bool {
+    (PK..=D2).contains(&c)
+}
+#[inline]
+fn pbc(c: u8) -> i32 {
+    if c <= D2 {
+        c as i32 + 1
+    } else {
+        0
+    }
+}
+#[inline]
+fn from_pbc(v: i32) -> Option<u8> {
+    if (1..=13).contains(&v) {
+        Some((v - 1) as u8)
+    } else {
+        None
+    }
+}
+fn card_name(c: u8) -> &'static str {
+    const N: [&str; 13] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "PK", "SW", "D2"];
+    N.get(c as usize).copied().unwrap_or("?")
+}
+
+fn full_deck() -> [u8; DECK] {
+    let mut d = [0u8; DECK];
+    let mut i = 0;
+    for (code, &n) in COUNTS.iter().enumerate() {
+        for _ in 0..n {
+            d[i] = code as u8;
+            i += 1;
+        }
+    }
+    d
+}
+
+macro_rules! bad {
+    ($($t:tt)*) => { return Err(CoreError::corrupt(format!($($t)*))) };
+}
+
+// ------------------------------------------------------------------ config and state
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchMode {
+    Elimination,
+    FixedRounds,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    pub seats: u8,
+    pub mode: MatchMode,
+    pub point_limit: u32,
+    pub rounds: u32,
+    /// 0 = off (R14).
+    pub max_turns_per_round: u32,
+    pub first_dealer: Option<u8>,
+    pub memory_aid: bool,
+    pub admin_turn_cap: u32,
+}
+
+/// A pile with its top at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pile {
+    c: [u8; DECK],
+    n: u8,
+}
+
+impl Pile {
+    const EMPTY: Pile = Pile { c: [0; DECK], n: 0 };
+    #[inline]
+    fn len(&self) -> usize {
+        self.n as usize
+    }
+    #[inline]
+    fn top(&self) -> Option<u8> {
+        if self.n == 0 {
+            None
+        } else {
+            Some(self.c[self.n as usize - 1])
+        }
+    }
+    #[inline]
+    fn push(&mut self, card: u8) -> CoreResult<()> {
+        if self.len() >= DECK {
+            bad!("a pile would hold more than {DECK} cards");
+        }
+        self.c[self.n as usize] = card;
+        self.n += 1;
+        Ok(())
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<u8> {
+        let t = self.top()?;
+        self.n -= 1;
+        Some(t)
+    }
+    #[inline]
+    fn cards(&self) -> &[u8] {
+        &self.c[..self.n as usize]
+    }
+    /// Top first, as protobuf cards.
+    fn to_pb(&self) -> Vec<i32> {
+        self.cards().iter().rev().map(|&c| pbc(c)).collect()
+    }
+    /// From a top-first list.
+    fn from_top_first(cards: &[u8]) -> CoreResult<Pile> {
+        if cards.len() > DECK {
+            bad!("a pile of {} cards", cards.len());
+        }
+        let mut p = Pile::EMPTY;
+        for (i, &c) in cards.iter().rev().enumerate() {
+            p.c[i] = c;
+        }
+        p.n = cards.len() as u8;
+        Ok(p)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    NotStarted,
+    TurnStart,
+    Drawn,
+    Draw2First,
+    Draw2Second,
+    Peek,
+    Swap,
+    EndOfTurn,
+    /// A Draw 2 draw follows (card #1 or card #2); only between events.
+    DrawingFirst,
+    DrawingSecond,
+    Reveal,
+    RoundOver,
+    Over,
+}
+
+impl Phase {
+    fn holding(self) -> bool {
+        matches!(self, Phase::Drawn | Phase::Draw2First | Phase::Draw2Second)
+    }
+    fn awaiting(self) -> bool {
+        matches!(
+            self,
+            Phase::TurnStart | Phase::Drawn | Phase::Draw2First | Phase::Draw2Second | Phase::Peek | Phase::Swap | Phase::EndOfTurn
+        )
+    }
+    fn to_pb(self) -> pb::Phase {
+        match self {
+            Phase::NotStarted => pb::Phase::Unspecified,
+            Phase::TurnStart => pb::Phase::TurnStart,
+            Phase::Drawn => pb::Phase::Drawn,
+            Phase::Draw2First => pb::Phase::Draw2First,
+            Phase::Draw2Second => pb::Phase::Draw2Second,
+            Phase::Peek => pb::Phase::Peek,
+            Phase::Swap => pb::Phase::Swap,
+            Phase::EndOfTurn => pb::Phase::EndOfTurn,
+            Phase::DrawingFirst | Phase::DrawingSecond => pb::Phase::Drawing,
+            Phase::Reveal => pb::Phase::Reveal,
+            Phase::RoundOver => pb::Phase::RoundOver,
+            Phase::Over => pb::Phase::MatchOver,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct State {
+    cfg: Config,
+    phase: Phase,
+    /// Rows of active seats; `NONE` for eliminated seats (and before the first deal).
+    rows: [[u8; 4]; MAXP],
+    draw: Pile,
+    discard: Pile,
+    /// Card in hand, or `NONE`.
+    pending: u8,
+    current: u8,
+    dealer: u8,
+    caller: u8,
+    /// Bitmask of seats still in the match.
+    active: u8,
+    round: u32,
+    turns_in_round: u32,
+    total_turns: u32,
+    totals: [u32; MAXP],
+    last_scores: [u8; MAXP],
+    last_rows: [[u8; 4]; MAXP],
+    last_eliminated: u8,
+    /// `known[v]` bit `4p + s`: seat v knows the card at (p, s).
+    known: [u32; MAXP],
+    revealed: bool,
+    winners: u8,
+    end_reason: u8,
+    aborted: bool,
+    /// Hand-built position of a test vector: the 54-card conservation check is off.
+    test_mode: bool,
+}
+
+#[inline]
+fn bit(p: usize, s: usize) -> u32 {
+    1u32 << (4 * p + s)
+}
+
+impl State {
+    #[inline]
+    fn n(&self) -> usize {
+        self.cfg.seats as usize
+    }
+    #[inline]
+    fn is_active(&self, p: usize) -> bool {
+        p < MAXP && self.active & (1 << p) != 0
+    }
+    fn active_count(&self) -> usize {
+        self.active.count_ones() as usize
+    }
+    /// Next active seat clockwise after `from` (itself if it is the only one).
+    fn next_active(&self, from: u8) -> u8 {
+        let n = self.n();
+        for i in 1..=n {
+            let p = (from as usize + i) % n;
+            if self.is_active(p) {
+                return p as u8;
+            }
+        }
+        from
+    }
+    fn reveal_start(&self) -> u8 {
+        if self.caller != NONE {
+            self.caller
+        } else {
+            self.next_active(self.dealer)
+        }
+    }
+    /// The next power card to replace at reveal: caller first (else left of the dealer),
+    /// clockwise over active seats, slots 1 -> 4.
+    fn next_power(&self) -> Option<(u8, u8)> {
+        let n = self.n();
+        let start = self.reveal_start() as usize;
+        for i in 0..n {
+            let p = (start + i) % n;
+            if !self.is_active(p) {
+                continue;
+            }
+            for s in 0..4 {
+                if is_power(self.rows[p][s]) {
+                    return Some((p as u8, s as u8));
+                }
+            }
+        }
+        None
+    }
+    fn row_score(&self, p: usize) -> u32 {
+        self.rows[p].iter().map(|&c| if c <= 9 { c as u32 } else { 0 }).sum()
+    }
+    /// Whether the match ends after the round just scored: `(winners mask, reason)`.
+    fn match_end(&self) -> Option<(u8, u8)> {
+        let lowest = |mask: u8| -> u8 {
+            let mut best = u32::MAX;
+            let mut w = 0u8;
+            for p in 0..self.n() {
+                if mask & (1 << p) == 0 {
+                    continue;
+                }
+                let t = self.totals[p];
+                if t < best {
+                    best = t;
+                    w = 1 << p;
+                } else if t == best {
+                    w |= 1 << p;
+                }
+            }
+            w
+        };
+        match self.cfg.mode {
+            MatchMode::Elimination => match self.active_count() {
+                1 => Some((self.active, R_LAST)),
+                0 => Some((lowest(self.last_eliminated), R_ALL)),
+                _ => None,
+            },
+            MatchMode::FixedRounds => {
+                if self.round >= self.cfg.rounds {
+                    Some((lowest(self.active), R_ROUNDS))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+    fn seat_list(mask: u8) -> Vec<u32> {
+        (0..MAXP as u32).filter(|p| mask & (1 << p) != 0).collect()
+    }
+
+    /// A hand-built position (test vectors, property tests): rows per seat (all seats active),
+    /// piles top first, `current` in `TURN_START`. The 54-card check is off.
+    pub fn test_position(
+        cfg: Config,
+        rows: &[[u8; 4]],
+        draw_top_first: &[u8],
+        discard_top_first: &[u8],
+        dealer: u8,
+        current: u8,
+    ) -> State {
+        let mut s = RatATatCat::initial(&cfg);
+        for (p, r) in rows.iter().enumerate().take(MAXP) {
+            s.rows[p] = *r;
+        }
+        s.draw = Pile::from_top_first(draw_top_first).unwrap_or(Pile::EMPTY);
+        s.discard = Pile::from_top_first(discard_top_first).unwrap_or(Pile::EMPTY);
+        s.dealer = dealer;
+        s.current = current;
+        s.round = 1;
+        s.phase = Phase::TurnStart;
+        s.test_mode = true;
+        s
+    }
+}
+
+// ------------------------------------------------------------------ options
+
+fn parse_u32(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> CoreResult<u32> {
+    match options.get(name) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(x) if (lo..=hi).contains(&x) => Ok(x),
+            _ => Err(CoreError::option(format!("option {name} must be an integer from {lo} to {hi}, not {v:?}"))),
+        },
+    }
+}
+
+// ------------------------------------------------------------------ event construction helpers
+
+struct Out {
+    s: State,
+    events: Vec<pb::Event>,
+}
+
+impl Out {
+    /// Applies the event to the scratch state and records it.
+    fn emit(&mut self, kind: E) -> CoreResult<()> {
+        let ev = pb::Event { kind: Some(kind) };
+        RatATatCat::evolve(&mut self.s, &ev)?;
+        self.events.push(ev);
+        Ok(())
+    }
+
+    /// Draws the top card into hand; reshuffles at once if that empties the pile (R7).
+    fn draw(&mut self) -> CoreResult<u8> {
+        let Some(card) = self.s.draw.top() else { bad!("the draw pile is empty at a draw") };
+        let seat = self.s.current as u32;
+        let left = self.s.draw.len() as u32 - 1;
+        self.emit(E::CardDrawn(pb::CardDrawn { seat, card: pbc(card), draw_pile_size: left }))?;
+        Ok(card)
+    }
+
+    fn reshuffle_if_empty(&mut self, rng: &mut Rng) -> CoreResult<()> {
+        if self.s.draw.len() > 0 {
+            return Ok(());
+        }
+        let n = self.s.discard.len();
+        let mut cards = self.s.discard.c;
+        let cards = &mut cards[..n];
+        if !cards.iter().any(|&c| c <= 9) {
+            bad!("no number card left to flip after a reshuffle");
+        }
+        rng.shuffle(cards);
+        let mut flipped = Vec::new();
+        while is_power(cards[0]) {
+            flipped.push(pbc(cards[0]));
+            rng.shuffle(cards);
+        }
+        let draw: Vec<i32> = cards[1..].iter().map(|&c| pbc(c)).collect();
+        self.emit(E::PileReshuffled(pb::PileReshuffled {
+            flipped_powers: flipped,
+            discard_top: pbc(cards[0]),
+            draw_pile_size: draw.len() as u32,
+            draw_pile: draw,
+        }))
+    }
+
+    fn draw_and_refill(&mut self, rng: &mut Rng) -> CoreResult<u8> {
+        let c = self.draw()?;
+        self.reshuffle_if_empty(rng)?;
+        Ok(c)
+    }
+
+    /// Shuffle and deal a round (section 3.2), with the initial peeks.
+    fn deal(&mut self, dealer: u8, rng: &mut Rng) -> CoreResult<()> {
+        let mut deck = full_deck();
+        rng.shuffle(&mut deck);
+        let a = self.s.active_count();
+        let mut order = [0u8; MAXP];
+        let mut p = dealer;
+        for o in order.iter_mut().take(a) {
+            p = self.s.next_active(p);
+            *o = p;
+        }
+        let mut rows = [[NONE; 4]; MAXP];
+        for k in 0..4 * a {
+            rows[order[k % a] as usize][k / a] = deck[k];
+        }
+        let rest = &mut deck[4 * a..];
+        let mut flipped = Vec::new();
+        while is_power(rest[0]) {
+            flipped.push(pbc(rest[0]));
+            rng.shuffle(rest);
+        }
+        let draw: Vec<i32> = rest[1..].iter().map(|&c| pbc(c)).collect();
+        let seat_rows: Vec<pb::SeatRow> = (0..self.s.n())
+            .filter(|&p| self.s.is_active(p))
+            .map(|p| pb::SeatRow { seat: p as u32, cards: rows[p].iter().map(|&c| pbc(c)).collect() })
+            .collect();
+        self.emit(E::RoundDealt(pb::RoundDealt {
+            round: self.s.round + 1,
+            dealer: dealer as u32,
+            first_player: order[0] as u32,
+            rows: seat_rows,
+            flipped_powers: flipped,
+            discard_top: pbc(rest[0]),
+            draw_pile_size: draw.len() as u32,
+            draw_pile: draw,
+        }))?;
+        for p in 0..self.s.n() {
+            if self.s.is_active(p) {
+                self.emit(E::InitialPeek(pb::InitialPeek {
+                    seat: p as u32,
+                    slot1: pbc(rows[p][0]),
+                    slot4: pbc(rows[p][3]),
+                }))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn end_turn(&mut self, rng: &mut Rng) -> CoreResult<()> {
+        let s = &self.s;
+        let seat = s.current;
+        let next = s.next_active(seat);
+        let turns = s.turns_in_round + 1;
+        let (round_over, limit) = if s.caller != NONE {
+            (next == s.caller, false)
+        } else if s.cfg.max_turns_per_round > 0 && turns >= s.cfg.max_turns_per_round {
+            (true, true)
+        } else {
+            (false, false)
+        };
+        self.emit(E::TurnEnded(pb::TurnEnded {
+            seat: seat as u32,
+            next_seat: next as u32,
+            round_over,
+            turn_limit_reached: limit,
+        }))?;
+        if round_over {
+            self.finish_round(rng)
+        } else if self.s.total_turns >= self.s.cfg.admin_turn_cap {
+            let totals = self.s.totals[..self.s.n()].to_vec();
+            self.emit(E::MatchEnded(pb::MatchEnded {
+                winners: vec![],
+                reason: REASONS[R_CAP as usize].into(),
+                aborted: true,
+                totals,
+            }))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn finish_round(&mut self, rng: &mut Rng) -> CoreResult<()> {
+        let rows: Vec<pb::SeatRow> = (0..self.s.n())
+            .filter(|&p| self.s.is_active(p))
+            .map(|p| pb::SeatRow { seat: p as u32, cards: self.s.rows[p].iter().map(|&c| pbc(c)).collect() })
+            .collect();
+        self.emit(E::RoundRevealed(pb::RoundRevealed { rows }))?;
+        while let Some((p, slot)) = self.s.next_power() {
+            let Some(card) = self.s.draw.top() else { bad!("the draw pile is empty at reveal") };
+            self.emit(E::RevealDraw(pb::RevealDraw { seat: p as u32, slot: slot as u32 + 1, card: pbc(card) }))?;
+            self.reshuffle_if_empty(rng)?;
+        }
+        let mut scores = Vec::with_capacity(MAXP);
+        let mut eliminated = Vec::new();
+        for p in 0..self.s.n() {
+            if !self.s.is_active(p) {
+                continue;
+            }
+            let r = self.s.row_score(p);
+            let t = self.s.totals[p] + r;
+            scores.push(pb::SeatScore { seat: p as u32, round_score: r, total_score: t });
+            if self.s.cfg.mode == MatchMode::Elimination && t >= self.s.cfg.point_limit {
+                eliminated.push(p as u32);
+            }
+        }
+        self.emit(E::RoundScored(pb::RoundScored { round: self.s.round, scores, eliminated }))?;
+        if let Some((w, reason)) = self.s.match_end() {
+            let totals = self.s.totals[..self.s.n()].to_vec();
+            self.emit(E::MatchEnded(pb::MatchEnded {
+                winners: State::seat_list(w),
+                reason: REASONS[reason as usize].into(),
+                aborted: false,
+                totals,
+            }))
+        } else {
+            let dealer = self.s.next_active(self.s.dealer);
+            self.deal(dealer, rng)
+        }
+    }
+}
+
+fn slot_of(v: u32) -> CoreResult<usize> {
+    if (1..=4).contains(&v) {
+        Ok(v as usize - 1)
+    } else {
+        Err(CoreError::malformed(format!("slot must be 1 to 4, not {v}")))
+    }
+}
+
+fn wrong_phase(what: &str, phase: Phase) -> CoreError {
+    CoreError::rule("WRONG_PHASE", format!("{what} is not possible now (phase {:?})", phase.to_pb()))
+}
+
+// ------------------------------------------------------------------ the game
+
+pub struct RatATatCat;
+
+impl Game for RatATatCat {
+    type Config = Config;
+    type State = State;
+    type Action = pb::Action;
+    type Event = pb::Event;
+    type View = pb::View;
+
+    const ID: &'static str = "rat_a_tat_cat";
+    const NAME: &'static str = "Rat-a-Tat Cat";
+    const PROTO_PACKAGE: &'static str = "tablier.v1.rat_a_tat_cat";
+    const MIN_PLAYERS: u32 = 2;
+    const MAX_PLAYERS: u32 = 6;
+    const BOTS: &'static [&'static str] = &["random", "memory"];
+
+    fn options() -> Vec<OptionSpec> {
+        vec![
+            OptionSpec {
+                name: "match_mode",
+                description: "elimination: a seat whose total reaches point_limit is out, the last seat left wins; fixed_rounds: lowest total after `rounds` rounds wins",
+                default: "elimination",
+                allowed: &["elimination", "fixed_rounds"],
+            },
+            OptionSpec {
+                name: "point_limit",
+                description: "elimination limit (total >= limit is out), 1 to 10000",
+                default: "100",
+                allowed: &[],
+            },
+            OptionSpec { name: "rounds", description: "rounds in fixed_rounds, 1 to 1000", default: "3", allowed: &[] },
+            OptionSpec {
+                name: "max_turns_per_round",
+                description: "safeguard: a round with no call ends after this many turns (0 = off, up to 100000)",
+                default: "0",
+                allowed: &[],
+            },
+            OptionSpec {
+                name: "first_dealer",
+                description: "dealer of round 1: random, or a seat number",
+                default: "random",
+                allowed: &[],
+            },
+            OptionSpec {
+                name: "memory_aid",
+                description: "on: a seat's view lists the row values it has seen (not part of the rules)",
+                default: "off",
+                allowed: &["off", "on"],
+            },
+            OptionSpec {
+                name: "admin_turn_cap",
+                description: "administrative cap: the match is aborted after this many turns, 1 to 1000000",
+                default: "20000",
+                allowed: &[],
+            },
+        ]
+    }
+
+    fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
+        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&seats) {
+            return Err(CoreError::option(format!("Rat-a-Tat Cat is played by 2 to 6 players, not {seats}")));
+        }
+        let known = Self::options();
+        for k in options.keys() {
+            if !known.iter().any(|o| o.name == k) {
+                return Err(CoreError::option(format!(
+                    "unknown option {k:?} (options: {})",
+                    known.iter().map(|o| o.name).collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+        let mode = match options.get("match_mode").map(|s| s.as_str()) {
+            None | Some("elimination") => MatchMode::Elimination,
+            Some("fixed_rounds") => MatchMode::FixedRounds,
+            Some(v) => {
+                return Err(CoreError::option(format!("match_mode must be elimination or fixed_rounds, not {v:?}")))
+            }
+        };
+        let memory_aid = match options.get("memory_aid").map(|s| s.as_str()) {
+            None | Some("off") => false,
+            Some("on") => true,
+            Some(v) => return Err(CoreError::option(format!("memory_aid must be on or off, not {v:?}"))),
+        };
+        let first_dealer = match options.get("first_dealer").map(|s| s.trim()) {
+            None | Some("random") => None,
+            Some(v) => match v.parse::<u32>() {
+                Ok(d) if d < seats => Some(d as u8),
+                _ => {
+                    return Err(CoreError::option(format!(
+                        "first_dealer must be random or a seat from 0 to {}, not {v:?}",
+                        seats - 1
+                    )))
+                }
+            },
+        };
+        Ok(Config {
+            seats: seats as u8,
+            mode,
+            point_limit: parse_u32(options, "point_limit", 100, 1, 10_000)?,
+            rounds: parse_u32(options, "rounds", 3, 1, 1000)?,
+            max_turns_per_round: parse_u32(options, "max_turns_per_round", 0, 0, 100_000)?,
+            first_dealer,
+            memory_aid,
+            admin_turn_cap: parse_u32(options, "admin_turn_cap", 20_000, 1, 1_000_000)?,
+        })
+    }
+
+    fn initial(cfg: &Config) -> State {
+        State {
+            cfg: *cfg,
+            phase: Phase::NotStarted,
+            rows: [[NONE; 4]; MAXP],
+            draw: Pile::EMPTY,
+            discard: Pile::EMPTY,
+            pending: NONE,
+            current: 0,
+            dealer: 0,
+            caller: NONE,
+            active: ((1u16 << cfg.seats) - 1) as u8,
+            round: 0,
+            turns_in_round: 0,
+            total_turns: 0,
+            totals: [0; MAXP],
+            last_scores: [0; MAXP],
+            last_rows: [[NONE; 4]; MAXP],
+            last_eliminated: 0,
+            known: [0; MAXP],
+            revealed: false,
+            winners: 0,
+            end_reason: 0,
+            aborted: false,
+            test_mode: false,
+        }
+    }
+
+    fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        if state.phase != Phase::NotStarted {
+            return Err(CoreError::rule("ALREADY_STARTED", "the match has already been dealt"));
+        }
+        let dealer = match state.cfg.first_dealer {
+            Some(d) => d,
+            None => rng.below(state.cfg.seats as u64) as u8,
+        };
+        let mut out = Out { s: state.clone(), events: Vec::with_capacity(8) };
+        out.deal(dealer, rng)?;
+        Ok(out.events)
+    }
+
+    fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        match state.phase {
+            Phase::Over => return Err(CoreError::game_over()),
+            Phase::NotStarted => return Err(CoreError::rule("NOT_STARTED", "the match has not been dealt yet")),
+            _ => {}
+        }
+        if seat as usize >= state.n() {
+            return Err(CoreError::malformed(format!("seat {seat} is not in this {}-seat match", state.n())));
+        }
+        if !state.phase.awaiting() || seat != state.current as u32 {
+            return Err(CoreError::not_your_turn());
+        }
+        let Some(kind) = action.kind.as_ref() else {
+            return Err(CoreError::malformed("the action names no move"));
+        };
+        let ph = state.phase;
+        let me = seat as usize;
+        let mut out = Out { s: state.clone(), events: Vec::with_capacity(4) };
+        match kind {
+            A::TakeDiscard(a) => {
+                let slot = slot_of(a.slot)?;
+                if ph != Phase::TurnStart {
+                    return Err(wrong_phase("taking the discard", ph));
+                }
+                let Some(top) = state.discard.top() else { bad!("empty discard pile at turn start") };
+                if is_power(top) {
+                    return Err(CoreError::rule(
+                        "DISCARD_IS_POWER",
+                        "the top of the discard pile is a dead power card: draw from the pile",
+                    ));
+                }
+                out.emit(E::DiscardTaken(pb::DiscardTaken {
+                    seat,
+                    slot: a.slot,
+                    taken: pbc(top),
+                    replaced: pbc(state.rows[me][slot]),
+                }))?;
+            }
+            A::DrawFromPile(_) => {
+                if ph != Phase::TurnStart {
+                    return Err(wrong_phase("drawing from the pile", ph));
+                }
+                out.draw_and_refill(rng)?;
+            }
+            A::ReplaceCard(a) => {
+                let slot = slot_of(a.slot)?;
+                if !ph.holding() {
+                    return Err(wrong_phase("replacing a card", ph));
+                }
+                if is_power(state.pending) {
+                    return Err(CoreError::rule(
+                        "POWER_CARD_CANNOT_BE_KEPT",
+                        "a drawn power card cannot go into your row: use it or discard it",
+                    ));
+                }
+                out.emit(E::CardReplaced(pb::CardReplaced {
+                    seat,
+                    slot: a.slot,
+                    placed: pbc(state.pending),
+                    replaced: pbc(state.rows[me][slot]),
+                }))?;
+            }
+            A::DiscardDrawn(_) => {
+                if !ph.holding() {
+                    return Err(wrong_phase("discarding a drawn card", ph));
+                }
+                out.emit(E::DrawnDiscarded(pb::DrawnDiscarded { seat, card: pbc(state.pending) }))?;
+                if out.s.phase == Phase::DrawingSecond {
+                    out.draw_and_refill(rng)?;
+                }
+            }
+            A::UsePower(_) => {
+                if !ph.holding() {
+                    return Err(wrong_phase("using a power", ph));
+                }
+                if !is_power(state.pending) {
+                    return Err(CoreError::rule("NOT_A_POWER_CARD", "the card in hand is a number card, it has no power"));
+                }
+                out.emit(E::PowerUsed(pb::PowerUsed { seat, power: pbc(state.pending) }))?;
+                if out.s.phase == Phase::DrawingFirst {
+                    out.draw_and_refill(rng)?;
+                }
+            }
+            A::PeekCard(a) => {
+                let slot = slot_of(a.slot)?;
+                if ph != Phase::Peek {
+                    return Err(wrong_phase("peeking", ph));
+                }
+                out.emit(E::CardPeeked(pb::CardPeeked { seat, slot: a.slot, card: pbc(state.rows[me][slot]) }))?;
+            }
+            A::SwapCards(a) => {
+                slot_of(a.own_slot)?;
+                slot_of(a.target_slot)?;
+                if a.target_seat as usize >= state.n() {
+                    return Err(CoreError::malformed(format!(
+                        "target seat {} is not in this {}-seat match",
+                        a.target_seat,
+                        state.n()
+                    )));
+                }
+                if ph != Phase::Swap {
+                    return Err(wrong_phase("swapping", ph));
+                }
+                if a.target_seat == seat {
+                    return Err(CoreError::rule("SWAP_WITH_SELF", "a swap must take a card of another player"));
+                }
+                if !state.is_active(a.target_seat as usize) {
+                    return Err(CoreError::rule("TARGET_ELIMINATED", "that player is eliminated and has no cards"));
+                }
+                out.emit(E::CardsSwapped(pb::CardsSwapped {
+                    seat,
+                    own_slot: a.own_slot,
+                    target_seat: a.target_seat,
+                    target_slot: a.target_slot,
+                }))?;
+            }
+            A::SkipSwap(_) => {
+                if ph != Phase::Swap {
+                    return Err(wrong_phase("skipping a swap", ph));
+                }
+                out.emit(E::SwapSkipped(pb::SwapSkipped { seat }))?;
+            }
+            A::CallRatATatCat(_) => {
+                if ph != Phase::EndOfTurn {
+                    return Err(wrong_phase("calling Rat-a-tat cat", ph));
+                }
+                if state.caller != NONE {
+                    return Err(CoreError::rule(
+                        "ALREADY_CALLED",
+                        format!("seat {} has already called this round", state.caller),
+                    ));
+                }
+                out.emit(E::Called(pb::Called { seat }))?;
+                out.end_turn(rng)?;
+            }
+            A::EndTurn(_) => {
+                if ph != Phase::EndOfTurn {
+                    return Err(wrong_phase("ending the turn", ph));
+                }
+                out.end_turn(rng)?;
+            }
+        }
+        Ok(out.events)
+    }
+
+    fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
+        let Some(kind) = event.kind.as_ref() else { bad!("event without kind") };
+        let n = s.n();
+        let card = |v: i32| -> CoreResult<u8> {
+            match from_pbc(v) {
+                Some(c) => Ok(c),
+                None => bad!("card value {v} is not a card"),
+            }
+        };
+        let actor = |seat: u32, s: &State| -> CoreResult<usize> {
+            if seat as usize >= n || seat != s.current as u32 {
+                bad!("seat {seat} acts but seat {} is current", s.current);
+            }
+            Ok(seat as usize)
+        };
+        let slot = |v: u32| -> CoreResult<usize> {
+            if (1..=4).contains(&v) {
+                Ok(v as usize - 1)
+            } else {
+                bad!("slot {v}")
+            }
+        };
+        match kind {
+            E::RoundDealt(e) => {
+                let between = s.phase == Phase::RoundOver && s.match_end().is_none();
+                if !(s.phase == Phase::NotStarted || between) {
+                    bad!("a deal in phase {:?}", s.phase);
+                }
+                if e.round != s.round + 1 {
+                    bad!("round {} dealt after round {}", e.round, s.round);
+                }
+                let dealer = e.dealer as usize;
+                if dealer >= n || (s.phase != Phase::NotStarted && e.dealer as u8 != s.next_active(s.dealer)) {
+                    bad!("dealer {} does not follow dealer {}", e.dealer, s.dealer);
+                }
+                let first = s.next_active(e.dealer as u8);
+                if e.first_player != first as u32 {
+                    bad!("first player {} is not left of dealer {}", e.first_player, e.dealer);
+                }
+                let mut counts = [0u8; 13];
+                let mut rows = [[NONE; 4]; MAXP];
+                let mut seen = 0u8;
+                for r in &e.rows {
+                    let p = r.seat as usize;
+                    if !s.is_active(p) || seen & (1 << p) != 0 || r.cards.len() != 4 {
+                        bad!("dealt row for seat {p} does not fit");
+                    }
+                    seen |= 1 << p;
+                    for (i, &v) in r.cards.iter().enumerate() {
+                        let c = card(v)?;
+                        rows[p][i] = c;
+                        counts[c as usize] += 1;
+                    }
+                }
+                if seen != s.active {
+                    bad!("the deal does not cover every active seat");
+                }
+                let top = card(e.discard_top)?;
+                if is_power(top) {
+                    bad!("the first discard is a power card");
+                }
+                for &f in &e.flipped_powers {
+                    if !is_power(card(f)?) {
+                        bad!("a flipped-back card is not a power card");
+                    }
+                }
+                counts[top as usize] += 1;
+                let mut draw = Vec::with_capacity(e.draw_pile.len());
+                for &v in &e.draw_pile {
+                    let c = card(v)?;
+                    counts[c as usize] = counts[c as usize].saturating_add(1);
+                    draw.push(c);
+                }
+                if counts != COUNTS || draw.len() != e.draw_pile_size as usize {
+                    bad!("the deal does not hold the 54-card deck");
+                }
+                s.rows = rows;
+                s.draw = Pile::from_top_first(&draw)?;
+                s.discard = Pile::EMPTY;
+                s.discard.push(top)?;
+                s.pending = NONE;
+                s.caller = NONE;
+                s.dealer = e.dealer as u8;
+                s.current = first;
+                s.round = e.round;
+                s.turns_in_round = 0;
+                s.known = [0; MAXP];
+                s.revealed = false;
+                s.last_eliminated = 0;
+                s.test_mode = false;
+                s.phase = Phase::TurnStart;
+            }
+            E::InitialPeek(e) => {
+                let p = e.seat as usize;
+                if s.phase != Phase::TurnStart || s.turns_in_round != 0 || !s.is_active(p) {
+                    bad!("initial peek of seat {p} out of place");
+                }
+                if card(e.slot1)? != s.rows[p][0] || card(e.slot4)? != s.rows[p][3] {
+                    bad!("initial peek of seat {p} does not match its row");
+                }
+                s.known[p] |= bit(p, 0) | bit(p, 3);
+            }
+            E::DiscardTaken(e) => {
+                if s.phase != Phase::TurnStart {
+                    bad!("discard taken in phase {:?}", s.phase);
+                }
+                let p = actor(e.seat, s)?;
+                let sl = slot(e.slot)?;
+                let top = s.discard.top();
+                let taken = card(e.taken)?;
+                if top != Some(taken) || is_power(taken) || card(e.replaced)? != s.rows[p][sl] {
+                    bad!("discard taken does not match the table");
+                }
+                s.discard.pop();
+                s.discard.push(s.rows[p][sl])?;
+                s.rows[p][sl] = taken;
+                for k in s.known.iter_mut() {
+                    *k |= bit(p, sl);
+                }
+                s.phase = Phase::EndOfTurn;
+            }
+            E::CardDrawn(e) => {
+                let next = match s.phase {
+                    Phase::TurnStart => Phase::Drawn,
+                    Phase::DrawingFirst => Phase::Draw2First,
+                    Phase::DrawingSecond => Phase::Draw2Second,
+                    _ => bad!("card drawn in phase {:?}", s.phase),
+                };
+                actor(e.seat, s)?;
+                let c = card(e.card)?;
+                if s.draw.top() != Some(c) || e.draw_pile_size as usize + 1 != s.draw.len() {
+                    bad!("drawn card is not the top of the draw pile");
+                }
+                s.draw.pop();
+                s.pending = c;
+                s.phase = next;
+            }
+            E::CardReplaced(e) => {
+                if !s.phase.holding() {
+                    bad!("card replaced in phase {:?}", s.phase);
+                }
+                let p = actor(e.seat, s)?;
+                let sl = slot(e.slot)?;
+                let placed = card(e.placed)?;
+                if placed != s.pending || is_power(placed) || card(e.replaced)? != s.rows[p][sl] {
+                    bad!("replacement does not match the table");
+                }
+                s.discard.push(s.rows[p][sl])?;
+                s.rows[p][sl] = placed;
+                s.pending = NONE;
+                for k in s.known.iter_mut() {
+                    *k &= !bit(p, sl);
+                }
+                s.known[p] |= bit(p, sl);
+                s.phase = Phase::EndOfTurn;
+            }
+            E::DrawnDiscarded(e) => {
+                if !s.phase.holding() {
+                    bad!("drawn card discarded in phase {:?}", s.phase);
+                }
+                actor(e.seat, s)?;
+                if card(e.card)? != s.pending {
+                    bad!("discarded card is not the card in hand");
+                }
+                s.discard.push(s.pending)?;
+                s.pending = NONE;
+                s.phase = if s.phase == Phase::Draw2First { Phase::DrawingSecond } else { Phase::EndOfTurn };
+            }
+            E::PowerUsed(e) => {
+                if !s.phase.holding() {
+                    bad!("power used in phase {:?}", s.phase);
+                }
+                actor(e.seat, s)?;
+                let c = card(e.power)?;
+                if c != s.pending || !is_power(c) {
+                    bad!("power used is not the power card in hand");
+                }
+                s.discard.push(c)?;
+                s.pending = NONE;
+                s.phase = match c {
+                    PK => Phase::Peek,
+                    SW => Phase::Swap,
+                    _ => Phase::DrawingFirst,
+                };
+            }
+            E::CardPeeked(e) => {
+                if s.phase != Phase::Peek {
+                    bad!("peek in phase {:?}", s.phase);
+                }
+                let p = actor(e.seat, s)?;
+                let sl = slot(e.slot)?;
+                if card(e.card)? != s.rows[p][sl] {
+                    bad!("peeked card does not match the row");
+                }
+                s.known[p] |= bit(p, sl);
+                s.phase = Phase::EndOfTurn;
+            }
+            E::CardsSwapped(e) => {
+                if s.phase != Phase::Swap {
+                    bad!("swap in phase {:?}", s.phase);
+                }
+                let p = actor(e.seat, s)?;
+                let a = slot(e.own_slot)?;
+                let b = slot(e.target_slot)?;
+                let q = e.target_seat as usize;
+                if q == p || !s.is_active(q) {
+                    bad!("swap target seat {q} does not fit");
+                }
+                let tmp = s.rows[p][a];
+                s.rows[p][a] = s.rows[q][b];
+                s.rows[q][b] = tmp;
+                let (ba, bb) = (bit(p, a), bit(q, b));
+                for k in s.known.iter_mut() {
+                    let ka = *k & ba != 0;
+                    let kb = *k & bb != 0;
+                    *k &= !(ba | bb);
+                    if ka {
+                        *k |= bb;
+                    }
+                    if kb {
+                        *k |= ba;
+                    }
+                }
+                s.phase = Phase::EndOfTurn;
+            }
+            E::SwapSkipped(e) => {
+                if s.phase != Phase::Swap {
+                    bad!("swap skipped in phase {:?}", s.phase);
+                }
+                actor(e.seat, s)?;
+                s.phase = Phase::EndOfTurn;
+            }
+            E::Called(e) => {
+                if s.phase != Phase::EndOfTurn || s.caller != NONE {
+                    bad!("call out of place");
+                }
+                s.caller = actor(e.seat, s)? as u8;
+            }
+            E::TurnEnded(e) => {
+                if s.phase != Phase::EndOfTurn {
+                    bad!("turn ended in phase {:?}", s.phase);
+                }
+                let p = actor(e.seat, s)?;
+                let next = s.next_active(p as u8);
+                let turns = s.turns_in_round + 1;
+                let (over, limit) = if s.caller != NONE {
+                    (next == s.caller, false)
+                } else if s.cfg.max_turns_per_round > 0 && turns >= s.cfg.max_turns_per_round {
+                    (true, true)
+                } else {
+                    (false, false)
+                };
+                if e.next_seat != next as u32 || e.round_over != over || e.turn_limit_reached != limit {
+                    bad!("turn end does not fit the table");
+                }
+                s.turns_in_round = turns;
+                s.total_turns += 1;
+                if over {
+                    s.phase = Phase::Reveal;
+                    s.revealed = false;
+                } else {
+                    s.current = next;
+                    s.phase = Phase::TurnStart;
+                }
+            }
+            E::PileReshuffled(e) => {
+                if s.draw.len() != 0 || matches!(s.phase, Phase::NotStarted | Phase::RoundOver | Phase::Over) {
+                    bad!("reshuffle while the draw pile is not empty");
+                }
+                let top = card(e.discard_top)?;
+                if is_power(top) {
+                    bad!("a reshuffle flipped a power card face up");
+                }
+                for &f in &e.flipped_powers {
+                    if !is_power(card(f)?) {
+                        bad!("a flipped-back card is not a power card");
+                    }
+                }
+                let mut before = [0u8; 13];
+                for &c in s.discard.cards() {
+                    before[c as usize] += 1;
+                }
+                let mut after = [0u8; 13];
+                after[top as usize] += 1;
+                let mut draw = Vec::with_capacity(e.draw_pile.len());
+                for &v in &e.draw_pile {
+                    let c = card(v)?;
+                    after[c as usize] = after[c as usize].saturating_add(1);
+                    draw.push(c);
+                }
+                if before != after || draw.len() != e.draw_pile_size as usize {
+                    bad!("the reshuffled pile is not the old discard pile");
+                }
+                s.draw = Pile::from_top_first(&draw)?;
+                s.discard = Pile::EMPTY;
+                s.discard.push(top)?;
+            }
+            E::RoundRevealed(e) => {
+                if s.phase != Phase::Reveal || s.revealed {
+                    bad!("reveal out of place");
+                }
+                let mut seen = 0u8;
+                for r in &e.rows {
+                    let p = r.seat as usize;
+                    if !s.is_active(p) || r.cards.len() != 4 {
+                        bad!("revealed row of seat {p} does not fit");
+                    }
+                    seen |= 1 << p;
+                    for (i, &v) in r.cards.iter().enumerate() {
+                        if card(v)? != s.rows[p][i] {
+                            bad!("revealed row of seat {p} does not match");
+                        }
+                    }
+                }
+                if seen != s.active {
+                    bad!("the reveal does not cover every active seat");
+                }
+                s.revealed = true;
+            }
+            E::RevealDraw(e) => {
+                if s.phase != Phase::Reveal || !s.revealed {
+                    bad!("reveal draw out of place");
+                }
+                let sl = slot(e.slot)?;
+                if s.next_power() != Some((e.seat as u8, sl as u8)) {
+                    bad!("reveal draw for seat {} slot {} is out of order", e.seat, e.slot);
+                }
+                let c = card(e.card)?;
+                if s.draw.top() != Some(c) {
+                    bad!("reveal draw is not the top of the draw pile");
+                }
+                s.draw.pop();
+                if is_power(c) {
+                    s.discard.push(c)?;
+                } else {
+                    let p = e.seat as usize;
+                    let old = s.rows[p][sl];
+                    s.rows[p][sl] = c;
+                    s.discard.push(old)?;
+                }
+            }
+            E::RoundScored(e) => {
+                if s.phase != Phase::Reveal || !s.revealed || s.next_power().is_some() || e.round != s.round {
+                    bad!("scoring out of place");
+                }
+                let mut seen = 0u8;
+                let mut totals = s.totals;
+                let mut last = [0u8; MAXP];
+                for sc in &e.scores {
+                    let p = sc.seat as usize;
+                    if !s.is_active(p) || seen & (1 << p) != 0 {
+                        bad!("score for seat {p} does not fit");
+                    }
+                    seen |= 1 << p;
+                    let r = s.row_score(p);
+                    if sc.round_score != r || sc.total_score != s.totals[p] + r {
+                        bad!("score for seat {p} is wrong");
+                    }
+                    totals[p] = sc.total_score;
+                    last[p] = r as u8;
+                }
+                if seen != s.active {
+                    bad!("scores do not cover every active seat");
+                }
+                let mut elim = 0u8;
+                if s.cfg.mode == MatchMode::Elimination {
+                    for p in 0..n {
+                        if s.is_active(p) && totals[p] >= s.cfg.point_limit {
+                            elim |= 1 << p;
+                        }
+                    }
+                }
+                let mut got = 0u8;
+                for &p in &e.eliminated {
+                    if p as usize >= n {
+                        bad!("eliminated seat {p}");
+                    }
+                    got |= 1 << p;
+                }
+                if got != elim || e.eliminated.len() != elim.count_ones() as usize {
+                    bad!("eliminated seats do not fit the totals");
+                }
+                s.totals = totals;
+                s.last_scores = last;
+                s.last_rows = s.rows;
+                s.last_eliminated = elim;
+                s.active &= !elim;
+                for p in 0..MAXP {
+                    if s.active & (1 << p) == 0 {
+                        s.rows[p] = [NONE; 4];
+                    }
+                }
+                s.phase = Phase::RoundOver;
+            }
+            E::MatchEnded(e) => {
+                let (w, reason) = if e.aborted {
+                    if s.phase != Phase::TurnStart || s.total_turns < s.cfg.admin_turn_cap {
+                        bad!("administrative stop before the cap");
+                    }
+                    (0u8, R_CAP)
+                } else {
+                    if s.phase != Phase::RoundOver {
+                        bad!("match end out of place");
+                    }
+                    match s.match_end() {
+                        Some(x) => x,
+                        None => bad!("the match is not over"),
+                    }
+                };
+                if e.winners != State::seat_list(w)
+                    || e.reason != REASONS[reason as usize]
+                    || e.totals.as_slice() != &s.totals[..n]
+                {
+                    bad!("match result does not fit the totals");
+                }
+                s.winners = w;
+                s.end_reason = reason;
+                s.aborted = e.aborted;
+                s.phase = Phase::Over;
+            }
+        }
+        Ok(())
+    }
+
+    fn to_act(s: &State) -> Vec<Seat> {
+        if s.phase.awaiting() {
+            vec![s.current as Seat]
+        } else {
+            vec![]
+        }
+    }
+
+    fn legal_actions(s: &State, seat: Seat) -> Vec<pb::Action> {
+        let mut v = Vec::new();
+        if !s.phase.awaiting() || seat != s.current as u32 {
+            return v;
+        }
+        let act = |k: A| pb::Action { kind: Some(k) };
+        match s.phase {
+            Phase::TurnStart => {
+                if s.discard.top().is_some_and(|c| !is_power(c)) {
+                    v.extend((1..=4).map(|slot| act(A::TakeDiscard(pb::TakeDiscard { slot }))));
+                }
+                v.push(act(A::DrawFromPile(pb::DrawFromPile {})));
+            }
+            Phase::Drawn | Phase::Draw2First | Phase::Draw2Second => {
+                if is_power(s.pending) {
+                    v.push(act(A::UsePower(pb::UsePower {})));
+                } else {
+                    v.extend((1..=4).map(|slot| act(A::ReplaceCard(pb::ReplaceCard { slot }))));
+                }
+                v.push(act(A::DiscardDrawn(pb::DiscardDrawn {})));
+            }
+            Phase::Peek => v.extend((1..=4).map(|slot| act(A::PeekCard(pb::PeekCard { slot })))),
+            Phase::Swap => {
+                v.reserve(16 * (s.active_count() - 1) + 1);
+                for own_slot in 1..=4 {
+                    for t in 0..s.n() {
+                        if t as u32 == seat || !s.is_active(t) {
+                            continue;
+                        }
+                        for target_slot in 1..=4 {
+                            v.push(act(A::SwapCards(pb::SwapCards { own_slot, target_seat: t as u32, target_slot })));
+                        }
+                    }
+                }
+                v.push(act(A::SkipSwap(pb::SkipSwap {})));
+            }
+            Phase::EndOfTurn => {
+                if s.caller == NONE {
+                    v.push(act(A::CallRatATatCat(pb::CallRatATatCat {})));
+                }
+                v.push(act(A::EndTurn(pb::EndTurn {})));
+            }
+            _ => {}
+        }
+        v
+    }
+
+    fn view(s: &State, viewer: Viewer) -> pb::View {
+        let n = s.n();
+        let auditor = viewer == Viewer::Auditor;
+        let rows_public = auditor || (s.phase == Phase::Reveal && s.revealed);
+        let me = match viewer {
+            Viewer::Seat(p) if (p as usize) < n => Some(p as usize),
+            _ => None,
+        };
+        let players = (0..n)
+            .map(|p| {
+                let active = s.is_active(p);
+                let row = if active || auditor && s.rows[p][0] != NONE {
+                    s.rows[p].iter().map(|&c| if rows_public { pbc(c) } else { 0 }).collect()
+                } else {
+                    vec![]
+                };
+                let known = match me {
+                    Some(v) if s.cfg.memory_aid && active => (0..4)
+                        .map(|sl| if s.known[v] & bit(p, sl) != 0 { pbc(s.rows[p][sl]) } else { 0 })
+                        .collect(),
+                    _ => vec![],
+                };
+                pb::PlayerView {
+                    seat: p as u32,
+                    active,
+                    total_score: s.totals[p],
+                    last_round_score: s.last_scores[p] as u32,
+                    row,
+                    known,
+                    last_round_row: if s.last_rows[p][0] == NONE {
+                        vec![]
+                    } else {
+                        s.last_rows[p].iter().map(|&c| pbc(c)).collect()
+                    },
+                }
+            })
+            .collect();
+        let pending = if s.pending == NONE {
+            0
+        } else if auditor || is_power(s.pending) || me == Some(s.current as usize) {
+            pbc(s.pending)
+        } else {
+            CARD_HIDDEN_NUMBER
+        };
+        pb::View {
+            phase: s.phase.to_pb() as i32,
+            round: s.round,
+            dealer: s.dealer as u32,
+            current_seat: s.current as u32,
+            to_act: Self::to_act(s),
+            has_caller: s.caller != NONE,
+            caller: if s.caller != NONE { s.caller as u32 } else { 0 },
+            players,
+            draw_pile_size: s.draw.len() as u32,
+            discard_pile: s.discard.to_pb(),
+            pending,
+            turns_this_round: s.turns_in_round,
+            turns_total: s.total_turns,
+            over: s.phase == Phase::Over,
+            winners: State::seat_list(s.winners),
+            end_reason: REASONS.get(s.end_reason as usize).copied().unwrap_or("").into(),
+            aborted: s.aborted,
+            draw_pile: if auditor { s.draw.to_pb() } else { vec![] },
+            knowledge: if auditor { s.known[..n].to_vec() } else { vec![] },
+            test_mode: auditor && s.test_mode,
+        }
+    }
+
+    fn redact(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
+        if viewer == Viewer::Auditor {
+            return Some(event.clone());
+        }
+        let mut e = event.clone();
+        match e.kind.as_mut()? {
+            E::RoundDealt(d) => {
+                for r in d.rows.iter_mut() {
+                    r.cards.iter_mut().for_each(|c| *c = 0);
+                }
+                d.draw_pile.clear();
+            }
+            E::PileReshuffled(d) => d.draw_pile.clear(),
+            E::InitialPeek(d) => {
+                if !viewer.sees_private_of(d.seat) {
+                    d.slot1 = 0;
+                    d.slot4 = 0;
+                }
+            }
+            E::CardDrawn(d) => {
+                if !viewer.sees_private_of(d.seat) && from_pbc(d.card).is_some_and(|c| !is_power(c)) {
+                    d.card = CARD_HIDDEN_NUMBER;
+                }
+            }
+            E::CardReplaced(d) => {
+                if !viewer.sees_private_of(d.seat) {
+                    d.placed = CARD_HIDDEN_NUMBER;
+                }
+            }
+            E::CardPeeked(d) => {
+                if !viewer.sees_private_of(d.seat) {
+                    d.card = 0;
+                }
+            }
+            _ => {}
+        }
+        Some(e)
+    }
+
+    fn event_type(event: &pb::Event) -> &'static str {
+        match &event.kind {
+            None => "unknown",
+            Some(k) => match k {
+                E::RoundDealt(_) => "round_dealt",
+                E::InitialPeek(_) => "initial_peek",
+                E::DiscardTaken(_) => "discard_taken",
+                E::CardDrawn(_) => "card_drawn",
+                E::CardReplaced(_) => "card_replaced",
+                E::DrawnDiscarded(_) => "drawn_discarded",
+                E::PowerUsed(_) => "power_used",
+                E::CardPeeked(_) => "card_peeked",
+                E::CardsSwapped(_) => "cards_swapped",
+                E::SwapSkipped(_) => "swap_skipped",
+                E::Called(_) => "called",
+                E::TurnEnded(_) => "turn_ended",
+                E::PileReshuffled(_) => "pile_reshuffled",
+                E::RoundRevealed(_) => "round_revealed",
+                E::RevealDraw(_) => "reveal_draw",
+                E::RoundScored(_) => "round_scored",
+                E::MatchEnded(_) => "match_ended",
+            },
+        }
+    }
+
+    fn outcome(s: &State) -> Option<Outcome> {
+        if s.phase != Phase::Over {
+            return None;
+        }
+        Some(Outcome {
+            scores: s.totals[..s.n()].iter().map(|&t| t as i64).collect(),
+            winners: State::seat_list(s.winners),
+            reason: REASONS.get(s.end_reason as usize).copied().unwrap_or("").into(),
+            lower_is_better: true,
+            aborted: s.aborted,
+        })
+    }
+
+    fn bot_action(s: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
+        let mut moves = Self::legal_actions(s, seat);
+        if moves.is_empty() {
+            return Err(CoreError::not_your_turn());
+        }
+        if bot != "memory" {
+            let i = rng.index(moves.len());
+            return Ok(moves.swap_remove(i));
+        }
+        Ok(memory_bot(s, seat as usize))
+    }
+
+    fn render(s: &State, viewer: Viewer) -> String {
+        let v = Self::view(s, viewer);
+        let name = |c: i32| -> &'static str {
+            match c {
+                0 => "?",
+                CARD_HIDDEN_NUMBER => "#",
+                c => card_name((c - 1) as u8),
+            }
+        };
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "Rat-a-Tat Cat  round {}  dealer P{}  {:?}",
+            v.round,
+            v.dealer,
+            Phase::to_pb(s.phase)
+        );
+        if s.phase.awaiting() {
+            let _ = write!(out, "  P{} to act", v.current_seat);
+        }
+        if v.has_caller {
+            let _ = write!(out, "  caller P{}", v.caller);
+        }
+        out.push('\n');
+        for p in &v.players {
+            let mark = if s.phase.awaiting() && p.seat == v.current_seat { '>' } else { ' ' };
+            let _ = write!(out, "{mark}P{} ", p.seat);
+            if !p.active {
+                let _ = write!(out, "(out)             ");
+            } else {
+                out.push('[');
+                for (i, &c) in p.row.iter().enumerate() {
+                    let k = p.known.get(i).copied().unwrap_or(0);
+                    let shown = if c != 0 { name(c) } else if k != 0 { name(k) } else { "?" };
+                    let _ = write!(out, "{shown:>3}");
+                }
+                out.push_str(" ]");
+            }
+            let _ = writeln!(out, "  total {:>3}  last {:>2}", p.total_score, p.last_round_score);
+        }
+        let _ = write!(out, " draw {:>2}  discard", v.draw_pile_size);
+        for &c in v.discard_pile.iter().take(8) {
+            let _ = write!(out, " {}", name(c));
+        }
+        if v.discard_pile.len() > 8 {
+            let _ = write!(out, " ...({})", v.discard_pile.len());
+        }
+        if v.pending != 0 {
+            let _ = write!(out, "  in hand: {}", name(v.pending));
+        }
+        out.push('\n');
+        if v.over {
+            let _ = writeln!(out, " over: {} winners {:?}{}", v.end_reason, v.winners, if v.aborted { " (aborted)" } else { "" });
+        }
+        out
+    }
+
+    fn check_invariants(s: &State) -> Result<(), String> {
+        let n = s.n();
+        if s.phase == Phase::NotStarted {
+            return Ok(());
+        }
+        let holding = s.phase.holding();
+        if holding != (s.pending != NONE) {
+            return Err(format!("card in hand {} in phase {:?}", s.pending, s.phase));
+        }
+        if s.pending != NONE && s.pending > D2 {
+            return Err("pending is not a card".into());
+        }
+        let mut counts = [0u32; 13];
+        for p in 0..MAXP {
+            let active = s.is_active(p);
+            if p >= n && active {
+                return Err(format!("seat {p} active in a {n}-seat match"));
+            }
+            let in_play = s.phase != Phase::RoundOver && s.phase != Phase::Over;
+            for &c in &s.rows[p] {
+                if active && in_play {
+                    if c > D2 {
+                        return Err(format!("seat {p} has an empty slot"));
+                    }
+                    counts[c as usize] += 1;
+                } else if !active && c != NONE {
+                    return Err(format!("eliminated seat {p} holds cards"));
+                }
+            }
+            if s.known[p] >> (4 * n) != 0 {
+                return Err("knowledge of a position outside the table".into());
+            }
+        }
+        if s.phase != Phase::RoundOver && s.phase != Phase::Over {
+            for &c in s.draw.cards().iter().chain(s.discard.cards()) {
+                if c > D2 {
+                    return Err("a pile holds a non-card".into());
+                }
+                counts[c as usize] += 1;
+            }
+            if s.pending != NONE {
+                counts[s.pending as usize] += 1;
+            }
+            if !s.test_mode && counts.iter().zip(COUNTS).any(|(&a, b)| a != b as u32) {
+                return Err(format!("cards are not conserved: {counts:?}"));
+            }
+            if s.test_mode && counts.iter().zip(COUNTS).any(|(&a, b)| a > b as u32) {
+                return Err(format!("more copies of a card than the deck holds: {counts:?}"));
+            }
+        }
+        if s.phase.awaiting() {
+            if s.draw.len() == 0 {
+                return Err("empty draw pile at a decision".into());
+            }
+            if !s.is_active(s.current as usize) {
+                return Err("the current seat is not active".into());
+            }
+            if s.caller != NONE && !s.is_active(s.caller as usize) {
+                return Err("the caller is not active".into());
+            }
+            if s.caller != NONE && s.phase != Phase::EndOfTurn && s.caller == s.current {
+                return Err("the caller takes another turn".into());
+            }
+        }
+        if s.phase == Phase::TurnStart && s.discard.len() == 0 {
+            return Err("empty discard pile at turn start".into());
+        }
+        for p in 0..n {
+            if s.totals[p] > 36 * s.round {
+                return Err(format!("seat {p} total {} is above 36 per round", s.totals[p]));
+            }
+            if s.cfg.mode == MatchMode::Elimination
+                && s.is_active(p)
+                && s.phase != Phase::RoundOver
+                && s.totals[p] >= s.cfg.point_limit
+            {
+                return Err(format!("seat {p} is at the limit but still active"));
+            }
+        }
+        if s.phase == Phase::Over && !s.aborted && s.winners == 0 {
+            return Err("match over without winners".into());
+        }
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------ the "memory" bot
+
+/// Heuristic bot: keeps what it has seen (its own knowledge bits only), treats an unknown card
+/// (or an inert power card, replaced at reveal) as worth 5, the deck mean.
+fn memory_bot(s: &State, me: usize) -> pb::Action {
+    let act = |k: A| pb::Action { kind: Some(k) };
+    let est = |p: usize, sl: usize| -> f32 {
+        if s.known[me] & bit(p, sl) != 0 && s.rows[p][sl] <= 9 {
+            s.rows[p][sl] as f32
+        } else {
+            5.0
+        }
+    };
+    let worst = || -> (usize, f32) {
+        let mut best = (0usize, -1.0f32);
+        for sl in 0..4 {
+            // Unknown cards rank just below a known card of equal estimate.
+            let e = est(me, sl) + if s.known[me] & bit(me, sl) == 0 { 0.1 } else { 0.0 };
+            if e > best.1 {
+                best = (sl, e);
+            }
+        }
+        best
+    };
+    match s.phase {
+        Phase::TurnStart => {
+            if let Some(top) = s.discard.top().filter(|&c| !is_power(c)) {
+                let (sl, w) = worst();
+                if w - top as f32 >= 2.0 {
+                    return act(A::TakeDiscard(pb::TakeDiscard { slot: sl as u32 + 1 }));
+                }
+            }
+            act(A::DrawFromPile(pb::DrawFromPile {}))
+        }
+        Phase::Drawn | Phase::Draw2First | Phase::Draw2Second => {
+            let c = s.pending;
+            if is_power(c) {
+                let useful = match c {
+                    PK => (0..4).any(|sl| s.known[me] & bit(me, sl) == 0),
+                    SW => worst().1 >= 6.0,
+                    _ => true,
+                };
+                return act(if useful { A::UsePower(pb::UsePower {}) } else { A::DiscardDrawn(pb::DiscardDrawn {}) });
+            }
+            let (sl, w) = worst();
+            let margin = if s.phase == Phase::Draw2First { 1.5 } else { 0.5 };
+            if w - c as f32 >= margin {
+                act(A::ReplaceCard(pb::ReplaceCard { slot: sl as u32 + 1 }))
+            } else {
+                act(A::DiscardDrawn(pb::DiscardDrawn {}))
+            }
+        }
+        Phase::Peek => {
+            let sl = [1usize, 2, 0, 3].into_iter().find(|&sl| s.known[me] & bit(me, sl) == 0).unwrap_or(1);
+            act(A::PeekCard(pb::PeekCard { slot: sl as u32 + 1 }))
+        }
+        Phase::Swap => {
+            let (own, w) = worst();
+            let mut target: Option<(usize, usize, f32)> = None;
+            for q in 0..s.n() {
+                if q == me || !s.is_active(q) {
+                    continue;
+                }
+                for sl in 0..4 {
+                    let e = est(q, sl);
+                    if target.is_none_or(|t| e < t.2) {
+                        target = Some((q, sl, e));
+                    }
+                }
+            }
+            match target {
+                Some((q, sl, e)) if w - e >= 2.0 => act(A::SwapCards(pb::SwapCards {
+                    own_slot: own as u32 + 1,
+                    target_seat: q as u32,
+                    target_slot: sl as u32 + 1,
+                })),
+                _ => act(A::SkipSwap(pb::SkipSwap {})),
+            }
+        }
+        Phase::EndOfTurn => {
+            if s.caller == NONE {
+                let unknown = (0..4).filter(|&sl| s.known[me] & bit(me, sl) == 0).count();
+                let sum: f32 = (0..4).map(|sl| est(me, sl)).sum();
+                if unknown <= 1 && sum <= 12.0 {
+                    return act(A::CallRatATatCat(pb::CallRatATatCat {}));
+                }
+            }
+            act(A::EndTurn(pb::EndTurn {}))
+        }
+        _ => act(A::EndTurn(pb::EndTurn {})),
+    }
+}
