@@ -1619,9 +1619,6 @@ impl Game for RatATatCat {
             if !s.test_mode && counts.iter().zip(COUNTS).any(|(&a, b)| a != b as u32) {
                 return Err(format!("cards are not conserved: {counts:?}"));
             }
-            if s.test_mode && counts.iter().zip(COUNTS).any(|(&a, b)| a > b as u32) {
-                return Err(format!("more copies of a card than the deck holds: {counts:?}"));
-            }
         }
         if s.phase.awaiting() {
             if s.draw.len() == 0 {
@@ -1749,5 +1746,757 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
             act(A::EndTurn(pb::EndTurn {}))
         }
         _ => act(A::EndTurn(pb::EndTurn {})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance;
+    use prost::Message;
+
+    fn cfg_with(n: u32, opts: &[(&str, &str)]) -> Config {
+        let o: Options = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        RatATatCat::configure(n, &o).expect("config")
+    }
+    fn cfg(n: u32) -> Config {
+        cfg_with(n, &[])
+    }
+    fn act(k: A) -> pb::Action {
+        pb::Action { kind: Some(k) }
+    }
+    fn take(slot: u32) -> pb::Action {
+        act(A::TakeDiscard(pb::TakeDiscard { slot }))
+    }
+    fn draw() -> pb::Action {
+        act(A::DrawFromPile(pb::DrawFromPile {}))
+    }
+    fn replace(slot: u32) -> pb::Action {
+        act(A::ReplaceCard(pb::ReplaceCard { slot }))
+    }
+    fn discard() -> pb::Action {
+        act(A::DiscardDrawn(pb::DiscardDrawn {}))
+    }
+    fn power() -> pb::Action {
+        act(A::UsePower(pb::UsePower {}))
+    }
+    fn peek(slot: u32) -> pb::Action {
+        act(A::PeekCard(pb::PeekCard { slot }))
+    }
+    fn swap(own_slot: u32, target_seat: u32, target_slot: u32) -> pb::Action {
+        act(A::SwapCards(pb::SwapCards { own_slot, target_seat, target_slot }))
+    }
+    fn skip() -> pb::Action {
+        act(A::SkipSwap(pb::SkipSwap {}))
+    }
+    fn call() -> pb::Action {
+        act(A::CallRatATatCat(pb::CallRatATatCat {}))
+    }
+    fn end() -> pb::Action {
+        act(A::EndTurn(pb::EndTurn {}))
+    }
+
+    /// Applies `a` by the current seat; returns the events.
+    fn play(s: &mut State, a: pb::Action) -> Vec<pb::Event> {
+        let seat = s.current as u32;
+        let evs = RatATatCat::decide(s, seat, &a, &mut Rng::from_u64(7)).unwrap_or_else(|e| panic!("{a:?}: {e}"));
+        for e in &evs {
+            RatATatCat::evolve(s, e).expect("own event applies");
+            RatATatCat::check_invariants(s).expect("invariants");
+        }
+        evs
+    }
+    fn refused(s: &State, a: pb::Action) -> CoreError {
+        RatATatCat::decide(s, s.current as u32, &a, &mut Rng::from_u64(7)).expect_err("must be refused")
+    }
+    fn reason(e: CoreError) -> &'static str {
+        match e {
+            CoreError::Rule { reason, .. } => reason,
+            other => panic!("not a rule error: {other:?}"),
+        }
+    }
+    fn discard_pile(s: &State) -> Vec<u8> {
+        s.discard.cards().iter().rev().copied().collect()
+    }
+    fn legal(s: &State) -> Vec<pb::Action> {
+        RatATatCat::legal_actions(s, s.current as u32)
+    }
+    fn ev(k: E) -> pb::Event {
+        pb::Event { kind: Some(k) }
+    }
+    fn cards(v: &[u8]) -> Vec<i32> {
+        v.iter().map(|&c| pbc(c)).collect()
+    }
+
+    // ---------------------------------------------------------------- section 9 vectors
+
+    /// TV1 as an injected deal event: 44 filler cards complete the deck.
+    fn tv1_state() -> State {
+        let mut s = RatATatCat::initial(&cfg(2));
+        let mut rest: Vec<u8> = full_deck().to_vec();
+        for c in [3, 7, 0, 9, D2, 5, 1, 8, PK, 4] {
+            let i = rest.iter().position(|&x| x == c).unwrap();
+            rest.remove(i);
+        }
+        // After the PK went back and the pile was reshuffled, the top is 4.
+        let mut draw = vec![4u8];
+        draw.extend(rest.iter().copied());
+        draw.push(PK);
+        let top = draw.remove(0);
+        let dealt = ev(E::RoundDealt(pb::RoundDealt {
+            round: 1,
+            dealer: 1,
+            first_player: 0,
+            rows: vec![
+                pb::SeatRow { seat: 0, cards: cards(&[3, 0, D2, 1]) },
+                pb::SeatRow { seat: 1, cards: cards(&[7, 9, 5, 8]) },
+            ],
+            flipped_powers: cards(&[PK]),
+            discard_top: pbc(top),
+            draw_pile_size: draw.len() as u32,
+            draw_pile: cards(&draw),
+        }));
+        RatATatCat::evolve(&mut s, &dealt).unwrap();
+        for (p, a, b) in [(0u32, 3u8, 1u8), (1, 7, 8)] {
+            let e = ev(E::InitialPeek(pb::InitialPeek { seat: p, slot1: pbc(a), slot4: pbc(b) }));
+            RatATatCat::evolve(&mut s, &e).unwrap();
+        }
+        RatATatCat::check_invariants(&s).unwrap();
+        s
+    }
+
+    #[test]
+    fn tv01_deal_and_initial_state() {
+        let s = tv1_state();
+        assert_eq!(s.rows[0], [3, 0, D2, 1]);
+        assert_eq!(s.rows[1], [7, 9, 5, 8]);
+        assert_eq!(discard_pile(&s), vec![4]);
+        assert_eq!(s.draw.len(), 45);
+        assert_eq!(s.current, 0);
+        assert_eq!(s.phase, Phase::TurnStart);
+        assert_eq!(legal(&s).len(), 5);
+        // Initial peek knowledge: P0 knows slots 1 and 4 only.
+        assert_eq!(s.known[0], bit(0, 0) | bit(0, 3));
+        assert_eq!(s.known[1], bit(1, 0) | bit(1, 3));
+        // The deal the engine makes itself follows the same slot order (k-th card to slot k/A).
+        let mut t = RatATatCat::initial(&cfg_with(2, &[("first_dealer", "1")]));
+        let evs = RatATatCat::start(&t, &mut Rng::from_u64(3)).unwrap();
+        let Some(E::RoundDealt(d)) = &evs[0].kind else { panic!() };
+        assert_eq!((d.dealer, d.first_player, d.draw_pile_size), (1, 0, 45));
+        assert_eq!(evs.len(), 3);
+        for e in &evs {
+            RatATatCat::evolve(&mut t, e).unwrap();
+        }
+        RatATatCat::check_invariants(&t).unwrap();
+    }
+
+    #[test]
+    fn tv02_take_discard_replacing_dealt_power_blocks_next_player() {
+        let mut s = tv1_state();
+        play(&mut s, take(3));
+        assert_eq!(s.rows[0], [3, 0, 4, 1]);
+        assert_eq!(discard_pile(&s), vec![D2]);
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert_eq!(legal(&s), vec![call(), end()]);
+        play(&mut s, end());
+        assert_eq!((s.current, s.phase), (1, Phase::TurnStart));
+        assert_eq!(legal(&s), vec![draw()]);
+        assert_eq!(reason(refused(&s, take(2))), "DISCARD_IS_POWER");
+    }
+
+    #[test]
+    fn tv03_draw_number_and_replace() {
+        let mut s = State::test_position(cfg(2), &[[3, 0, 4, 1], [7, 9, 5, 8]], &[2, 6, 6], &[D2], 0, 1);
+        let evs = play(&mut s, draw());
+        let hidden = RatATatCat::redact(&evs[0], Viewer::Seat(0)).unwrap();
+        let Some(E::CardDrawn(d)) = hidden.kind else { panic!() };
+        assert_eq!(d.card, CARD_HIDDEN_NUMBER);
+        assert_eq!(s.phase, Phase::Drawn);
+        assert_eq!(legal(&s).len(), 5);
+        assert!(!legal(&s).contains(&power()));
+        play(&mut s, replace(2));
+        assert_eq!(s.rows[1], [7, 2, 5, 8]);
+        assert_eq!(discard_pile(&s), vec![9, D2]);
+        assert_eq!(s.phase, Phase::EndOfTurn);
+    }
+
+    #[test]
+    fn tv04_drawn_power_cannot_go_into_row() {
+        let mut s = State::test_position(cfg(2), &[[3, 0, 4, 1], [7, 2, 5, 8]], &[PK, 6, 6], &[9, D2], 1, 0);
+        let evs = play(&mut s, draw());
+        let seen = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap();
+        let Some(E::CardDrawn(d)) = seen.kind else { panic!() };
+        assert_eq!(d.card, pbc(PK), "a power card is shown to all");
+        assert_eq!(legal(&s), vec![power(), discard()]);
+        assert_eq!(reason(refused(&s, replace(1))), "POWER_CARD_CANNOT_BE_KEPT");
+    }
+
+    #[test]
+    fn tv05_peek() {
+        let mut s = State::test_position(cfg(2), &[[3, 0, 4, 1], [7, 2, 5, 8]], &[PK, 6, 6], &[9, D2], 1, 0);
+        play(&mut s, draw());
+        play(&mut s, power());
+        assert_eq!(discard_pile(&s), vec![PK, 9, D2]);
+        assert_eq!(s.phase, Phase::Peek);
+        assert_eq!(legal(&s), (1..=4).map(peek).collect::<Vec<_>>());
+        let evs = play(&mut s, peek(2));
+        let Some(E::CardPeeked(mine)) = RatATatCat::redact(&evs[0], Viewer::Seat(0)).unwrap().kind else { panic!() };
+        assert_eq!((mine.slot, mine.card), (2, pbc(0)));
+        let Some(E::CardPeeked(theirs)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else { panic!() };
+        assert_eq!((theirs.slot, theirs.card), (2, 0), "others learn the slot, not the value");
+        assert_eq!(s.rows[0], [3, 0, 4, 1]);
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert!(s.known[0] & bit(0, 1) != 0 && s.known[1] & bit(0, 1) == 0);
+    }
+
+    fn tv6_swap_phase() -> State {
+        let mut s =
+            State::test_position(cfg(3), &[[1, 6, 2, 9], [0, 3, 4, 4], [5, PK, 7, 0]], &[SW, 8, 6], &[3], 2, 0);
+        play(&mut s, draw());
+        play(&mut s, power());
+        assert_eq!(s.discard.top(), Some(SW));
+        assert_eq!(s.phase, Phase::Swap);
+        s
+    }
+
+    #[test]
+    fn tv06_swap() {
+        let mut s = tv6_swap_phase();
+        assert_eq!(legal(&s).len(), 33);
+        assert_eq!(reason(refused(&s, swap(1, 0, 2))), "SWAP_WITH_SELF");
+        assert!(matches!(refused(&s, swap(1, 1, 5)), CoreError::Malformed(_)));
+        let evs = play(&mut s, swap(4, 2, 4));
+        assert_eq!(s.rows[0], [1, 6, 2, 0]);
+        assert_eq!(s.rows[2], [5, PK, 7, 9]);
+        assert_eq!(s.rows[1], [0, 3, 4, 4]);
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        // No value in the event, for anybody.
+        assert_eq!(RatATatCat::event_type(&evs[0]), "cards_swapped");
+    }
+
+    #[test]
+    fn tv07_declining_a_swap() {
+        let mut s = tv6_swap_phase();
+        play(&mut s, skip());
+        assert_eq!(s.rows[0], [1, 6, 2, 9]);
+        assert_eq!(s.discard.top(), Some(SW));
+        assert_eq!(s.phase, Phase::EndOfTurn);
+    }
+
+    fn d2_start(draw_pile: &[u8]) -> State {
+        State::test_position(cfg(2), &[[8, 1, 3, 6], [2, 2, 7, 0]], draw_pile, &[3], 1, 0)
+    }
+
+    #[test]
+    fn tv08_draw2_discard_first_keep_second() {
+        let mut s = d2_start(&[D2, 9, 4, 7, 5]);
+        play(&mut s, draw());
+        assert_eq!(legal(&s), vec![power(), discard()]);
+        play(&mut s, power());
+        assert_eq!((s.pending, s.phase), (9, Phase::Draw2First));
+        assert_eq!(discard_pile(&s), vec![D2, 3]);
+        assert_eq!(legal(&s).len(), 5);
+        play(&mut s, discard());
+        assert_eq!(discard_pile(&s), vec![9, D2, 3]);
+        assert_eq!((s.pending, s.phase), (4, Phase::Draw2Second));
+        play(&mut s, replace(1));
+        assert_eq!(s.rows[0], [4, 1, 3, 6]);
+        assert_eq!(s.row_score(0), 14);
+        assert_eq!(discard_pile(&s), vec![8, 9, D2, 3]);
+        assert_eq!(s.draw.top(), Some(7));
+        assert_eq!(s.phase, Phase::EndOfTurn);
+    }
+
+    #[test]
+    fn tv09_draw2_keeping_first_forfeits_second() {
+        let mut s = d2_start(&[D2, 0, 4, 5]);
+        play(&mut s, draw());
+        play(&mut s, power());
+        assert_eq!((s.pending, s.phase), (0, Phase::Draw2First));
+        play(&mut s, replace(1));
+        assert_eq!(s.rows[0], [0, 1, 3, 6]);
+        assert_eq!(discard_pile(&s), vec![8, D2, 3]);
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert_eq!(s.draw.top(), Some(4));
+    }
+
+    #[test]
+    fn tv10_draw2_as_card_one_restarts() {
+        let start = || {
+            let mut s = d2_start(&[D2, D2, 9, 6, 2, 5]);
+            play(&mut s, draw());
+            play(&mut s, power());
+            assert_eq!(discard_pile(&s), vec![D2, 3]);
+            assert_eq!((s.pending, s.phase), (D2, Phase::Draw2First));
+            s
+        };
+        // Branch A
+        let mut s = start();
+        play(&mut s, power());
+        assert_eq!(discard_pile(&s), vec![D2, D2, 3]);
+        assert_eq!((s.pending, s.phase), (9, Phase::Draw2First));
+        play(&mut s, discard());
+        assert_eq!(discard_pile(&s), vec![9, D2, D2, 3]);
+        assert_eq!((s.pending, s.phase), (6, Phase::Draw2Second));
+        play(&mut s, discard());
+        assert_eq!(discard_pile(&s), vec![6, 9, D2, D2, 3]);
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert_eq!(s.draw.top(), Some(2));
+        assert_eq!(s.rows[0], [8, 1, 3, 6]);
+        // Branch B
+        let mut s = start();
+        play(&mut s, discard());
+        assert_eq!(discard_pile(&s), vec![D2, D2, 3]);
+        assert_eq!((s.pending, s.phase), (9, Phase::Draw2Second));
+        play(&mut s, discard());
+        assert_eq!(discard_pile(&s), vec![9, D2, D2, 3]);
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert_eq!(s.draw.top(), Some(6));
+    }
+
+    #[test]
+    fn tv11_draw2_as_card_two_restarts() {
+        let mut s = d2_start(&[D2, 7, D2, 1, 5, 4]);
+        play(&mut s, draw());
+        play(&mut s, power());
+        assert_eq!((s.pending, s.phase), (7, Phase::Draw2First));
+        play(&mut s, discard());
+        assert_eq!((s.pending, s.phase), (D2, Phase::Draw2Second));
+        assert_eq!(discard_pile(&s), vec![7, D2, 3]);
+        play(&mut s, power());
+        assert_eq!(discard_pile(&s), vec![D2, 7, D2, 3]);
+        assert_eq!((s.pending, s.phase), (1, Phase::Draw2First));
+        play(&mut s, replace(1));
+        assert_eq!(s.rows[0], [1, 1, 3, 6]);
+        assert_eq!(discard_pile(&s), vec![8, D2, 7, D2, 3]);
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert_eq!(s.draw.top(), Some(5));
+    }
+
+    #[test]
+    fn tv12_swap_inside_draw2_forfeits_remaining_draw() {
+        let start = || {
+            let mut s = d2_start(&[D2, SW, 0, 5]);
+            play(&mut s, draw());
+            play(&mut s, power());
+            assert_eq!((s.pending, s.phase), (SW, Phase::Draw2First));
+            assert_eq!(legal(&s), vec![power(), discard()]);
+            s
+        };
+        let mut s = start();
+        play(&mut s, power());
+        assert_eq!(discard_pile(&s), vec![SW, D2, 3]);
+        assert_eq!(s.phase, Phase::Swap);
+        assert_eq!(legal(&s).len(), 17);
+        play(&mut s, skip());
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert_eq!(s.draw.top(), Some(0));
+        let mut s = start();
+        play(&mut s, discard());
+        assert_eq!(discard_pile(&s), vec![SW, D2, 3]);
+        assert_eq!((s.pending, s.phase), (0, Phase::Draw2Second));
+        play(&mut s, replace(1));
+        assert_eq!(s.rows[0], [0, 1, 3, 6]);
+        assert_eq!(discard_pile(&s), vec![8, SW, D2, 3]);
+    }
+
+    #[test]
+    fn tv13_peek_inside_draw2() {
+        let mut s = d2_start(&[D2, PK, 5, 4]);
+        play(&mut s, draw());
+        play(&mut s, power());
+        play(&mut s, power());
+        assert_eq!(s.phase, Phase::Peek);
+        let evs = play(&mut s, peek(3));
+        let Some(E::CardPeeked(p)) = &evs[0].kind else { panic!() };
+        assert_eq!(p.card, pbc(3));
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert_eq!(s.draw.top(), Some(5));
+    }
+
+    /// A full-deck 3- or 4-seat state dealt by the engine with a fixed dealer.
+    fn dealt(n: u32, dealer: u32, opts: &[(&str, &str)]) -> State {
+        let d = dealer.to_string();
+        let mut o = vec![("first_dealer", d.as_str())];
+        o.extend_from_slice(opts);
+        let mut s = RatATatCat::initial(&cfg_with(n, &o));
+        for e in RatATatCat::start(&s, &mut Rng::from_u64(11)).unwrap() {
+            RatATatCat::evolve(&mut s, &e).unwrap();
+        }
+        s
+    }
+
+    /// A quiet turn: draw, discard what was drawn (using nothing), so the turn ends at once.
+    fn quiet_turn(s: &mut State) {
+        // Make the top of the draw pile a number for a predictable turn.
+        let top = s.draw.top().unwrap();
+        if is_power(top) {
+            let n = s.draw.len();
+            let i = (0..n).rev().find(|&i| !is_power(s.draw.c[i])).unwrap();
+            s.draw.c.swap(i, n - 1);
+        }
+        play(s, draw());
+        play(s, discard());
+        assert_eq!(s.phase, Phase::EndOfTurn);
+    }
+
+    #[test]
+    fn tv14_call_and_final_round() {
+        let mut s = dealt(3, 2, &[]);
+        assert_eq!(s.current, 0);
+        quiet_turn(&mut s);
+        play(&mut s, end());
+        assert_eq!(s.current, 1);
+        quiet_turn(&mut s);
+        assert_eq!(legal(&s), vec![call(), end()]);
+        play(&mut s, call());
+        assert_eq!((s.caller, s.current, s.phase), (1, 2, Phase::TurnStart));
+        quiet_turn(&mut s);
+        assert_eq!(legal(&s), vec![end()]);
+        assert_eq!(reason(refused(&s, call())), "ALREADY_CALLED");
+        play(&mut s, end());
+        assert_eq!(s.current, 0);
+        quiet_turn(&mut s);
+        let evs = play(&mut s, end());
+        let kinds: Vec<_> = evs.iter().map(RatATatCat::event_type).collect();
+        assert_eq!(&kinds[..2], &["turn_ended", "round_revealed"]);
+        assert!(kinds.contains(&"round_scored"));
+        let Some(E::TurnEnded(t)) = &evs[0].kind else { panic!() };
+        assert!(t.round_over && t.next_seat == 1);
+        // The next round is dealt at once: P0 deals, P1 starts.
+        assert_eq!((s.round, s.dealer, s.current), (2, 0, 1));
+    }
+
+    #[test]
+    fn tv15_call_on_first_turn_round_length() {
+        let mut s = dealt(4, 0, &[]);
+        assert_eq!(s.current, 1);
+        quiet_turn(&mut s);
+        assert!(legal(&s).contains(&call()));
+        play(&mut s, call());
+        let mut turns = 1;
+        for expect in [2u8, 3, 0] {
+            assert_eq!(s.current, expect);
+            quiet_turn(&mut s);
+            play(&mut s, end());
+            turns += 1;
+        }
+        assert_eq!(turns, 4);
+        assert_eq!(s.round, 2, "the round ended after exactly four turns");
+    }
+
+    #[test]
+    fn tv16_swap_against_caller_then_scoring() {
+        // P0 has called; P1 takes its final turn.
+        let mut s = State::test_position(cfg(2), &[[0, 0, 1, 2], [6, 9, 4, 3]], &[SW, 5, 5, 5], &[7], 1, 1);
+        s.caller = 0;
+        play(&mut s, draw());
+        play(&mut s, power());
+        play(&mut s, swap(2, 0, 1));
+        assert_eq!(s.rows[1], [6, 0, 4, 3]);
+        assert_eq!(s.rows[0], [9, 0, 1, 2]);
+        let evs = play(&mut s, end());
+        let scored = evs
+            .iter()
+            .find_map(|e| match &e.kind {
+                Some(E::RoundScored(r)) => Some(r.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(scored.scores.iter().map(|x| x.round_score).collect::<Vec<_>>(), vec![12, 13]);
+        assert!(!evs.iter().any(|e| matches!(e.kind, Some(E::RevealDraw(_)))));
+    }
+
+    #[test]
+    fn tv17_reveal_with_power_replacement_and_redraws() {
+        let rows = [[3, 0, D2, 1], [0, 2, PK, 1], [SW, 4, 4, PK]];
+        let mut s =
+            State::test_position(cfg(3), &rows, &[D2, 5, 9, SW, 6, 2, 8, 4, 4], &[7, 3], 2, 0);
+        s.caller = 1;
+        s.phase = Phase::EndOfTurn;
+        // P0 ends the last turn before the caller: reveal.
+        let evs = play(&mut s, end());
+        let draws: Vec<(u32, u32, u8)> = evs
+            .iter()
+            .filter_map(|e| match &e.kind {
+                Some(E::RevealDraw(d)) => Some((d.seat, d.slot, from_pbc(d.card).unwrap())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(draws, vec![(1, 3, D2), (1, 3, 5), (2, 1, 9), (2, 4, SW), (2, 4, 6), (0, 3, 2)]);
+        assert_eq!(s.last_rows[0], [3, 0, 2, 1]);
+        assert_eq!(s.last_rows[1], [0, 2, 5, 1]);
+        assert_eq!(s.last_rows[2], [9, 4, 4, 6]);
+        assert_eq!(&s.last_scores[..3], &[6, 8, 23]);
+        // Discard after the reveal (the next round was dealt in the same decision, so rebuild it).
+        let mut t = State::test_position(cfg(3), &rows, &[D2, 5, 9, SW, 6, 2, 8, 4, 4], &[7, 3], 2, 0);
+        t.caller = 1;
+        t.phase = Phase::Reveal;
+        t.revealed = true;
+        for e in evs.iter().filter(|e| matches!(e.kind, Some(E::RevealDraw(_)))) {
+            RatATatCat::evolve(&mut t, e).unwrap();
+        }
+        assert_eq!(discard_pile(&t), vec![D2, PK, SW, SW, PK, D2, 7, 3]);
+        assert_eq!(t.draw.top(), Some(8));
+    }
+
+    #[test]
+    fn tv18_reshuffle_when_draw_empties() {
+        let mut s = State::test_position(cfg(2), &[[1, 1, 1, 1], [2, 2, 2, 2]], &[6], &[PK, 3, 8, SW, 2], 1, 0);
+        let evs = RatATatCat::decide(&s, 0, &draw(), &mut Rng::from_u64(5)).unwrap();
+        assert_eq!(evs.len(), 2);
+        assert_eq!(RatATatCat::event_type(&evs[1]), "pile_reshuffled");
+        // Injected outcome: shuffled [SW, 8, 2, PK, 3], SW flipped back, reshuffled [8, 2, SW, 3, PK].
+        let injected = ev(E::PileReshuffled(pb::PileReshuffled {
+            flipped_powers: cards(&[SW]),
+            discard_top: pbc(8),
+            draw_pile: cards(&[2, SW, 3, PK]),
+            draw_pile_size: 4,
+        }));
+        RatATatCat::evolve(&mut s, &evs[0]).unwrap();
+        RatATatCat::evolve(&mut s, &injected).unwrap();
+        RatATatCat::check_invariants(&s).unwrap();
+        assert_eq!(discard_pile(&s), vec![8]);
+        assert_eq!(s.draw.cards().iter().rev().copied().collect::<Vec<_>>(), vec![2, SW, 3, PK]);
+        assert_eq!((s.pending, s.phase), (6, Phase::Drawn));
+        assert_eq!(legal(&s).len(), 5);
+        // Players see the flips but not the new order.
+        let Some(E::PileReshuffled(r)) = RatATatCat::redact(&injected, Viewer::Seat(0)).unwrap().kind else { panic!() };
+        assert!(r.draw_pile.is_empty() && r.draw_pile_size == 4 && r.flipped_powers == cards(&[SW]));
+        play(&mut s, discard());
+        assert_eq!(discard_pile(&s), vec![6, 8]);
+        play(&mut s, end());
+        assert!(legal(&s).contains(&take(1)));
+        // A reshuffle that does not hold the old discard pile is corrupt.
+        let mut t = State::test_position(cfg(2), &[[1, 1, 1, 1], [2, 2, 2, 2]], &[6], &[PK, 3, 8, SW, 2], 1, 0);
+        RatATatCat::evolve(&mut t, &evs[0]).unwrap();
+        let wrong = ev(E::PileReshuffled(pb::PileReshuffled {
+            flipped_powers: vec![],
+            discard_top: pbc(9),
+            draw_pile: cards(&[2, SW, 3, PK]),
+            draw_pile_size: 4,
+        }));
+        assert!(matches!(RatATatCat::evolve(&mut t, &wrong), Err(CoreError::Corrupt(_))));
+    }
+
+    /// Plays the round of `s` to its end with the given row scores by rigging the rows, then
+    /// calling at once.
+    fn finish_round_with(s: &mut State, scores: &[(usize, [u8; 4])]) -> Vec<pb::Event> {
+        for &(p, row) in scores {
+            s.rows[p] = row;
+        }
+        s.test_mode = true;
+        quiet_turn(s);
+        play(s, call());
+        let mut evs = vec![];
+        while s.phase.awaiting() && s.round_ok_to_continue() {
+            quiet_turn(s);
+            evs = play(s, end());
+            if evs.iter().any(|e| matches!(e.kind, Some(E::RoundScored(_)))) {
+                break;
+            }
+        }
+        evs
+    }
+
+    impl State {
+        fn round_ok_to_continue(&self) -> bool {
+            self.caller != NONE
+        }
+    }
+
+    #[test]
+    fn tv19_elimination_and_simultaneous_crossing() {
+        let mut s = dealt(3, 2, &[]);
+        s.totals = [95, 80, 99, 0, 0, 0];
+        s.round = 4;
+        // Rows scoring P0 5, P1 12, P2 0, with cards that keep the deck's counts plausible.
+        let evs = finish_round_with(&mut s, &[(0, [1, 1, 1, 2]), (1, [3, 3, 3, 3]), (2, [0, 0, 0, 0])]);
+        let Some(E::RoundScored(r)) = evs.iter().find_map(|e| match &e.kind {
+            Some(k @ E::RoundScored(_)) => Some(Some(k.clone())),
+            _ => None,
+        }).flatten() else { panic!() };
+        assert_eq!(r.eliminated, vec![0]);
+        assert_eq!(&s.totals[..3], &[100, 92, 99]);
+        assert!(!s.is_active(0));
+        assert_eq!((s.dealer, s.current), (1, 2), "P0 is skipped: P1 deals, P2 starts");
+        assert!(s.rows[0] == [NONE; 4]);
+        // Next round: P1 scores 9 (101), P2 scores 4 (103): both out, P1 wins alone.
+        finish_round_with(&mut s, &[(1, [0, 0, 0, 9]), (2, [1, 1, 1, 1])]);
+        let o = RatATatCat::outcome(&s).expect("over");
+        assert_eq!(o.scores, vec![100, 101, 103]);
+        assert_eq!(o.winners, vec![1]);
+        assert_eq!(o.reason, "ALL_ELIMINATED");
+        assert!(o.lower_is_better && !o.aborted);
+    }
+
+    #[test]
+    fn tv20_fixed_rounds_and_tie() {
+        let mut s = dealt(3, 0, &[("match_mode", "fixed_rounds"), ("rounds", "3")]);
+        for (a, b, c) in [(10u8, 4u8, 15u8), (7, 12, 3), (5, 6, 9)] {
+            let row = |v: u8| [v.min(9), v.saturating_sub(9).min(9), v.saturating_sub(18), 0];
+            finish_round_with(&mut s, &[(0, row(a)), (1, row(b)), (2, row(c))]);
+        }
+        let o = RatATatCat::outcome(&s).expect("over after 3 rounds");
+        assert_eq!(o.scores, vec![22, 22, 27]);
+        assert_eq!(o.winners, vec![0, 1]);
+        assert_eq!(o.reason, "ROUNDS_COMPLETED");
+    }
+
+    #[test]
+    fn tv21_discarding_drawn_power_unused() {
+        let mut s = State::test_position(cfg(2), &[[1, 1, 1, 1], [2, 2, 2, 2]], &[D2, 4, 5], &[3], 1, 0);
+        play(&mut s, draw());
+        play(&mut s, discard());
+        assert_eq!(s.discard.top(), Some(D2));
+        assert_eq!(s.phase, Phase::EndOfTurn);
+        assert_eq!(s.draw.top(), Some(4));
+        play(&mut s, end());
+        assert_eq!(legal(&s), vec![draw()]);
+    }
+
+    #[test]
+    fn tv22_score_bounds_and_conservation() {
+        let mut s = State::test_position(cfg(2), &[[0, 0, 0, 0], [9, 9, 9, 9]], &[5], &[3], 1, 0);
+        assert_eq!((s.row_score(0), s.row_score(1)), (0, 36));
+        let t = tv1_state();
+        let rows: usize = 8;
+        assert_eq!(rows + t.draw.len() + t.discard.len(), 54);
+        // A full-game state that loses a card is reported.
+        s.test_mode = false;
+        assert!(RatATatCat::check_invariants(&s).is_err());
+        let mut u = tv1_state();
+        u.draw.pop();
+        assert!(RatATatCat::check_invariants(&u).unwrap_err().contains("conserved"));
+    }
+
+    // ---------------------------------------------------------------- rules the vectors miss
+
+    #[test]
+    fn turn_limit_safeguard_reveals_from_left_of_dealer() {
+        let mut s = dealt(2, 1, &[("max_turns_per_round", "3")]);
+        for _ in 0..2 {
+            quiet_turn(&mut s);
+            play(&mut s, end());
+        }
+        quiet_turn(&mut s);
+        let evs = play(&mut s, end());
+        let Some(E::TurnEnded(t)) = &evs[0].kind else { panic!() };
+        assert!(t.round_over && t.turn_limit_reached);
+        assert_eq!(s.round, 2);
+    }
+
+    #[test]
+    fn admin_cap_aborts() {
+        let mut s = dealt(2, 1, &[("admin_turn_cap", "5")]);
+        for _ in 0..5 {
+            quiet_turn(&mut s);
+            play(&mut s, end());
+        }
+        let o = RatATatCat::outcome(&s).expect("aborted");
+        assert!(o.aborted && o.winners.is_empty() && o.reason == "ADMIN_TURN_CAP");
+        assert!(RatATatCat::to_act(&s).is_empty());
+        assert_eq!(RatATatCat::decide(&s, 0, &draw(), &mut Rng::from_u64(1)), Err(CoreError::game_over()));
+    }
+
+    #[test]
+    fn options_are_validated() {
+        let bad = |k: &str, v: &str| {
+            let o: Options = [(k.to_string(), v.to_string())].into_iter().collect();
+            assert!(matches!(RatATatCat::configure(3, &o), Err(CoreError::InvalidOption(_))), "{k}={v}");
+        };
+        bad("colour", "red");
+        bad("match_mode", "timed");
+        bad("point_limit", "0");
+        bad("point_limit", "ten");
+        bad("rounds", "-1");
+        bad("first_dealer", "3");
+        bad("memory_aid", "yes");
+        bad("max_turns_per_round", "1000001");
+        assert!(RatATatCat::configure(1, &Options::new()).is_err());
+        assert!(RatATatCat::configure(7, &Options::new()).is_err());
+        let c = cfg_with(6, &[("point_limit", "200"), ("first_dealer", "5"), ("memory_aid", "on")]);
+        assert_eq!((c.point_limit, c.first_dealer, c.memory_aid), (200, Some(5), true));
+    }
+
+    #[test]
+    fn malformed_wrong_phase_and_wrong_seat_are_refused() {
+        let s = tv1_state();
+        let mut rng = Rng::from_u64(1);
+        assert_eq!(RatATatCat::decide(&s, 1, &draw(), &mut rng), Err(CoreError::not_your_turn()));
+        assert!(matches!(RatATatCat::decide(&s, 9, &draw(), &mut rng), Err(CoreError::Malformed(_))));
+        assert!(matches!(RatATatCat::decide(&s, 0, &pb::Action::default(), &mut rng), Err(CoreError::Malformed(_))));
+        for a in [take(0), take(5), take(u32::MAX), replace(0), peek(9), swap(0, 1, 1), swap(1, 7, 1), swap(1, 1, 0)] {
+            assert!(matches!(RatATatCat::decide(&s, 0, &a, &mut rng), Err(CoreError::Malformed(_))), "{a:?}");
+        }
+        for a in [replace(1), discard(), power(), peek(1), swap(1, 1, 1), skip(), call(), end()] {
+            assert_eq!(reason(refused(&s, a)), "WRONG_PHASE");
+        }
+        let mut t = s.clone();
+        play(&mut t, draw());
+        for a in [take(1), draw(), peek(1), skip(), end(), call()] {
+            assert_eq!(reason(refused(&t, a)), "WRONG_PHASE");
+        }
+        if !is_power(t.pending) {
+            assert_eq!(reason(refused(&t, power())), "NOT_A_POWER_CARD");
+        }
+        // Eliminated swap target.
+        let mut u = tv6_swap_phase();
+        u.active &= !(1 << 1);
+        u.rows[1] = [NONE; 4];
+        assert_eq!(reason(refused(&u, swap(1, 1, 1))), "TARGET_ELIMINATED");
+        assert_eq!(legal(&u).len(), 17);
+        // Not started / events that do not fit.
+        let fresh = RatATatCat::initial(&cfg(2));
+        assert_eq!(reason(RatATatCat::decide(&fresh, 0, &draw(), &mut rng).unwrap_err()), "NOT_STARTED");
+        let mut v = s.clone();
+        for bad in [
+            pb::Event::default(),
+            ev(E::Called(pb::Called { seat: 0 })),
+            ev(E::CardDrawn(pb::CardDrawn { seat: 1, card: 1, draw_pile_size: 44 })),
+            ev(E::CardDrawn(pb::CardDrawn { seat: 0, card: 99, draw_pile_size: 44 })),
+            ev(E::DiscardTaken(pb::DiscardTaken { seat: 0, slot: 7, taken: 5, replaced: 4 })),
+            ev(E::RevealDraw(pb::RevealDraw { seat: 0, slot: 1, card: 1 })),
+            ev(E::MatchEnded(pb::MatchEnded::default())),
+        ] {
+            assert!(matches!(RatATatCat::evolve(&mut v, &bad), Err(CoreError::Corrupt(_))), "{bad:?}");
+        }
+    }
+
+    // ---------------------------------------------------------------- conformance
+
+    fn conformance_for(seats: u32, opts: &[(&str, &str)], matches: u64) {
+        let o: Options = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let report = conformance::run::<RatATatCat>(seats, &o, matches, 1000 * seats as u64, 200_000);
+        assert!(report.violations.is_empty(), "{:#?}", report.violations);
+        assert_eq!(report.matches, matches);
+        assert!(report.steps > matches * 10 && report.events > matches * 10, "{report:?}");
+    }
+
+    #[test]
+    fn conformance_2_seats() {
+        conformance_for(2, &[], 1000);
+    }
+    #[test]
+    fn conformance_3_seats() {
+        conformance_for(3, &[], 1000);
+    }
+    #[test]
+    fn conformance_4_seats() {
+        conformance_for(4, &[], 1000);
+    }
+    #[test]
+    fn conformance_5_seats() {
+        conformance_for(5, &[], 1000);
+    }
+    #[test]
+    fn conformance_6_seats() {
+        conformance_for(6, &[], 1000);
+    }
+    #[test]
+    fn conformance_variants() {
+        conformance_for(3, &[("match_mode", "fixed_rounds"), ("rounds", "2"), ("memory_aid", "on")], 200);
+        conformance_for(4, &[("point_limit", "40"), ("max_turns_per_round", "6")], 200);
+        conformance_for(2, &[("admin_turn_cap", "7")], 100);
     }
 }
