@@ -51,7 +51,36 @@ fn bench(c: &mut Criterion) {
 
 criterion_group!(benches, bench);
 
+/// CPU time of this thread in nanoseconds (the machine is shared, so wall time overstates).
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Matches per CPU-second over a fixed workload, printed beside criterion's wall-clock medians.
+fn cpu_figure() {
+    for seats in [2u32, 4, 6] {
+        let config = RatATatCat::configure(seats, &Options::new()).expect("config");
+        let n = 20_000u64;
+        let (Some(t0), w0) = (thread_cpu_ns(), std::time::Instant::now()) else { return };
+        let mut decisions = 0;
+        for seed in 0..n {
+            decisions += random_match(&config, 1_000_000 + seed);
+        }
+        let cpu = thread_cpu_ns().unwrap_or(t0) - t0;
+        let wall = w0.elapsed().as_nanos() as u64;
+        eprintln!(
+            "{seats} seats: {n} matches, {:.1} decisions each: {:.0} matches per CPU-second ({:.2} us CPU per match; wall {:.0}/s)",
+            decisions as f64 / n as f64,
+            n as f64 * 1e9 / cpu as f64,
+            cpu as f64 / n as f64 / 1e3,
+            n as f64 * 1e9 / wall as f64
+        );
+    }
+}
+
 fn main() {
+    cpu_figure();
     benches();
     Criterion::default().configure_from_args().final_summary();
 }

@@ -104,6 +104,33 @@ fn full_deck() -> [u8; DECK] {
     d
 }
 
+/// Fisher-Yates with unbiased 32-bit multiply-and-reject draws, two per 64-bit word of the
+/// command's stream (half the ChaCha output of `Rng::shuffle`; every outcome is still written
+/// into the events, so replay never depends on this function).
+fn shuffle(rng: &mut Rng, v: &mut [u8]) {
+    let mut buf = 0u64;
+    let mut have = 0u32;
+    for i in (1..v.len()).rev() {
+        let n = (i + 1) as u32;
+        let j = loop {
+            if have == 0 {
+                buf = rng.next_u64();
+                have = 2;
+            }
+            let x = buf as u32;
+            buf >>= 32;
+            have -= 1;
+            let m = x as u64 * n as u64;
+            let low = m as u32;
+            if low < n && low < n.wrapping_neg() % n {
+                continue;
+            }
+            break (m >> 32) as usize;
+        };
+        v.swap(i, j);
+    }
+}
+
 macro_rules! bad {
     ($($t:tt)*) => { return Err(CoreError::corrupt(format!($($t)*))) };
 }
@@ -431,11 +458,11 @@ impl Out {
         if !cards.iter().any(|&c| c <= 9) {
             bad!("no number card left to flip after a reshuffle");
         }
-        rng.shuffle(cards);
+        shuffle(rng, cards);
         let mut flipped = Vec::new();
         while is_power(cards[0]) {
             flipped.push(pbc(cards[0]));
-            rng.shuffle(cards);
+            shuffle(rng, cards);
         }
         let draw: Vec<i32> = cards[1..].iter().map(|&c| pbc(c)).collect();
         self.emit(E::PileReshuffled(pb::PileReshuffled {
@@ -455,7 +482,7 @@ impl Out {
     /// Shuffle and deal a round (section 3.2), with the initial peeks.
     fn deal(&mut self, dealer: u8, rng: &mut Rng) -> CoreResult<()> {
         let mut deck = full_deck();
-        rng.shuffle(&mut deck);
+        shuffle(rng, &mut deck);
         let a = self.s.active_count();
         let mut order = [0u8; MAXP];
         let mut p = dealer;
@@ -471,7 +498,7 @@ impl Out {
         let mut flipped = Vec::new();
         while is_power(rest[0]) {
             flipped.push(pbc(rest[0]));
-            rng.shuffle(rest);
+            shuffle(rng, rest);
         }
         let draw: Vec<i32> = rest[1..].iter().map(|&c| pbc(c)).collect();
         let seat_rows: Vec<pb::SeatRow> = (0..self.s.n())
@@ -534,6 +561,7 @@ impl Out {
     }
 
     fn finish_round(&mut self, rng: &mut Rng) -> CoreResult<()> {
+        self.events.reserve(12 + self.s.active_count());
         let rows: Vec<pb::SeatRow> = (0..self.s.n())
             .filter(|&p| self.s.is_active(p))
             .map(|p| pb::SeatRow { seat: p as u32, cards: self.s.rows[p].iter().map(|&c| pbc(c)).collect() })
@@ -571,6 +599,21 @@ impl Out {
             self.deal(dealer, rng)
         }
     }
+}
+
+/// A pile from a top-first protobuf list, counting its cards into `counts`.
+fn pile_from_pb(cards: &[i32], counts: &mut [u8; 13]) -> CoreResult<Pile> {
+    if cards.len() > DECK {
+        bad!("a pile of {} cards", cards.len());
+    }
+    let mut p = Pile::EMPTY;
+    for (i, &v) in cards.iter().rev().enumerate() {
+        let Some(c) = from_pbc(v) else { bad!("card value {v} is not a card") };
+        counts[c as usize] = counts[c as usize].saturating_add(1);
+        p.c[i] = c;
+    }
+    p.n = cards.len() as u8;
+    Ok(p)
 }
 
 fn slot_of(v: u32) -> CoreResult<usize> {
@@ -947,17 +990,12 @@ impl Game for RatATatCat {
                     }
                 }
                 counts[top as usize] += 1;
-                let mut draw = Vec::with_capacity(e.draw_pile.len());
-                for &v in &e.draw_pile {
-                    let c = card(v)?;
-                    counts[c as usize] = counts[c as usize].saturating_add(1);
-                    draw.push(c);
-                }
+                let draw = pile_from_pb(&e.draw_pile, &mut counts)?;
                 if counts != COUNTS || draw.len() != e.draw_pile_size as usize {
                     bad!("the deal does not hold the 54-card deck");
                 }
                 s.rows = rows;
-                s.draw = Pile::from_top_first(&draw)?;
+                s.draw = draw;
                 s.discard = Pile::EMPTY;
                 s.discard.push(top)?;
                 s.pending = NONE;
@@ -1164,16 +1202,11 @@ impl Game for RatATatCat {
                 }
                 let mut after = [0u8; 13];
                 after[top as usize] += 1;
-                let mut draw = Vec::with_capacity(e.draw_pile.len());
-                for &v in &e.draw_pile {
-                    let c = card(v)?;
-                    after[c as usize] = after[c as usize].saturating_add(1);
-                    draw.push(c);
-                }
+                let draw = pile_from_pb(&e.draw_pile, &mut after)?;
                 if before != after || draw.len() != e.draw_pile_size as usize {
                     bad!("the reshuffled pile is not the old discard pile");
                 }
-                s.draw = Pile::from_top_first(&draw)?;
+                s.draw = draw;
                 s.discard = Pile::EMPTY;
                 s.discard.push(top)?;
             }
