@@ -312,8 +312,12 @@ impl State {
     /// Next active seat clockwise after `from` (itself if it is the only one).
     fn next_active(&self, from: u8) -> u8 {
         let n = self.n();
-        for i in 1..=n {
-            let p = (from as usize + i) % n;
+        let mut p = from as usize;
+        for _ in 0..n {
+            p += 1;
+            if p >= n {
+                p = 0;
+            }
             if self.is_active(p) {
                 return p as u8;
             }
@@ -331,16 +335,17 @@ impl State {
     /// clockwise over active seats, slots 1 -> 4.
     fn next_power(&self) -> Option<(u8, u8)> {
         let n = self.n();
-        let start = self.reveal_start() as usize;
-        for i in 0..n {
-            let p = (start + i) % n;
-            if !self.is_active(p) {
-                continue;
-            }
-            for s in 0..4 {
-                if is_power(self.rows[p][s]) {
+        let mut p = self.reveal_start() as usize;
+        for _ in 0..n {
+            if self.is_active(p) {
+                let row = self.rows[p];
+                if let Some(s) = row.iter().position(|&c| is_power(c)) {
                     return Some((p as u8, s as u8));
                 }
+            }
+            p += 1;
+            if p >= n {
+                p = 0;
             }
         }
         None
@@ -1237,7 +1242,7 @@ impl Game for RatATatCat {
                     bad!("reveal draw out of place");
                 }
                 let sl = slot(e.slot)?;
-                if s.next_power() != Some((e.seat as u8, sl as u8)) {
+                if e.seat as usize >= n || s.next_power() != Some((e.seat as u8, sl as u8)) {
                     bad!("reveal draw for seat {} slot {} is out of order", e.seat, e.slot);
                 }
                 let c = card(e.card)?;
@@ -1368,7 +1373,7 @@ impl Game for RatATatCat {
             }
             Phase::Peek => v.extend((1..=4).map(|slot| act(A::PeekCard(pb::PeekCard { slot })))),
             Phase::Swap => {
-                v.reserve(16 * (s.active_count() - 1) + 1);
+                v.reserve(16 * s.active_count().saturating_sub(1) + 1);
                 for own_slot in 1..=4 {
                     for t in 0..s.n() {
                         if t as u32 == seat || !s.is_active(t) {
@@ -2701,6 +2706,30 @@ mod tests {
         assert!(audit.contains("D2") && audit.contains("P0 to act"), "{audit}");
         let p1 = RatATatCat::render(&s, Viewer::Seat(1));
         assert!(!p1.contains("D2") && p1.contains("[  ?  ?  ?  ? ]"), "{p1}");
+    }
+
+    #[test]
+    fn registry_drives_the_game_with_bytes() {
+        let game = crate::registry::find("rat_a_tat_cat").expect("registered");
+        assert_eq!(game.info().bots, vec!["random", "memory"]);
+        let mut m = game.new_match(3, &Options::new()).unwrap();
+        let seed = [9u8; 32];
+        let mut seq = 1;
+        for e in m.start(&mut Rng::for_command(&seed, seq)).unwrap() {
+            m.apply(&e.payload).unwrap();
+            seq += 1;
+        }
+        let seat = m.to_act()[0];
+        assert!(matches!(m.decide(seat, &[0xff, 0xff], &mut Rng::from_u64(1)), Err(CoreError::Malformed(_))));
+        assert!(matches!(m.decide(7, &draw().encode_to_vec(), &mut Rng::from_u64(1)), Err(CoreError::Malformed(_))));
+        let a = m.bot_action(seat, "memory", &mut Rng::from_u64(1)).unwrap();
+        let h0 = m.state_hash();
+        for e in m.decide(seat, &a, &mut Rng::for_command(&seed, seq)).unwrap() {
+            m.apply(&e.payload).unwrap();
+        }
+        assert_ne!(h0, m.state_hash());
+        assert!(m.render(Viewer::Seat(seat)).unwrap().contains("Rat-a-Tat Cat"));
+        assert!(matches!(m.apply(&[0x0a, 0x00]), Err(CoreError::Corrupt(_))));
     }
 
     // ---------------------------------------------------------------- conformance
