@@ -1351,10 +1351,14 @@ impl Game for RatATatCat {
     }
 
     fn legal_actions(s: &State, seat: Seat) -> Vec<pb::Action> {
-        let mut v = Vec::new();
         if !s.phase.awaiting() || seat != s.current as u32 {
-            return v;
+            return Vec::new();
         }
+        let cap = match s.phase {
+            Phase::Swap => 16 * s.active_count().saturating_sub(1) + 1,
+            _ => 5,
+        };
+        let mut v = Vec::with_capacity(cap);
         let act = |k: A| pb::Action { kind: Some(k) };
         match s.phase {
             Phase::TurnStart => {
@@ -1373,7 +1377,6 @@ impl Game for RatATatCat {
             }
             Phase::Peek => v.extend((1..=4).map(|slot| act(A::PeekCard(pb::PeekCard { slot })))),
             Phase::Swap => {
-                v.reserve(16 * s.active_count().saturating_sub(1) + 1);
                 for own_slot in 1..=4 {
                     for t in 0..s.n() {
                         if t as u32 == seat || !s.is_active(t) {
