@@ -488,6 +488,11 @@ impl Out {
     fn deal(&mut self, dealer: u8, rng: &mut Rng) -> CoreResult<()> {
         let mut deck = full_deck();
         shuffle(rng, &mut deck);
+        self.deal_deck(dealer, deck, rng)
+    }
+
+    /// Deals a shuffled deck (top first); `rng` only reshuffles after a power card is flipped.
+    fn deal_deck(&mut self, dealer: u8, mut deck: [u8; DECK], rng: &mut Rng) -> CoreResult<()> {
         let a = self.s.active_count();
         let mut order = [0u8; MAXP];
         let mut p = dealer;
@@ -1929,6 +1934,29 @@ mod tests {
             RatATatCat::evolve(&mut t, e).unwrap();
         }
         RatATatCat::check_invariants(&t).unwrap();
+    }
+
+    #[test]
+    fn tv01_engine_deal_order_and_flip() {
+        let mut deck = [0u8; DECK];
+        let head = [3, 7, 0, 9, D2, 5, 1, 8, PK];
+        let mut rest = full_deck().to_vec();
+        for c in head {
+            let i = rest.iter().position(|&x| x == c).unwrap();
+            rest.remove(i);
+        }
+        deck[..9].copy_from_slice(&head);
+        deck[9..].copy_from_slice(&rest);
+        let s = RatATatCat::initial(&cfg(2));
+        let mut out = Out { s, events: vec![] };
+        out.deal_deck(1, deck, &mut Rng::from_u64(2)).unwrap();
+        assert_eq!(out.s.rows[0], [3, 0, D2, 1]);
+        assert_eq!(out.s.rows[1], [7, 9, 5, 8]);
+        let Some(E::RoundDealt(d)) = &out.events[0].kind else { panic!() };
+        assert_eq!(d.flipped_powers, cards(&[PK]), "the flipped PK goes back");
+        assert!(from_pbc(d.discard_top).is_some_and(|c| c <= 9));
+        assert_eq!((d.draw_pile_size, out.s.current), (45, 0));
+        RatATatCat::check_invariants(&out.s).unwrap();
     }
 
     #[test]
