@@ -36,7 +36,10 @@ fn bench(c: &mut Criterion) {
         let config = RatATatCat::configure(seats, &Options::new()).expect("config");
         let sample = 2000u64;
         let decisions: u64 = (0..sample).map(|s| random_match(&config, s)).sum();
-        eprintln!("{seats} seats: {:.1} decisions per random match", decisions as f64 / sample as f64);
+        eprintln!(
+            "{seats} seats: {:.1} decisions per random match",
+            decisions as f64 / sample as f64
+        );
         group.throughput(Throughput::Elements(1));
         let mut seed = 0u64;
         group.bench_function(format!("full_random_match/{seats}_seats"), |b| {
@@ -62,7 +65,9 @@ fn cpu_figure() {
     for seats in [2u32, 4, 6] {
         let config = RatATatCat::configure(seats, &Options::new()).expect("config");
         let n = 20_000u64;
-        let (Some(t0), w0) = (thread_cpu_ns(), std::time::Instant::now()) else { return };
+        let (Some(t0), w0) = (thread_cpu_ns(), std::time::Instant::now()) else {
+            return;
+        };
         let mut decisions = 0;
         for seed in 0..n {
             decisions += random_match(&config, 1_000_000 + seed);

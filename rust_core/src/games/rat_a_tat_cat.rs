@@ -61,7 +61,13 @@ const NONE: u8 = 255;
 const COUNTS: [u8; 13] = [4, 4, 4, 4, 4, 4, 4, 4, 4, 9, 3, 3, 3];
 const CARD_HIDDEN_NUMBER: i32 = 14;
 
-const REASONS: [&str; 5] = ["", "LAST_PLAYER_STANDING", "ALL_ELIMINATED", "ROUNDS_COMPLETED", "ADMIN_TURN_CAP"];
+const REASONS: [&str; 5] = [
+    "",
+    "LAST_PLAYER_STANDING",
+    "ALL_ELIMINATED",
+    "ROUNDS_COMPLETED",
+    "ADMIN_TURN_CAP",
+];
 const R_LAST: u8 = 1;
 const R_ALL: u8 = 2;
 const R_ROUNDS: u8 = 3;
@@ -197,7 +203,7 @@ impl Pile {
         &self.c[..self.n as usize]
     }
     /// Top first, as protobuf cards.
-    fn to_pb(&self) -> Vec<i32> {
+    fn top_first_pb(&self) -> Vec<i32> {
         self.cards().iter().rev().map(|&c| pbc(c)).collect()
     }
     /// From a top-first list.
@@ -239,7 +245,13 @@ impl Phase {
     fn awaiting(self) -> bool {
         matches!(
             self,
-            Phase::TurnStart | Phase::Drawn | Phase::Draw2First | Phase::Draw2Second | Phase::Peek | Phase::Swap | Phase::EndOfTurn
+            Phase::TurnStart
+                | Phase::Drawn
+                | Phase::Draw2First
+                | Phase::Draw2Second
+                | Phase::Peek
+                | Phase::Swap
+                | Phase::EndOfTurn
         )
     }
     fn to_pb(self) -> pb::Phase {
@@ -423,7 +435,9 @@ fn parse_u32(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> C
         None => Ok(default),
         Some(v) => match v.trim().parse::<u32>() {
             Ok(x) if (lo..=hi).contains(&x) => Ok(x),
-            _ => Err(CoreError::option(format!("option {name} must be an integer from {lo} to {hi}, not {v:?}"))),
+            _ => Err(CoreError::option(format!(
+                "option {name} must be an integer from {lo} to {hi}, not {v:?}"
+            ))),
         },
     }
 }
@@ -446,10 +460,16 @@ impl Out {
 
     /// Draws the top card into hand; reshuffles at once if that empties the pile (R7).
     fn draw(&mut self) -> CoreResult<u8> {
-        let Some(card) = self.s.draw.top() else { bad!("the draw pile is empty at a draw") };
+        let Some(card) = self.s.draw.top() else {
+            bad!("the draw pile is empty at a draw")
+        };
         let seat = self.s.current as u32;
         let left = self.s.draw.len() as u32 - 1;
-        self.emit(E::CardDrawn(pb::CardDrawn { seat, card: pbc(card), draw_pile_size: left }))?;
+        self.emit(E::CardDrawn(pb::CardDrawn {
+            seat,
+            card: pbc(card),
+            draw_pile_size: left,
+        }))?;
         Ok(card)
     }
 
@@ -513,7 +533,10 @@ impl Out {
         let draw: Vec<i32> = rest[1..].iter().map(|&c| pbc(c)).collect();
         let seat_rows: Vec<pb::SeatRow> = (0..self.s.n())
             .filter(|&p| self.s.is_active(p))
-            .map(|p| pb::SeatRow { seat: p as u32, cards: rows[p].iter().map(|&c| pbc(c)).collect() })
+            .map(|p| pb::SeatRow {
+                seat: p as u32,
+                cards: rows[p].iter().map(|&c| pbc(c)).collect(),
+            })
             .collect();
         self.emit(E::RoundDealt(pb::RoundDealt {
             round: self.s.round + 1,
@@ -525,12 +548,12 @@ impl Out {
             draw_pile_size: draw.len() as u32,
             draw_pile: draw,
         }))?;
-        for p in 0..self.s.n() {
+        for (p, row) in rows.iter().enumerate().take(self.s.n()) {
             if self.s.is_active(p) {
                 self.emit(E::InitialPeek(pb::InitialPeek {
                     seat: p as u32,
-                    slot1: pbc(rows[p][0]),
-                    slot4: pbc(rows[p][3]),
+                    slot1: pbc(row[0]),
+                    slot4: pbc(row[3]),
                 }))?;
             }
         }
@@ -574,12 +597,21 @@ impl Out {
         self.events.reserve(12 + self.s.active_count());
         let rows: Vec<pb::SeatRow> = (0..self.s.n())
             .filter(|&p| self.s.is_active(p))
-            .map(|p| pb::SeatRow { seat: p as u32, cards: self.s.rows[p].iter().map(|&c| pbc(c)).collect() })
+            .map(|p| pb::SeatRow {
+                seat: p as u32,
+                cards: self.s.rows[p].iter().map(|&c| pbc(c)).collect(),
+            })
             .collect();
         self.emit(E::RoundRevealed(pb::RoundRevealed { rows }))?;
         while let Some((p, slot)) = self.s.next_power() {
-            let Some(card) = self.s.draw.top() else { bad!("the draw pile is empty at reveal") };
-            self.emit(E::RevealDraw(pb::RevealDraw { seat: p as u32, slot: slot as u32 + 1, card: pbc(card) }))?;
+            let Some(card) = self.s.draw.top() else {
+                bad!("the draw pile is empty at reveal")
+            };
+            self.emit(E::RevealDraw(pb::RevealDraw {
+                seat: p as u32,
+                slot: slot as u32 + 1,
+                card: pbc(card),
+            }))?;
             self.reshuffle_if_empty(rng)?;
         }
         let mut scores = Vec::with_capacity(MAXP);
@@ -590,12 +622,20 @@ impl Out {
             }
             let r = self.s.row_score(p);
             let t = self.s.totals[p] + r;
-            scores.push(pb::SeatScore { seat: p as u32, round_score: r, total_score: t });
+            scores.push(pb::SeatScore {
+                seat: p as u32,
+                round_score: r,
+                total_score: t,
+            });
             if self.s.cfg.mode == MatchMode::Elimination && t >= self.s.cfg.point_limit {
                 eliminated.push(p as u32);
             }
         }
-        self.emit(E::RoundScored(pb::RoundScored { round: self.s.round, scores, eliminated }))?;
+        self.emit(E::RoundScored(pb::RoundScored {
+            round: self.s.round,
+            scores,
+            eliminated,
+        }))?;
         if let Some((w, reason)) = self.s.match_end() {
             let totals = self.s.totals[..self.s.n()].to_vec();
             self.emit(E::MatchEnded(pb::MatchEnded {
@@ -618,7 +658,9 @@ fn pile_from_pb(cards: &[i32], counts: &mut [u8; 13]) -> CoreResult<Pile> {
     }
     let mut p = Pile::EMPTY;
     for (i, &v) in cards.iter().rev().enumerate() {
-        let Some(c) = from_pbc(v) else { bad!("card value {v} is not a card") };
+        let Some(c) = from_pbc(v) else {
+            bad!("card value {v} is not a card")
+        };
         counts[c as usize] = counts[c as usize].saturating_add(1);
         p.c[i] = c;
     }
@@ -635,7 +677,10 @@ fn slot_of(v: u32) -> CoreResult<usize> {
 }
 
 fn wrong_phase(what: &str, phase: Phase) -> CoreError {
-    CoreError::rule("WRONG_PHASE", format!("{what} is not possible now (phase {:?})", phase.to_pb()))
+    CoreError::rule(
+        "WRONG_PHASE",
+        format!("{what} is not possible now (phase {:?})", phase.to_pb()),
+    )
 }
 
 // ------------------------------------------------------------------ the game
@@ -700,7 +745,9 @@ impl Game for RatATatCat {
 
     fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
         if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&seats) {
-            return Err(CoreError::option(format!("Rat-a-Tat Cat is played by 2 to 6 players, not {seats}")));
+            return Err(CoreError::option(format!(
+                "Rat-a-Tat Cat is played by 2 to 6 players, not {seats}"
+            )));
         }
         let known = Self::options();
         for k in options.keys() {
@@ -715,7 +762,9 @@ impl Game for RatATatCat {
             None | Some("elimination") => MatchMode::Elimination,
             Some("fixed_rounds") => MatchMode::FixedRounds,
             Some(v) => {
-                return Err(CoreError::option(format!("match_mode must be elimination or fixed_rounds, not {v:?}")))
+                return Err(CoreError::option(format!(
+                    "match_mode must be elimination or fixed_rounds, not {v:?}"
+                )))
             }
         };
         let memory_aid = match options.get("memory_aid").map(|s| s.as_str()) {
@@ -783,7 +832,10 @@ impl Game for RatATatCat {
             Some(d) => d,
             None => rng.below(state.cfg.seats as u64) as u8,
         };
-        let mut out = Out { s: state.clone(), events: Vec::with_capacity(8) };
+        let mut out = Out {
+            s: state.clone(),
+            events: Vec::with_capacity(8),
+        };
         out.deal(dealer, rng)?;
         Ok(out.events)
     }
@@ -795,7 +847,10 @@ impl Game for RatATatCat {
             _ => {}
         }
         if seat as usize >= state.n() {
-            return Err(CoreError::malformed(format!("seat {seat} is not in this {}-seat match", state.n())));
+            return Err(CoreError::malformed(format!(
+                "seat {seat} is not in this {}-seat match",
+                state.n()
+            )));
         }
         if !state.phase.awaiting() || seat != state.current as u32 {
             return Err(CoreError::not_your_turn());
@@ -805,14 +860,19 @@ impl Game for RatATatCat {
         };
         let ph = state.phase;
         let me = seat as usize;
-        let mut out = Out { s: state.clone(), events: Vec::with_capacity(4) };
+        let mut out = Out {
+            s: state.clone(),
+            events: Vec::with_capacity(4),
+        };
         match kind {
             A::TakeDiscard(a) => {
                 let slot = slot_of(a.slot)?;
                 if ph != Phase::TurnStart {
                     return Err(wrong_phase("taking the discard", ph));
                 }
-                let Some(top) = state.discard.top() else { bad!("empty discard pile at turn start") };
+                let Some(top) = state.discard.top() else {
+                    bad!("empty discard pile at turn start")
+                };
                 if is_power(top) {
                     return Err(CoreError::rule(
                         "DISCARD_IS_POWER",
@@ -854,7 +914,10 @@ impl Game for RatATatCat {
                 if !ph.holding() {
                     return Err(wrong_phase("discarding a drawn card", ph));
                 }
-                out.emit(E::DrawnDiscarded(pb::DrawnDiscarded { seat, card: pbc(state.pending) }))?;
+                out.emit(E::DrawnDiscarded(pb::DrawnDiscarded {
+                    seat,
+                    card: pbc(state.pending),
+                }))?;
                 if out.s.phase == Phase::DrawingSecond {
                     out.draw_and_refill(rng)?;
                 }
@@ -864,9 +927,15 @@ impl Game for RatATatCat {
                     return Err(wrong_phase("using a power", ph));
                 }
                 if !is_power(state.pending) {
-                    return Err(CoreError::rule("NOT_A_POWER_CARD", "the card in hand is a number card, it has no power"));
+                    return Err(CoreError::rule(
+                        "NOT_A_POWER_CARD",
+                        "the card in hand is a number card, it has no power",
+                    ));
                 }
-                out.emit(E::PowerUsed(pb::PowerUsed { seat, power: pbc(state.pending) }))?;
+                out.emit(E::PowerUsed(pb::PowerUsed {
+                    seat,
+                    power: pbc(state.pending),
+                }))?;
                 if out.s.phase == Phase::DrawingFirst {
                     out.draw_and_refill(rng)?;
                 }
@@ -876,7 +945,11 @@ impl Game for RatATatCat {
                 if ph != Phase::Peek {
                     return Err(wrong_phase("peeking", ph));
                 }
-                out.emit(E::CardPeeked(pb::CardPeeked { seat, slot: a.slot, card: pbc(state.rows[me][slot]) }))?;
+                out.emit(E::CardPeeked(pb::CardPeeked {
+                    seat,
+                    slot: a.slot,
+                    card: pbc(state.rows[me][slot]),
+                }))?;
             }
             A::SwapCards(a) => {
                 slot_of(a.own_slot)?;
@@ -892,10 +965,16 @@ impl Game for RatATatCat {
                     return Err(wrong_phase("swapping", ph));
                 }
                 if a.target_seat == seat {
-                    return Err(CoreError::rule("SWAP_WITH_SELF", "a swap must take a card of another player"));
+                    return Err(CoreError::rule(
+                        "SWAP_WITH_SELF",
+                        "a swap must take a card of another player",
+                    ));
                 }
                 if !state.is_active(a.target_seat as usize) {
-                    return Err(CoreError::rule("TARGET_ELIMINATED", "that player is eliminated and has no cards"));
+                    return Err(CoreError::rule(
+                        "TARGET_ELIMINATED",
+                        "that player is eliminated and has no cards",
+                    ));
                 }
                 out.emit(E::CardsSwapped(pb::CardsSwapped {
                     seat,
@@ -934,7 +1013,9 @@ impl Game for RatATatCat {
     }
 
     fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
-        let Some(kind) = event.kind.as_ref() else { bad!("event without kind") };
+        let Some(kind) = event.kind.as_ref() else {
+            bad!("event without kind")
+        };
         let n = s.n();
         let card = |v: i32| -> CoreResult<u8> {
             match from_pbc(v) {
@@ -1094,7 +1175,11 @@ impl Game for RatATatCat {
                 }
                 s.discard.push(s.pending)?;
                 s.pending = NONE;
-                s.phase = if s.phase == Phase::Draw2First { Phase::DrawingSecond } else { Phase::EndOfTurn };
+                s.phase = if s.phase == Phase::Draw2First {
+                    Phase::DrawingSecond
+                } else {
+                    Phase::EndOfTurn
+                };
             }
             E::PowerUsed(e) => {
                 if !s.phase.holding() {
@@ -1289,8 +1374,8 @@ impl Game for RatATatCat {
                 }
                 let mut elim = 0u8;
                 if s.cfg.mode == MatchMode::Elimination {
-                    for p in 0..n {
-                        if s.is_active(p) && totals[p] >= s.cfg.point_limit {
+                    for (p, &t) in totals.iter().enumerate().take(n) {
+                        if s.is_active(p) && t >= s.cfg.point_limit {
                             elim |= 1 << p;
                         }
                     }
@@ -1388,7 +1473,11 @@ impl Game for RatATatCat {
                             continue;
                         }
                         for target_slot in 1..=4 {
-                            v.push(act(A::SwapCards(pb::SwapCards { own_slot, target_seat: t as u32, target_slot })));
+                            v.push(act(A::SwapCards(pb::SwapCards {
+                                own_slot,
+                                target_seat: t as u32,
+                                target_slot,
+                            })));
                         }
                     }
                 }
@@ -1417,13 +1506,22 @@ impl Game for RatATatCat {
             .map(|p| {
                 let active = s.is_active(p);
                 let row = if active || auditor && s.rows[p][0] != NONE {
-                    s.rows[p].iter().map(|&c| if rows_public { pbc(c) } else { 0 }).collect()
+                    s.rows[p]
+                        .iter()
+                        .map(|&c| if rows_public { pbc(c) } else { 0 })
+                        .collect()
                 } else {
                     vec![]
                 };
                 let known = match me {
                     Some(v) if s.cfg.memory_aid && active => (0..4)
-                        .map(|sl| if s.known[v] & bit(p, sl) != 0 { pbc(s.rows[p][sl]) } else { 0 })
+                        .map(|sl| {
+                            if s.known[v] & bit(p, sl) != 0 {
+                                pbc(s.rows[p][sl])
+                            } else {
+                                0
+                            }
+                        })
                         .collect(),
                     _ => vec![],
                 };
@@ -1459,7 +1557,7 @@ impl Game for RatATatCat {
             caller: if s.caller != NONE { s.caller as u32 } else { 0 },
             players,
             draw_pile_size: s.draw.len() as u32,
-            discard_pile: s.discard.to_pb(),
+            discard_pile: s.discard.top_first_pb(),
             pending,
             turns_this_round: s.turns_in_round,
             turns_total: s.total_turns,
@@ -1467,7 +1565,7 @@ impl Game for RatATatCat {
             winners: State::seat_list(s.winners),
             end_reason: REASONS.get(s.end_reason as usize).copied().unwrap_or("").into(),
             aborted: s.aborted,
-            draw_pile: if auditor { s.draw.to_pb() } else { vec![] },
+            draw_pile: if auditor { s.draw.top_first_pb() } else { vec![] },
             knowledge: if auditor { s.known[..n].to_vec() } else { vec![] },
             test_mode: auditor && s.test_mode,
         }
@@ -1486,27 +1584,15 @@ impl Game for RatATatCat {
                 d.draw_pile.clear();
             }
             E::PileReshuffled(d) => d.draw_pile.clear(),
-            E::InitialPeek(d) => {
-                if !viewer.sees_private_of(d.seat) {
-                    d.slot1 = 0;
-                    d.slot4 = 0;
-                }
+            E::InitialPeek(d) if !viewer.sees_private_of(d.seat) => {
+                d.slot1 = 0;
+                d.slot4 = 0;
             }
-            E::CardDrawn(d) => {
-                if !viewer.sees_private_of(d.seat) && from_pbc(d.card).is_some_and(|c| !is_power(c)) {
-                    d.card = CARD_HIDDEN_NUMBER;
-                }
+            E::CardDrawn(d) if !viewer.sees_private_of(d.seat) && from_pbc(d.card).is_some_and(|c| !is_power(c)) => {
+                d.card = CARD_HIDDEN_NUMBER;
             }
-            E::CardReplaced(d) => {
-                if !viewer.sees_private_of(d.seat) {
-                    d.placed = CARD_HIDDEN_NUMBER;
-                }
-            }
-            E::CardPeeked(d) => {
-                if !viewer.sees_private_of(d.seat) {
-                    d.card = 0;
-                }
-            }
+            E::CardReplaced(d) if !viewer.sees_private_of(d.seat) => d.placed = CARD_HIDDEN_NUMBER,
+            E::CardPeeked(d) if !viewer.sees_private_of(d.seat) => d.card = 0,
             _ => {}
         }
         Some(e)
@@ -1587,7 +1673,11 @@ impl Game for RatATatCat {
         }
         out.push('\n');
         for p in &v.players {
-            let mark = if s.phase.awaiting() && p.seat == v.current_seat { '>' } else { ' ' };
+            let mark = if s.phase.awaiting() && p.seat == v.current_seat {
+                '>'
+            } else {
+                ' '
+            };
             let _ = write!(out, "{mark}P{} ", p.seat);
             if !p.active {
                 let _ = write!(out, "(out)             ");
@@ -1595,7 +1685,13 @@ impl Game for RatATatCat {
                 out.push('[');
                 for (i, &c) in p.row.iter().enumerate() {
                     let k = p.known.get(i).copied().unwrap_or(0);
-                    let shown = if c != 0 { name(c) } else if k != 0 { name(k) } else { "?" };
+                    let shown = if c != 0 {
+                        name(c)
+                    } else if k != 0 {
+                        name(k)
+                    } else {
+                        "?"
+                    };
                     let _ = write!(out, "{shown:>3}");
                 }
                 out.push_str(" ]");
@@ -1614,7 +1710,13 @@ impl Game for RatATatCat {
         }
         out.push('\n');
         if v.over {
-            let _ = writeln!(out, " over: {} winners {:?}{}", v.end_reason, v.winners, if v.aborted { " (aborted)" } else { "" });
+            let _ = writeln!(
+                out,
+                " over: {} winners {:?}{}",
+                v.end_reason,
+                v.winners,
+                if v.aborted { " (aborted)" } else { "" }
+            );
         }
         out
     }
@@ -1744,7 +1846,11 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
                     SW => worst().1 >= 6.0,
                     _ => true,
                 };
-                return act(if useful { A::UsePower(pb::UsePower {}) } else { A::DiscardDrawn(pb::DiscardDrawn {}) });
+                return act(if useful {
+                    A::UsePower(pb::UsePower {})
+                } else {
+                    A::DiscardDrawn(pb::DiscardDrawn {})
+                });
             }
             let (sl, w) = worst();
             let margin = if s.phase == Phase::Draw2First { 1.5 } else { 0.5 };
@@ -1755,7 +1861,10 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
             }
         }
         Phase::Peek => {
-            let sl = [1usize, 2, 0, 3].into_iter().find(|&sl| s.known[me] & bit(me, sl) == 0).unwrap_or(1);
+            let sl = [1usize, 2, 0, 3]
+                .into_iter()
+                .find(|&sl| s.known[me] & bit(me, sl) == 0)
+                .unwrap_or(1);
             act(A::PeekCard(pb::PeekCard { slot: sl as u32 + 1 }))
         }
         Phase::Swap => {
@@ -1830,7 +1939,11 @@ mod tests {
         act(A::PeekCard(pb::PeekCard { slot }))
     }
     fn swap(own_slot: u32, target_seat: u32, target_slot: u32) -> pb::Action {
-        act(A::SwapCards(pb::SwapCards { own_slot, target_seat, target_slot }))
+        act(A::SwapCards(pb::SwapCards {
+            own_slot,
+            target_seat,
+            target_slot,
+        }))
     }
     fn skip() -> pb::Action {
         act(A::SkipSwap(pb::SkipSwap {}))
@@ -1894,8 +2007,14 @@ mod tests {
             dealer: 1,
             first_player: 0,
             rows: vec![
-                pb::SeatRow { seat: 0, cards: cards(&[3, 0, D2, 1]) },
-                pb::SeatRow { seat: 1, cards: cards(&[7, 9, 5, 8]) },
+                pb::SeatRow {
+                    seat: 0,
+                    cards: cards(&[3, 0, D2, 1]),
+                },
+                pb::SeatRow {
+                    seat: 1,
+                    cards: cards(&[7, 9, 5, 8]),
+                },
             ],
             flipped_powers: cards(&[PK]),
             discard_top: pbc(top),
@@ -1904,7 +2023,11 @@ mod tests {
         }));
         RatATatCat::evolve(&mut s, &dealt).unwrap();
         for (p, a, b) in [(0u32, 3u8, 1u8), (1, 7, 8)] {
-            let e = ev(E::InitialPeek(pb::InitialPeek { seat: p, slot1: pbc(a), slot4: pbc(b) }));
+            let e = ev(E::InitialPeek(pb::InitialPeek {
+                seat: p,
+                slot1: pbc(a),
+                slot4: pbc(b),
+            }));
             RatATatCat::evolve(&mut s, &e).unwrap();
         }
         RatATatCat::check_invariants(&s).unwrap();
@@ -1952,7 +2075,9 @@ mod tests {
         out.deal_deck(1, deck, &mut Rng::from_u64(2)).unwrap();
         assert_eq!(out.s.rows[0], [3, 0, D2, 1]);
         assert_eq!(out.s.rows[1], [7, 9, 5, 8]);
-        let Some(E::RoundDealt(d)) = &out.events[0].kind else { panic!() };
+        let Some(E::RoundDealt(d)) = &out.events[0].kind else {
+            panic!()
+        };
         assert_eq!(d.flipped_powers, cards(&[PK]), "the flipped PK goes back");
         assert!(from_pbc(d.discard_top).is_some_and(|c| c <= 9));
         assert_eq!((d.draw_pile_size, out.s.current), (45, 0));
@@ -2009,18 +2134,32 @@ mod tests {
         assert_eq!(s.phase, Phase::Peek);
         assert_eq!(legal(&s), (1..=4).map(peek).collect::<Vec<_>>());
         let evs = play(&mut s, peek(2));
-        let Some(E::CardPeeked(mine)) = RatATatCat::redact(&evs[0], Viewer::Seat(0)).unwrap().kind else { panic!() };
+        let Some(E::CardPeeked(mine)) = RatATatCat::redact(&evs[0], Viewer::Seat(0)).unwrap().kind else {
+            panic!()
+        };
         assert_eq!((mine.slot, mine.card), (2, pbc(0)));
-        let Some(E::CardPeeked(theirs)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else { panic!() };
-        assert_eq!((theirs.slot, theirs.card), (2, 0), "others learn the slot, not the value");
+        let Some(E::CardPeeked(theirs)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(
+            (theirs.slot, theirs.card),
+            (2, 0),
+            "others learn the slot, not the value"
+        );
         assert_eq!(s.rows[0], [3, 0, 4, 1]);
         assert_eq!(s.phase, Phase::EndOfTurn);
         assert!(s.known[0] & bit(0, 1) != 0 && s.known[1] & bit(0, 1) == 0);
     }
 
     fn tv6_swap_phase() -> State {
-        let mut s =
-            State::test_position(cfg(3), &[[1, 6, 2, 9], [0, 3, 4, 4], [5, PK, 7, 0]], &[SW, 8, 6], &[3], 2, 0);
+        let mut s = State::test_position(
+            cfg(3),
+            &[[1, 6, 2, 9], [0, 3, 4, 4], [5, PK, 7, 0]],
+            &[SW, 8, 6],
+            &[3],
+            2,
+            0,
+        );
         play(&mut s, draw());
         play(&mut s, power());
         assert_eq!(s.discard.top(), Some(SW));
@@ -2272,15 +2411,17 @@ mod tests {
                 _ => None,
             })
             .unwrap();
-        assert_eq!(scored.scores.iter().map(|x| x.round_score).collect::<Vec<_>>(), vec![12, 13]);
+        assert_eq!(
+            scored.scores.iter().map(|x| x.round_score).collect::<Vec<_>>(),
+            vec![12, 13]
+        );
         assert!(!evs.iter().any(|e| matches!(e.kind, Some(E::RevealDraw(_)))));
     }
 
     #[test]
     fn tv17_reveal_with_power_replacement_and_redraws() {
         let rows = [[3, 0, D2, 1], [0, 2, PK, 1], [SW, 4, 4, PK]];
-        let mut s =
-            State::test_position(cfg(3), &rows, &[D2, 5, 9, SW, 6, 2, 8, 4, 4], &[7, 3], 2, 0);
+        let mut s = State::test_position(cfg(3), &rows, &[D2, 5, 9, SW, 6, 2, 8, 4, 4], &[7, 3], 2, 0);
         s.caller = 1;
         s.phase = Phase::EndOfTurn;
         // P0 ends the last turn before the caller: reveal.
@@ -2292,7 +2433,10 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(draws, vec![(1, 3, D2), (1, 3, 5), (2, 1, 9), (2, 4, SW), (2, 4, 6), (0, 3, 2)]);
+        assert_eq!(
+            draws,
+            vec![(1, 3, D2), (1, 3, 5), (2, 1, 9), (2, 4, SW), (2, 4, 6), (0, 3, 2)]
+        );
         assert_eq!(s.last_rows[0], [3, 0, 2, 1]);
         assert_eq!(s.last_rows[1], [0, 2, 5, 1]);
         assert_eq!(s.last_rows[2], [9, 4, 4, 6]);
@@ -2326,11 +2470,16 @@ mod tests {
         RatATatCat::evolve(&mut s, &injected).unwrap();
         RatATatCat::check_invariants(&s).unwrap();
         assert_eq!(discard_pile(&s), vec![8]);
-        assert_eq!(s.draw.cards().iter().rev().copied().collect::<Vec<_>>(), vec![2, SW, 3, PK]);
+        assert_eq!(
+            s.draw.cards().iter().rev().copied().collect::<Vec<_>>(),
+            vec![2, SW, 3, PK]
+        );
         assert_eq!((s.pending, s.phase), (6, Phase::Drawn));
         assert_eq!(legal(&s).len(), 5);
         // Players see the flips but not the new order.
-        let Some(E::PileReshuffled(r)) = RatATatCat::redact(&injected, Viewer::Seat(0)).unwrap().kind else { panic!() };
+        let Some(E::PileReshuffled(r)) = RatATatCat::redact(&injected, Viewer::Seat(0)).unwrap().kind else {
+            panic!()
+        };
         assert!(r.draw_pile.is_empty() && r.draw_pile_size == 4 && r.flipped_powers == cards(&[SW]));
         play(&mut s, discard());
         assert_eq!(discard_pile(&s), vec![6, 8]);
@@ -2381,10 +2530,16 @@ mod tests {
         s.round = 4;
         // Rows scoring P0 5, P1 12, P2 0, with cards that keep the deck's counts plausible.
         let evs = finish_round_with(&mut s, &[(0, [1, 1, 1, 2]), (1, [3, 3, 3, 3]), (2, [0, 0, 0, 0])]);
-        let Some(E::RoundScored(r)) = evs.iter().find_map(|e| match &e.kind {
-            Some(k @ E::RoundScored(_)) => Some(Some(k.clone())),
-            _ => None,
-        }).flatten() else { panic!() };
+        let Some(E::RoundScored(r)) = evs
+            .iter()
+            .find_map(|e| match &e.kind {
+                Some(k @ E::RoundScored(_)) => Some(Some(k.clone())),
+                _ => None,
+            })
+            .flatten()
+        else {
+            panic!()
+        };
         assert_eq!(r.eliminated, vec![0]);
         assert_eq!(&s.totals[..3], &[100, 92, 99]);
         assert!(!s.is_active(0));
@@ -2465,14 +2620,20 @@ mod tests {
         let o = RatATatCat::outcome(&s).expect("aborted");
         assert!(o.aborted && o.winners.is_empty() && o.reason == "ADMIN_TURN_CAP");
         assert!(RatATatCat::to_act(&s).is_empty());
-        assert_eq!(RatATatCat::decide(&s, 0, &draw(), &mut Rng::from_u64(1)), Err(CoreError::game_over()));
+        assert_eq!(
+            RatATatCat::decide(&s, 0, &draw(), &mut Rng::from_u64(1)),
+            Err(CoreError::game_over())
+        );
     }
 
     #[test]
     fn options_are_validated() {
         let bad = |k: &str, v: &str| {
             let o: Options = [(k.to_string(), v.to_string())].into_iter().collect();
-            assert!(matches!(RatATatCat::configure(3, &o), Err(CoreError::InvalidOption(_))), "{k}={v}");
+            assert!(
+                matches!(RatATatCat::configure(3, &o), Err(CoreError::InvalidOption(_))),
+                "{k}={v}"
+            );
         };
         bad("colour", "red");
         bad("match_mode", "timed");
@@ -2484,7 +2645,10 @@ mod tests {
         bad("max_turns_per_round", "1000001");
         assert!(RatATatCat::configure(1, &Options::new()).is_err());
         assert!(RatATatCat::configure(7, &Options::new()).is_err());
-        let c = cfg_with(6, &[("point_limit", "200"), ("first_dealer", "5"), ("memory_aid", "on")]);
+        let c = cfg_with(
+            6,
+            &[("point_limit", "200"), ("first_dealer", "5"), ("memory_aid", "on")],
+        );
         assert_eq!((c.point_limit, c.first_dealer, c.memory_aid), (200, Some(5), true));
     }
 
@@ -2492,13 +2656,43 @@ mod tests {
     fn malformed_wrong_phase_and_wrong_seat_are_refused() {
         let s = tv1_state();
         let mut rng = Rng::from_u64(1);
-        assert_eq!(RatATatCat::decide(&s, 1, &draw(), &mut rng), Err(CoreError::not_your_turn()));
-        assert!(matches!(RatATatCat::decide(&s, 9, &draw(), &mut rng), Err(CoreError::Malformed(_))));
-        assert!(matches!(RatATatCat::decide(&s, 0, &pb::Action::default(), &mut rng), Err(CoreError::Malformed(_))));
-        for a in [take(0), take(5), take(u32::MAX), replace(0), peek(9), swap(0, 1, 1), swap(1, 7, 1), swap(1, 1, 0)] {
-            assert!(matches!(RatATatCat::decide(&s, 0, &a, &mut rng), Err(CoreError::Malformed(_))), "{a:?}");
+        assert_eq!(
+            RatATatCat::decide(&s, 1, &draw(), &mut rng),
+            Err(CoreError::not_your_turn())
+        );
+        assert!(matches!(
+            RatATatCat::decide(&s, 9, &draw(), &mut rng),
+            Err(CoreError::Malformed(_))
+        ));
+        assert!(matches!(
+            RatATatCat::decide(&s, 0, &pb::Action::default(), &mut rng),
+            Err(CoreError::Malformed(_))
+        ));
+        for a in [
+            take(0),
+            take(5),
+            take(u32::MAX),
+            replace(0),
+            peek(9),
+            swap(0, 1, 1),
+            swap(1, 7, 1),
+            swap(1, 1, 0),
+        ] {
+            assert!(
+                matches!(RatATatCat::decide(&s, 0, &a, &mut rng), Err(CoreError::Malformed(_))),
+                "{a:?}"
+            );
         }
-        for a in [replace(1), discard(), power(), peek(1), swap(1, 1, 1), skip(), call(), end()] {
+        for a in [
+            replace(1),
+            discard(),
+            power(),
+            peek(1),
+            swap(1, 1, 1),
+            skip(),
+            call(),
+            end(),
+        ] {
             assert_eq!(reason(refused(&s, a)), "WRONG_PHASE");
         }
         let mut t = s.clone();
@@ -2517,18 +2711,41 @@ mod tests {
         assert_eq!(legal(&u).len(), 17);
         // Not started / events that do not fit.
         let fresh = RatATatCat::initial(&cfg(2));
-        assert_eq!(reason(RatATatCat::decide(&fresh, 0, &draw(), &mut rng).unwrap_err()), "NOT_STARTED");
+        assert_eq!(
+            reason(RatATatCat::decide(&fresh, 0, &draw(), &mut rng).unwrap_err()),
+            "NOT_STARTED"
+        );
         let mut v = s.clone();
         for bad in [
             pb::Event::default(),
             ev(E::Called(pb::Called { seat: 0 })),
-            ev(E::CardDrawn(pb::CardDrawn { seat: 1, card: 1, draw_pile_size: 44 })),
-            ev(E::CardDrawn(pb::CardDrawn { seat: 0, card: 99, draw_pile_size: 44 })),
-            ev(E::DiscardTaken(pb::DiscardTaken { seat: 0, slot: 7, taken: 5, replaced: 4 })),
-            ev(E::RevealDraw(pb::RevealDraw { seat: 0, slot: 1, card: 1 })),
+            ev(E::CardDrawn(pb::CardDrawn {
+                seat: 1,
+                card: 1,
+                draw_pile_size: 44,
+            })),
+            ev(E::CardDrawn(pb::CardDrawn {
+                seat: 0,
+                card: 99,
+                draw_pile_size: 44,
+            })),
+            ev(E::DiscardTaken(pb::DiscardTaken {
+                seat: 0,
+                slot: 7,
+                taken: 5,
+                replaced: 4,
+            })),
+            ev(E::RevealDraw(pb::RevealDraw {
+                seat: 0,
+                slot: 1,
+                card: 1,
+            })),
             ev(E::MatchEnded(pb::MatchEnded::default())),
         ] {
-            assert!(matches!(RatATatCat::evolve(&mut v, &bad), Err(CoreError::Corrupt(_))), "{bad:?}");
+            assert!(
+                matches!(RatATatCat::evolve(&mut v, &bad), Err(CoreError::Corrupt(_))),
+                "{bad:?}"
+            );
         }
     }
 
@@ -2602,7 +2819,7 @@ mod tests {
                 while RatATatCat::outcome(&s).is_none() {
                     let actor = s.current as u32;
                     let moves = RatATatCat::legal_actions(&s, actor);
-                    let a = moves[pick.index(moves.len())].clone();
+                    let a = moves[pick.index(moves.len())];
                     let pinned: Vec<(usize, usize)> = match &a.kind {
                         Some(A::TakeDiscard(x)) => vec![(actor as usize, x.slot as usize - 1)],
                         Some(A::ReplaceCard(x)) => vec![(actor as usize, x.slot as usize - 1)],
@@ -2610,18 +2827,27 @@ mod tests {
                         _ => vec![],
                     };
                     let evs = RatATatCat::decide(&s, actor, &a, &mut Rng::for_command(&seed, seq)).unwrap();
-                    let round_ends = evs.iter().any(|e| matches!(e.kind, Some(E::RoundRevealed(_)) | Some(E::MatchEnded(_))));
+                    let round_ends = evs
+                        .iter()
+                        .any(|e| matches!(e.kind, Some(E::RoundRevealed(_)) | Some(E::MatchEnded(_))));
                     if pick.index(3) == 0 {
-                        let viewers: Vec<Viewer> =
-                            (0..seats).map(Viewer::Seat).chain(std::iter::once(Viewer::Spectator)).collect();
+                        let viewers: Vec<Viewer> = (0..seats)
+                            .map(Viewer::Seat)
+                            .chain(std::iter::once(Viewer::Spectator))
+                            .collect();
                         for &v in &viewers {
                             // Views: everything hidden may change, including the deck order.
                             let c = scramble(&s, v, &[], true, true, &mut pick);
-                            assert_eq!(enc_view(&s, v), enc_view(&c, v), "view leaks to {v:?}\n{}", RatATatCat::render(&s, Viewer::Auditor));
+                            assert_eq!(
+                                enc_view(&s, v),
+                                enc_view(&c, v),
+                                "view leaks to {v:?}\n{}",
+                                RatATatCat::render(&s, Viewer::Auditor)
+                            );
                             checked_views += 1;
                             // What the viewer may see is in its view.
                             let view = RatATatCat::view(&s, v);
-                            assert_eq!(view.discard_pile, s.discard.to_pb());
+                            assert_eq!(view.discard_pile, s.discard.top_first_pb());
                             assert_eq!(view.draw_pile_size as usize, s.draw.len());
                             if let Viewer::Seat(me) = v {
                                 let me = me as usize;
@@ -2645,7 +2871,8 @@ mod tests {
                             // Events of the next action: same draw pile, hand and touched slots.
                             if !round_ends {
                                 let c = scramble(&s, v, &pinned, false, false, &mut pick);
-                                let evs2 = RatATatCat::decide(&c, actor, &a, &mut Rng::for_command(&seed, seq)).unwrap();
+                                let evs2 =
+                                    RatATatCat::decide(&c, actor, &a, &mut Rng::for_command(&seed, seq)).unwrap();
                                 assert_eq!(evs.len(), evs2.len());
                                 for (e1, e2) in evs.iter().zip(&evs2) {
                                     let r1 = RatATatCat::redact(e1, v).map(|e| e.encode_to_vec());
@@ -2663,34 +2890,53 @@ mod tests {
                 }
             }
         }
-        assert!(checked_views > 5_000 && checked_events > 5_000, "{checked_views} {checked_events}");
+        assert!(
+            checked_views > 5_000 && checked_events > 5_000,
+            "{checked_views} {checked_events}"
+        );
     }
 
     #[test]
     fn private_events_reach_their_seat_only() {
         let s = dealt(3, 0, &[]);
-        let evs = RatATatCat::start(&RatATatCat::initial(&cfg_with(3, &[("first_dealer", "0")])), &mut Rng::from_u64(11)).unwrap();
-        let Some(E::RoundDealt(d)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else { panic!() };
+        let evs = RatATatCat::start(
+            &RatATatCat::initial(&cfg_with(3, &[("first_dealer", "0")])),
+            &mut Rng::from_u64(11),
+        )
+        .unwrap();
+        let Some(E::RoundDealt(d)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else {
+            panic!()
+        };
         assert!(d.draw_pile.is_empty() && d.rows.iter().all(|r| r.cards.iter().all(|&c| c == 0)));
         assert_eq!(d.draw_pile_size, 41);
         for e in &evs[1..] {
             let Some(E::InitialPeek(p)) = &e.kind else { panic!() };
             for v in 0..3u32 {
-                let Some(E::InitialPeek(r)) = RatATatCat::redact(e, Viewer::Seat(v)).unwrap().kind else { panic!() };
+                let Some(E::InitialPeek(r)) = RatATatCat::redact(e, Viewer::Seat(v)).unwrap().kind else {
+                    panic!()
+                };
                 if v == p.seat {
-                    assert_eq!((r.slot1, r.slot4), (pbc(s.rows[v as usize][0]), pbc(s.rows[v as usize][3])));
+                    assert_eq!(
+                        (r.slot1, r.slot4),
+                        (pbc(s.rows[v as usize][0]), pbc(s.rows[v as usize][3]))
+                    );
                 } else {
                     assert_eq!((r.slot1, r.slot4), (0, 0));
                 }
             }
-            let Some(E::InitialPeek(r)) = RatATatCat::redact(e, Viewer::Spectator).unwrap().kind else { panic!() };
+            let Some(E::InitialPeek(r)) = RatATatCat::redact(e, Viewer::Spectator).unwrap().kind else {
+                panic!()
+            };
             assert_eq!((r.slot1, r.slot4), (0, 0));
             assert_eq!(RatATatCat::redact(e, Viewer::Auditor).as_ref(), Some(e));
         }
         // Face-down rows stay face down in every player's view, memory aid off by default.
         for v in 0..3u32 {
             let view = RatATatCat::view(&s, Viewer::Seat(v));
-            assert!(view.players.iter().all(|p| p.row.iter().all(|&c| c == 0) && p.known.is_empty()));
+            assert!(view
+                .players
+                .iter()
+                .all(|p| p.row.iter().all(|&c| c == 0) && p.known.is_empty()));
         }
         let audit = RatATatCat::view(&s, Viewer::Auditor);
         assert_eq!(audit.draw_pile.len(), 41);
@@ -2714,7 +2960,10 @@ mod tests {
                 let seat = s.current as u32;
                 let bot = if seat == 0 { "memory" } else { "random" };
                 let a = RatATatCat::bot_action(&s, seat, bot, &mut rng).unwrap();
-                assert!(RatATatCat::legal_actions(&s, seat).contains(&a), "{bot} chose an illegal {a:?}");
+                assert!(
+                    RatATatCat::legal_actions(&s, seat).contains(&a),
+                    "{bot} chose an illegal {a:?}"
+                );
                 for e in RatATatCat::decide(&s, seat, &a, &mut rng).unwrap() {
                     RatATatCat::evolve(&mut s, &e).unwrap();
                 }
@@ -2751,8 +3000,14 @@ mod tests {
             seq += 1;
         }
         let seat = m.to_act()[0];
-        assert!(matches!(m.decide(seat, &[0xff, 0xff], &mut Rng::from_u64(1)), Err(CoreError::Malformed(_))));
-        assert!(matches!(m.decide(7, &draw().encode_to_vec(), &mut Rng::from_u64(1)), Err(CoreError::Malformed(_))));
+        assert!(matches!(
+            m.decide(seat, &[0xff, 0xff], &mut Rng::from_u64(1)),
+            Err(CoreError::Malformed(_))
+        ));
+        assert!(matches!(
+            m.decide(7, &draw().encode_to_vec(), &mut Rng::from_u64(1)),
+            Err(CoreError::Malformed(_))
+        ));
         let a = m.bot_action(seat, "memory", &mut Rng::from_u64(1)).unwrap();
         let h0 = m.state_hash();
         for e in m.decide(seat, &a, &mut Rng::for_command(&seed, seq)).unwrap() {
@@ -2770,7 +3025,10 @@ mod tests {
         let report = conformance::run::<RatATatCat>(seats, &o, matches, 1000 * seats as u64, 200_000);
         assert!(report.violations.is_empty(), "{:#?}", report.violations);
         assert_eq!(report.matches, matches);
-        assert!(report.steps > matches * 10 && report.events > matches * 10, "{report:?}");
+        assert!(
+            report.steps > matches * 10 && report.events > matches * 10,
+            "{report:?}"
+        );
     }
 
     #[test]
@@ -2795,7 +3053,11 @@ mod tests {
     }
     #[test]
     fn conformance_variants() {
-        conformance_for(3, &[("match_mode", "fixed_rounds"), ("rounds", "2"), ("memory_aid", "on")], 200);
+        conformance_for(
+            3,
+            &[("match_mode", "fixed_rounds"), ("rounds", "2"), ("memory_aid", "on")],
+            200,
+        );
         conformance_for(4, &[("point_limit", "40"), ("max_turns_per_round", "6")], 200);
         conformance_for(2, &[("admin_turn_cap", "7")], 100);
     }
