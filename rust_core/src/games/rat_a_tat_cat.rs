@@ -2989,6 +2989,58 @@ mod tests {
     }
 
     #[test]
+    fn mutated_events_and_actions_never_panic() {
+        // Record a match's states and events, then apply byte-mutated events to the states and
+        // decide byte-mutated actions: errors are fine, panics are not.
+        let config = cfg(4);
+        let mut s = RatATatCat::initial(&config);
+        let mut rng = Rng::from_u64(99);
+        let mut states = vec![s.clone()];
+        let mut events = RatATatCat::start(&s, &mut rng).unwrap();
+        for e in &events {
+            RatATatCat::evolve(&mut s, e).unwrap();
+        }
+        let mut actions = vec![];
+        while RatATatCat::outcome(&s).is_none() {
+            let seat = s.current as u32;
+            let a = RatATatCat::bot_action(&s, seat, "random", &mut rng).unwrap();
+            actions.push(a);
+            let evs = RatATatCat::decide(&s, seat, &a, &mut rng).unwrap();
+            for e in &evs {
+                RatATatCat::evolve(&mut s, e).unwrap();
+                states.push(s.clone());
+            }
+            events.extend(evs);
+        }
+        for i in 0..30_000usize {
+            let st = &states[rng.index(states.len())];
+            let mut bytes = events[rng.index(events.len())].encode_to_vec();
+            if !bytes.is_empty() {
+                for _ in 0..1 + rng.index(3) {
+                    let k = rng.index(bytes.len());
+                    bytes[k] = rng.next_u64() as u8;
+                }
+            }
+            if let Ok(e) = pb::Event::decode(bytes.as_slice()) {
+                let mut t = st.clone();
+                let _ = RatATatCat::evolve(&mut t, &e);
+                let _ = RatATatCat::redact(&e, Viewer::Seat(i as u32 % 4));
+            }
+            let mut ab = actions[rng.index(actions.len())].encode_to_vec();
+            if !ab.is_empty() {
+                let k = rng.index(ab.len());
+                ab[k] = rng.next_u64() as u8;
+            }
+            if let Ok(a) = pb::Action::decode(ab.as_slice()) {
+                for seat in 0..5 {
+                    let _ = RatATatCat::decide(st, seat, &a, &mut Rng::from_u64(i as u64));
+                }
+            }
+            let _ = RatATatCat::render(st, Viewer::Seat(i as u32 % 4));
+        }
+    }
+
+    #[test]
     fn registry_drives_the_game_with_bytes() {
         let game = crate::registry::find("rat_a_tat_cat").expect("registered");
         assert_eq!(game.info().bots, vec!["random", "memory"]);
@@ -3023,6 +3075,7 @@ mod tests {
     fn conformance_for(seats: u32, opts: &[(&str, &str)], matches: u64) {
         let o: Options = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let report = conformance::run::<RatATatCat>(seats, &o, matches, 1000 * seats as u64, 200_000);
+        eprintln!("{seats} seats {opts:?}: {} matches, {} steps, {} events", report.matches, report.steps, report.events);
         assert!(report.violations.is_empty(), "{:#?}", report.violations);
         assert_eq!(report.matches, matches);
         assert!(
