@@ -860,7 +860,9 @@ impl Game for RatATatCat {
         };
         let ph = state.phase;
         let me = seat as usize;
-        let mut out = Out {
+        // Single-event moves need no scratch state; the others follow up on the updated state.
+        let one = |k: E| Ok(vec![pb::Event { kind: Some(k) }]);
+        let scratch = || Out {
             s: state.clone(),
             events: Vec::with_capacity(4),
         };
@@ -879,18 +881,20 @@ impl Game for RatATatCat {
                         "the top of the discard pile is a dead power card: draw from the pile",
                     ));
                 }
-                out.emit(E::DiscardTaken(pb::DiscardTaken {
+                one(E::DiscardTaken(pb::DiscardTaken {
                     seat,
                     slot: a.slot,
                     taken: pbc(top),
                     replaced: pbc(state.rows[me][slot]),
-                }))?;
+                }))
             }
             A::DrawFromPile(_) => {
                 if ph != Phase::TurnStart {
                     return Err(wrong_phase("drawing from the pile", ph));
                 }
+                let mut out = scratch();
                 out.draw_and_refill(rng)?;
+                Ok(out.events)
             }
             A::ReplaceCard(a) => {
                 let slot = slot_of(a.slot)?;
@@ -903,24 +907,28 @@ impl Game for RatATatCat {
                         "a drawn power card cannot go into your row: use it or discard it",
                     ));
                 }
-                out.emit(E::CardReplaced(pb::CardReplaced {
+                one(E::CardReplaced(pb::CardReplaced {
                     seat,
                     slot: a.slot,
                     placed: pbc(state.pending),
                     replaced: pbc(state.rows[me][slot]),
-                }))?;
+                }))
             }
             A::DiscardDrawn(_) => {
                 if !ph.holding() {
                     return Err(wrong_phase("discarding a drawn card", ph));
                 }
-                out.emit(E::DrawnDiscarded(pb::DrawnDiscarded {
+                let discarded = E::DrawnDiscarded(pb::DrawnDiscarded {
                     seat,
                     card: pbc(state.pending),
-                }))?;
-                if out.s.phase == Phase::DrawingSecond {
-                    out.draw_and_refill(rng)?;
+                });
+                if ph != Phase::Draw2First {
+                    return one(discarded);
                 }
+                let mut out = scratch();
+                out.emit(discarded)?;
+                out.draw_and_refill(rng)?;
+                Ok(out.events)
             }
             A::UsePower(_) => {
                 if !ph.holding() {
@@ -932,6 +940,7 @@ impl Game for RatATatCat {
                         "the card in hand is a number card, it has no power",
                     ));
                 }
+                let mut out = scratch();
                 out.emit(E::PowerUsed(pb::PowerUsed {
                     seat,
                     power: pbc(state.pending),
@@ -939,17 +948,18 @@ impl Game for RatATatCat {
                 if out.s.phase == Phase::DrawingFirst {
                     out.draw_and_refill(rng)?;
                 }
+                Ok(out.events)
             }
             A::PeekCard(a) => {
                 let slot = slot_of(a.slot)?;
                 if ph != Phase::Peek {
                     return Err(wrong_phase("peeking", ph));
                 }
-                out.emit(E::CardPeeked(pb::CardPeeked {
+                one(E::CardPeeked(pb::CardPeeked {
                     seat,
                     slot: a.slot,
                     card: pbc(state.rows[me][slot]),
-                }))?;
+                }))
             }
             A::SwapCards(a) => {
                 slot_of(a.own_slot)?;
@@ -976,18 +986,18 @@ impl Game for RatATatCat {
                         "that player is eliminated and has no cards",
                     ));
                 }
-                out.emit(E::CardsSwapped(pb::CardsSwapped {
+                one(E::CardsSwapped(pb::CardsSwapped {
                     seat,
                     own_slot: a.own_slot,
                     target_seat: a.target_seat,
                     target_slot: a.target_slot,
-                }))?;
+                }))
             }
             A::SkipSwap(_) => {
                 if ph != Phase::Swap {
                     return Err(wrong_phase("skipping a swap", ph));
                 }
-                out.emit(E::SwapSkipped(pb::SwapSkipped { seat }))?;
+                one(E::SwapSkipped(pb::SwapSkipped { seat }))
             }
             A::CallRatATatCat(_) => {
                 if ph != Phase::EndOfTurn {
@@ -999,17 +1009,20 @@ impl Game for RatATatCat {
                         format!("seat {} has already called this round", state.caller),
                     ));
                 }
+                let mut out = scratch();
                 out.emit(E::Called(pb::Called { seat }))?;
                 out.end_turn(rng)?;
+                Ok(out.events)
             }
             A::EndTurn(_) => {
                 if ph != Phase::EndOfTurn {
                     return Err(wrong_phase("ending the turn", ph));
                 }
+                let mut out = scratch();
                 out.end_turn(rng)?;
+                Ok(out.events)
             }
         }
-        Ok(out.events)
     }
 
     fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
@@ -3075,7 +3088,10 @@ mod tests {
     fn conformance_for(seats: u32, opts: &[(&str, &str)], matches: u64) {
         let o: Options = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let report = conformance::run::<RatATatCat>(seats, &o, matches, 1000 * seats as u64, 200_000);
-        eprintln!("{seats} seats {opts:?}: {} matches, {} steps, {} events", report.matches, report.steps, report.events);
+        eprintln!(
+            "{seats} seats {opts:?}: {} matches, {} steps, {} events",
+            report.matches, report.steps, report.events
+        );
         assert!(report.violations.is_empty(), "{:#?}", report.violations);
         assert_eq!(report.matches, matches);
         assert!(
