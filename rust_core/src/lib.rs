@@ -23,6 +23,7 @@ pub mod proto {
                 include!(concat!(env!("OUT_DIR"), "/tablier.v1.qwirkle.rs"));
             }
             pub mod carre { include!(concat!(env!("OUT_DIR"), "/tablier.v1.carre.rs")); }
+            pub mod rat_a_tat_cat { include!(concat!(env!("OUT_DIR"), "/tablier.v1.rat_a_tat_cat.rs")); }
         }
     }
     pub use tablier::v1::*;

@@ -3,3 +3,4 @@
 
 pub mod qwirkle;
 pub mod carre;
+pub mod rat_a_tat_cat;
