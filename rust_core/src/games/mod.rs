@@ -1,4 +1,5 @@
 //! One file per game, each implementing [`crate::game::Game`]; registered in
 //! [`crate::registry::games`].
 
+pub mod democratie;
 pub mod qwirkle;

@@ -1,0 +1,1373 @@
+//! Démocratie (Democracy): trick taking with a face-down vote pile that sets a fresh trump
+//! every trick, and sealed simultaneous play. Rules: `shared/rules/004-democratie.md`
+//! (seed `004_9aab9d3ed6662a33`); section numbers below refer to that spec.
+//!
+//! # Representation
+//! A card is a `u8`: `12 * suit + rank_index` for the 48 suit cards (suits C, D, H, S; rank
+//! index 0..12 for 5, 4, 3, A, K, Q, J, T, 9, 8, 7, 6, strongest first), 48 and 49 for the
+//! Jokers `X1`/`X2`. The protobuf `Card` code is that number plus one, so the unshuffled deck
+//! of TV2 is simply `0..deck_size`. Every unordered zone (hands, captured piles, discard) is
+//! a `u64` bitset; the ordered zones (stock, vote pile) are small arrays. The whole state is
+//! `Copy` and a few hundred bytes.
+//!
+//! # Events
+//! A player only ever commits a card; every other step is automatic and is produced by the
+//! same command: the last commit of a trick yields `CardCommitted`, `TrickRevealed`,
+//! `TrickResolved`, then `VoteCardFlipped` for the next trick, or `DayDealt` (day 2), or
+//! `DealScored` followed by `MatchEnded` or a new `DeckShuffled` + `DayDealt` +
+//! `VoteCardFlipped` (the shuffle is drawn from the command's RNG and written in the event).
+//! `evolve` recomputes every automatic result and refuses (`Corrupt`) an event that disagrees.
+//!
+//! # Hidden information (§7)
+//! * `CardCommitted` for anyone but the owner (and the auditor) is `{seat}` with the card unset:
+//!   the same bytes whatever the card. Errors for a card the seat does not hold are always
+//!   `CARD_NOT_IN_HAND` with one fixed message, whoever holds it (AMB16).
+//! * `DeckShuffled` hides the order (players get the deck size); `DayDealt` shows each seat
+//!   its own hand and only counts of the others and of the vote pile.
+//! * Hands are shown sorted in card order, so they never reveal the deal order. Card ids are
+//!   the card faces themselves (no positional ids), so nothing needs re-randomising.
+//! * Captured piles are counts only until `DealScored` reveals them all (AMB6, AMB15).
+//!
+//! # Decisions not in the spec (same style as §8)
+//! * **AMB17: Administrative cap.** AMB7 can, with probability zero, go on forever. Option
+//!   `max_deals` (default 200) ends the match after that many deals without a decided winner,
+//!   as `MatchEnded{aborted: true, reason: "DEAL_CAP"}`; no winners. Not a rule result.
+//! * **AMB18: Seat that already committed.** It is not awaited; its requests get
+//!   `ALREADY_COMMITTED` (AMB16 order), never `NOT_YOUR_TURN`. Requests in any phase other
+//!   than TRICK_COMMIT get `WRONG_PHASE`. A seat number outside the match or a card code
+//!   outside the `Card` enum is `Malformed`. A Joker code in a match without that Joker is
+//!   simply `CARD_NOT_IN_HAND`.
+//! * **AMB19: Phases between commands.** All system steps run inside the command that
+//!   triggers them, so between commands the match is in TRICK_COMMIT or MATCH_END. The other
+//!   phases of §4.1 exist while events are replayed one by one (and are checked there).
+//! * **AMB20: Heuristic bot memory.** The `tactician` bot may use the cards revealed earlier
+//!   in the deal (the union of all captured piles and the discard), since every such card
+//!   was broadcast to all; it never looks at who holds what now.
+
+use crate::error::{CoreError, CoreResult};
+use crate::game::{Game, OptionSpec, Options, Seat, Viewer};
+use crate::proto::democratie as pb;
+use crate::proto::Outcome;
+use crate::rng::Rng;
+
+pub const MAX_SEATS: usize = 6;
+/// No card in a slot (commit, vote card).
+pub const NO_CARD: u8 = 255;
+pub const X1: u8 = 48;
+pub const X2: u8 = 49;
+/// `trump` value for a trick without trump (Joker vote card).
+pub const NO_TRUMP: u8 = 4;
+/// `trump` value while no vote card is face up.
+pub const TRUMP_UNSET: u8 = 5;
+const NOBODY: u8 = 255;
+
+const RANKS: &[u8; 12] = b"543AKQJT9876";
+const SUITS: &[u8; 4] = b"CDHS";
+/// Card points by rank index (§2.1).
+pub const POINTS: [u8; 12] = [5, 4, 3, 3, 2, 2, 2, 1, 1, 1, 1, 0];
+/// Points of a 12-bit suit mask.
+static SUIT_POINTS: [u8; 4096] = suit_points_table();
+
+const fn suit_points_table() -> [u8; 4096] {
+    let mut t = [0u8; 4096];
+    let mut m = 0;
+    while m < 4096 {
+        let mut s = 0u8;
+        let mut r = 0;
+        while r < 12 {
+            if (m >> r) & 1 == 1 {
+                s += POINTS[r];
+            }
+            r += 1;
+        }
+        t[m] = s;
+        m += 1;
+    }
+    t
+}
+
+// ------------------------------------------------------------------ cards
+
+#[inline]
+pub fn is_joker(c: u8) -> bool {
+    c >= 48
+}
+/// Comparison strength (§2.1): 5 = 12 … 6 = 1; a Joker counts as 12 (§4.3).
+#[inline]
+pub fn strength(c: u8) -> u8 {
+    if c >= 48 {
+        12
+    } else {
+        12 - c % 12
+    }
+}
+#[inline]
+pub fn points(c: u8) -> u8 {
+    if c >= 48 {
+        0
+    } else {
+        POINTS[(c % 12) as usize]
+    }
+}
+/// Suit index 0..4, or `NO_TRUMP` for a Joker.
+#[inline]
+pub fn suit_of(c: u8) -> u8 {
+    if c >= 48 {
+        NO_TRUMP
+    } else {
+        c / 12
+    }
+}
+#[inline]
+fn bit(c: u8) -> u64 {
+    1u64 << c
+}
+/// Points of suit `s` in a set of cards.
+#[inline]
+pub fn suit_points(mask: u64, s: usize) -> u8 {
+    SUIT_POINTS[((mask >> (12 * s)) & 0xfff) as usize]
+}
+pub fn suit_mask(s: u8) -> u64 {
+    if s >= 4 {
+        0
+    } else {
+        0xfffu64 << (12 * s as u32)
+    }
+}
+
+/// `5H`, `TS`, `X1`.
+pub fn card_name(c: u8) -> String {
+    match c {
+        X1 => "X1".into(),
+        X2 => "X2".into(),
+        c if c < 48 => {
+            let mut s = String::with_capacity(2);
+            s.push(RANKS[(c % 12) as usize] as char);
+            s.push(SUITS[(c / 12) as usize] as char);
+            s
+        }
+        _ => "--".into(),
+    }
+}
+/// Parses `5H`, `TS`, `10S`, `X1`.
+pub fn parse_card(s: &str) -> Option<u8> {
+    let s = s.trim().to_ascii_uppercase();
+    match s.as_str() {
+        "X1" => return Some(X1),
+        "X2" => return Some(X2),
+        _ => {}
+    }
+    let s = s.replace("10", "T");
+    let b = s.as_bytes();
+    if b.len() != 2 {
+        return None;
+    }
+    let r = RANKS.iter().position(|&x| x == b[0])?;
+    let su = SUITS.iter().position(|&x| x == b[1])?;
+    Some((su * 12 + r) as u8)
+}
+
+#[inline]
+pub fn to_pb(c: u8) -> i32 {
+    if c == NO_CARD {
+        0
+    } else {
+        c as i32 + 1
+    }
+}
+#[inline]
+pub fn from_pb(code: i32) -> Option<u8> {
+    if (1..=50).contains(&code) {
+        Some((code - 1) as u8)
+    } else {
+        None
+    }
+}
+fn trump_pb(t: u8) -> i32 {
+    match t {
+        0..=3 => t as i32 + 1,
+        NO_TRUMP => pb::Suit::None as i32,
+        _ => pb::Suit::Unspecified as i32,
+    }
+}
+
+/// Cards of a mask in card order.
+fn cards_of(mut m: u64) -> impl Iterator<Item = u8> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let c = m.trailing_zeros() as u8;
+            m &= m - 1;
+            Some(c)
+        }
+    })
+}
+fn mask_to_pb(m: u64) -> Vec<i32> {
+    cards_of(m).map(to_pb).collect()
+}
+/// A list of protobuf cards as a set: `None` if a code is invalid or repeated.
+fn pb_to_mask(cards: &[i32]) -> Option<u64> {
+    let mut m = 0u64;
+    for &code in cards {
+        let c = from_pb(code)?;
+        if m & bit(c) != 0 {
+            return None;
+        }
+        m |= bit(c);
+    }
+    Some(m)
+}
+
+// ------------------------------------------------------------------ deck sizes (§2.3)
+
+pub fn jokers(n: usize) -> usize {
+    match n {
+        4 => 2,
+        6 => 1,
+        _ => 0,
+    }
+}
+pub fn deck_size(n: usize) -> usize {
+    48 + jokers(n)
+}
+pub fn deck_mask(n: usize) -> u64 {
+    (1u64 << deck_size(n)) - 1
+}
+/// Cards per hand (and in the vote pile) on `day` (1 or 2).
+pub fn day_size(n: usize, day: u8) -> usize {
+    match (n, day) {
+        (2, _) => 8,
+        (3, _) => 6,
+        (4, _) => 5,
+        (6, 2) => 3,
+        _ => 4,
+    }
+}
+
+// ------------------------------------------------------------------ rules
+
+/// Result of one trick (§4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrickOutcome {
+    /// `None` on a tie.
+    pub winner: Option<u8>,
+    pub trump_trick: bool,
+    pub five_six: bool,
+}
+
+/// Resolves a trick: `played[i]` is seat i's card, `trump` a suit 0..4 or `NO_TRUMP`.
+/// The vote card never competes (AMB1).
+#[inline]
+pub fn resolve_trick(played: &[u8], trump: u8) -> TrickOutcome {
+    let mut best: Option<(u8, u8)> = None; // (strength, seat) among trumps
+    let mut five = false;
+    let mut six: Option<u8> = None;
+    if trump < 4 {
+        let base = trump * 12;
+        for (i, &c) in played.iter().enumerate() {
+            if c >= base && c < base + 12 {
+                let r = c - base;
+                if r == 0 {
+                    five = true;
+                } else if r == 11 {
+                    six = Some(i as u8);
+                }
+                let s = 12 - r;
+                if best.is_none_or(|(bs, _)| s > bs) {
+                    best = Some((s, i as u8));
+                }
+            }
+        }
+    }
+    if let Some((_, w)) = best {
+        return match six {
+            Some(j) if five => TrickOutcome { winner: Some(j), trump_trick: true, five_six: true },
+            _ => TrickOutcome { winner: Some(w), trump_trick: true, five_six: false },
+        };
+    }
+    let mut m = 0u8;
+    let mut who = 0u8;
+    let mut count = 0u8;
+    for (i, &c) in played.iter().enumerate() {
+        let s = strength(c);
+        if s > m {
+            m = s;
+            who = i as u8;
+            count = 1;
+        } else if s == m {
+            count += 1;
+        }
+    }
+    TrickOutcome { winner: if count == 1 { Some(who) } else { None }, trump_trick: false, five_six: false }
+}
+
+/// Per-suit points and tribes gained for each captured pile (§6.1).
+pub fn score_piles(captured: &[u64]) -> Vec<([u8; 4], u8)> {
+    captured
+        .iter()
+        .map(|&m| {
+            let p = [suit_points(m, 0), suit_points(m, 1), suit_points(m, 2), suit_points(m, 3)];
+            let g = p.iter().filter(|&&x| x >= 13).count() as u8;
+            (p, g)
+        })
+        .collect()
+}
+
+/// What the match check (§6.2) decides after a deal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchCheck {
+    Winner(u8),
+    Continue,
+    /// Administrative cap reached (AMB17).
+    Cap,
+}
+
+pub fn match_check(tribes: &[u32], target: u32, deal_no: u32, max_deals: u32) -> MatchCheck {
+    let m = tribes.iter().copied().max().unwrap_or(0);
+    if m >= target {
+        let mut at = tribes.iter().enumerate().filter(|(_, &t)| t == m);
+        if let (Some((w, _)), None) = (at.next(), at.next()) {
+            return MatchCheck::Winner(w as u8);
+        }
+    }
+    if deal_no >= max_deals {
+        MatchCheck::Cap
+    } else {
+        MatchCheck::Continue
+    }
+}
+
+/// The canonical deal of one day (§3.4, AMB4) from the top of `stock`: returns the hands and
+/// the vote pile (bottom to top). `stock` must hold at least `(n+1)*h` cards.
+pub fn deal_day(stock: &[u8], n: usize, dealer: usize, h: usize) -> ([u64; MAX_SEATS], [u8; 8]) {
+    let mut hands = [0u64; MAX_SEATS];
+    let mut vote = [NO_CARD; 8];
+    let mut k = 0;
+    for round in 0..h {
+        for r in 1..=n {
+            hands[(dealer + r) % n] |= bit(stock[k]);
+            k += 1;
+        }
+        vote[round] = stock[k];
+        k += 1;
+    }
+    (hands, vote)
+}
+
+// ------------------------------------------------------------------ config and state
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub seats: u8,
+    pub target: u32,
+    pub max_deals: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastTrick {
+    pub day: u8,
+    pub trick_no: u8,
+    pub vote: u8,
+    pub trump: u8,
+    pub played: [u8; MAX_SEATS],
+    /// `NOBODY` on a tie.
+    pub winner: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct State {
+    pub cfg: Config,
+    pub phase: pb::Phase,
+    pub dealer: u8,
+    pub deal_no: u32,
+    pub day: u8,
+    pub trick_no: u8,
+    /// Undealt cards: `stock[stock_pos..stock_end]`, top first.
+    pub stock: [u8; 50],
+    pub stock_pos: u8,
+    pub stock_end: u8,
+    /// Vote pile bottom to top: `vote_pile[..vote_len]`.
+    pub vote_pile: [u8; 8],
+    pub vote_len: u8,
+    pub vote_card: u8,
+    pub trump: u8,
+    pub hands: [u64; MAX_SEATS],
+    pub commits: [u8; MAX_SEATS],
+    pub captured: [u64; MAX_SEATS],
+    pub discard: u64,
+    pub tribes: [u32; MAX_SEATS],
+    pub last_trick: Option<LastTrick>,
+    /// The previous deal's public scoring: captured piles and tribes gained.
+    pub last_scored: Option<([u64; MAX_SEATS], [u8; MAX_SEATS])>,
+    pub winner: u8,
+    pub aborted: bool,
+}
+
+impl State {
+    pub fn n(&self) -> usize {
+        self.cfg.seats as usize
+    }
+    fn stock_slice(&self) -> &[u8] {
+        &self.stock[self.stock_pos as usize..self.stock_end as usize]
+    }
+    fn all_committed(&self) -> bool {
+        self.commits[..self.n()].iter().all(|&c| c != NO_CARD)
+    }
+    /// Cards every seat has seen revealed in this deal (AMB20).
+    pub fn revealed_this_deal(&self) -> u64 {
+        self.captured[..self.n()].iter().fold(self.discard, |a, &m| a | m)
+    }
+}
+
+fn corrupt(what: &str) -> CoreError {
+    CoreError::corrupt(format!("democratie: {what}"))
+}
+fn ensure(ok: bool, what: &str) -> CoreResult<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(corrupt(what))
+    }
+}
+
+// ------------------------------------------------------------------ events
+
+fn ev(kind: pb::event::Kind) -> pb::Event {
+    pb::Event { kind: Some(kind) }
+}
+
+fn evolve_state(st: &mut State, event: &pb::Event) -> CoreResult<()> {
+    use pb::event::Kind as K;
+    use pb::Phase as P;
+    let n = st.n();
+    let Some(kind) = &event.kind else { return Err(corrupt("event without kind")) };
+    match kind {
+        K::MatchStarted(e) => {
+            ensure(st.phase == P::MatchSetup, "match_started after the start")?;
+            ensure(e.seats as usize == n && e.target == st.cfg.target && e.max_deals == st.cfg.max_deals,
+                "match_started does not match the configuration")?;
+            ensure((e.first_dealer as usize) < n, "first dealer out of range")?;
+            st.dealer = e.first_dealer as u8;
+            st.deal_no = 0;
+            st.phase = P::DealSetup;
+        }
+        K::DeckShuffled(e) => {
+            let dealer = match st.phase {
+                P::DealSetup => st.dealer,
+                P::MatchCheck => {
+                    ensure(match_check(&st.tribes[..n], st.cfg.target, st.deal_no, st.cfg.max_deals) == MatchCheck::Continue,
+                        "deck_shuffled after a decided match")?;
+                    ((st.dealer as usize + 1) % n) as u8
+                }
+                _ => return Err(corrupt("deck_shuffled in the wrong phase")),
+            };
+            ensure(e.dealer == dealer as u32, "deck_shuffled with the wrong dealer")?;
+            ensure(e.deal_no == st.deal_no + 1, "deck_shuffled with the wrong deal number")?;
+            let size = deck_size(n);
+            ensure(e.deck_size as usize == size && e.deck.len() == size, "deck_shuffled with a wrong deck size")?;
+            ensure(pb_to_mask(&e.deck) == Some(deck_mask(n)), "deck_shuffled is not a permutation of the deck")?;
+            for (i, &code) in e.deck.iter().enumerate() {
+                st.stock[i] = (code - 1) as u8;
+            }
+            st.stock_pos = 0;
+            st.stock_end = size as u8;
+            st.dealer = dealer;
+            st.deal_no = e.deal_no;
+            st.day = 1;
+            st.trick_no = 0;
+            st.vote_len = 0;
+            st.vote_card = NO_CARD;
+            st.trump = TRUMP_UNSET;
+            st.hands = [0; MAX_SEATS];
+            st.commits = [NO_CARD; MAX_SEATS];
+            st.captured = [0; MAX_SEATS];
+            st.discard = 0;
+            st.last_trick = None;
+            st.phase = P::DayDeal;
+        }
+        K::DayDealt(e) => {
+            let day = match st.phase {
+                P::DayDeal => 1,
+                P::DayEnd if st.day == 1 => 2,
+                _ => return Err(corrupt("day_dealt in the wrong phase")),
+            };
+            ensure(e.day == day as u32 && e.deal_no == st.deal_no && e.dealer == st.dealer as u32,
+                "day_dealt with the wrong day, deal or dealer")?;
+            let h = day_size(n, day);
+            let need = (n + 1) * h;
+            let stock = st.stock_slice();
+            ensure(stock.len() >= need, "day_dealt with too few cards in stock")?;
+            let (hands, vote) = deal_day(stock, n, st.dealer as usize, h);
+            ensure(e.hands.len() == n, "day_dealt with the wrong number of hands")?;
+            for (i, hand) in e.hands.iter().enumerate() {
+                ensure(hand.seat as usize == i && hand.count as usize == h, "day_dealt hand header")?;
+                ensure(pb_to_mask(&hand.cards) == Some(hands[i]) && hand.cards.len() == h, "day_dealt hand differs from the stock")?;
+            }
+            ensure(e.vote_pile_count as usize == h && e.vote_pile.len() == h, "day_dealt vote pile size")?;
+            ensure(e.vote_pile.iter().zip(&vote[..h]).all(|(&p, &c)| p == to_pb(c)), "day_dealt vote pile differs")?;
+            ensure(e.stock_left as usize == stock.len() - need, "day_dealt stock count")?;
+            st.hands = hands;
+            st.vote_pile = vote;
+            st.vote_len = h as u8;
+            st.stock_pos += need as u8;
+            st.day = day;
+            st.trick_no = 1;
+            st.phase = P::TrickFlip;
+        }
+        K::VoteCardFlipped(e) => {
+            ensure(st.phase == P::TrickFlip && st.vote_len > 0, "vote_card_flipped in the wrong phase")?;
+            let top = st.vote_pile[st.vote_len as usize - 1];
+            ensure(e.card == to_pb(top), "vote_card_flipped is not the top of the vote pile")?;
+            ensure(e.trump == trump_pb(suit_of(top)), "vote_card_flipped with the wrong trump")?;
+            ensure(e.day == st.day as u32 && e.trick_no == st.trick_no as u32 && e.vote_pile_left + 1 == st.vote_len as u32,
+                "vote_card_flipped counters")?;
+            st.vote_len -= 1;
+            st.vote_card = top;
+            st.trump = suit_of(top);
+            st.commits = [NO_CARD; MAX_SEATS];
+            st.phase = P::TrickCommit;
+        }
+        K::CardCommitted(e) => {
+            ensure(st.phase == P::TrickCommit, "card_committed in the wrong phase")?;
+            let s = e.seat as usize;
+            ensure(s < n, "card_committed seat out of range")?;
+            let c = from_pb(e.card).ok_or_else(|| corrupt("card_committed without a card"))?;
+            ensure(st.commits[s] == NO_CARD, "card_committed twice")?;
+            ensure(st.hands[s] & bit(c) != 0, "card_committed card not in hand")?;
+            st.hands[s] &= !bit(c);
+            st.commits[s] = c;
+            if st.all_committed() {
+                st.phase = P::TrickReveal;
+            }
+        }
+        K::TrickRevealed(e) => {
+            ensure(st.phase == P::TrickReveal, "trick_revealed in the wrong phase")?;
+            ensure(e.day == st.day as u32 && e.trick_no == st.trick_no as u32, "trick_revealed counters")?;
+            ensure(e.vote_card == to_pb(st.vote_card) && e.trump == trump_pb(st.trump), "trick_revealed vote card")?;
+            ensure(e.played.len() == n && e.played.iter().zip(&st.commits[..n]).all(|(&p, &c)| p == to_pb(c)),
+                "trick_revealed cards differ from the commits")?;
+            st.phase = P::TrickResolve;
+        }
+        K::TrickResolved(e) => {
+            ensure(st.phase == P::TrickResolve, "trick_resolved in the wrong phase")?;
+            ensure(e.day == st.day as u32 && e.trick_no == st.trick_no as u32 && e.vote_card == to_pb(st.vote_card),
+                "trick_resolved counters")?;
+            let out = resolve_trick(&st.commits[..n], st.trump);
+            ensure(e.tie == out.winner.is_none() && e.trump_trick == out.trump_trick && e.five_six_rule == out.five_six,
+                "trick_resolved result differs")?;
+            let mut winner = NOBODY;
+            match out.winner {
+                Some(w) => {
+                    ensure(e.winner == w as u32, "trick_resolved winner differs")?;
+                    let all = st.commits[..n].iter().fold(bit(st.vote_card), |a, &c| a | bit(c));
+                    st.captured[w as usize] |= all;
+                    winner = w;
+                }
+                None => {
+                    ensure(e.winner == 0, "trick_resolved tie with a winner")?;
+                    for i in 0..n {
+                        st.captured[i] |= bit(st.commits[i]);
+                    }
+                    st.discard |= bit(st.vote_card);
+                }
+            }
+            st.last_trick = Some(LastTrick {
+                day: st.day,
+                trick_no: st.trick_no,
+                vote: st.vote_card,
+                trump: st.trump,
+                played: st.commits,
+                winner,
+            });
+            st.commits = [NO_CARD; MAX_SEATS];
+            st.vote_card = NO_CARD;
+            st.trump = TRUMP_UNSET;
+            if st.vote_len > 0 {
+                st.trick_no += 1;
+                st.phase = P::TrickFlip;
+            } else if st.day == 1 {
+                st.phase = P::DayEnd;
+            } else {
+                st.phase = P::DealScoring;
+            }
+        }
+        K::DealScored(e) => {
+            ensure(st.phase == P::DealScoring, "deal_scored in the wrong phase")?;
+            ensure(e.deal_no == st.deal_no && e.seats.len() == n, "deal_scored header")?;
+            ensure(pb_to_mask(&e.discard) == Some(st.discard), "deal_scored discard differs")?;
+            let scores = score_piles(&st.captured[..n]);
+            let mut gained = [0u8; MAX_SEATS];
+            for (i, s) in e.seats.iter().enumerate() {
+                let (p, g) = scores[i];
+                ensure(s.seat as usize == i && pb_to_mask(&s.captured) == Some(st.captured[i]), "deal_scored pile differs")?;
+                ensure(s.points.len() == 4 && s.points.iter().zip(p).all(|(&a, b)| a == b as u32), "deal_scored points differ")?;
+                ensure(s.tribes_gained == g as u32 && s.tribes_total == st.tribes[i] + g as u32, "deal_scored tribes differ")?;
+                gained[i] = g;
+            }
+            for i in 0..n {
+                st.tribes[i] += gained[i] as u32;
+            }
+            st.last_scored = Some((st.captured, gained));
+            st.phase = P::MatchCheck;
+        }
+        K::MatchEnded(e) => {
+            ensure(st.phase == P::MatchCheck, "match_ended in the wrong phase")?;
+            ensure(e.tribes.len() == n && e.tribes.iter().zip(&st.tribes[..n]).all(|(a, b)| a == b), "match_ended tribes differ")?;
+            match match_check(&st.tribes[..n], st.cfg.target, st.deal_no, st.cfg.max_deals) {
+                MatchCheck::Winner(w) => {
+                    ensure(e.winners == [w as u32] && !e.aborted && e.reason == "TARGET_REACHED", "match_ended winner differs")?;
+                    st.winner = w;
+                }
+                MatchCheck::Cap => {
+                    ensure(e.winners.is_empty() && e.aborted && e.reason == "DEAL_CAP", "match_ended cap differs")?;
+                    st.aborted = true;
+                }
+                MatchCheck::Continue => return Err(corrupt("match_ended while the match goes on")),
+            }
+            st.phase = P::MatchEnd;
+        }
+    }
+    Ok(())
+}
+
+/// Applies an event this module just built (an error here is a bug, reported as `Corrupt`).
+fn emit(st: &mut State, out: &mut Vec<pb::Event>, e: pb::Event) -> CoreResult<()> {
+    evolve_state(st, &e)?;
+    out.push(e);
+    Ok(())
+}
+
+/// Runs every automatic step until players are awaited or the match is over.
+fn run_automatic(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng) -> CoreResult<()> {
+    use pb::event::Kind as K;
+    use pb::Phase as P;
+    let n = st.n();
+    loop {
+        match st.phase {
+            P::TrickCommit | P::MatchEnd | P::MatchSetup | P::Unspecified => return Ok(()),
+            P::DealSetup => shuffle(st, out, rng, st.dealer)?,
+            P::MatchCheck => match match_check(&st.tribes[..n], st.cfg.target, st.deal_no, st.cfg.max_deals) {
+                MatchCheck::Continue => shuffle(st, out, rng, ((st.dealer as usize + 1) % n) as u8)?,
+                MatchCheck::Winner(w) => emit(st, out, ev(K::MatchEnded(pb::MatchEnded {
+                    winners: vec![w as u32],
+                    tribes: st.tribes[..n].to_vec(),
+                    aborted: false,
+                    reason: "TARGET_REACHED".into(),
+                })))?,
+                MatchCheck::Cap => emit(st, out, ev(K::MatchEnded(pb::MatchEnded {
+                    winners: vec![],
+                    tribes: st.tribes[..n].to_vec(),
+                    aborted: true,
+                    reason: "DEAL_CAP".into(),
+                })))?,
+            },
+            P::DayDeal | P::DayEnd => {
+                let day = if st.phase == P::DayDeal { 1 } else { 2 };
+                let h = day_size(n, day);
+                let stock = st.stock_slice();
+                if stock.len() < (n + 1) * h {
+                    return Err(corrupt("stock too small to deal"));
+                }
+                let (hands, vote) = deal_day(stock, n, st.dealer as usize, h);
+                let e = pb::DayDealt {
+                    deal_no: st.deal_no,
+                    day: day as u32,
+                    dealer: st.dealer as u32,
+                    hands: (0..n)
+                        .map(|i| pb::DealtHand { seat: i as u32, count: h as u32, cards: mask_to_pb(hands[i]) })
+                        .collect(),
+                    vote_pile_count: h as u32,
+                    vote_pile: vote[..h].iter().map(|&c| to_pb(c)).collect(),
+                    stock_left: (stock.len() - (n + 1) * h) as u32,
+                };
+                emit(st, out, ev(K::DayDealt(e)))?
+            }
+            P::TrickFlip => {
+                let top = st.vote_pile[(st.vote_len as usize).saturating_sub(1)];
+                let e = pb::VoteCardFlipped {
+                    day: st.day as u32,
+                    trick_no: st.trick_no as u32,
+                    card: to_pb(top),
+                    trump: trump_pb(suit_of(top)),
+                    vote_pile_left: st.vote_len.saturating_sub(1) as u32,
+                };
+                emit(st, out, ev(K::VoteCardFlipped(e)))?
+            }
+            P::TrickReveal => {
+                let e = pb::TrickRevealed {
+                    day: st.day as u32,
+                    trick_no: st.trick_no as u32,
+                    vote_card: to_pb(st.vote_card),
+                    trump: trump_pb(st.trump),
+                    played: st.commits[..n].iter().map(|&c| to_pb(c)).collect(),
+                };
+                emit(st, out, ev(K::TrickRevealed(e)))?
+            }
+            P::TrickResolve => {
+                let o = resolve_trick(&st.commits[..n], st.trump);
+                let e = pb::TrickResolved {
+                    day: st.day as u32,
+                    trick_no: st.trick_no as u32,
+                    tie: o.winner.is_none(),
+                    winner: o.winner.unwrap_or(0) as u32,
+                    vote_card: to_pb(st.vote_card),
+                    trump_trick: o.trump_trick,
+                    five_six_rule: o.five_six,
+                };
+                emit(st, out, ev(K::TrickResolved(e)))?
+            }
+            P::DealScoring => {
+                let scores = score_piles(&st.captured[..n]);
+                let e = pb::DealScored {
+                    deal_no: st.deal_no,
+                    seats: (0..n)
+                        .map(|i| pb::SeatScore {
+                            seat: i as u32,
+                            captured: mask_to_pb(st.captured[i]),
+                            points: scores[i].0.iter().map(|&p| p as u32).collect(),
+                            tribes_gained: scores[i].1 as u32,
+                            tribes_total: st.tribes[i] + scores[i].1 as u32,
+                        })
+                        .collect(),
+                    discard: mask_to_pb(st.discard),
+                };
+                emit(st, out, ev(K::DealScored(e)))?
+            }
+        }
+    }
+}
+
+fn shuffle(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng, dealer: u8) -> CoreResult<()> {
+    let size = deck_size(st.n());
+    let mut deck: Vec<u8> = (0..size as u8).collect();
+    rng.shuffle(&mut deck);
+    let e = pb::DeckShuffled {
+        deal_no: st.deal_no + 1,
+        dealer: dealer as u32,
+        deck_size: size as u32,
+        deck: deck.iter().map(|&c| to_pb(c)).collect(),
+    };
+    emit(st, out, ev(pb::event::Kind::DeckShuffled(e)))
+}
+
+// ------------------------------------------------------------------ action checks
+
+const NOT_IN_HAND: &str = "that card is not in your hand";
+
+/// Validates a commit (AMB16 order) and returns the card.
+fn check_commit(st: &State, seat: Seat, action: &pb::Action) -> CoreResult<u8> {
+    let n = st.n();
+    if seat as usize >= n {
+        return Err(CoreError::malformed(format!("seat {seat} is not in this {n}-seat match")));
+    }
+    let Some(pb::action::Kind::CommitCard(cc)) = &action.kind else {
+        return Err(CoreError::malformed("action has no kind (expected commit_card)"));
+    };
+    let Some(card) = from_pb(cc.card) else {
+        return Err(CoreError::malformed(format!("card code {} is not a card", cc.card)));
+    };
+    if st.phase != pb::Phase::TrickCommit {
+        return Err(CoreError::rule("WRONG_PHASE", "cards can be committed only while a trick is waiting for cards"));
+    }
+    let s = seat as usize;
+    if st.commits[s] != NO_CARD {
+        return Err(CoreError::rule("ALREADY_COMMITTED", "you have already committed a card for this trick; a commit is final"));
+    }
+    if st.hands[s] & bit(card) == 0 {
+        return Err(CoreError::rule("CARD_NOT_IN_HAND", NOT_IN_HAND));
+    }
+    Ok(card)
+}
+
+fn commit_action(c: u8) -> pb::Action {
+    pb::Action { kind: Some(pb::action::Kind::CommitCard(pb::CommitCard { card: to_pb(c) })) }
+}
+
+// ------------------------------------------------------------------ bots
+
+/// The `tactician` bot: fights for valuable vote cards with its best winning chance and
+/// dumps cheap cards otherwise. Uses the seat's hand, the face-up vote card and the cards
+/// revealed earlier in the deal (AMB20).
+pub fn tactician_card(st: &State, seat: usize) -> Option<u8> {
+    let hand = st.hands[seat];
+    if hand == 0 || st.commits[seat] != NO_CARD {
+        return None;
+    }
+    let n = st.n();
+    let trump = st.trump;
+    let vote = st.vote_card;
+    let known = hand | st.revealed_this_deal() | if vote == NO_CARD { 0 } else { bit(vote) };
+    let unknown = deck_mask(n) & !known;
+    let prize = if vote == NO_CARD { 0 } else { points(vote) } as i32;
+    let my_trumps = hand & suit_mask(trump);
+    let unknown_trumps = unknown & suit_mask(trump);
+    // Is card c sure to win (considering only what this seat knows)?
+    let sure = |c: u8| -> bool {
+        if trump < 4 && suit_of(c) == trump {
+            let r = c % 12;
+            let six = bit(trump * 12 + 11);
+            let five = bit(trump * 12);
+            if r == 11 {
+                // the 6 of trump wins if no other trump, or if the 5 is played; conservative
+                unknown_trumps == 0
+            } else {
+                let higher = cards_of(unknown_trumps).any(|u| u % 12 < r);
+                let six_threat = r == 0 && unknown & six != 0;
+                let _ = five;
+                !higher && !six_threat
+            }
+        } else {
+            unknown_trumps == 0
+                && cards_of(unknown).all(|u| (trump < 4 && suit_of(u) == trump) || strength(u) < strength(c))
+        }
+    };
+    let pot = prize + cards_of(hand).map(|c| points(c) as i32).sum::<i32>() / (hand.count_ones() as i32).max(1);
+    // Cheapest card to lose: low points, low strength; Jokers and trumps are kept.
+    let dump_cost = |c: u8| -> i32 {
+        let keep = if is_joker(c) { 40 } else if trump < 4 && suit_of(c) == trump { 8 } else { 0 };
+        points(c) as i32 * 10 + strength(c) as i32 + keep
+    };
+    if pot >= 3 {
+        // Fight: the cheapest sure winner, else the strongest trump, else the strongest card.
+        if let Some(c) = cards_of(hand).filter(|&c| sure(c)).min_by_key(|&c| (points(c), strength(c))) {
+            return Some(c);
+        }
+        if my_trumps != 0 {
+            // With both 5 and 6 of trump in hand the 5 cannot lose to the 6.
+            return cards_of(my_trumps).max_by_key(|&c| strength(c));
+        }
+        let best = cards_of(hand).max_by_key(|&c| (strength(c), std::cmp::Reverse(points(c))))?;
+        if strength(best) >= 10 && unknown_trumps.count_ones() <= 2 {
+            return Some(best);
+        }
+    }
+    cards_of(hand).min_by_key(|&c| dump_cost(c))
+}
+
+// ------------------------------------------------------------------ fast simulation
+
+/// Plays one whole random match on the compact state with the rule functions above and no
+/// events (the benchmark's "full random match"; the decide/evolve path is measured too).
+/// Returns the winner (or `None` when capped) and the number of deals.
+pub fn simulate_random_match(cfg: &Config, rng: &mut Rng) -> (Option<u8>, u32) {
+    let n = cfg.seats as usize;
+    let size = deck_size(n);
+    let mut tribes = [0u32; MAX_SEATS];
+    let mut dealer = rng.index(n);
+    let mut deck = [0u8; 50];
+    for (i, d) in deck.iter_mut().enumerate().take(size) {
+        *d = i as u8;
+    }
+    let mut deal_no = 0u32;
+    loop {
+        deal_no += 1;
+        rng.shuffle(&mut deck[..size]);
+        let mut captured = [0u64; MAX_SEATS];
+        let mut pos = 0;
+        for day in 1..=2u8 {
+            let h = day_size(n, day);
+            let (mut hands, vote) = deal_day(&deck[pos..], n, dealer, h);
+            pos += (n + 1) * h;
+            let mut counts = [h as u32; MAX_SEATS];
+            for t in (0..h).rev() {
+                let v = vote[t];
+                let mut played = [0u8; MAX_SEATS];
+                for i in 0..n {
+                    let mut m = hands[i];
+                    let mut k = rng.below(counts[i] as u64);
+                    while k > 0 {
+                        m &= m - 1;
+                        k -= 1;
+                    }
+                    let c = m.trailing_zeros() as u8;
+                    played[i] = c;
+                    hands[i] &= !bit(c);
+                    counts[i] -= 1;
+                }
+                match resolve_trick(&played[..n], suit_of(v)).winner {
+                    Some(w) => {
+                        captured[w as usize] |= played[..n].iter().fold(bit(v), |a, &c| a | bit(c));
+                    }
+                    None => {
+                        for i in 0..n {
+                            captured[i] |= bit(played[i]);
+                        }
+                    }
+                }
+            }
+        }
+        for i in 0..n {
+            let m = captured[i];
+            tribes[i] += (0..4).filter(|&s| suit_points(m, s) >= 13).count() as u32;
+        }
+        match match_check(&tribes[..n], cfg.target, deal_no, cfg.max_deals) {
+            MatchCheck::Winner(w) => return (Some(w), deal_no),
+            MatchCheck::Cap => return (None, deal_no),
+            MatchCheck::Continue => dealer = (dealer + 1) % n,
+        }
+    }
+}
+
+// ------------------------------------------------------------------ the game
+
+pub struct Democratie;
+
+const DEFAULT_TARGET: u32 = 7;
+const DEFAULT_MAX_DEALS: u32 = 200;
+
+fn parse_u32(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> CoreResult<u32> {
+    match options.get(name) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(x) if (lo..=hi).contains(&x) => Ok(x),
+            _ => Err(CoreError::option(format!("option {name} must be an integer from {lo} to {hi}, not {v:?}"))),
+        },
+    }
+}
+
+impl Game for Democratie {
+    type Config = Config;
+    type State = State;
+    type Action = pb::Action;
+    type Event = pb::Event;
+    type View = pb::View;
+
+    const ID: &'static str = "democratie";
+    const NAME: &'static str = "Démocratie";
+    const PROTO_PACKAGE: &'static str = "tablier.v1.democratie";
+    const MIN_PLAYERS: u32 = 2;
+    const MAX_PLAYERS: u32 = 6;
+    const BOTS: &'static [&'static str] = &["random", "tactician"];
+
+    fn options() -> Vec<OptionSpec> {
+        vec![
+            OptionSpec {
+                name: "target",
+                description: "Tribes needed to win the match (usually 5, 7 or 10; any integer 1 to 1000). \
+                              The winner is the unique highest total at or above it (AMB7).",
+                default: "7",
+                allowed: &[],
+            },
+            OptionSpec {
+                name: "max_deals",
+                description: "Administrative cap: after this many deals without a decided winner the match \
+                              ends as aborted (1 to 100000).",
+                default: "200",
+                allowed: &[],
+            },
+        ]
+    }
+
+    fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
+        if !(2..=6).contains(&seats) {
+            return Err(CoreError::option(format!("Démocratie is played by 2 to 6 players, not {seats}")));
+        }
+        if let Some(bad) = options.keys().find(|k| *k != "target" && *k != "max_deals") {
+            return Err(CoreError::option(format!("unknown option {bad:?} (options: target, max_deals)")));
+        }
+        let target = parse_u32(options, "target", DEFAULT_TARGET, 1, 1000)?;
+        let max_deals = parse_u32(options, "max_deals", DEFAULT_MAX_DEALS, 1, 100_000)?;
+        Ok(Config { seats: seats as u8, target, max_deals })
+    }
+
+    fn initial(config: &Config) -> State {
+        State {
+            cfg: *config,
+            phase: pb::Phase::MatchSetup,
+            dealer: 0,
+            deal_no: 0,
+            day: 0,
+            trick_no: 0,
+            stock: [NO_CARD; 50],
+            stock_pos: 0,
+            stock_end: 0,
+            vote_pile: [NO_CARD; 8],
+            vote_len: 0,
+            vote_card: NO_CARD,
+            trump: TRUMP_UNSET,
+            hands: [0; MAX_SEATS],
+            commits: [NO_CARD; MAX_SEATS],
+            captured: [0; MAX_SEATS],
+            discard: 0,
+            tribes: [0; MAX_SEATS],
+            last_trick: None,
+            last_scored: None,
+            winner: NOBODY,
+            aborted: false,
+        }
+    }
+
+    fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        if state.phase != pb::Phase::MatchSetup {
+            return Err(CoreError::rule("WRONG_PHASE", "the match has already started"));
+        }
+        let mut st = *state;
+        let mut out = Vec::with_capacity(4);
+        let first_dealer = rng.index(st.n()) as u32;
+        let e = ev(pb::event::Kind::MatchStarted(pb::MatchStarted {
+            seats: st.n() as u32,
+            target: st.cfg.target,
+            first_dealer,
+            max_deals: st.cfg.max_deals,
+        }));
+        emit(&mut st, &mut out, e)?;
+        run_automatic(&mut st, &mut out, rng)?;
+        Ok(out)
+    }
+
+    fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        let card = check_commit(state, seat, action)?;
+        let mut st = *state;
+        let mut out = Vec::with_capacity(4);
+        emit(&mut st, &mut out, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat, card: to_pb(card) })))?;
+        run_automatic(&mut st, &mut out, rng)?;
+        Ok(out)
+    }
+
+    fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
+        // Work on a copy so a refused event leaves the state untouched.
+        let mut st = *state;
+        evolve_state(&mut st, event)?;
+        *state = st;
+        Ok(())
+    }
+
+    fn to_act(state: &State) -> Vec<Seat> {
+        if state.phase != pb::Phase::TrickCommit {
+            return vec![];
+        }
+        (0..state.n()).filter(|&i| state.commits[i] == NO_CARD).map(|i| i as Seat).collect()
+    }
+
+    fn legal_actions(state: &State, seat: Seat) -> Vec<pb::Action> {
+        let s = seat as usize;
+        if state.phase != pb::Phase::TrickCommit || s >= state.n() || state.commits[s] != NO_CARD {
+            return vec![];
+        }
+        cards_of(state.hands[s]).map(commit_action).collect()
+    }
+
+    fn view(state: &State, viewer: Viewer) -> pb::View {
+        let n = state.n();
+        let to_act = Self::to_act(state);
+        let own = match viewer {
+            Viewer::Seat(s) if (s as usize) < n => Some(s as usize),
+            _ => None,
+        };
+        let auditor = viewer == Viewer::Auditor;
+        let over = state.phase == pb::Phase::MatchEnd;
+        pb::View {
+            seats: n as u32,
+            target: state.cfg.target,
+            phase: state.phase as i32,
+            deal_no: state.deal_no,
+            dealer: state.dealer as u32,
+            day: state.day as u32,
+            trick_no: state.trick_no as u32,
+            tricks_in_day: if state.day == 0 { 0 } else { day_size(n, state.day) as u32 },
+            vote_card: to_pb(state.vote_card),
+            trump: trump_pb(state.trump),
+            vote_pile_count: state.vote_len as u32,
+            stock_count: (state.stock_end - state.stock_pos) as u32,
+            discard: mask_to_pb(state.discard),
+            seat_info: (0..n)
+                .map(|i| pb::SeatPublic {
+                    seat: i as u32,
+                    hand_count: state.hands[i].count_ones(),
+                    committed: state.commits[i] != NO_CARD,
+                    captured_count: state.captured[i].count_ones(),
+                    tribes: state.tribes[i],
+                    awaited: to_act.contains(&(i as Seat)),
+                })
+                .collect(),
+            to_act,
+            has_viewer_seat: own.is_some(),
+            viewer_seat: own.unwrap_or(0) as u32,
+            hand: own.map(|s| mask_to_pb(state.hands[s])).unwrap_or_default(),
+            my_commit: own.map(|s| to_pb(state.commits[s])).unwrap_or(0),
+            last_trick: state.last_trick.map(|t| pb::LastTrick {
+                day: t.day as u32,
+                trick_no: t.trick_no as u32,
+                vote_card: to_pb(t.vote),
+                trump: trump_pb(t.trump),
+                played: t.played[..n].iter().map(|&c| to_pb(c)).collect(),
+                tie: t.winner == NOBODY,
+                winner: if t.winner == NOBODY { 0 } else { t.winner as u32 },
+            }),
+            last_deal_scores: state
+                .last_scored
+                .map(|(piles, gained)| {
+                    (0..n)
+                        .map(|i| pb::SeatScore {
+                            seat: i as u32,
+                            captured: mask_to_pb(piles[i]),
+                            points: (0..4).map(|s| suit_points(piles[i], s) as u32).collect(),
+                            tribes_gained: gained[i] as u32,
+                            tribes_total: 0,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            over,
+            winners: if state.winner == NOBODY { vec![] } else { vec![state.winner as u32] },
+            aborted: state.aborted,
+            max_deals: state.cfg.max_deals,
+            hidden: auditor.then(|| pb::Hidden {
+                stock: state.stock_slice().iter().map(|&c| to_pb(c)).collect(),
+                vote_pile: state.vote_pile[..state.vote_len as usize].iter().map(|&c| to_pb(c)).collect(),
+                hands: (0..n)
+                    .map(|i| pb::DealtHand {
+                        seat: i as u32,
+                        count: state.hands[i].count_ones(),
+                        cards: mask_to_pb(state.hands[i]),
+                    })
+                    .collect(),
+                commits: state.commits[..n].iter().map(|&c| to_pb(c)).collect(),
+                captured: (0..n)
+                    .map(|i| pb::DealtHand {
+                        seat: i as u32,
+                        count: state.captured[i].count_ones(),
+                        cards: mask_to_pb(state.captured[i]),
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    fn redact(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
+        use pb::event::Kind as K;
+        if viewer == Viewer::Auditor {
+            return Some(event.clone());
+        }
+        let kind = match &event.kind {
+            Some(K::DeckShuffled(e)) => K::DeckShuffled(pb::DeckShuffled { deck: vec![], ..e.clone() }),
+            Some(K::DayDealt(e)) => K::DayDealt(pb::DayDealt {
+                hands: e
+                    .hands
+                    .iter()
+                    .map(|h| pb::DealtHand {
+                        seat: h.seat,
+                        count: h.count,
+                        cards: if viewer.is_seat(h.seat) { h.cards.clone() } else { vec![] },
+                    })
+                    .collect(),
+                vote_pile: vec![],
+                ..e.clone()
+            }),
+            Some(K::CardCommitted(e)) => K::CardCommitted(pb::CardCommitted {
+                seat: e.seat,
+                card: if viewer.is_seat(e.seat) { e.card } else { 0 },
+            }),
+            Some(k) => k.clone(),
+            None => return Some(event.clone()),
+        };
+        Some(ev(kind))
+    }
+
+    fn event_type(event: &pb::Event) -> &'static str {
+        use pb::event::Kind as K;
+        match &event.kind {
+            Some(K::MatchStarted(_)) => "match_started",
+            Some(K::DeckShuffled(_)) => "deck_shuffled",
+            Some(K::DayDealt(_)) => "day_dealt",
+            Some(K::VoteCardFlipped(_)) => "vote_card_flipped",
+            Some(K::CardCommitted(_)) => "card_committed",
+            Some(K::TrickRevealed(_)) => "trick_revealed",
+            Some(K::TrickResolved(_)) => "trick_resolved",
+            Some(K::DealScored(_)) => "deal_scored",
+            Some(K::MatchEnded(_)) => "match_ended",
+            None => "unknown",
+        }
+    }
+
+    fn outcome(state: &State) -> Option<Outcome> {
+        if state.phase != pb::Phase::MatchEnd {
+            return None;
+        }
+        Some(Outcome {
+            scores: state.tribes[..state.n()].iter().map(|&t| t as i64).collect(),
+            winners: if state.winner == NOBODY { vec![] } else { vec![state.winner as u32] },
+            reason: if state.aborted { "DEAL_CAP".into() } else { "TARGET_REACHED".into() },
+            lower_is_better: false,
+            aborted: state.aborted,
+        })
+    }
+
+    fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
+        let s = seat as usize;
+        if state.phase != pb::Phase::TrickCommit || s >= state.n() || state.commits[s] != NO_CARD {
+            return Err(CoreError::not_your_turn());
+        }
+        match bot {
+            "tactician" => tactician_card(state, s).map(commit_action).ok_or_else(CoreError::not_your_turn),
+            "random" => {
+                let hand = state.hands[s];
+                let k = rng.index(hand.count_ones().max(1) as usize);
+                cards_of(hand).nth(k).map(commit_action).ok_or_else(CoreError::not_your_turn)
+            }
+            other => Err(CoreError::option(format!("Démocratie has no bot {other:?} (bots: random, tactician)"))),
+        }
+    }
+
+    fn render(state: &State, viewer: Viewer) -> String {
+        use std::fmt::Write;
+        let n = state.n();
+        let names = |m: u64| cards_of(m).map(card_name).collect::<Vec<_>>().join(" ");
+        let mut s = String::new();
+        let trump = match state.trump {
+            0..=3 => (SUITS[state.trump as usize] as char).to_string(),
+            NO_TRUMP => "none".into(),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            s,
+            "Démocratie  deal {} day {} trick {}/{}  dealer P{}  target {}  [{:?}]",
+            state.deal_no,
+            state.day,
+            state.trick_no,
+            if state.day == 0 { 0 } else { day_size(n, state.day) },
+            state.dealer,
+            state.cfg.target,
+            state.phase
+        );
+        let _ = writeln!(
+            s,
+            "vote {} (trump {})  vote pile {}  stock {}  discard [{}]",
+            card_name(state.vote_card),
+            trump,
+            state.vote_len,
+            state.stock_end - state.stock_pos,
+            names(state.discard)
+        );
+        for i in 0..n {
+            let mine = viewer.sees_private_of(i as Seat);
+            let commit = match (state.commits[i] != NO_CARD, mine) {
+                (false, _) => "   ".to_string(),
+                (true, true) => format!("[{}]", card_name(state.commits[i])),
+                (true, false) => "[##]".to_string(),
+            };
+            let hand = if mine { names(state.hands[i]) } else { format!("{} cards", state.hands[i].count_ones()) };
+            let _ = writeln!(
+                s,
+                "P{i}{} tribes {:>2}  captured {:>2}  {commit:<5} hand: {hand}",
+                if state.dealer as usize == i { "*" } else { " " },
+                state.tribes[i],
+                state.captured[i].count_ones()
+            );
+        }
+        if let Some(t) = state.last_trick {
+            let played: Vec<String> = (0..n).map(|i| format!("P{i} {}", card_name(t.played[i]))).collect();
+            let res = if t.winner == NOBODY { "tie".to_string() } else { format!("P{} wins", t.winner) };
+            let _ = writeln!(s, "last trick: vote {}  {}  -> {res}", card_name(t.vote), played.join(", "));
+        }
+        if state.phase == pb::Phase::MatchEnd {
+            if state.aborted {
+                let _ = writeln!(s, "match stopped by the deal cap");
+            } else {
+                let _ = writeln!(s, "P{} wins the match", state.winner);
+            }
+        }
+        s
+    }
+
+    fn check_invariants(st: &State) -> Result<(), String> {
+        use pb::Phase as P;
+        let n = st.n();
+        if !(2..=6).contains(&n) {
+            return Err(format!("seat count {n}"));
+        }
+        let mut all = 0u64;
+        let mut count = 0u32;
+        let mut add = |m: u64, what: &str| -> Result<(), String> {
+            if all & m != 0 {
+                return Err(format!("a card is in two zones ({what})"));
+            }
+            all |= m;
+            count += m.count_ones();
+            Ok(())
+        };
+        for &c in st.stock_slice() {
+            if c as usize >= deck_size(n) {
+                return Err("bad card in stock".into());
+            }
+            add(bit(c), "stock")?;
+        }
+        for &c in &st.vote_pile[..st.vote_len as usize] {
+            if c as usize >= deck_size(n) {
+                return Err("bad card in vote pile".into());
+            }
+            add(bit(c), "vote pile")?;
+        }
+        if st.vote_card != NO_CARD {
+            add(bit(st.vote_card), "vote card")?;
+        }
+        for i in 0..n {
+            add(st.hands[i], "hand")?;
+            add(st.captured[i], "captured")?;
+            if st.commits[i] != NO_CARD {
+                add(bit(st.commits[i]), "commit")?;
+            }
+        }
+        add(st.discard, "discard")?;
+        let dealt = !matches!(st.phase, P::MatchSetup | P::DealSetup);
+        if dealt && (all != deck_mask(n) || count as usize != deck_size(n)) {
+            return Err(format!("{count} cards in play, deck has {}", deck_size(n)));
+        }
+        if !dealt && all != 0 {
+            return Err("cards in play before the first shuffle".into());
+        }
+        let committed = st.commits[..n].iter().filter(|&&c| c != NO_CARD).count();
+        let vl = st.vote_len as u32;
+        match st.phase {
+            P::TrickCommit | P::TrickReveal | P::TrickResolve => {
+                if st.vote_card == NO_CARD || st.trump != suit_of(st.vote_card) {
+                    return Err("trick without a vote card".into());
+                }
+                for i in 0..n {
+                    let held = st.hands[i].count_ones() + (st.commits[i] != NO_CARD) as u32;
+                    if held != vl + 1 {
+                        return Err(format!("seat {i} holds {held} cards, vote pile {vl}"));
+                    }
+                }
+                if st.phase != P::TrickCommit && committed != n {
+                    return Err("reveal without every commit".into());
+                }
+                if st.phase == P::TrickCommit && committed == n {
+                    return Err("all committed but still in commit phase".into());
+                }
+            }
+            P::TrickFlip | P::DayEnd | P::DealScoring => {
+                if st.vote_card != NO_CARD || committed != 0 {
+                    return Err("vote card or commits left between tricks".into());
+                }
+                if (0..n).any(|i| st.hands[i].count_ones() != vl) {
+                    return Err("hand sizes differ from the vote pile".into());
+                }
+            }
+            _ => {
+                if committed != 0 {
+                    return Err("commits outside a trick".into());
+                }
+            }
+        }
+        if dealt && st.phase != P::DayDeal && st.day >= 1 {
+            let left = (st.stock_end - st.stock_pos) as usize;
+            let expect = if st.day == 1 { (n + 1) * day_size(n, 2) } else { 0 };
+            if left != expect {
+                return Err(format!("stock holds {left} cards on day {}, expected {expect}", st.day));
+            }
+        }
+        let total: u32 = st.tribes[..n].iter().sum();
+        if total > 4 * st.deal_no {
+            return Err(format!("{total} tribes after {} deals", st.deal_no));
+        }
+        if (st.phase == P::MatchEnd) != (st.winner != NOBODY || st.aborted) {
+            return Err("end state inconsistent".into());
+        }
+        if st.winner != NOBODY && st.tribes[st.winner as usize] < st.cfg.target {
+            return Err("winner below target".into());
+        }
+        Ok(())
+    }
+}
