@@ -1371,3 +1371,810 @@ impl Game for Democratie {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance;
+    use prost::Message;
+
+    fn c(s: &str) -> u8 {
+        parse_card(s).unwrap_or_else(|| panic!("bad card {s}"))
+    }
+    fn cards(s: &str) -> u64 {
+        s.split_whitespace().filter(|w| *w != "|").fold(0, |m, w| m | bit(c(w)))
+    }
+    fn commit(card: u8) -> pb::Action {
+        commit_action(card)
+    }
+    fn config(n: u32) -> Config {
+        Democratie::configure(n, &Options::new()).unwrap()
+    }
+    fn rule_reason(r: CoreResult<Vec<pb::Event>>) -> &'static str {
+        match r {
+            Err(CoreError::Rule { reason, .. }) => reason,
+            other => panic!("expected a rule error, got {other:?}"),
+        }
+    }
+    fn apply_all(st: &mut State, evs: &[pb::Event]) {
+        for e in evs {
+            Democratie::evolve(st, e).unwrap();
+            Democratie::check_invariants(st).unwrap();
+        }
+    }
+    fn started(n: u32, seed: u64) -> State {
+        let mut st = Democratie::initial(&config(n));
+        let evs = Democratie::start(&st, &mut Rng::from_u64(seed)).unwrap();
+        apply_all(&mut st, &evs);
+        st
+    }
+
+    /// Plays one trick from a crafted state (day 2, last trick) and returns the resolution
+    /// and the state right after it.
+    fn trick(n: usize, vote: &str, played: &[&str]) -> (pb::TrickResolved, State) {
+        let mut st = Democratie::initial(&config(n as u32));
+        st.phase = pb::Phase::TrickCommit;
+        st.deal_no = 1;
+        st.day = 2;
+        st.trick_no = 1;
+        st.vote_card = c(vote);
+        st.trump = suit_of(st.vote_card);
+        for (i, p) in played.iter().enumerate() {
+            st.hands[i] = bit(c(p));
+        }
+        let mut rng = Rng::from_u64(9);
+        for (i, p) in played.iter().enumerate() {
+            let evs = Democratie::decide(&st, i as Seat, &commit(c(p)), &mut rng).unwrap();
+            for e in &evs {
+                Democratie::evolve(&mut st, e).unwrap();
+                if let Some(pb::event::Kind::TrickResolved(r)) = &e.kind {
+                    return (r.clone(), st);
+                }
+            }
+        }
+        panic!("trick not resolved")
+    }
+    fn wins(n: usize, vote: &str, played: &[&str], winner: u32, captured: &str) -> State {
+        let (r, st) = trick(n, vote, played);
+        assert!(!r.tie, "expected a win");
+        assert_eq!(r.winner, winner);
+        assert_eq!(st.captured[winner as usize], cards(captured));
+        assert_eq!(st.discard, 0);
+        st
+    }
+    fn ties(n: usize, vote: &str, played: &[&str]) -> State {
+        let (r, st) = trick(n, vote, played);
+        assert!(r.tie, "expected a tie");
+        for (i, p) in played.iter().enumerate() {
+            assert_eq!(st.captured[i], bit(c(p)), "seat {i} keeps its own card");
+        }
+        assert_eq!(st.discard, bit(c(vote)));
+        st
+    }
+
+    #[test]
+    fn tv01_deck_composition_and_points() {
+        assert_eq!(deck_size(3), 48);
+        assert_eq!(deck_size(2), 48);
+        assert_eq!(deck_size(5), 48);
+        assert_eq!(deck_size(4), 50);
+        assert_eq!(deck_size(6), 49);
+        for s in 0..4 {
+            assert_eq!(suit_points(deck_mask(3), s), 25);
+            assert_eq!(cards_of(suit_mask(s as u8)).map(|c| points(c) as u32).sum::<u32>(), 25);
+        }
+        assert_eq!(cards_of(deck_mask(3)).map(|c| points(c) as u32).sum::<u32>(), 100);
+        assert_eq!(points(X1), 0);
+        assert_eq!(points(X2), 0);
+        assert_eq!(card_name(0), "5C");
+        assert_eq!(card_name(47), "6S");
+        for code in 1..=50 {
+            let id = from_pb(code).unwrap();
+            assert_eq!(parse_card(&card_name(id)), Some(id));
+            assert!(pb::Card::try_from(code).unwrap().as_str_name().ends_with(&card_name(id)));
+        }
+        // Strength order 5 > 4 > 3 > A > K > Q > J > 10 > 9 > 8 > 7 > 6.
+        let order: Vec<u8> = "5H 4H 3H AH KH QH JH TH 9H 8H 7H 6H".split(' ').map(|x| strength(c(x))).collect();
+        assert!(order.windows(2).all(|w| w[0] > w[1]));
+        assert_eq!(strength(X1), strength(c("5S")));
+    }
+
+    #[test]
+    fn tv02_canonical_deal_two_players_unshuffled() {
+        let mut st = Democratie::initial(&config(2));
+        st.phase = pb::Phase::DealSetup;
+        st.dealer = 0;
+        let deck: Vec<i32> = (0..48).map(to_pb).collect();
+        let shuffled = ev(pb::event::Kind::DeckShuffled(pb::DeckShuffled { deal_no: 1, dealer: 0, deck_size: 48, deck }));
+        Democratie::evolve(&mut st, &shuffled).unwrap();
+        let mut out = vec![];
+        run_automatic(&mut st, &mut out, &mut Rng::from_u64(0)).unwrap();
+        assert_eq!(st.hands[1], cards("5C AC JC 8C 5D AD JD 8D"));
+        assert_eq!(st.hands[0], cards("4C KC TC 7C 4D KD TD 7D"));
+        // The first card was flipped already: 6D is the vote card, the rest bottom to top.
+        assert_eq!(st.vote_card, c("6D"));
+        assert_eq!(st.trump, 1);
+        let pile: Vec<u8> = st.vote_pile[..st.vote_len as usize].to_vec();
+        assert_eq!(pile, ["3C", "QC", "9C", "6C", "3D", "QD", "9D"].map(c).to_vec());
+        assert_eq!(st.stock_slice().len(), 24);
+        assert_eq!(st.stock_slice().iter().fold(0, |m, &x| m | bit(x)), suit_mask(2) | suit_mask(3));
+        // Day 2: play day 1 out (any cards), then the same dealer deals the rest.
+        let mut rng = Rng::from_u64(3);
+        while st.day == 1 {
+            let seat = Democratie::to_act(&st)[0];
+            let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
+            let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
+            apply_all(&mut st, &evs);
+        }
+        assert_eq!(st.dealer, 0);
+        assert_eq!(st.hands[1], cards("5H AH JH 8H 5S AS JS 8S"));
+        assert_eq!(st.hands[0], cards("4H KH TH 7H 4S KS TS 7S"));
+        assert_eq!(st.vote_card, c("6S"));
+        let pile: Vec<u8> = st.vote_pile[..st.vote_len as usize].to_vec();
+        assert_eq!(pile, ["3H", "QH", "9H", "6H", "3S", "QS", "9S"].map(c).to_vec());
+        assert_eq!(st.stock_slice().len(), 0);
+    }
+
+    #[test]
+    fn tv03_deal_sizes_six_players() {
+        let st = started(6, 5);
+        for i in 0..6 {
+            assert_eq!(st.hands[i].count_ones(), 4);
+        }
+        assert_eq!(st.vote_len + 1, 4); // one already turned up
+        assert_eq!(st.stock_slice().len(), 21);
+        assert_eq!(day_size(6, 1) + day_size(6, 2), 7);
+        let (hands, _) = deal_day(&st.stock_slice()[..21], 6, st.dealer as usize, 3);
+        assert!(hands[..6].iter().all(|h| h.count_ones() == 3));
+    }
+
+    #[test]
+    fn tv04_normal_trump_trick() {
+        let st = wins(3, "KH", &["9H", "5S", "AH"], 2, "9H 5S AH KH");
+        assert_eq!(suit_points(st.captured[2], 2), 6);
+        assert_eq!(suit_points(st.captured[2], 3), 5);
+    }
+
+    #[test]
+    fn tv05_five_six_exception_with_other_trumps() {
+        let (r, _) = trick(4, "JD", &["5D", "6D", "4D", "X1"]);
+        assert!(r.five_six_rule);
+        let st = wins(4, "JD", &["5D", "6D", "4D", "X1"], 1, "5D 6D 4D X1 JD");
+        assert_eq!(suit_points(st.captured[1], 1), 11);
+    }
+
+    #[test]
+    fn tv06_six_of_trump_only_trump() {
+        wins(3, "7C", &["6C", "KS", "5H"], 0, "6C KS 5H 7C");
+    }
+
+    #[test]
+    fn tv07_five_of_trump_against_non_trump_six() {
+        wins(2, "QS", &["5S", "6H"], 0, "5S 6H QS");
+    }
+
+    #[test]
+    fn tv08_vote_card_six_of_trump_does_not_compete() {
+        let st = wins(2, "6H", &["5H", "4H"], 0, "5H 4H 6H");
+        assert_eq!(suit_points(st.captured[0], 2), 9);
+    }
+
+    #[test]
+    fn tv09_no_trump_played_three_beats_ace() {
+        wins(3, "TC", &["3D", "AH", "KS"], 0, "3D AH KS TC");
+    }
+
+    #[test]
+    fn tv10_tie_between_fives() {
+        let st = ties(4, "8H", &["5C", "5S", "AD", "7C"]);
+        // Hearts still capturable: 25 minus the discarded 8H.
+        assert_eq!(25 - suit_points(st.discard, 2), 24);
+    }
+
+    #[test]
+    fn tv11_trump_beats_would_be_tie_and_joker() {
+        wins(4, "7D", &["5C", "5S", "X1", "6D"], 3, "5C 5S X1 6D 7D");
+    }
+
+    #[test]
+    fn tv12_joker_loses_to_trump() {
+        wins(6, "9S", &["X1", "7S", "5H", "4D", "6C", "QH"], 1, "X1 7S 5H 4D 6C QH 9S");
+    }
+
+    #[test]
+    fn tv13_joker_ties_with_five() {
+        ties(4, "4C", &["X1", "5D", "KH", "3S"]);
+    }
+
+    #[test]
+    fn tv14_joker_wins_without_trump_five_or_joker() {
+        let st = wins(4, "AC", &["X2", "4H", "3S", "TD"], 0, "X2 4H 3S TD AC");
+        let total: u8 = (0..4).map(|s| suit_points(st.captured[0], s)).sum();
+        assert_eq!(total, 11);
+    }
+
+    #[test]
+    fn tv15_two_jokers_tie() {
+        ties(4, "KD", &["X1", "X2", "9H", "6S"]);
+    }
+
+    #[test]
+    fn tv16_joker_vote_card_means_no_trump() {
+        wins(4, "X1", &["4H", "6H", "3D", "AS"], 0, "4H 6H 3D AS X1");
+        let (r, _) = trick(4, "X2", &["5H", "6H", "7D", "8S"]);
+        assert!(!r.tie && r.winner == 0 && !r.five_six_rule && !r.trump_trick);
+        ties(4, "X1", &["X2", "5S", "KC", "QC"]);
+    }
+
+    #[test]
+    fn tv17_deal_scoring() {
+        let piles = [
+            cards("5S 4S AS JS | 5H 3H KH | 6C 7C | 4D AD QD TD"),
+            cards("3S KS QS TS 9S | 4H AH QH JH TH | 5C 4C 3C KC | 5D 3D 6D"),
+            cards("8S 7S 6S | 9H 7H 6H | AC QC JC TC 9C 8C | KD JD 9D 8D 7D"),
+        ];
+        assert_eq!(piles.iter().map(|m| m.count_ones()).sum::<u32>() + 1, 48);
+        let s = score_piles(&piles);
+        assert_eq!(s[0], ([1, 10, 10, 14], 1));
+        assert_eq!(s[1], ([14, 8, 12, 9], 1));
+        assert_eq!(s[2], ([10, 7, 2, 2], 0));
+        // Through the state machine: the scoring event carries the same numbers.
+        let mut st = Democratie::initial(&config(3));
+        st.phase = pb::Phase::DealScoring;
+        st.deal_no = 1;
+        st.day = 2;
+        st.captured[..3].copy_from_slice(&piles);
+        st.discard = cards("8H");
+        let mut out = vec![];
+        run_automatic(&mut st, &mut out, &mut Rng::from_u64(1)).unwrap();
+        let Some(pb::event::Kind::DealScored(d)) = &out[0].kind else { panic!("{out:?}") };
+        assert_eq!(d.seats.iter().map(|s| s.tribes_gained).collect::<Vec<_>>(), vec![1, 1, 0]);
+        assert_eq!(d.seats[1].points, vec![14, 8, 12, 9]);
+        assert_eq!(st.tribes[..3], [1, 1, 0]);
+    }
+
+    #[test]
+    fn tv18_match_end_and_tie_at_target() {
+        assert_eq!(match_check(&[7, 7, 7], 7, 5, 200), MatchCheck::Continue);
+        assert_eq!(match_check(&[7, 8, 9], 7, 6, 200), MatchCheck::Winner(2));
+        assert_eq!(match_check(&[9, 7, 3], 7, 6, 200), MatchCheck::Winner(0));
+        assert_eq!(match_check(&[6, 6, 5], 7, 6, 200), MatchCheck::Continue);
+        // Administrative cap (AMB17), only when no winner is decided.
+        assert_eq!(match_check(&[7, 7, 7], 7, 200, 200), MatchCheck::Cap);
+        assert_eq!(match_check(&[7, 8, 7], 7, 200, 200), MatchCheck::Winner(1));
+        // (a) through the state machine: a three-way tie at the target goes on, dealer passes left.
+        let mut st = Democratie::initial(&config(3));
+        st.phase = pb::Phase::DealScoring;
+        st.deal_no = 3;
+        st.day = 2;
+        st.dealer = 1;
+        st.tribes[..3].copy_from_slice(&[6, 5, 6]);
+        // A: 1 tribe (spades), B: 2 (clubs, diamonds), C: 1 (hearts).
+        st.captured[0] = suit_mask(3);
+        st.captured[1] = suit_mask(0) | suit_mask(1);
+        st.captured[2] = suit_mask(2);
+        let mut out = vec![];
+        run_automatic(&mut st, &mut out, &mut Rng::from_u64(1)).unwrap();
+        assert_eq!(st.tribes[..3], [7, 7, 7]);
+        assert!(st.phase == pb::Phase::TrickCommit && st.dealer == 2 && st.deal_no == 4);
+        assert!(Democratie::outcome(&st).is_none());
+        // (b) next deal: C reaches 9 alone and wins.
+        let mut st2 = st;
+        st2.phase = pb::Phase::DealScoring;
+        st2.vote_card = NO_CARD;
+        st2.vote_len = 0;
+        st2.stock_pos = st2.stock_end;
+        st2.hands = [0; MAX_SEATS];
+        st2.captured = [0; MAX_SEATS];
+        st2.captured[1] = suit_mask(0);
+        st2.captured[2] = suit_mask(1) | suit_mask(2) | suit_mask(3);
+        let mut out = vec![];
+        run_automatic(&mut st2, &mut out, &mut Rng::from_u64(1)).unwrap();
+        let o = Democratie::outcome(&st2).unwrap();
+        assert_eq!(o.scores, vec![7, 8, 10]);
+        assert_eq!(o.winners, vec![2]);
+        assert!(!o.aborted);
+    }
+
+    /// TV19 state: n = 3, day 1, trick 5 of 6, vote QD face up, one card left in the vote pile.
+    fn tv19_state() -> State {
+        let mut st = Democratie::initial(&config(3));
+        st.phase = pb::Phase::TrickCommit;
+        st.deal_no = 1;
+        st.day = 1;
+        st.trick_no = 5;
+        st.hands[0] = cards("5C 9H");
+        st.hands[1] = cards("QH 3C");
+        st.hands[2] = cards("AS 7D");
+        st.vote_card = c("QD");
+        st.trump = 1;
+        st.vote_pile[0] = c("2S".replace('2', "6").as_str());
+        st.vote_len = 1;
+        let used = st.hands[0] | st.hands[1] | st.hands[2] | bit(st.vote_card) | bit(st.vote_pile[0]);
+        let rest: Vec<u8> = cards_of(deck_mask(3) & !used).collect();
+        for (i, &x) in rest[..24].iter().enumerate() {
+            st.stock[i] = x;
+        }
+        st.stock_end = 24;
+        for (k, &x) in rest[24..].iter().enumerate() {
+            st.captured[k % 3] |= bit(x);
+        }
+        Democratie::check_invariants(&st).unwrap();
+        st
+    }
+
+    #[test]
+    fn tv19_simultaneous_commit_protocol() {
+        let mut st = tv19_state();
+        let mut rng = Rng::from_u64(1);
+        // 1. P1 commits QH: P1 sees it, others only "P1 committed".
+        let evs = Democratie::decide(&st, 1, &commit(c("QH")), &mut rng).unwrap();
+        assert_eq!(evs.len(), 1);
+        let own = Democratie::redact(&evs[0], Viewer::Seat(1)).unwrap();
+        assert_eq!(own, evs[0]);
+        let other = Democratie::redact(&evs[0], Viewer::Seat(0)).unwrap();
+        assert_eq!(other, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat: 1, card: 0 })));
+        assert_eq!(Democratie::redact(&evs[0], Viewer::Spectator).unwrap(), other);
+        apply_all(&mut st, &evs);
+        let v0 = Democratie::view(&st, Viewer::Seat(0));
+        assert_eq!(v0.seat_info[1].hand_count, 1);
+        assert!(v0.seat_info[1].committed);
+        assert_eq!(Democratie::view(&st, Viewer::Seat(1)).my_commit, to_pb(c("QH")));
+        assert_eq!(v0.my_commit, 0);
+        assert_eq!(Democratie::to_act(&st), vec![0, 2]);
+        // 2. P1 cannot change its commit.
+        let before = st;
+        assert_eq!(rule_reason(Democratie::decide(&st, 1, &commit(c("3C")), &mut rng)), "ALREADY_COMMITTED");
+        assert_eq!(st, before);
+        // 3. P2 asking for QH (P1's commit) gets exactly the error of any card it lacks.
+        let e1 = Democratie::decide(&st, 2, &commit(c("QH")), &mut rng).unwrap_err();
+        let e2 = Democratie::decide(&st, 2, &commit(c("4S")), &mut rng).unwrap_err();
+        let e3 = Democratie::decide(&st, 2, &commit(c("5C")), &mut rng).unwrap_err();
+        assert_eq!(e1, e2);
+        assert_eq!(e1, e3);
+        assert!(matches!(e1, CoreError::Rule { reason: "CARD_NOT_IN_HAND", .. }));
+        // 4. P2 commits AS: still in the commit phase, no foreign card ids in views.
+        let evs = Democratie::decide(&st, 2, &commit(c("AS")), &mut rng).unwrap();
+        apply_all(&mut st, &evs);
+        assert_eq!(st.phase, pb::Phase::TrickCommit);
+        let v0 = Democratie::view(&st, Viewer::Seat(0));
+        let bytes = v0.encode_to_vec();
+        assert!(v0.hand == vec![to_pb(c("5C")), to_pb(c("9H"))] && v0.my_commit == 0);
+        assert!(Democratie::view(&st, Viewer::Spectator).hand.is_empty());
+        // 5. P0's commit is the last: reveal and resolution in the same transition.
+        let evs = Democratie::decide(&st, 0, &commit(c("5C")), &mut rng).unwrap();
+        let kinds: Vec<&str> = evs.iter().map(Democratie::event_type).collect();
+        assert_eq!(&kinds[..4], &["card_committed", "trick_revealed", "trick_resolved", "vote_card_flipped"]);
+        let Some(pb::event::Kind::TrickRevealed(r)) = &evs[1].kind else { panic!() };
+        assert_eq!(r.played, ["5C", "QH", "AS"].map(|x| to_pb(c(x))).to_vec());
+        for s in 0..3 {
+            assert_eq!(Democratie::redact(&evs[1], Viewer::Seat(s)).unwrap(), evs[1]);
+        }
+        let captured_before = st.captured[0];
+        apply_all(&mut st, &evs[..3]);
+        assert_eq!(st.captured[0], captured_before | cards("5C QH AS QD"));
+        assert!(!bytes.is_empty());
+    }
+
+    #[test]
+    fn tv20_illegal_actions_outside_the_commit_phase() {
+        // DAY_DEAL (after the shuffle, before the deal).
+        let mut st = Democratie::initial(&config(3));
+        let evs = Democratie::start(&st, &mut Rng::from_u64(4)).unwrap();
+        Democratie::evolve(&mut st, &evs[0]).unwrap();
+        Democratie::evolve(&mut st, &evs[1]).unwrap();
+        assert_eq!(st.phase, pb::Phase::DayDeal);
+        assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut Rng::from_u64(0))), "WRONG_PHASE");
+        // TRICK_REVEAL / TRICK_RESOLVE / DEAL_SCORING: replay the last commit's events one by one.
+        let mut st = tv19_state();
+        let mut rng = Rng::from_u64(1);
+        for (s, card) in [(1, "QH"), (2, "AS")] {
+            let evs = Democratie::decide(&st, s, &commit(c(card)), &mut rng).unwrap();
+            apply_all(&mut st, &evs);
+        }
+        let evs = Democratie::decide(&st, 0, &commit(c("5C")), &mut rng).unwrap();
+        let mut seen = vec![];
+        for e in &evs {
+            Democratie::evolve(&mut st, e).unwrap();
+            if st.phase != pb::Phase::TrickCommit {
+                seen.push(st.phase);
+                assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)), "WRONG_PHASE");
+            }
+        }
+        assert!(seen.contains(&pb::Phase::TrickReveal) && seen.contains(&pb::Phase::TrickResolve));
+        // A card already played in an earlier trick.
+        assert_eq!(st.phase, pb::Phase::TrickCommit);
+        assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("5C")), &mut rng)), "CARD_NOT_IN_HAND");
+        // DEAL_SCORING and MATCH_END.
+        let mut st = Democratie::initial(&config(3));
+        st.phase = pb::Phase::DealScoring;
+        assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)), "WRONG_PHASE");
+        st.phase = pb::Phase::MatchEnd;
+        assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)), "WRONG_PHASE");
+    }
+
+    #[test]
+    fn tv21_day_and_deal_transitions_five_players() {
+        let mut st = started(5, 21);
+        let mut rng = Rng::from_u64(21);
+        let dealer = st.dealer;
+        assert_eq!(st.stock_slice().len(), 24);
+        let mut day2_seen = false;
+        loop {
+            let seat = Democratie::to_act(&st)[0];
+            let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
+            let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
+            for e in &evs {
+                let captured_before = st.captured;
+                let phase_before = st.phase;
+                Democratie::evolve(&mut st, e).unwrap();
+                Democratie::check_invariants(&st).unwrap();
+                match &e.kind {
+                    Some(pb::event::Kind::DayDealt(d)) if d.day == 2 => {
+                        assert_eq!(phase_before, pb::Phase::DayEnd);
+                        assert_eq!(d.dealer, dealer as u32);
+                        assert_eq!(d.stock_left, 0);
+                        assert!(d.hands.iter().all(|h| h.count == 4));
+                        assert_eq!(st.captured, captured_before);
+                        day2_seen = true;
+                    }
+                    Some(pb::event::Kind::DealScored(_)) => {
+                        assert_eq!(phase_before, pb::Phase::DealScoring);
+                        assert!(day2_seen);
+                    }
+                    Some(pb::event::Kind::DeckShuffled(d)) => {
+                        assert_eq!(phase_before, pb::Phase::MatchCheck);
+                        assert_eq!(d.dealer, (dealer as u32 + 1) % 5);
+                        assert_eq!(d.deck.len(), 48);
+                        return;
+                    }
+                    Some(pb::event::Kind::MatchEnded(_)) => panic!("one deal cannot reach 7 tribes"),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tv22_five_and_six_of_trump_two_players() {
+        let st = wins(2, "9C", &["5C", "6C"], 1, "5C 6C 9C");
+        assert_eq!(suit_points(st.captured[1], 0), 6);
+    }
+
+    #[test]
+    fn resolution_rules_not_in_the_vectors() {
+        // AMB12: 5 and 6 of the same non-trump suit: the 5 wins.
+        assert_eq!(resolve_trick(&[c("5H"), c("6H")], 0).winner, Some(0));
+        // A lone 6 of trump beats everything else.
+        assert_eq!(resolve_trick(&[c("5H"), c("6C"), X1], 0).winner, Some(1));
+        // 5 of trump without the 6 beats other trumps.
+        assert_eq!(resolve_trick(&[c("4C"), c("5C"), c("3C")], 0).winner, Some(1));
+        // Three-way tie with a Joker.
+        assert_eq!(resolve_trick(&[c("5S"), c("5H"), X1], 1).winner, None);
+        // No trump suit at all (Joker vote).
+        assert_eq!(resolve_trick(&[c("AH"), c("3C")], NO_TRUMP).winner, Some(1));
+    }
+
+    #[test]
+    fn conformance_all_player_counts() {
+        let opts = Options::new();
+        for n in 2..=6u32 {
+            let r = conformance::run::<Democratie>(n, &opts, 1000, 1_000 * n as u64, 50_000);
+            assert!(r.violations.is_empty(), "{n} players: {:?}", r.violations);
+            assert_eq!(r.matches, 1000);
+            assert!(r.steps > 1000 * 20, "{n} players: only {} steps", r.steps);
+        }
+    }
+
+    #[test]
+    fn conformance_short_matches_and_deal_cap() {
+        let mut opts = Options::new();
+        opts.insert("target".into(), "1".into());
+        opts.insert("max_deals".into(), "2".into());
+        let r = conformance::run::<Democratie>(4, &opts, 200, 77, 50_000);
+        assert!(r.violations.is_empty(), "{:?}", r.violations);
+        // With one deal max, some matches end on the cap.
+        opts.insert("max_deals".into(), "1".into());
+        let config = Democratie::configure(4, &opts).unwrap();
+        let mut capped = 0;
+        for seed in 0..200 {
+            let mut rep = conformance::Report::default();
+            let p = conformance::play_checked::<Democratie>(&config, 4, seed, 50_000, &mut rep).unwrap();
+            assert!(rep.violations.is_empty(), "{:?}", rep.violations);
+            let o = Democratie::outcome(&p.state).unwrap();
+            if o.aborted {
+                capped += 1;
+                assert!(o.winners.is_empty() && o.reason == "DEAL_CAP");
+            } else {
+                assert_eq!(o.winners.len(), 1);
+            }
+        }
+        assert!(capped > 0);
+    }
+
+    /// Redistributes what `seat` may not see: other hands and their sealed commits, the stock
+    /// and the unturned vote pile, keeping every zone's size.
+    fn perturb(st: &State, seat: usize, rng: &mut Rng) -> State {
+        let n = st.n();
+        let mut pool: Vec<u8> = vec![];
+        for i in (0..n).filter(|&i| i != seat) {
+            pool.extend(cards_of(st.hands[i]));
+            if st.commits[i] != NO_CARD {
+                pool.push(st.commits[i]);
+            }
+        }
+        pool.extend_from_slice(st.stock_slice());
+        pool.extend_from_slice(&st.vote_pile[..st.vote_len as usize]);
+        rng.shuffle(&mut pool);
+        let mut it = pool.into_iter();
+        let mut out = *st;
+        for i in (0..n).filter(|&i| i != seat) {
+            let k = st.hands[i].count_ones();
+            out.hands[i] = (0..k).fold(0, |m, _| m | bit(it.next().unwrap()));
+            if st.commits[i] != NO_CARD {
+                out.commits[i] = it.next().unwrap();
+            }
+        }
+        for k in st.stock_pos as usize..st.stock_end as usize {
+            out.stock[k] = it.next().unwrap();
+        }
+        for k in 0..st.vote_len as usize {
+            out.vote_pile[k] = it.next().unwrap();
+        }
+        assert!(it.next().is_none());
+        Democratie::check_invariants(&out).unwrap();
+        out
+    }
+
+    fn redacted_bytes(evs: &[pb::Event], v: Viewer) -> Vec<Vec<u8>> {
+        evs.iter().filter_map(|e| Democratie::redact(e, v)).map(|e| e.encode_to_vec()).collect()
+    }
+
+    #[test]
+    fn hidden_information_property() {
+        let mut checked = 0;
+        for n in 2..=6u32 {
+            for seed in 0..60u64 {
+                let mut rng = Rng::from_u64(seed * 31 + n as u64);
+                let mut st = started(n, seed);
+                let steps = rng.index(60);
+                for _ in 0..steps {
+                    let awaited = Democratie::to_act(&st);
+                    if awaited.is_empty() {
+                        break;
+                    }
+                    let seat = awaited[rng.index(awaited.len())];
+                    let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
+                    let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
+                    apply_all(&mut st, &evs);
+                }
+                if st.phase != pb::Phase::TrickCommit {
+                    continue;
+                }
+                for s in 0..n as usize {
+                    let copy = perturb(&st, s, &mut rng);
+                    for v in [Viewer::Seat(s as Seat), Viewer::Spectator] {
+                        assert_eq!(Democratie::view(&st, v).encode_to_vec(), Democratie::view(&copy, v).encode_to_vec());
+                        assert_eq!(Democratie::render(&st, v), Democratie::render(&copy, v));
+                    }
+                    // What s may see is in its view.
+                    let view = Democratie::view(&st, Viewer::Seat(s as Seat));
+                    assert_eq!(view.hand, mask_to_pb(st.hands[s]));
+                    assert_eq!(view.my_commit, to_pb(st.commits[s]));
+                    assert_eq!(view.vote_card, to_pb(st.vote_card));
+                    assert_eq!(view.discard, mask_to_pb(st.discard));
+                    assert!(view.hidden.is_none());
+                    // The next public action: a commit that is not the last one.
+                    let awaited = Democratie::to_act(&st);
+                    if awaited.len() < 2 {
+                        continue;
+                    }
+                    for &t in &awaited {
+                        let k = rng.index(st.hands[t as usize].count_ones() as usize);
+                        let pick = |x: &State| cards_of(x.hands[t as usize]).nth(k).unwrap();
+                        let ea = Democratie::decide(&st, t, &commit(pick(&st)), &mut Rng::from_u64(5)).unwrap();
+                        let eb = Democratie::decide(&copy, t, &commit(pick(&copy)), &mut Rng::from_u64(5)).unwrap();
+                        assert_eq!(redacted_bytes(&ea, Viewer::Seat(s as Seat)), redacted_bytes(&eb, Viewer::Seat(s as Seat)));
+                        assert_eq!(redacted_bytes(&ea, Viewer::Spectator), redacted_bytes(&eb, Viewer::Spectator));
+                        let mut a2 = st;
+                        let mut b2 = copy;
+                        apply_all(&mut a2, &ea);
+                        apply_all(&mut b2, &eb);
+                        assert_eq!(
+                            Democratie::view(&a2, Viewer::Seat(s as Seat)).encode_to_vec(),
+                            Democratie::view(&b2, Viewer::Seat(s as Seat)).encode_to_vec()
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "only {checked} checks");
+    }
+
+    #[test]
+    fn redacted_commit_is_byte_identical_whatever_the_card() {
+        let st = started(4, 8);
+        let seat = Democratie::to_act(&st)[0];
+        let mut seen: Vec<Vec<u8>> = vec![];
+        for a in Democratie::legal_actions(&st, seat) {
+            let evs = Democratie::decide(&st, seat, &a, &mut Rng::from_u64(0)).unwrap();
+            for v in (0..4).filter(|&x| x != seat).map(Viewer::Seat).chain([Viewer::Spectator]) {
+                let b = redacted_bytes(&evs, v);
+                assert_eq!(b.len(), 1);
+                seen.push(b[0].clone());
+            }
+            let own = redacted_bytes(&evs, Viewer::Seat(seat));
+            assert_ne!(own[0], seen[0], "the owner sees its card");
+        }
+        assert!(seen.windows(2).all(|w| w[0] == w[1]));
+    }
+
+    #[test]
+    fn deal_events_hide_other_hands_and_deck_order() {
+        let mut rng = Rng::from_u64(77);
+        for n in 2..=6u32 {
+            let st = Democratie::initial(&config(n));
+            let evs = Democratie::start(&st, &mut Rng::from_u64(n as u64)).unwrap();
+            for e in &evs {
+                let mut other = e.clone();
+                match &mut other.kind {
+                    Some(pb::event::Kind::DeckShuffled(d)) => d.deck.reverse(),
+                    Some(pb::event::Kind::DayDealt(d)) => {
+                        // Swap cards among every hand but seat 0's and the vote pile.
+                        let mut pool: Vec<i32> = d.vote_pile.clone();
+                        for h in &d.hands[1..] {
+                            pool.extend(&h.cards);
+                        }
+                        rng.shuffle(&mut pool);
+                        let mut it = pool.into_iter();
+                        for v in d.vote_pile.iter_mut() {
+                            *v = it.next().unwrap();
+                        }
+                        for h in &mut d.hands[1..] {
+                            let mut cs: Vec<i32> = (0..h.cards.len()).map(|_| it.next().unwrap()).collect();
+                            cs.sort();
+                            h.cards = cs;
+                        }
+                    }
+                    _ => {}
+                }
+                for v in [Viewer::Seat(0), Viewer::Spectator] {
+                    assert_eq!(redacted_bytes(std::slice::from_ref(e), v), redacted_bytes(&[other.clone()], v));
+                }
+                if let Some(pb::event::Kind::DayDealt(d)) = &Democratie::redact(e, Viewer::Seat(0)).unwrap().kind {
+                    assert_eq!(d.hands[0].cards.len(), d.hands[0].count as usize);
+                    assert!(d.hands[1..].iter().all(|h| h.cards.is_empty()) && d.vote_pile.is_empty());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_and_illegal_input_is_refused_without_panic() {
+        let st = started(3, 2);
+        let mut rng = Rng::from_u64(0);
+        let held = cards_of(st.hands[0]).next().unwrap();
+        assert!(matches!(Democratie::decide(&st, 3, &commit(held), &mut rng), Err(CoreError::Malformed(_))));
+        assert!(matches!(Democratie::decide(&st, u32::MAX, &commit(held), &mut rng), Err(CoreError::Malformed(_))));
+        assert!(matches!(Democratie::decide(&st, 0, &pb::Action { kind: None }, &mut rng), Err(CoreError::Malformed(_))));
+        for code in [0, -1, 51, i32::MAX, i32::MIN] {
+            let a = pb::Action { kind: Some(pb::action::Kind::CommitCard(pb::CommitCard { card: code })) };
+            assert!(matches!(Democratie::decide(&st, 0, &a, &mut rng), Err(CoreError::Malformed(_))), "{code}");
+        }
+        // A Joker that is not in a 3-player deck is simply not in hand.
+        assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(X1), &mut rng)), "CARD_NOT_IN_HAND");
+        // Another seat's card: same error as any other missing card.
+        let theirs = cards_of(st.hands[1]).next().unwrap();
+        assert_eq!(
+            Democratie::decide(&st, 0, &commit(theirs), &mut rng).unwrap_err(),
+            Democratie::decide(&st, 0, &commit(X2), &mut rng).unwrap_err()
+        );
+        // Before the start.
+        let fresh = Democratie::initial(&config(3));
+        assert_eq!(rule_reason(Democratie::decide(&fresh, 0, &commit(held), &mut rng)), "WRONG_PHASE");
+        assert!(Democratie::to_act(&fresh).is_empty() && Democratie::legal_actions(&fresh, 0).is_empty());
+        assert!(Democratie::legal_actions(&st, 9).is_empty());
+        assert!(Democratie::start(&st, &mut rng).is_err());
+        // Bad events are Corrupt and leave the state as it was.
+        let bad = [
+            pb::Event { kind: None },
+            ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat: 9, card: to_pb(held) })),
+            ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat: 0, card: 0 })),
+            ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat: 0, card: 999 })),
+            ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat: 0, card: to_pb(theirs) })),
+            ev(pb::event::Kind::TrickResolved(pb::TrickResolved::default())),
+            ev(pb::event::Kind::DayDealt(pb::DayDealt::default())),
+            ev(pb::event::Kind::DeckShuffled(pb::DeckShuffled { deck: vec![1; 48], deck_size: 48, deal_no: 1, ..Default::default() })),
+            ev(pb::event::Kind::MatchEnded(pb::MatchEnded::default())),
+            ev(pb::event::Kind::MatchStarted(pb::MatchStarted::default())),
+            ev(pb::event::Kind::VoteCardFlipped(pb::VoteCardFlipped::default())),
+            ev(pb::event::Kind::DealScored(pb::DealScored::default())),
+        ];
+        for e in &bad {
+            let mut s2 = st;
+            assert!(matches!(Democratie::evolve(&mut s2, e), Err(CoreError::Corrupt(_))), "{e:?}");
+            assert_eq!(s2, st);
+        }
+        // A stored deal that disagrees with the shuffle is refused on replay.
+        let mut st0 = Democratie::initial(&config(3));
+        let mut evs = Democratie::start(&st0, &mut Rng::from_u64(3)).unwrap();
+        if let Some(pb::event::Kind::DayDealt(d)) = &mut evs[2].kind {
+            d.hands.swap(0, 1);
+        }
+        Democratie::evolve(&mut st0, &evs[0]).unwrap();
+        Democratie::evolve(&mut st0, &evs[1]).unwrap();
+        assert!(matches!(Democratie::evolve(&mut st0, &evs[2]), Err(CoreError::Corrupt(_))));
+    }
+
+    #[test]
+    fn options_are_checked() {
+        let mut o = Options::new();
+        assert_eq!(Democratie::configure(4, &o).unwrap(), Config { seats: 4, target: 7, max_deals: 200 });
+        assert!(matches!(Democratie::configure(1, &o), Err(CoreError::InvalidOption(_))));
+        assert!(matches!(Democratie::configure(7, &o), Err(CoreError::InvalidOption(_))));
+        o.insert("target".into(), "10".into());
+        assert_eq!(Democratie::configure(2, &o).unwrap().target, 10);
+        for bad in ["0", "-3", "abc", "1001", ""] {
+            o.insert("target".into(), bad.into());
+            assert!(matches!(Democratie::configure(2, &o), Err(CoreError::InvalidOption(_))), "{bad}");
+        }
+        let mut o = Options::new();
+        o.insert("max_deals".into(), "0".into());
+        assert!(matches!(Democratie::configure(2, &o), Err(CoreError::InvalidOption(_))));
+        let mut o = Options::new();
+        o.insert("jokers".into(), "2".into());
+        let Err(CoreError::InvalidOption(m)) = Democratie::configure(2, &o) else { panic!() };
+        assert!(m.contains("jokers"));
+    }
+
+    #[test]
+    fn bots_play_legal_moves_and_tactician_beats_random() {
+        let mut wins = 0;
+        let games = 150;
+        for seed in 0..games {
+            let mut st = started(3, seed);
+            let mut rng = Rng::from_u64(seed);
+            while Democratie::outcome(&st).is_none() {
+                let seat = Democratie::to_act(&st)[0];
+                let bot = if seat == 0 { "tactician" } else { "random" };
+                let a = Democratie::bot_action(&st, seat, bot, &mut rng).unwrap();
+                assert!(Democratie::legal_actions(&st, seat).contains(&a));
+                let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
+                apply_all(&mut st, &evs);
+            }
+            if Democratie::outcome(&st).unwrap().winners == vec![0] {
+                wins += 1;
+            }
+        }
+        // Random play would win about a third of the matches.
+        assert!(wins * 100 / games > 50, "tactician won {wins} of {games}");
+        assert!(Democratie::bot_action(&started(3, 1), 0, "nope", &mut Rng::from_u64(0)).is_err());
+    }
+
+    #[test]
+    fn render_and_views_by_viewer() {
+        let st = started(4, 3);
+        let r0 = Democratie::render(&st, Viewer::Seat(0));
+        let ra = Democratie::render(&st, Viewer::Auditor);
+        let first = card_name(cards_of(st.hands[1]).next().unwrap());
+        assert!(ra.contains(&first));
+        assert!(r0.contains("5 cards"));
+        let va = Democratie::view(&st, Viewer::Auditor);
+        let h = va.hidden.unwrap();
+        assert_eq!(h.stock.len(), 25);
+        assert_eq!(h.hands.len(), 4);
+    }
+
+    #[test]
+    fn fast_simulation_finishes() {
+        let mut rng = Rng::from_u64(1);
+        for n in 2..=6u8 {
+            let cfg = Config { seats: n, target: 7, max_deals: 200 };
+            for _ in 0..50 {
+                let (w, deals) = simulate_random_match(&cfg, &mut rng);
+                assert!(w.is_some() && deals >= 2);
+            }
+        }
+    }
+}
