@@ -1,1 +1,76 @@
-fn main() {}
+//! Démocratie hot paths: trick resolution, a whole random match on the compact state, and a
+//! whole random match through the decider interface (start/decide/evolve with events).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use tablier_core::game::{Game, Options};
+use tablier_core::games::democratie::{deck_size, resolve_trick, simulate_random_match, suit_of, Config, Democratie};
+use tablier_core::rng::Rng;
+
+fn tricks(c: &mut Criterion) {
+    // 1024 random 4-player tricks with a random vote card each.
+    let mut rng = Rng::from_u64(1);
+    let mut batch = Vec::with_capacity(1024);
+    for _ in 0..1024 {
+        let mut deck: Vec<u8> = (0..deck_size(4) as u8).collect();
+        rng.shuffle(&mut deck);
+        batch.push(([deck[0], deck[1], deck[2], deck[3]], suit_of(deck[4])));
+    }
+    let mut g = c.benchmark_group("democratie_trick_resolution");
+    g.throughput(Throughput::Elements(batch.len() as u64));
+    g.bench_function("4_players_x1024", |b| {
+        b.iter(|| {
+            let mut acc = 0u32;
+            for (played, trump) in &batch {
+                let o = resolve_trick(black_box(played), black_box(*trump));
+                acc += o.winner.map_or(7, |w| w as u32);
+            }
+            acc
+        })
+    });
+    g.finish();
+}
+
+fn fast_matches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("democratie_random_match_core");
+    for n in 2..=6u8 {
+        let cfg = Config { seats: n, target: 7, max_deals: 200 };
+        let mut rng = Rng::from_u64(n as u64);
+        g.throughput(Throughput::Elements(1));
+        g.bench_with_input(BenchmarkId::from_parameter(n), &cfg, |b, cfg| {
+            b.iter(|| simulate_random_match(black_box(cfg), &mut rng))
+        });
+    }
+    g.finish();
+}
+
+fn decider_matches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("democratie_random_match_decider");
+    for n in [2u32, 4, 6] {
+        let cfg = Democratie::configure(n, &Options::new()).unwrap();
+        let mut rng = Rng::from_u64(n as u64);
+        g.throughput(Throughput::Elements(1));
+        g.bench_with_input(BenchmarkId::from_parameter(n), &cfg, |b, cfg| {
+            b.iter(|| {
+                let mut st = Democratie::initial(cfg);
+                for e in Democratie::start(&st, &mut rng).unwrap() {
+                    Democratie::evolve(&mut st, &e).unwrap();
+                }
+                let mut events = 0usize;
+                while Democratie::outcome(&st).is_none() {
+                    let seat = Democratie::to_act(&st)[0];
+                    let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
+                    let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
+                    events += evs.len();
+                    for e in &evs {
+                        Democratie::evolve(&mut st, e).unwrap();
+                    }
+                }
+                events
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, tricks, fast_matches, decider_matches);
+criterion_main!(benches);
