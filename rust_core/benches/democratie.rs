@@ -72,5 +72,36 @@ fn decider_matches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tricks, fast_matches, decider_matches);
+criterion_group!(benches, tricks, fast_matches, decider_matches, figure);
 criterion_main!(benches);
+
+/// CPU time of this thread (ns), so the figure is per core even on a busy machine.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// The figure: random matches per CPU-second on one core, for each player count.
+fn figure(_: &mut Criterion) {
+    for n in 2..=6u8 {
+        let cfg = Config { seats: n, target: 7, max_deals: 200 };
+        let mut rng = Rng::from_u64(99);
+        let matches = 20_000u64;
+        let (t0, w0) = (thread_cpu_ns(), std::time::Instant::now());
+        let mut deals = 0u64;
+        for _ in 0..matches {
+            deals += simulate_random_match(&cfg, &mut rng).1 as u64;
+        }
+        let wall = w0.elapsed().as_secs_f64();
+        let cpu = match (t0, thread_cpu_ns()) {
+            (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+            _ => wall,
+        };
+        println!(
+            "FIGURE democratie n={n}: {:.0} random matches per CPU-second ({:.0} per wall-second), {:.1} deals per match",
+            matches as f64 / cpu,
+            matches as f64 / wall,
+            deals as f64 / matches as f64
+        );
+    }
+}

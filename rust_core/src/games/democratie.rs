@@ -844,48 +844,106 @@ pub fn tactician_card(st: &State, seat: usize) -> Option<u8> {
 
 // ------------------------------------------------------------------ fast simulation
 
-/// Plays one whole random match on the compact state with the rule functions above and no
-/// events (the benchmark's "full random match"; the decide/evolve path is measured too).
-/// Returns the winner (or `None` when capped) and the number of deals.
+/// Several uniform indices from one 64-bit draw ("batched ranged random integers",
+/// Brackett-Rozinsky & Lemire 2024): `out[k]` is uniform in `0..bounds[k]`, all independent.
+/// Multiplying the leftover low word by each bound in turn is exactly one Lemire draw below
+/// the product of the bounds written in mixed radix, so the product's rejection test makes
+/// it exact. The product must fit in a `u64`.
+pub fn batched_indices(rng: &mut Rng, bounds: &[u8], out: &mut [u8]) {
+    let product = bounds.iter().fold(1u64, |p, &b| p * b as u64);
+    loop {
+        let mut l = rng.next_u64();
+        for (o, &b) in out.iter_mut().zip(bounds) {
+            let m = l as u128 * b as u128;
+            *o = (m >> 64) as u8;
+            l = m as u64;
+        }
+        if l >= product || l >= product.wrapping_neg() % product {
+            return;
+        }
+    }
+}
+
+/// Fisher-Yates shuffle drawing as many swap positions per 64-bit word as fit.
+fn shuffle_batched(rng: &mut Rng, deck: &mut [u8]) {
+    let mut i = deck.len();
+    let mut bounds = [0u8; 16];
+    let mut idx = [0u8; 16];
+    while i > 1 {
+        let mut k = 0;
+        let mut p = 1u64;
+        while i - k > 1 && k < 16 {
+            match p.checked_mul((i - k) as u64) {
+                Some(q) => {
+                    p = q;
+                    bounds[k] = (i - k) as u8;
+                    k += 1;
+                }
+                None => break,
+            }
+        }
+        batched_indices(rng, &bounds[..k], &mut idx[..k]);
+        for j in 0..k {
+            deck.swap(i - 1 - j, idx[j] as usize);
+        }
+        i -= k;
+    }
+}
+
+/// Plays one whole random match (every seat commits a uniformly random card) on compact
+/// arrays with the rule functions above and no events: the simulation hot path measured by
+/// the benchmark (the decide/evolve path is measured too). Randomness is batched: one 64-bit
+/// draw gives every card choice of a deal, a handful give the shuffle. Returns the winner
+/// (`None` when capped) and the number of deals.
 pub fn simulate_random_match(cfg: &Config, rng: &mut Rng) -> (Option<u8>, u32) {
     let n = cfg.seats as usize;
     let size = deck_size(n);
     let mut tribes = [0u32; MAX_SEATS];
     let mut dealer = rng.index(n);
     let mut deck = [0u8; 50];
-    for (i, d) in deck.iter_mut().enumerate().take(size) {
-        *d = i as u8;
+    for (i, x) in deck.iter_mut().enumerate().take(size) {
+        *x = i as u8;
     }
+    // Choice k of a deal picks among `bounds[k]` cards still in hand: for every trick of both
+    // days, every seat in order. (8!)^4 < 2^64 for 2 players, and less for more players.
+    let (h1, h2) = (day_size(n, 1), day_size(n, 2));
+    let mut bounds = [0u8; 64];
+    let mut k = 0;
+    for h in [h1, h2] {
+        for left in (1..=h).rev() {
+            for _ in 0..n {
+                bounds[k] = left as u8;
+                k += 1;
+            }
+        }
+    }
+    let bounds = &bounds[..k];
+    let mut picks = [0u8; 64];
     let mut deal_no = 0u32;
     loop {
         deal_no += 1;
-        rng.shuffle(&mut deck[..size]);
+        shuffle_batched(rng, &mut deck[..size]);
+        batched_indices(rng, bounds, &mut picks[..k]);
+        let mut pick = picks.iter();
         let mut captured = [0u64; MAX_SEATS];
         let mut pos = 0;
-        for day in 1..=2u8 {
-            let h = day_size(n, day);
+        for h in [h1, h2] {
             let (mut hands, vote) = deal_day(&deck[pos..], n, dealer, h);
             pos += (n + 1) * h;
-            let mut counts = [h as u32; MAX_SEATS];
             for t in (0..h).rev() {
                 let v = vote[t];
                 let mut played = [0u8; MAX_SEATS];
                 for i in 0..n {
                     let mut m = hands[i];
-                    let mut k = rng.below(counts[i] as u64);
-                    while k > 0 {
+                    for _ in 0..*pick.next().unwrap_or(&0) {
                         m &= m - 1;
-                        k -= 1;
                     }
                     let c = m.trailing_zeros() as u8;
                     played[i] = c;
                     hands[i] &= !bit(c);
-                    counts[i] -= 1;
                 }
                 match resolve_trick(&played[..n], suit_of(v)).winner {
-                    Some(w) => {
-                        captured[w as usize] |= played[..n].iter().fold(bit(v), |a, &c| a | bit(c));
-                    }
+                    Some(w) => captured[w as usize] |= played[..n].iter().fold(bit(v), |a, &c| a | bit(c)),
                     None => {
                         for i in 0..n {
                             captured[i] |= bit(played[i]);
@@ -2165,6 +2223,39 @@ mod tests {
         let h = va.hidden.unwrap();
         assert_eq!(h.stock.len(), 25);
         assert_eq!(h.hands.len(), 4);
+    }
+
+    #[test]
+    fn batched_indices_are_uniform_and_shuffle_is_a_permutation() {
+        let mut rng = Rng::from_u64(3);
+        let mut counts = [[0u32; 7]; 3];
+        let bounds = [3u8, 5, 7];
+        let draws = 70_000;
+        for _ in 0..draws {
+            let mut out = [0u8; 3];
+            batched_indices(&mut rng, &bounds, &mut out);
+            for k in 0..3 {
+                assert!(out[k] < bounds[k]);
+                counts[k][out[k] as usize] += 1;
+            }
+        }
+        for k in 0..3 {
+            let expect = draws as f64 / bounds[k] as f64;
+            for v in 0..bounds[k] as usize {
+                assert!((counts[k][v] as f64 - expect).abs() < expect * 0.05, "{counts:?}");
+            }
+        }
+        // Where the first card lands after a shuffle is uniform too.
+        let mut pos = [0u32; 48];
+        for _ in 0..24_000 {
+            let mut deck: Vec<u8> = (0..48).collect();
+            shuffle_batched(&mut rng, &mut deck);
+            let mut sorted = deck.clone();
+            sorted.sort();
+            assert_eq!(sorted, (0..48).collect::<Vec<u8>>());
+            pos[deck.iter().position(|&c| c == 0).unwrap()] += 1;
+        }
+        assert!(pos.iter().all(|&p| p > 380 && p < 620), "{pos:?}");
     }
 
     #[test]
