@@ -256,50 +256,49 @@ pub struct TrickOutcome {
     pub five_six: bool,
 }
 
+/// Strength by card id (Jokers 12).
+static STRENGTH: [u8; 50] = {
+    let mut t = [12u8; 50];
+    let mut c = 0;
+    while c < 48 {
+        t[c] = 12 - (c % 12) as u8;
+        c += 1;
+    }
+    t
+};
+
 /// Resolves a trick: `played[i]` is seat i's card, `trump` a suit 0..4 or `NO_TRUMP`.
-/// The vote card never competes (AMB1).
+/// The vote card never competes (AMB1). Written without data-dependent branches in the
+/// loops: a trump's key is its strength + 16, so any trump outranks every non-trump.
 #[inline]
 pub fn resolve_trick(played: &[u8], trump: u8) -> TrickOutcome {
-    let mut best: Option<(u8, u8)> = None; // (strength, seat) among trumps
+    let base = if trump < 4 { trump * 12 } else { 200 };
+    let mut keys = [0u8; MAX_SEATS];
     let mut five = false;
-    let mut six: Option<u8> = None;
-    if trump < 4 {
-        let base = trump * 12;
-        for (i, &c) in played.iter().enumerate() {
-            if c >= base && c < base + 12 {
-                let r = c - base;
-                if r == 0 {
-                    five = true;
-                } else if r == 11 {
-                    six = Some(i as u8);
-                }
-                let s = 12 - r;
-                if best.is_none_or(|(bs, _)| s > bs) {
-                    best = Some((s, i as u8));
-                }
-            }
-        }
+    let mut six = NOBODY;
+    for (i, &c) in played.iter().enumerate().take(MAX_SEATS) {
+        let r = c.wrapping_sub(base);
+        let t = r < 12;
+        keys[i] = STRENGTH[(c as usize).min(49)] + ((t as u8) << 4);
+        five |= t & (r == 0);
+        six = if t & (r == 11) { i as u8 } else { six };
     }
-    if let Some((_, w)) = best {
-        return match six {
-            Some(j) if five => TrickOutcome { winner: Some(j), trump_trick: true, five_six: true },
-            _ => TrickOutcome { winner: Some(w), trump_trick: true, five_six: false },
-        };
+    if five & (six != NOBODY) {
+        return TrickOutcome { winner: Some(six), trump_trick: true, five_six: true };
     }
-    let mut m = 0u8;
-    let mut who = 0u8;
-    let mut count = 0u8;
-    for (i, &c) in played.iter().enumerate() {
-        let s = strength(c);
-        if s > m {
-            m = s;
-            who = i as u8;
-            count = 1;
-        } else if s == m {
-            count += 1;
-        }
+    let (mut best, mut who, mut count) = (0u8, 0u8, 0u8);
+    for (i, &k) in keys[..played.len().min(MAX_SEATS)].iter().enumerate() {
+        let gt = k > best;
+        count = if gt { 1 } else { count + (k == best) as u8 };
+        who = if gt { i as u8 } else { who };
+        best = best.max(k);
     }
-    TrickOutcome { winner: if count == 1 { Some(who) } else { None }, trump_trick: false, five_six: false }
+    let trump_trick = best >= 16;
+    TrickOutcome {
+        winner: if trump_trick || count == 1 { Some(who) } else { None },
+        trump_trick,
+        five_six: false,
+    }
 }
 
 /// Per-suit points and tribes gained for each captured pile (§6.1).
@@ -866,27 +865,54 @@ pub fn batched_indices(rng: &mut Rng, bounds: &[u8], out: &mut [u8]) {
 
 /// Fisher-Yates shuffle drawing as many swap positions per 64-bit word as fit.
 fn shuffle_batched(rng: &mut Rng, deck: &mut [u8]) {
-    let mut i = deck.len();
-    let mut bounds = [0u8; 16];
-    let mut idx = [0u8; 16];
-    while i > 1 {
+    let plan = ShufflePlan::new(deck.len());
+    plan.shuffle(rng, deck);
+}
+
+/// How the swap bounds `len, len-1, …, 2` of a Fisher-Yates shuffle are grouped into
+/// batches whose product fits in a `u64` (computed once per match).
+struct ShufflePlan {
+    bounds: [u8; 64],
+    /// End of each batch in `bounds`.
+    ends: [u8; 8],
+    batches: usize,
+}
+
+impl ShufflePlan {
+    fn new(len: usize) -> Self {
+        let mut plan = ShufflePlan { bounds: [0; 64], ends: [0; 8], batches: 0 };
         let mut k = 0;
         let mut p = 1u64;
-        while i - k > 1 && k < 16 {
-            match p.checked_mul((i - k) as u64) {
-                Some(q) => {
-                    p = q;
-                    bounds[k] = (i - k) as u8;
-                    k += 1;
+        for b in (2..=len).rev() {
+            match p.checked_mul(b as u64) {
+                Some(q) => p = q,
+                None => {
+                    plan.ends[plan.batches] = k as u8;
+                    plan.batches += 1;
+                    p = b as u64;
                 }
-                None => break,
             }
+            plan.bounds[k] = b as u8;
+            k += 1;
         }
-        batched_indices(rng, &bounds[..k], &mut idx[..k]);
-        for j in 0..k {
-            deck.swap(i - 1 - j, idx[j] as usize);
+        plan.ends[plan.batches] = k as u8;
+        plan.batches += 1;
+        plan
+    }
+
+    #[inline]
+    fn shuffle(&self, rng: &mut Rng, deck: &mut [u8]) {
+        let mut idx = [0u8; 64];
+        let mut start = 0;
+        for &end in &self.ends[..self.batches] {
+            let end = end as usize;
+            batched_indices(rng, &self.bounds[start..end], &mut idx[start..end]);
+            start = end;
         }
-        i -= k;
+        let len = deck.len();
+        for (j, &i) in idx[..len.saturating_sub(1)].iter().enumerate() {
+            deck.swap(len - 1 - j, i as usize);
+        }
     }
 }
 
@@ -919,10 +945,11 @@ pub fn simulate_random_match(cfg: &Config, rng: &mut Rng) -> (Option<u8>, u32) {
     }
     let bounds = &bounds[..k];
     let mut picks = [0u8; 64];
+    let plan = ShufflePlan::new(size);
     let mut deal_no = 0u32;
     loop {
         deal_no += 1;
-        shuffle_batched(rng, &mut deck[..size]);
+        plan.shuffle(rng, &mut deck[..size]);
         batched_indices(rng, bounds, &mut picks[..k]);
         let mut pick = picks.iter();
         let mut captured = [0u64; MAX_SEATS];
@@ -1728,7 +1755,7 @@ mod tests {
         st.hands[2] = cards("AS 7D");
         st.vote_card = c("QD");
         st.trump = 1;
-        st.vote_pile[0] = c("2S".replace('2', "6").as_str());
+        st.vote_pile[0] = c("6S");
         st.vote_len = 1;
         let used = st.hands[0] | st.hands[1] | st.hands[2] | bit(st.vote_card) | bit(st.vote_pile[0]);
         let rest: Vec<u8> = cards_of(deck_mask(3) & !used).collect();
@@ -1879,6 +1906,37 @@ mod tests {
     fn tv22_five_and_six_of_trump_two_players() {
         let st = wins(2, "9C", &["5C", "6C"], 1, "5C 6C 9C");
         assert_eq!(suit_points(st.captured[1], 0), 6);
+    }
+
+    /// §4.3 pseudo-code, written as plainly as possible.
+    fn reference_resolve(played: &[u8], trump: u8) -> Option<usize> {
+        let is_trump = |c: u8| trump < 4 && !is_joker(c) && c / 12 == trump;
+        let t: Vec<usize> = (0..played.len()).filter(|&i| is_trump(played[i])).collect();
+        if !t.is_empty() {
+            let five = t.iter().any(|&i| played[i] % 12 == 0);
+            if let Some(&j) = t.iter().find(|&&j| played[j] % 12 == 11) {
+                if five {
+                    return Some(j);
+                }
+            }
+            return t.iter().copied().max_by_key(|&i| strength(played[i]));
+        }
+        let m = played.iter().map(|&c| strength(c)).max().unwrap();
+        let w: Vec<usize> = (0..played.len()).filter(|&i| strength(played[i]) == m).collect();
+        if w.len() == 1 { Some(w[0]) } else { None }
+    }
+
+    #[test]
+    fn resolve_trick_agrees_with_the_spec_pseudocode() {
+        let mut rng = Rng::from_u64(12);
+        for _ in 0..100_000 {
+            let n = 2 + rng.index(5);
+            let mut deck: Vec<u8> = (0..deck_size(n) as u8).collect();
+            rng.shuffle(&mut deck);
+            let trump = suit_of(deck[n]);
+            let got = resolve_trick(&deck[..n], trump);
+            assert_eq!(got.winner.map(|w| w as usize), reference_resolve(&deck[..n], trump), "{:?} trump {trump}", &deck[..n]);
+        }
     }
 
     #[test]
