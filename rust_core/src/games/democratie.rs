@@ -955,19 +955,25 @@ pub fn simulate_random_match(cfg: &Config, rng: &mut Rng) -> (Option<u8>, u32) {
         let mut captured = [0u64; MAX_SEATS];
         let mut pos = 0;
         for h in [h1, h2] {
-            let (mut hands, vote) = deal_day(&deck[pos..], n, dealer, h);
-            pos += (n + 1) * h;
+            // The canonical deal (§3.4) as arrays: round j gives seat (dealer+1+r)%n the card
+            // at pos + j*(n+1) + r, and the vote pile the card at pos + j*(n+1) + n.
+            let mut hands = [[0u8; 8]; MAX_SEATS];
+            for j in 0..h {
+                let round = &deck[pos + j * (n + 1)..pos + (j + 1) * (n + 1)];
+                for r in 0..n {
+                    hands[(dealer + 1 + r) % n][j] = round[r];
+                }
+            }
+            let vote_at = |j: usize| deck[pos + j * (n + 1) + n];
+            // Cards still in hand are hands[i][..=t]; a uniform index picks one and the last
+            // fills its place.
             for t in (0..h).rev() {
-                let v = vote[t];
+                let v = vote_at(t);
                 let mut played = [0u8; MAX_SEATS];
                 for i in 0..n {
-                    let mut m = hands[i];
-                    for _ in 0..*pick.next().unwrap_or(&0) {
-                        m &= m - 1;
-                    }
-                    let c = m.trailing_zeros() as u8;
-                    played[i] = c;
-                    hands[i] &= !bit(c);
+                    let k = (*pick.next().unwrap_or(&0) as usize).min(t);
+                    played[i] = hands[i][k];
+                    hands[i][k] = hands[i][t];
                 }
                 match resolve_trick(&played[..n], suit_of(v)).winner {
                     Some(w) => captured[w as usize] |= played[..n].iter().fold(bit(v), |a, &c| a | bit(c)),
@@ -978,6 +984,7 @@ pub fn simulate_random_match(cfg: &Config, rng: &mut Rng) -> (Option<u8>, u32) {
                     }
                 }
             }
+            pos += (n + 1) * h;
         }
         for i in 0..n {
             let m = captured[i];
@@ -2314,6 +2321,31 @@ mod tests {
             pos[deck.iter().position(|&c| c == 0).unwrap()] += 1;
         }
         assert!(pos.iter().all(|&p| p > 380 && p < 620), "{pos:?}");
+    }
+
+    #[test]
+    fn fast_simulation_agrees_with_the_decider_on_match_length() {
+        // Same rules, two code paths: the mean number of deals of random matches must agree.
+        let n = 3u32;
+        let matches = 400;
+        let mut rng = Rng::from_u64(5);
+        let cfg = config(n);
+        let fast: u32 = (0..matches).map(|_| simulate_random_match(&cfg, &mut rng).1).sum();
+        let mut slow = 0u32;
+        for seed in 0..matches as u64 {
+            let mut st = started(n, seed);
+            while Democratie::outcome(&st).is_none() {
+                let seat = Democratie::to_act(&st)[0];
+                let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
+                let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
+                for e in &evs {
+                    Democratie::evolve(&mut st, e).unwrap();
+                }
+            }
+            slow += st.deal_no;
+        }
+        let (f, s) = (fast as f64 / matches as f64, slow as f64 / matches as f64);
+        assert!((f - s).abs() < 0.6, "fast {f} deals per match, decider {s}");
     }
 
     #[test]
