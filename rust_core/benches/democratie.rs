@@ -81,8 +81,27 @@ fn thread_cpu_ns() -> Option<u64> {
     s.split_whitespace().next()?.parse().ok()
 }
 
-/// The figure: random matches per CPU-second on one core, for each player count.
+/// The figure: tricks and random matches per CPU-second on one core.
 fn figure(_: &mut Criterion) {
+    let mut rng = Rng::from_u64(7);
+    let mut batch = Vec::with_capacity(4096);
+    for _ in 0..4096 {
+        let n = 2 + rng.index(5);
+        let mut deck: Vec<u8> = (0..deck_size(n) as u8).collect();
+        rng.shuffle(&mut deck);
+        batch.push((deck[..n].to_vec(), suit_of(deck[n])));
+    }
+    let t0 = thread_cpu_ns();
+    let mut acc = 0u32;
+    for _ in 0..500 {
+        for (played, trump) in &batch {
+            acc = acc.wrapping_add(resolve_trick(black_box(played), black_box(*trump)).winner.map_or(7, |w| w as u32));
+        }
+    }
+    if let (Some(a), Some(b)) = (t0, thread_cpu_ns()) {
+        let tricks = 500.0 * batch.len() as f64;
+        println!("FIGURE democratie trick resolution (2-6 players mixed): {:.1} ns per trick CPU time ({acc})", (b - a) as f64 / tricks);
+    }
     for n in 2..=6u8 {
         let cfg = Config { seats: n, target: 7, max_deals: 200 };
         let mut rng = Rng::from_u64(99);
