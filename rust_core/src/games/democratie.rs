@@ -343,12 +343,12 @@ pub fn deal_day(stock: &[u8], n: usize, dealer: usize, h: usize) -> ([u64; MAX_S
     let mut hands = [0u64; MAX_SEATS];
     let mut vote = [NO_CARD; 8];
     let mut k = 0;
-    for round in 0..h {
+    for v in vote.iter_mut().take(h) {
         for r in 1..=n {
             hands[(dealer + r) % n] |= bit(stock[k]);
             k += 1;
         }
-        vote[round] = stock[k];
+        *v = stock[k];
         k += 1;
     }
     (hands, vote)
@@ -602,8 +602,8 @@ fn evolve_state(st: &mut State, event: &pb::Event) -> CoreResult<()> {
                 ensure(s.tribes_gained == g as u32 && s.tribes_total == st.tribes[i] + g as u32, "deal_scored tribes differ")?;
                 gained[i] = g;
             }
-            for i in 0..n {
-                st.tribes[i] += gained[i] as u32;
+            for (t, g) in st.tribes.iter_mut().zip(gained) {
+                *t += g as u32;
             }
             st.phase = P::MatchCheck;
         }
@@ -863,13 +863,8 @@ pub fn batched_indices(rng: &mut Rng, bounds: &[u8], out: &mut [u8]) {
     }
 }
 
-/// Fisher-Yates shuffle drawing as many swap positions per 64-bit word as fit.
-fn shuffle_batched(rng: &mut Rng, deck: &mut [u8]) {
-    let plan = ShufflePlan::new(deck.len());
-    plan.shuffle(rng, deck);
-}
-
-/// How the swap bounds `len, len-1, …, 2` of a Fisher-Yates shuffle are grouped into
+/// Fisher-Yates shuffle drawing as many swap positions per 64-bit word as fit: how the
+/// swap bounds `len, len-1, …, 2` of a Fisher-Yates shuffle are grouped into
 /// batches whose product fits in a `u64` (computed once per match).
 struct ShufflePlan {
     bounds: [u8; 64],
@@ -1502,7 +1497,7 @@ mod tests {
             for e in &evs {
                 Democratie::evolve(&mut st, e).unwrap();
                 if let Some(pb::event::Kind::TrickResolved(r)) = &e.kind {
-                    return (r.clone(), st);
+                    return (*r, st);
                 }
             }
         }
@@ -1920,7 +1915,7 @@ mod tests {
         let is_trump = |c: u8| trump < 4 && !is_joker(c) && c / 12 == trump;
         let t: Vec<usize> = (0..played.len()).filter(|&i| is_trump(played[i])).collect();
         if !t.is_empty() {
-            let five = t.iter().any(|&i| played[i] % 12 == 0);
+            let five = t.iter().any(|&i| played[i].is_multiple_of(12));
             if let Some(&j) = t.iter().find(|&&j| played[j] % 12 == 11) {
                 if five {
                     return Some(j);
@@ -2277,6 +2272,31 @@ mod tests {
     }
 
     #[test]
+    fn registered_and_driven_through_protobuf_bytes() {
+        let g = crate::registry::find("democratie").unwrap();
+        assert_eq!(g.info().bots, vec!["random", "tactician"]);
+        assert!(g.new_match(7, &Options::new()).is_err());
+        let mut m = g.new_match(4, &Options::new()).unwrap();
+        for e in m.start(&mut Rng::from_u64(1)).unwrap() {
+            m.apply(&e.payload).unwrap();
+        }
+        let seat = m.to_act()[0];
+        assert!(matches!(m.decide(seat, &[0xff, 0xff, 0xff], &mut Rng::from_u64(2)), Err(CoreError::Malformed(_))));
+        assert!(matches!(m.decide(9, &[], &mut Rng::from_u64(2)), Err(CoreError::Malformed(_))));
+        let a = m.bot_action(seat, "tactician", &mut Rng::from_u64(2)).unwrap();
+        let evs = m.decide(seat, &a, &mut Rng::from_u64(2)).unwrap();
+        assert_eq!(evs[0].kind, "card_committed");
+        let other = (seat + 1) % 4;
+        let red = m.redact(&evs[0].payload, Viewer::Seat(other)).unwrap().unwrap();
+        assert_eq!(red, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat, card: 0 })).encode_to_vec());
+        for e in &evs {
+            m.apply(&e.payload).unwrap();
+        }
+        assert!(!m.view(Viewer::Seat(other)).unwrap().is_empty());
+        assert!(m.render(Viewer::Spectator).unwrap().contains("[##]"));
+    }
+
+    #[test]
     fn render_and_views_by_viewer() {
         let st = started(4, 3);
         let r0 = Democratie::render(&st, Viewer::Seat(0));
@@ -2314,7 +2334,7 @@ mod tests {
         let mut pos = [0u32; 48];
         for _ in 0..24_000 {
             let mut deck: Vec<u8> = (0..48).collect();
-            shuffle_batched(&mut rng, &mut deck);
+            ShufflePlan::new(48).shuffle(&mut rng, &mut deck);
             let mut sorted = deck.clone();
             sorted.sort();
             assert_eq!(sorted, (0..48).collect::<Vec<u8>>());
