@@ -19,6 +19,9 @@ pub mod proto {
     pub mod tablier {
         pub mod v1 {
             include!(concat!(env!("OUT_DIR"), "/tablier.v1.rs"));
+            pub mod democratie {
+                include!(concat!(env!("OUT_DIR"), "/tablier.v1.democratie.rs"));
+            }
             pub mod qwirkle {
                 include!(concat!(env!("OUT_DIR"), "/tablier.v1.qwirkle.rs"));
             }

@@ -18,6 +18,7 @@ pub fn games() -> &'static [&'static dyn DynGame] {
         &Registered::<games::qwirkle::Qwirkle>::NEW,
         &Registered::<games::carre::Carre>::NEW,
         &Registered::<games::rat_a_tat_cat::RatATatCat>::NEW,
+        &Registered::<games::democratie::Democratie>::NEW,
     ];
     GAMES
 }

@@ -1,6 +1,7 @@
 //! One file per game, each implementing [`crate::game::Game`]; registered in
 //! [`crate::registry::games`].
 
+pub mod democratie;
 pub mod qwirkle;
 pub mod carre;
 pub mod rat_a_tat_cat;
