@@ -448,7 +448,8 @@ pub fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut emit: F
     if board.is_empty() || hand == 0 {
         return;
     }
-    let distinct = hand.count_ones() as usize;
+    // k placed tiles of one line are k distinct types of one colour or one shape: k <= g(hand).
+    let distinct = group_size(hand) as usize;
     let cells = &board.cells;
     // Frontier cells (empty, next to a tile), as sortable keys per direction: line-major.
     let mut keys = [[0u32; 4 * TILES]; 2];
