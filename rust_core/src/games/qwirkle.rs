@@ -443,7 +443,7 @@ impl<F: FnMut(&PlayRef)> Dfs<'_, F> {
 /// Calls `emit` for every legal play of a hand holding the types `hand` on `board`, each once
 /// (copies are one play), in a deterministic order: rows then columns, lines ascending, spans
 /// by first then last cell, types ascending. Single-tile plays come with the rows.
-/// `end_bonus`: added to plays that lay every tile of a hand of `hand_size` tiles.
+/// Scores exclude the end-of-game bonus (the caller knows whether the bag is empty).
 pub fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut emit: F) {
     if board.is_empty() || hand == 0 {
         return;
@@ -641,11 +641,14 @@ pub fn count_plays(board: &Board, hand: u64) -> ([u32; 6], u32) {
     (counts, best)
 }
 
+/// A placed tile: (x, y, type).
+pub type Cell = (i32, i32, u8);
+
 /// The first play of the highest score (deterministic), as (x, y, type) and its score.
-pub fn best_play(board: &Board, hand: u64) -> Option<(Vec<(i32, i32, u8)>, u32)> {
+pub fn best_play(board: &Board, hand: u64) -> Option<(Vec<Cell>, u32)> {
     let mut best: Option<([u32; 6], [u8; 6], usize, u32)> = None;
     enumerate_plays(board, hand, |p| {
-        if best.as_ref().map_or(true, |b| p.score > b.3) {
+        if best.as_ref().is_none_or(|b| p.score > b.3) {
             let mut c = [0u32; 6];
             let mut t = [0u8; 6];
             c[..p.len()].copy_from_slice(p.cells);
