@@ -842,44 +842,6 @@ fn render_and_views_follow_the_viewer() {
     assert!(v.seats.iter().all(|s| !s.hand_visible && s.hand_tile_ids.is_empty()));
 }
 
-#[test]
-#[ignore]
-fn profile_random_match_pieces() {
-    use std::time::Instant;
-    let cfg = Qwirkle::configure(2, &Options::new()).unwrap();
-    let (mut t_legal, mut t_decide, mut t_view, mut t_inv, mut n) = (0f64, 0f64, 0f64, 0f64, 0);
-    let mut tot_plays = 0u64;
-    for seed in 0..100 {
-        let mut st = Qwirkle::initial(&cfg);
-        let mut rng = Rng::from_u64(seed);
-        let evs = Qwirkle::start(&st, &mut rng).unwrap();
-        apply(&mut st, &evs);
-        while Qwirkle::outcome(&st).is_none() {
-            n += 1;
-            let s = st.current;
-            let t0 = Instant::now();
-            let acts = Qwirkle::legal_actions(&st, s);
-            t_legal += t0.elapsed().as_secs_f64();
-            let t0 = Instant::now();
-            for s in 0..2 { Qwirkle::view(&st, Viewer::Seat(s)); }
-            t_view += t0.elapsed().as_secs_f64();
-            let a = &acts[rng.index(acts.len())];
-            let t0 = Instant::now();
-            let c = count_plays(&st.board, st.hand_types(s));
-            t_view -= t0.elapsed().as_secs_f64() * 1000.0;
-            tot_plays += c.0.iter().sum::<u32>() as u64;
-            let t0 = Instant::now();
-            let evs = Qwirkle::decide(&st, s, a, &mut rng).unwrap();
-            t_decide += t0.elapsed().as_secs_f64();
-            let t0 = Instant::now();
-            for e in &evs { Qwirkle::evolve(&mut st, e).unwrap(); Qwirkle::check_invariants(&st).unwrap(); }
-            t_inv += t0.elapsed().as_secs_f64();
-        }
-    }
-    eprintln!("plays per step {}", tot_plays / n as u64);
-    eprintln!("steps {n}: legal {:.1}us decide {:.1}us views {:.1}us evolve+inv {:.1}us", t_legal*1e6/n as f64, t_decide*1e6/n as f64, t_view*1e6/n as f64, t_inv*1e6/n as f64);
-}
-
 /// Brute force for plays of one and two tiles on positions from greedy matches: every legal
 /// (cell, type) set the checker accepts is enumerated once, with the same score.
 #[test]
