@@ -907,3 +907,37 @@ fn enumeration_complete_for_small_plays() {
     }
     assert!(positions >= 5);
 }
+
+/// The service's path: the registry drives the game with bytes only.
+#[test]
+fn registry_drives_a_match_with_bytes() {
+    let g = tablier_core::registry::find("qwirkle").unwrap();
+    let info = g.info();
+    assert_eq!((info.min_players, info.max_players, info.bots.clone()), (2, 4, vec!["random".to_string(), "greedy".to_string()]));
+    assert_eq!(info.position_type, "tablier.v1.qwirkle.Position");
+    assert!(g.new_match(5, &Options::new()).is_err());
+    let mut m = g.new_match(2, &Options::new()).unwrap();
+    let seed = [9u8; 32];
+    let mut seq = 1u64;
+    for e in m.start(&mut Rng::for_command(&seed, seq)).unwrap() {
+        m.apply(&e.payload).unwrap();
+        seq += 1;
+    }
+    let mut guard = 0;
+    while m.outcome().is_none() && guard < 500 {
+        guard += 1;
+        let seat = m.to_act()[0];
+        let a = m.bot_action(seat, "greedy", &mut Rng::for_command(&seed, seq)).unwrap();
+        assert!(m.legal_actions(seat).unwrap().contains(&a));
+        let evs = m.decide(seat, &a, &mut Rng::for_command(&seed, seq)).unwrap();
+        for e in evs {
+            assert!(m.redact(&e.payload, Viewer::Seat(1 - seat)).unwrap().is_some());
+            m.apply(&e.payload).unwrap();
+            seq += 1;
+        }
+        assert!(m.decide(seat, &[0xff, 0x01], &mut Rng::from_u64(0)).is_err());
+    }
+    assert!(m.outcome().is_some());
+    assert_eq!(m.state_hash().len(), 32);
+    assert!(!m.render(Viewer::Spectator).unwrap().is_empty());
+}
