@@ -777,10 +777,12 @@ fn malformed_and_illegal_input_is_refused() {
 #[test]
 fn corrupt_events_are_rejected() {
     let st = pos(&[(0, 0, "RC")], &["RD", "RX", "BS", "GE", "YL", "PC"]);
+    let hid = st.hands[0].trailing_zeros();
     let bad = [
         pb::Event { kind: None },
         pb::Event { kind: Some(Ev::Placed(pb::Placed { seat: 0, opening: false, placements: vec![pb::Placement { x: 0, y: 0, tile_type: 0 }], tile_ids: vec![0], points: 2 })) },
         pb::Event { kind: Some(Ev::Placed(pb::Placed { seat: 0, opening: false, placements: vec![pb::Placement { x: 900, y: 0, tile_type: 0 }], tile_ids: vec![500], points: 2 })) },
+        pb::Event { kind: Some(Ev::Placed(pb::Placed { seat: 0, opening: false, placements: vec![pb::Placement { x: i32::MIN, y: i32::MIN, tile_type: hid / 3 }], tile_ids: vec![hid], points: 2 })) },
         pb::Event { kind: Some(Ev::Drew(pb::Drew { seat: 7, count: 1, tile_ids: vec![1] })) },
         pb::Event { kind: Some(Ev::Passed(pb::Passed { seat: 0 })) },
         pb::Event { kind: Some(Ev::Exchanged(pb::Exchanged { seat: 0, count: 1, drawn_ids: vec![200], returned_ids: vec![] })) },
@@ -811,6 +813,7 @@ fn evaluator_validates_and_counts() {
         p(vec![(0, 0, "RC"), (1, 0, "RC")], vec![]),
         p(vec![(0, 0, "RC"), (0, 0, "RX")], vec![]),
         p(vec![(90, 0, "RC")], vec![]),
+        p(vec![(i32::MIN, i32::MIN, "RC")], vec![]),
         p(vec![(0, 0, "RC"), (5, 5, "RC"), (9, 9, "RC")], vec!["RC"]),
         p(vec![], vec!["RC"; 7]),
     ] {
@@ -940,4 +943,53 @@ fn registry_drives_a_match_with_bytes() {
     assert!(m.outcome().is_some());
     assert_eq!(m.state_hash().len(), 32);
     assert!(!m.render(Viewer::Spectator).unwrap().is_empty());
+}
+
+/// Random actions (cells anywhere, types out of range, any sizes) are refused or accepted,
+/// never a panic; accepted ones were listed as legal.
+#[test]
+fn random_actions_never_panic() {
+    let (states, _) = greedy_match(3, 42);
+    let mut rng = Rng::from_u64(8);
+    let coord = |rng: &mut Rng| match rng.index(10) {
+        0 => i32::MIN,
+        1 => i32::MAX,
+        2 => rng.index(400) as i32 - 200,
+        _ => rng.index(16) as i32 - 8,
+    };
+    for st in states.iter().step_by(2) {
+        let seat = st.current;
+        let legal = Qwirkle::legal_actions(st, seat);
+        for _ in 0..150 {
+            let k = rng.index(9);
+            let a = match rng.index(4) {
+                0 => pb::Action {
+                    kind: Some(pb::action::Kind::Play(pb::Play {
+                        placements: (0..k).map(|_| pb::Placement { x: coord(&mut rng), y: coord(&mut rng), tile_type: rng.index(40) as u32 }).collect(),
+                    })),
+                },
+                1 => pb::Action { kind: Some(pb::action::Kind::Exchange(pb::Exchange { tile_types: (0..k).map(|_| rng.index(40) as u32).collect() })) },
+                2 => pb::Action { kind: Some(pb::action::Kind::Opening(pb::OpeningPlay { tile_types: (0..k).map(|_| rng.index(40) as u32).collect() })) },
+                _ => pass_action(),
+            };
+            for s in 0..3 {
+                if let Ok(_) = Qwirkle::decide(st, s, &a, &mut Rng::from_u64(1)) {
+                    assert_eq!(s, seat);
+                    if let Some(pb::action::Kind::Play(p)) = &a.kind {
+                        // Listed in some order of its placements.
+                        let mut want: Vec<_> = p.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
+                        want.sort();
+                        assert!(legal.iter().any(|l| match &l.kind {
+                            Some(pb::action::Kind::Play(lp)) => {
+                                let mut got: Vec<_> = lp.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
+                                got.sort();
+                                got == want
+                            }
+                            _ => false,
+                        }));
+                    }
+                }
+            }
+        }
+    }
 }

@@ -282,7 +282,7 @@ impl Board {
         let mut b = Board::default();
         let mut copies = [0u8; TYPES];
         for &(x, y, t) in tiles {
-            if x.abs() > 89 || y.abs() > 89 {
+            if x.unsigned_abs() > 89 || y.unsigned_abs() > 89 {
                 return Err(CoreError::malformed(format!("cell ({x},{y}) is out of range (|x|, |y| <= 89)")));
             }
             if t as usize >= TYPES {
@@ -700,7 +700,7 @@ fn check_play(board: &Board, hand_counts: &[u8; TYPES], placements: &[(i32, i32,
         if t as usize >= TYPES {
             return Err(CoreError::malformed(format!("tile type {t} is out of range 0..35")));
         }
-        if x.abs() > MAXC || y.abs() > MAXC {
+        if x.unsigned_abs() > MAXC as u32 || y.unsigned_abs() > MAXC as u32 {
             return Err(CoreError::rule("NOT_CONNECTED", format!("cell ({x},{y}) is too far from the tiles on the table")));
         }
         let t = t as u8;
@@ -1288,7 +1288,7 @@ impl Game for Qwirkle {
                     return Err(corrupt("placed tiles do not fit the hand"));
                 }
                 for (q, &id) in p.placements.iter().zip(&p.tile_ids) {
-                    if q.x.abs() > MAXC || q.y.abs() > MAXC || q.tile_type != id / 3 || state.board.at(q.x, q.y) != 0 {
+                    if q.x.unsigned_abs() > MAXC as u32 || q.y.unsigned_abs() > MAXC as u32 || q.tile_type != id / 3 || state.board.at(q.x, q.y) != 0 {
                         return Err(corrupt("placement on a bad cell"));
                     }
                 }
