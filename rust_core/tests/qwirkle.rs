@@ -993,3 +993,57 @@ fn random_actions_never_panic() {
         }
     }
 }
+
+/// Random events never panic `evolve` or `redact`; the state is only ever Corrupt-refused or
+/// changed by a fitting event.
+#[test]
+fn random_events_never_panic() {
+    let (states, _) = greedy_match(2, 5);
+    let mut rng = Rng::from_u64(12);
+    let mut r = |n: usize| rng.index(n) as u32;
+    for st in states.iter().step_by(5) {
+        for _ in 0..200 {
+            let ids = |r: &mut dyn FnMut(usize) -> u32| (0..r(8)).map(|_| r(120)).collect::<Vec<u32>>();
+            let kind = match r(7) {
+                0 => Ev::Dealt(pb::Dealt { hands: (0..r(5)).map(|s| pb::SeatTiles { seat: s, count: r(8), tile_ids: ids(&mut r) }).collect() }),
+                1 => Ev::Announced(pb::Announced { group_sizes: (0..r(5)).map(|_| r(8)).collect(), start_seat: r(6) }),
+                2 => Ev::Placed(pb::Placed {
+                    seat: r(5),
+                    opening: r(2) == 0,
+                    placements: (0..r(8)).map(|_| pb::Placement { x: r(300) as i32 - 150, y: r(300) as i32 - 150, tile_type: r(40) }).collect(),
+                    tile_ids: ids(&mut r),
+                    points: r(100),
+                }),
+                3 => Ev::Drew(pb::Drew { seat: r(6), count: r(8), tile_ids: ids(&mut r) }),
+                4 => Ev::Exchanged(pb::Exchanged { seat: r(6), count: r(8), drawn_ids: ids(&mut r), returned_ids: ids(&mut r) }),
+                5 => Ev::Passed(pb::Passed { seat: r(6) }),
+                _ => Ev::Ended(pb::Ended { reason: r(6) as i32, bonus_seat: r(6), bonus: r(10), final_scores: (0..r(4)).map(|_| r(50) as i64).collect(), aborted: r(2) == 0 }),
+            };
+            let e = pb::Event { kind: Some(kind) };
+            for v in [Viewer::Seat(0), Viewer::Seat(1), Viewer::Spectator, Viewer::Auditor] {
+                let _ = Qwirkle::redact(&e, v);
+            }
+            let mut s = st.clone();
+            if Qwirkle::evolve(&mut s, &e).is_ok() {
+                let _ = Qwirkle::view(&s, Viewer::Auditor);
+            }
+        }
+    }
+}
+
+#[test]
+fn illegal_or_misscored_play_in_the_log_is_corrupt() {
+    let st = pos(&[(0, 0, "RC"), (1, 0, "RS")], &["RD", "BX", "GE", "YL", "PC", "OS"]);
+    let evs = decide(&st, 0, &play_action(&[(2, 0, "RD")])).unwrap();
+    let Some(Ev::Placed(good)) = evs[0].kind.clone() else { panic!() };
+    let mut s = st.clone();
+    assert!(Qwirkle::evolve(&mut s, &evs[0]).is_ok());
+    let mut wrong_score = good.clone();
+    wrong_score.points = 4;
+    let mut illegal = good.clone();
+    illegal.placements[0].x = 5;
+    for p in [wrong_score, illegal] {
+        let mut s = st.clone();
+        assert!(matches!(Qwirkle::evolve(&mut s, &pb::Event { kind: Some(Ev::Placed(p)) }), Err(CoreError::Corrupt(_))));
+    }
+}

@@ -1292,6 +1292,27 @@ impl Game for Qwirkle {
                         return Err(corrupt("placement on a bad cell"));
                     }
                 }
+                // The play itself must be legal and scored right (a log is never trusted blindly).
+                if p.opening {
+                    let mut line = LineSet::default();
+                    for (i, q) in p.placements.iter().enumerate() {
+                        line = line.with(q.tile_type as u8);
+                        if (q.x, q.y) != (i as i32, 0) {
+                            return Err(corrupt("opening play off its canonical cells"));
+                        }
+                    }
+                    let g = p.placements.len() as u32;
+                    if g != state.announced[p.seat as usize] as u32 || !line.valid() || p.points != line_points(g).max(1) {
+                        return Err(corrupt("opening play is not the announced group or is mis-scored"));
+                    }
+                } else {
+                    let pl: Vec<(i32, i32, u32)> = p.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
+                    match check_play(&state.board, &state.hand_counts(p.seat), &pl) {
+                        Ok((_, score)) if score == p.points => {}
+                        Ok(_) => return Err(corrupt("play is mis-scored")),
+                        Err(e) => return Err(corrupt(format!("illegal play in the log: {e}"))),
+                    }
+                }
                 for (q, &id) in p.placements.iter().zip(&p.tile_ids) {
                     state.board.put(q.x, q.y, id);
                 }
@@ -1347,8 +1368,14 @@ impl Game for Qwirkle {
                     return Err(corrupt("end out of place"));
                 }
                 let reason = pb::EndReason::try_from(e.reason).map_err(|_| corrupt("unknown end reason"))?;
-                if reason == pb::EndReason::Unspecified {
-                    return Err(corrupt("unspecified end reason"));
+                let fits = match reason {
+                    pb::EndReason::Unspecified => false,
+                    pb::EndReason::HandEmptied => e.bonus == 6 && state.hands[e.bonus_seat as usize] == 0 && state.bag == 0 && !e.aborted,
+                    pb::EndReason::Blocked => e.bonus == 0 && is_blocked(state) && !e.aborted,
+                    pb::EndReason::IdleCap => e.bonus == 0 && state.idle >= state.config.idle_cap && e.aborted,
+                };
+                if !fits {
+                    return Err(corrupt("the end does not follow from the state"));
                 }
                 state.scores[e.bonus_seat as usize] += e.bonus as i64;
                 if state.scores[..seats as usize] != e.final_scores[..] {
