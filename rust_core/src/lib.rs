@@ -22,6 +22,9 @@ pub mod proto {
             pub mod qwirkle {
                 include!(concat!(env!("OUT_DIR"), "/tablier.v1.qwirkle.rs"));
             }
+            pub mod grid_knock {
+                include!(concat!(env!("OUT_DIR"), "/tablier.v1.grid_knock.rs"));
+            }
         }
     }
     pub use tablier::v1::*;

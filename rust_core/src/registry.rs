@@ -16,6 +16,7 @@ use crate::rng::Rng;
 pub fn games() -> &'static [&'static dyn DynGame] {
     static GAMES: &[&dyn DynGame] = &[
         &Registered::<games::qwirkle::Qwirkle>::NEW,
+        &Registered::<games::grid_knock::GridKnock>::NEW,
     ];
     GAMES
 }

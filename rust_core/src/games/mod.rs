@@ -2,3 +2,4 @@
 //! [`crate::registry::games`].
 
 pub mod qwirkle;
+pub mod grid_knock;
