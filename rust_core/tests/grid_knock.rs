@@ -1053,19 +1053,19 @@ fn conformance_4_seats() {
 }
 #[test]
 fn conformance_5_seats() {
-    conformance_for(5, 1000, "100");
+    conformance_for(5, 1000, "40");
 }
 #[test]
 fn conformance_6_seats() {
-    conformance_for(6, 1000, "100");
+    conformance_for(6, 1000, "40");
 }
 #[test]
 fn conformance_7_seats() {
-    conformance_for(7, 1000, "100");
+    conformance_for(7, 1000, "40");
 }
 #[test]
 fn conformance_8_seats() {
-    conformance_for(8, 1000, "100");
+    conformance_for(8, 1000, "40");
 }
 
 // ------------------------------------------------------------------ hidden information
