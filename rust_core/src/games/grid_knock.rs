@@ -227,38 +227,63 @@ pub struct Triples {
 pub fn triples(st: &State, i: u8) -> Triples {
     let mut out = Triples { cells: [[0; 3]; 14], len: 0 };
     let dom = &st.cfg.dom[i as usize];
-    let up = st.up;
-    let filled = st.filled;
+    if (st.up & st.cfg.dom_mask[i as usize]).count_ones() < 3 {
+        return out;
+    }
+    // Key of each cell: its value when face up, else a sentinel no other cell has, so that
+    // equality of keys alone decides a triple (face-down and empty cells never match).
+    // The own block is 12 contiguous slots; d0 is column 4 of the left neighbour's block.
+    let own = i as usize * 12;
+    let nb = (i as usize + 1) % st.n() * 12;
+    let up_own = (st.up >> own) as u32 & 0xfff;
+    let up_nb = (st.up >> nb) as u32 & 0xfff;
+    let f_own = (st.filled >> own) as u32 & 0xfff;
+    let f_nb = (st.filled >> nb) as u32 & 0xfff;
+    let ov = &st.val[own..own + 12];
+    let nv = &st.val[nb..nb + 12];
+    let mut key = [0i8; 15];
+    let mut filled: u16 = 0;
     for r in 0..3 {
-        let mut line = [0u8; 5];
-        let mut len = 0;
-        for d in 0..5 {
-            let s = dom[r * 5 + d];
-            if filled >> s & 1 == 1 {
-                line[len] = s;
-                len += 1;
-            }
+        let b = r * 4;
+        key[r * 5] = if up_nb >> (b + 3) & 1 == 1 { nv[b + 3] } else { 32 + (r * 5) as i8 };
+        for c in 0..4 {
+            key[r * 5 + 1 + c] = if up_own >> (b + c) & 1 == 1 { ov[b + c] } else { 33 + (r * 5 + c) as i8 };
         }
-        let mut k = 0;
-        while k + 2 < len {
-            let (a, b, c) = (line[k], line[k + 1], line[k + 2]);
-            if (up >> a) & (up >> b) & (up >> c) & 1 == 1
-                && st.val[a as usize] == st.val[b as usize]
-                && st.val[b as usize] == st.val[c as usize]
-            {
-                out.cells[out.len] = [a, b, c];
-                out.len += 1;
+        filled |= (((f_nb >> (b + 3) & 1) | ((f_own >> b & 0xf) << 1)) as u16) << (r * 5);
+    }
+    for r in 0..3 {
+        let base = r * 5;
+        let row = (filled >> base) & 0x1f;
+        if row == 0x1f {
+            for k in base..base + 3 {
+                if key[k] == key[k + 1] && key[k + 1] == key[k + 2] {
+                    out.cells[out.len] = [dom[k], dom[k + 1], dom[k + 2]];
+                    out.len += 1;
+                }
             }
-            k += 1;
+        } else {
+            let mut line = [0usize; 5];
+            let mut len = 0;
+            for k in base..base + 5 {
+                if row >> (k - base) & 1 == 1 {
+                    line[len] = k;
+                    len += 1;
+                }
+            }
+            let mut w = 0;
+            while w + 2 < len {
+                let (a, b, c) = (line[w], line[w + 1], line[w + 2]);
+                if key[a] == key[b] && key[b] == key[c] {
+                    out.cells[out.len] = [dom[a], dom[b], dom[c]];
+                    out.len += 1;
+                }
+                w += 1;
+            }
         }
     }
     for d in 0..5 {
-        let (a, b, c) = (dom[d], dom[5 + d], dom[10 + d]);
-        if (up >> a) & (up >> b) & (up >> c) & 1 == 1
-            && st.val[a as usize] == st.val[b as usize]
-            && st.val[b as usize] == st.val[c as usize]
-        {
-            out.cells[out.len] = [a, b, c];
+        if key[d] == key[5 + d] && key[5 + d] == key[10 + d] {
+            out.cells[out.len] = [dom[d], dom[5 + d], dom[10 + d]];
             out.len += 1;
         }
     }
