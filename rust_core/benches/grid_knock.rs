@@ -17,7 +17,12 @@ fn started(seats: u32, seed: u64) -> gk::State {
 }
 
 /// Plays random legal moves until the round number changes or the match ends.
-fn play_round(st: &mut gk::State, rng: &mut Rng, moves: &mut Vec<Move>, evs: &mut Vec<gk::Ev>) -> u32 {
+fn play_round(
+    st: &mut gk::State,
+    rng: &mut Rng,
+    moves: &mut Vec<Move>,
+    evs: &mut Vec<gk::Ev>,
+) -> u32 {
     let round = st.round;
     let mut steps = 0;
     while st.round == round && !matches!(st.phase, gk::Phase::Over | gk::Phase::Aborted) {

@@ -22,8 +22,21 @@ fn dc(st: &State, i: u8, r: u8, d: u8) -> u8 {
 }
 
 const DECK: [(i8, u8); 15] = [
-    (-2, 5), (-1, 10), (0, 15), (1, 10), (2, 10), (3, 10), (4, 10), (5, 10), (6, 10), (7, 10), (8, 10),
-    (9, 10), (10, 10), (11, 10), (12, 10),
+    (-2, 5),
+    (-1, 10),
+    (0, 15),
+    (1, 10),
+    (2, 10),
+    (3, 10),
+    (4, 10),
+    (5, 10),
+    (6, 10),
+    (7, 10),
+    (8, 10),
+    (9, 10),
+    (10, 10),
+    (11, 10),
+    (12, 10),
 ];
 
 /// A constructed position: given slots (face up / down / empty); every other slot holds a
@@ -37,7 +50,11 @@ struct Pos {
 
 impl Pos {
     fn new(n: u8) -> Pos {
-        Pos { n, opts: Options::new(), given: vec![] }
+        Pos {
+            n,
+            opts: Options::new(),
+            given: vec![],
+        }
     }
     fn opt(mut self, k: &str, v: &str) -> Pos {
         self.opts.insert(k.into(), v.into());
@@ -159,7 +176,8 @@ fn try_play(st: &mut State, seat: u8, mv: Move) -> Result<Vec<Ev>, CoreError> {
 }
 
 fn refused(st: &State, seat: u8, mv: Move) -> CoreError {
-    GridKnock::decide(st, seat as u32, &gk::to_action(mv), &mut rng()).expect_err("should be refused")
+    GridKnock::decide(st, seat as u32, &gk::to_action(mv), &mut rng())
+        .expect_err("should be refused")
 }
 
 fn reason(e: &CoreError) -> &'static str {
@@ -195,7 +213,13 @@ fn sorted(mut c: [u8; 3]) -> [u8; 3] {
 fn triple_moves(st: &State, seat: u8) -> Vec<[u8; 3]> {
     legal(st, seat)
         .into_iter()
-        .filter_map(|m| if let Move::Triple(c) = m { Some(sorted(c)) } else { None })
+        .filter_map(|m| {
+            if let Move::Triple(c) = m {
+                Some(sorted(c))
+            } else {
+                None
+            }
+        })
         .collect()
 }
 
@@ -237,9 +261,17 @@ fn tv01_domain_mapping() {
         }
     }
     let s = sl(0, 2, 4);
-    assert!(c3.dom_mask[0] >> s & 1 == 1 && c3.dom_mask[2] >> s & 1 == 1 && c3.dom_mask[1] >> s & 1 == 0);
+    assert!(
+        c3.dom_mask[0] >> s & 1 == 1
+            && c3.dom_mask[2] >> s & 1 == 1
+            && c3.dom_mask[1] >> s & 1 == 0
+    );
     let s = sl(0, 2, 3);
-    assert!(c3.dom_mask[0] >> s & 1 == 1 && c3.dom_mask[1] >> s & 1 == 0 && c3.dom_mask[2] >> s & 1 == 0);
+    assert!(
+        c3.dom_mask[0] >> s & 1 == 1
+            && c3.dom_mask[1] >> s & 1 == 0
+            && c3.dom_mask[2] >> s & 1 == 0
+    );
     assert_eq!(gk::slot_domains(3, sl(0, 2, 4)), (0, Some(2)));
     assert_eq!(gk::slot_domains(3, sl(0, 2, 3)), (0, None));
     let c2 = GridKnock::configure(2, &Options::new()).unwrap();
@@ -257,20 +289,43 @@ fn tv01_domain_mapping() {
 #[test]
 fn tv02_cross_boundary_triple_and_no_triple_across_domain_edge() {
     let mut st = Pos::new(3)
-        .at(sl(1, 2, 1), "?3").at(sl(1, 2, 2), "?3").at(sl(1, 2, 3), "?8").at(sl(1, 2, 4), "7")
-        .at(sl(0, 2, 1), "7").at(sl(0, 2, 2), "7").at(sl(0, 2, 3), "?1").at(sl(0, 2, 4), "?2")
-        .at(sl(0, 1, 1), "?4").at(sl(0, 1, 2), "9").at(sl(0, 1, 3), "5").at(sl(0, 1, 4), "5")
-        .at(sl(2, 1, 1), "5").at(sl(2, 1, 2), "?6").at(sl(2, 1, 3), "1").at(sl(2, 1, 4), "0")
+        .at(sl(1, 2, 1), "?3")
+        .at(sl(1, 2, 2), "?3")
+        .at(sl(1, 2, 3), "?8")
+        .at(sl(1, 2, 4), "7")
+        .at(sl(0, 2, 1), "7")
+        .at(sl(0, 2, 2), "7")
+        .at(sl(0, 2, 3), "?1")
+        .at(sl(0, 2, 4), "?2")
+        .at(sl(0, 1, 1), "?4")
+        .at(sl(0, 1, 2), "9")
+        .at(sl(0, 1, 3), "5")
+        .at(sl(0, 1, 4), "5")
+        .at(sl(2, 1, 1), "5")
+        .at(sl(2, 1, 2), "?6")
+        .at(sl(2, 1, 3), "1")
+        .at(sl(2, 1, 4), "0")
         .build(0, &[9], &[]);
     let t0 = gk::triples(&st, 0);
-    assert_eq!(&t0.cells[..t0.len], &[[sl(1, 2, 4), sl(0, 2, 1), sl(0, 2, 2)]]);
+    assert_eq!(
+        &t0.cells[..t0.len],
+        &[[sl(1, 2, 4), sl(0, 2, 1), sl(0, 2, 2)]]
+    );
     assert_eq!(gk::triples(&st, 1).len, 0);
-    assert_eq!(gk::triples(&st, 2).len, 0, "5 5 | 5 across the D0/D2 edge is no triple");
+    assert_eq!(
+        gk::triples(&st, 2).len,
+        0,
+        "5 5 | 5 across the D0/D2 edge is no triple"
+    );
     // P0 discards it in a window of his.
     st.phase = Phase::Triples;
     st.tri_owner = 0;
     st.tri_ctx = gk::Ctx::Reveal;
-    play(&mut st, 0, Move::Triple([sl(0, 2, 2), sl(1, 2, 4), sl(0, 2, 1)]));
+    play(
+        &mut st,
+        0,
+        Move::Triple([sl(0, 2, 2), sl(1, 2, 4), sl(0, 2, 1)]),
+    );
     assert_eq!((st.cnt(0), st.cnt(1), st.cnt(2)), (12, 14, 15));
     assert_eq!(discard(&st), vec![9, 7, 7, 7]);
 }
@@ -288,14 +343,28 @@ fn tv03_take_discard_keep_column_triple_then_w_on_top() {
     let mut st = tv03_pos();
     let evs = play(&mut st, 0, Move::TakeDiscard);
     assert_eq!(evs, vec![Ev::TookDiscard { seat: 0, value: 4 }]);
-    assert_eq!(st.phase, Phase::SwapDiscard, "no knock window after take_from_discard");
+    assert_eq!(
+        st.phase,
+        Phase::SwapDiscard,
+        "no knock window after take_from_discard"
+    );
     assert_eq!(discard(&st), vec![7, 8]);
-    assert_eq!(reason(&refused(&st, 0, Move::DiscardReveal(sl(0, 1, 1)))), "MUST_SWAP");
+    assert_eq!(
+        reason(&refused(&st, 0, Move::DiscardReveal(sl(0, 1, 1)))),
+        "MUST_SWAP"
+    );
     assert!(legal(&st, 0).iter().all(|m| matches!(m, Move::Keep(_))));
     play(&mut st, 0, Move::Keep(sl(0, 1, 2)));
     assert_eq!(st.w, 12);
-    assert_eq!(triple_moves(&st, 0), vec![[sl(0, 1, 2), sl(0, 2, 2), sl(0, 3, 2)]]);
-    play(&mut st, 0, Move::Triple([sl(0, 1, 2), sl(0, 2, 2), sl(0, 3, 2)]));
+    assert_eq!(
+        triple_moves(&st, 0),
+        vec![[sl(0, 1, 2), sl(0, 2, 2), sl(0, 3, 2)]]
+    );
+    play(
+        &mut st,
+        0,
+        Move::Triple([sl(0, 1, 2), sl(0, 2, 2), sl(0, 3, 2)]),
+    );
     assert_eq!(discard(&st), vec![7, 8, 4, 4, 4, 12]);
     assert_eq!(st.cnt(0), 12);
     assert_eq!(st.active, 1, "turn over");
@@ -313,12 +382,26 @@ fn tv04_discard_and_reveal_triple_goes_on_top_of_x() {
     };
     let mut st = pos();
     let evs = play(&mut st, 0, Move::Draw);
-    assert_eq!(evs, vec![Ev::Drawn { seat: 0, value: 10, eligible: 0b110 }]);
+    assert_eq!(
+        evs,
+        vec![Ev::Drawn {
+            seat: 0,
+            value: 10,
+            eligible: 0b110
+        }]
+    );
     pass_all(&mut st);
     play(&mut st, 0, Move::DiscardReveal(sl(0, 3, 4)));
     assert_eq!(discard(&st), vec![3, 10]);
-    assert_eq!(triple_moves(&st, 0), vec![[sl(0, 3, 2), sl(0, 3, 3), sl(0, 3, 4)]]);
-    play(&mut st, 0, Move::Triple([sl(0, 3, 2), sl(0, 3, 3), sl(0, 3, 4)]));
+    assert_eq!(
+        triple_moves(&st, 0),
+        vec![[sl(0, 3, 2), sl(0, 3, 3), sl(0, 3, 4)]]
+    );
+    play(
+        &mut st,
+        0,
+        Move::Triple([sl(0, 3, 2), sl(0, 3, 3), sl(0, 3, 4)]),
+    );
     assert_eq!(discard(&st), vec![3, 10, 6, 6, 6]);
     assert_eq!((st.cnt(0), st.cnt(2)), (12, 14));
     gk::invariants(&st).unwrap();
@@ -334,10 +417,21 @@ fn tv04_discard_and_reveal_triple_goes_on_top_of_x() {
 
 fn tv05_pos() -> State {
     Pos::new(3)
-        .at(sl(1, 1, 4), "2").at(sl(1, 2, 4), "6").at(sl(1, 3, 4), "?7")
-        .at(sl(0, 1, 1), "0").at(sl(0, 1, 2), "6").at(sl(0, 1, 3), "9").at(sl(0, 1, 4), "?5")
-        .at(sl(0, 2, 1), "6").at(sl(0, 2, 2), "?3").at(sl(0, 2, 3), "6").at(sl(0, 2, 4), "11")
-        .at(sl(0, 3, 1), "1").at(sl(0, 3, 2), "6").at(sl(0, 3, 3), "-1").at(sl(0, 3, 4), "12")
+        .at(sl(1, 1, 4), "2")
+        .at(sl(1, 2, 4), "6")
+        .at(sl(1, 3, 4), "?7")
+        .at(sl(0, 1, 1), "0")
+        .at(sl(0, 1, 2), "6")
+        .at(sl(0, 1, 3), "9")
+        .at(sl(0, 1, 4), "?5")
+        .at(sl(0, 2, 1), "6")
+        .at(sl(0, 2, 2), "?3")
+        .at(sl(0, 2, 3), "6")
+        .at(sl(0, 2, 4), "11")
+        .at(sl(0, 3, 1), "1")
+        .at(sl(0, 3, 2), "6")
+        .at(sl(0, 3, 3), "-1")
+        .at(sl(0, 3, 4), "12")
         .build(0, &[5], &[6])
 }
 
@@ -357,17 +451,27 @@ fn tv05_row_and_column_through_one_card_then_chain() {
     let row_a = [sl(1, 2, 4), sl(0, 2, 1), sl(0, 2, 2)];
     let row_b = [sl(0, 2, 1), sl(0, 2, 2), sl(0, 2, 3)];
     let col = [sl(0, 1, 2), sl(0, 2, 2), sl(0, 3, 2)];
-    assert_eq!(triple_moves(&st, 0), vec![sorted(row_a), sorted(row_b), sorted(col)]);
+    assert_eq!(
+        triple_moves(&st, 0),
+        vec![sorted(row_a), sorted(row_b), sorted(col)]
+    );
     // Four cells, or both lines at once: illegal.
     let four = pb::Action {
         kind: Some(pb::action::Kind::DiscardTriple(pb::DiscardTriple {
             cells: [sl(1, 2, 4), sl(0, 2, 1), sl(0, 2, 2), sl(0, 2, 3)]
                 .iter()
-                .map(|&s| pb::Slot { owner: (s / 12) as u32, row: (s % 12 / 4 + 1) as u32, col: (s % 4 + 1) as u32 })
+                .map(|&s| pb::Slot {
+                    owner: (s / 12) as u32,
+                    row: (s % 12 / 4 + 1) as u32,
+                    col: (s % 4 + 1) as u32,
+                })
                 .collect(),
         })),
     };
-    assert_eq!(reason(&GridKnock::decide(&st, 0, &four, &mut rng()).unwrap_err()), "NOT_A_TRIPLE");
+    assert_eq!(
+        reason(&GridKnock::decide(&st, 0, &four, &mut rng()).unwrap_err()),
+        "NOT_A_TRIPLE"
+    );
     // Path A: column first, then the chain created by the gap.
     let mut a = st.clone();
     play(&mut a, 0, Move::Triple(col));
@@ -376,7 +480,10 @@ fn tv05_row_and_column_through_one_card_then_chain() {
     play(&mut a, 0, Move::Triple(chain));
     assert_eq!(discard(&a), vec![5, 6, 6, 6, 6, 6, 6, 3]);
     assert_eq!(a.cnt(0), 9);
-    assert!(a.filled >> sl(1, 2, 4) & 1 == 0, "(1,2,4) is empty in D1 too");
+    assert!(
+        a.filled >> sl(1, 2, 4) & 1 == 0,
+        "(1,2,4) is empty in D1 too"
+    );
     // Path B: row d1-d3 first.
     let mut b = st.clone();
     play(&mut b, 0, Move::Triple(row_b));
@@ -425,12 +532,32 @@ fn tv07_pos() -> State {
 fn tv07_until_accept() -> State {
     let mut st = tv07_pos();
     let evs = play(&mut st, 0, Move::Draw);
-    assert_eq!(evs, vec![Ev::Drawn { seat: 0, value: 2, eligible: 0b1110 }]);
-    assert_eq!(GridKnock::to_act(&st), vec![1, 2, 3], "all of E answer at once");
+    assert_eq!(
+        evs,
+        vec![Ev::Drawn {
+            seat: 0,
+            value: 2,
+            eligible: 0b1110
+        }]
+    );
+    assert_eq!(
+        GridKnock::to_act(&st),
+        vec![1, 2, 3],
+        "all of E answer at once"
+    );
     play(&mut st, 1, Move::PassKnock);
     play(&mut st, 2, Move::Knock);
     let evs = play(&mut st, 3, Move::PassKnock);
-    assert_eq!(evs, vec![Ev::KnockAnswered { seat: 3, knock: false }, Ev::KnockClosed { knockers: 0b100 }]);
+    assert_eq!(
+        evs,
+        vec![
+            Ev::KnockAnswered {
+                seat: 3,
+                knock: false
+            },
+            Ev::KnockClosed { knockers: 0b100 }
+        ]
+    );
     assert_eq!(legal(&st, 0), vec![Move::Accept(2), Move::Refuse]);
     st
 }
@@ -442,20 +569,37 @@ fn tv07_full_knock_non_adjacent_knocker() {
     let evs = play(&mut st, 2, Move::KnockerSwap(sl(2, 1, 3)));
     assert_eq!(
         evs[0],
-        Ev::KnockerSwapped { knocker: 2, slot: sl(2, 1, 3), placed: 2, removed: 9, removed_up: false }
+        Ev::KnockerSwapped {
+            knocker: 2,
+            slot: sl(2, 1, 3),
+            placed: 2,
+            removed: 9,
+            removed_up: false
+        }
     );
     assert_eq!(st.y, 9);
-    play(&mut st, 2, Move::Triple([sl(2, 1, 1), sl(2, 1, 2), sl(2, 1, 3)]));
+    play(
+        &mut st,
+        2,
+        Move::Triple([sl(2, 1, 1), sl(2, 1, 2), sl(2, 1, 3)]),
+    );
     assert_eq!(discard(&st), vec![10, 2, 2, 2]);
     assert_eq!(st.phase, Phase::TakeFromKnocker);
     let takes: Vec<Move> = legal(&st, 0);
     assert_eq!(takes.len(), 12, "every non-empty slot of D2");
-    assert_eq!(reason(&refused(&st, 0, Move::Take(sl(2, 1, 2)))), "EMPTY_SLOT");
+    assert_eq!(
+        reason(&refused(&st, 0, Move::Take(sl(2, 1, 2)))),
+        "EMPTY_SLOT"
+    );
     play(&mut st, 0, Move::Take(sl(2, 2, 2)));
     assert_eq!((st.z, st.q), (0, sl(2, 2, 2)));
     let evs = play(&mut st, 0, Move::Return(sl(0, 3, 1)));
     assert!(evs.contains(&Ev::WDiscarded { seat: 0, value: 12 }));
-    assert!(evs.contains(&Ev::YPlaced { knocker: 2, slot: sl(2, 2, 2), value: 9 }));
+    assert!(evs.contains(&Ev::YPlaced {
+        knocker: 2,
+        slot: sl(2, 2, 2),
+        value: 9
+    }));
     assert_eq!(discard(&st), vec![10, 2, 2, 2, 12]);
     assert_eq!(st.val[sl(0, 3, 1) as usize], 0);
     assert_eq!(st.val[sl(2, 2, 2) as usize], 9);
@@ -499,7 +643,10 @@ fn tv08_overlap_restriction() {
         play(&mut st, 1, Move::EndTriples);
     }
     for r in 1..=3 {
-        assert_eq!(reason(&refused(&st, 0, Move::Take(sl(1, r, 4)))), "IN_OWN_DOMAIN");
+        assert_eq!(
+            reason(&refused(&st, 0, Move::Take(sl(1, r, 4)))),
+            "IN_OWN_DOMAIN"
+        );
     }
     let takes = legal(&st, 0);
     assert!(takes.contains(&Move::Take(sl(1, 2, 3))) && takes.contains(&Move::Take(sl(2, 1, 4))));
@@ -515,11 +662,16 @@ fn tv08_overlap_restriction() {
         play(&mut st, 2, Move::EndTriples);
     }
     for r in 1..=3 {
-        assert_eq!(reason(&refused(&st, 0, Move::Take(sl(0, r, 4)))), "IN_OWN_DOMAIN");
+        assert_eq!(
+            reason(&refused(&st, 0, Move::Take(sl(0, r, 4)))),
+            "IN_OWN_DOMAIN"
+        );
     }
     let takes = legal(&st, 0);
     assert_eq!(takes.len(), 12);
-    assert!(takes.iter().all(|m| matches!(m, Move::Take(s) if s / 12 == 2)));
+    assert!(takes
+        .iter()
+        .all(|m| matches!(m, Move::Take(s) if s / 12 == 2)));
 }
 
 fn tv09_pos(b: bool) -> State {
@@ -528,7 +680,10 @@ fn tv09_pos(b: bool) -> State {
         .drow(2, 2, &["4", "4", "?11", "__", "__"])
         .drow(2, 3, &["?1", "__", "__", "__", "__"]);
     if b {
-        p = p.at(sl(0, 1, 4), "__").at(sl(0, 3, 4), "__").at(sl(2, 1, 3), "7");
+        p = p
+            .at(sl(0, 1, 4), "__")
+            .at(sl(0, 3, 4), "__")
+            .at(sl(2, 1, 3), "7");
         for r in 1..=3 {
             p = p.at(sl(1, r, 4), "__");
             for c in 1..=4 {
@@ -552,8 +707,15 @@ fn tv09_knocker_left_with_shared_cards_only_y_discarded() {
     play(&mut st, 0, Move::Accept(2));
     play(&mut st, 2, Move::KnockerSwap(sl(2, 2, 2)));
     assert_eq!(st.y, 11);
-    let evs = play(&mut st, 2, Move::Triple([sl(0, 2, 4), sl(2, 2, 1), sl(2, 2, 2)]));
-    assert!(evs.contains(&Ev::YDiscarded { knocker: 2, value: 11 }));
+    let evs = play(
+        &mut st,
+        2,
+        Move::Triple([sl(0, 2, 4), sl(2, 2, 1), sl(2, 2, 2)]),
+    );
+    assert!(evs.contains(&Ev::YDiscarded {
+        knocker: 2,
+        value: 11
+    }));
     assert_eq!(discard(&st), vec![9, 4, 4, 4, 11]);
     assert_eq!(st.cnt(0), 14);
     assert_eq!(st.active, 1);
@@ -579,8 +741,15 @@ fn tv09b_active_seat_left_with_no_card_y_discarded_and_closes() {
     play(&mut st, 2, Move::Knock);
     play(&mut st, 0, Move::Accept(2));
     play(&mut st, 2, Move::KnockerSwap(sl(2, 2, 2)));
-    let evs = play(&mut st, 2, Move::Triple([sl(0, 2, 4), sl(2, 2, 1), sl(2, 2, 2)]));
-    assert!(evs.contains(&Ev::YDiscarded { knocker: 2, value: 11 }));
+    let evs = play(
+        &mut st,
+        2,
+        Move::Triple([sl(0, 2, 4), sl(2, 2, 1), sl(2, 2, 2)]),
+    );
+    assert!(evs.contains(&Ev::YDiscarded {
+        knocker: 2,
+        value: 11
+    }));
     assert_eq!(discard(&st), vec![9, 4, 4, 4, 11]);
     assert_eq!(st.cnt(0), 0);
     assert_eq!(st.closer, 0);
@@ -624,7 +793,9 @@ fn tv10_who_may_knock() {
     st.final_taken = 0b0110;
     play(&mut st, 3, Move::Draw);
     assert_eq!(st.eligible, 0b0001, "P0 only");
-    let mut st = Pos::new(4).opt("target_score", "1000").build(0, &[10], &[2]);
+    let mut st = Pos::new(4)
+        .opt("target_score", "1000")
+        .build(0, &[10], &[2]);
     st.closer = 1;
     st.final_taken = 0b1110;
     play(&mut st, 0, Move::Draw);
@@ -645,21 +816,27 @@ fn tv11_domain_completed_by_someone_else_forced_keep() {
         .drow(0, 1, &["1", "2", "3", "4", "5"])
         .drow(0, 2, &["6", "7", "8", "9", "10"])
         .drow(0, 3, &["?5", "11", "12", "0", "-1"])
-        .build(1, &[4], &[3, 7, 9])
-        ;
+        .build(1, &[4], &[3, 7, 9]);
     st.val[sl(1, 1, 1) as usize] = 2; // D1 keeps other face-down cards anyway
-    // P1: draw, discard and reveal (1,3,4).
+                                      // P1: draw, discard and reveal (1,3,4).
     play(&mut st, 1, Move::Draw);
     let evs = play(&mut st, 1, Move::DiscardReveal(sl(1, 3, 4)));
     assert!(matches!(evs[0], Ev::DiscardedRevealed { revealed: 5, .. }));
-    assert_eq!(st.closer, u8::MAX, "P0 is not tested at the end of P1's turn");
+    assert_eq!(
+        st.closer,
+        u8::MAX,
+        "P0 is not tested at the end of P1's turn"
+    );
     assert_eq!(st.active, 0);
     play(&mut st, 0, Move::Draw);
     assert_eq!(st.x, 7);
     let moves = legal(&st, 0);
     assert_eq!(moves.len(), 15);
     assert!(moves.iter().all(|m| matches!(m, Move::Keep(_))));
-    assert_eq!(reason(&refused(&st, 0, Move::DiscardReveal(sl(0, 1, 1)))), "NOT_FACE_DOWN");
+    assert_eq!(
+        reason(&refused(&st, 0, Move::DiscardReveal(sl(0, 1, 1)))),
+        "NOT_FACE_DOWN"
+    );
     play(&mut st, 0, Move::Keep(sl(0, 1, 1)));
     while st.phase == Phase::Triples {
         play(&mut st, 0, Move::EndTriples);
@@ -705,8 +882,12 @@ fn tv12_scoring_double_counted_column_no_removal_closer_penalty() {
                 p = p.at(sl(0, r, c), "0").at(sl(1, r, c), "0");
             }
         }
-        p = p.at(sl(0, 1, 1), &a[0].to_string()).at(sl(0, 1, 2), &a[1].to_string());
-        p = p.at(sl(1, 1, 1), &bb[0].to_string()).at(sl(1, 1, 2), &bb[1].to_string());
+        p = p
+            .at(sl(0, 1, 1), &a[0].to_string())
+            .at(sl(0, 1, 2), &a[1].to_string());
+        p = p
+            .at(sl(1, 1, 1), &bb[0].to_string())
+            .at(sl(1, 1, 2), &bb[1].to_string());
         let mut st = p.build(0, &[], &[]);
         st.closer = closer;
         gk::score_round(&st)
@@ -728,10 +909,6 @@ fn tv13_final_round_order_and_dealer_rotation() {
     }
     let last = sl(1, 2, 2);
     st.up &= !(1u128 << last);
-    // Keep P1's face-up cards free of triples.
-    let vals = [3, 7, -1, 12, 0, 9, 4, 11, 1, 8, 5, 10];
-    let _ = vals;
-    assert!(gk::triples(&st, 1).len == 0 || true);
     play(&mut st, 1, Move::Draw);
     pass_all(&mut st);
     play(&mut st, 1, Move::DiscardReveal(last));
@@ -789,7 +966,10 @@ fn tv15_state(s0: [&str; 2]) -> State {
             }
         }
     }
-    p = p.at(sl(0, 1, 1), s0[0]).at(sl(0, 1, 2), s0[1]).at(sl(1, 1, 1), "7");
+    p = p
+        .at(sl(0, 1, 1), s0[0])
+        .at(sl(0, 1, 2), s0[1])
+        .at(sl(1, 1, 1), "7");
     let mut st = p.build(0, &[], &[]);
     st.totals[..3].copy_from_slice(&[90, 80, 87]);
     st.closer = 2;
@@ -847,14 +1027,29 @@ fn tv16_empty_domain_passes_and_closes() {
     let a = st.active;
     all.extend(play(&mut st, a, Move::Draw));
     pass_all(&mut st);
-    let mv = legal(&st, 0).into_iter().find(|m| matches!(m, Move::DiscardReveal(_))).unwrap();
+    let mv = legal(&st, 0)
+        .into_iter()
+        .find(|m| matches!(m, Move::DiscardReveal(_)))
+        .unwrap();
     all.extend(play(&mut st, 0, mv));
     while st.phase == Phase::Triples {
         all.extend(play(&mut st, 0, Move::EndTriples));
     }
     assert_eq!(st.round, before + 1);
-    let sc = all.iter().find_map(|e| if let Ev::RoundScored(s) = e { Some(s.clone()) } else { None }).unwrap();
-    assert_eq!((sc.raw[1], sc.scores[1], sc.closer, sc.doubled), (0, 0, 1, false));
+    let sc = all
+        .iter()
+        .find_map(|e| {
+            if let Ev::RoundScored(s) = e {
+                Some(s.clone())
+            } else {
+                None
+            }
+        })
+        .unwrap();
+    assert_eq!(
+        (sc.raw[1], sc.scores[1], sc.closer, sc.doubled),
+        (0, 0, 1, false)
+    );
 }
 
 #[test]
@@ -862,8 +1057,14 @@ fn tv17_illegal_targets() {
     let mut st = Pos::new(3).at(sl(0, 1, 1), "__").build(0, &[5], &[3]);
     play(&mut st, 0, Move::Draw);
     pass_all(&mut st);
-    assert_eq!(reason(&refused(&st, 0, Move::Keep(sl(0, 1, 1)))), "EMPTY_SLOT");
-    assert_eq!(reason(&refused(&st, 0, Move::Keep(sl(2, 1, 1)))), "NOT_IN_DOMAIN");
+    assert_eq!(
+        reason(&refused(&st, 0, Move::Keep(sl(0, 1, 1)))),
+        "EMPTY_SLOT"
+    );
+    assert_eq!(
+        reason(&refused(&st, 0, Move::Keep(sl(2, 1, 1)))),
+        "NOT_IN_DOMAIN"
+    );
     // reveal_initial outside the own block.
     let cfg = GridKnock::configure(3, &Options::new()).unwrap();
     let init = GridKnock::initial(&cfg);
@@ -871,7 +1072,10 @@ fn tv17_illegal_targets() {
     for e in GridKnock::start(&init, &mut rng()).unwrap() {
         GridKnock::evolve(&mut st0, &e).unwrap();
     }
-    assert_eq!(reason(&refused(&st0, 0, Move::RevealInitial(sl(1, 1, 4)))), "NOT_OWN_BLOCK");
+    assert_eq!(
+        reason(&refused(&st0, 0, Move::RevealInitial(sl(1, 1, 4)))),
+        "NOT_OWN_BLOCK"
+    );
     // Triples: a face-down cell, and cells not consecutive in the compressed line.
     let mut st = Pos::new(3)
         .drow(0, 1, &["4", "4", "?4", "4", "9"])
@@ -881,10 +1085,16 @@ fn tv17_illegal_targets() {
     st.tri_ctx = gk::Ctx::Reveal;
     let cells: Vec<u8> = (0..5).map(|d| dc(&st, 0, 1, d)).collect();
     let d = |k: usize| cells[k];
-    assert_eq!(reason(&refused(&st, 0, Move::Triple([d(0), d(1), d(2)]))), "NOT_A_TRIPLE");
+    assert_eq!(
+        reason(&refused(&st, 0, Move::Triple([d(0), d(1), d(2)]))),
+        "NOT_A_TRIPLE"
+    );
     st.up |= 1u128 << d(2);
     st.val[d(2) as usize] = 7;
-    assert_eq!(reason(&refused(&st, 0, Move::Triple([d(0), d(1), d(3)]))), "NOT_A_TRIPLE");
+    assert_eq!(
+        reason(&refused(&st, 0, Move::Triple([d(0), d(1), d(3)]))),
+        "NOT_A_TRIPLE"
+    );
 }
 
 // ------------------------------------------------------------------ malformed / wrong seat / phase
@@ -892,9 +1102,25 @@ fn tv17_illegal_targets() {
 #[test]
 fn malformed_and_out_of_turn_input_is_refused_without_panic() {
     let st = tv03_pos();
-    let slot = |o, r, c| Some(pb::Slot { owner: o, row: r, col: c });
-    let keep = |s| pb::Action { kind: Some(pb::action::Kind::KeepSwap(pb::KeepSwap { slot: s })) };
-    for bad in [slot(3, 1, 1), slot(0, 0, 1), slot(0, 4, 1), slot(0, 1, 0), slot(0, 1, 5), slot(u32::MAX, 1, 1), None] {
+    let slot = |o, r, c| {
+        Some(pb::Slot {
+            owner: o,
+            row: r,
+            col: c,
+        })
+    };
+    let keep = |s| pb::Action {
+        kind: Some(pb::action::Kind::KeepSwap(pb::KeepSwap { slot: s })),
+    };
+    for bad in [
+        slot(3, 1, 1),
+        slot(0, 0, 1),
+        slot(0, 4, 1),
+        slot(0, 1, 0),
+        slot(0, 1, 5),
+        slot(u32::MAX, 1, 1),
+        None,
+    ] {
         let e = GridKnock::decide(&st, 0, &keep(bad), &mut rng()).unwrap_err();
         assert!(matches!(e, CoreError::Malformed(_)), "{e:?}");
     }
@@ -903,22 +1129,50 @@ fn malformed_and_out_of_turn_input_is_refused_without_panic() {
     let e = GridKnock::decide(&st, 7, &gk::to_action(Move::Draw), &mut rng()).unwrap_err();
     assert!(matches!(e, CoreError::Malformed(_)));
     assert_eq!(reason(&refused(&st, 1, Move::Draw)), "NOT_YOUR_TURN");
-    assert_eq!(reason(&refused(&st, 0, Move::Keep(sl(0, 1, 1)))), "WRONG_PHASE");
+    assert_eq!(
+        reason(&refused(&st, 0, Move::Keep(sl(0, 1, 1)))),
+        "WRONG_PHASE"
+    );
     assert_eq!(reason(&refused(&st, 0, Move::Knock)), "WRONG_PHASE");
-    let accept = pb::Action { kind: Some(pb::action::Kind::AcceptKnock(pb::AcceptKnock { knocker: 99 })) };
-    assert!(matches!(GridKnock::decide(&st, 0, &accept, &mut rng()).unwrap_err(), CoreError::Malformed(_)));
-    let tri = pb::Action {
-        kind: Some(pb::action::Kind::DiscardTriple(pb::DiscardTriple { cells: vec![pb::Slot { owner: 9, row: 1, col: 1 }] })),
+    let accept = pb::Action {
+        kind: Some(pb::action::Kind::AcceptKnock(pb::AcceptKnock {
+            knocker: 99,
+        })),
     };
-    assert!(matches!(GridKnock::decide(&st, 0, &tri, &mut rng()).unwrap_err(), CoreError::Malformed(_)));
+    assert!(matches!(
+        GridKnock::decide(&st, 0, &accept, &mut rng()).unwrap_err(),
+        CoreError::Malformed(_)
+    ));
+    let tri = pb::Action {
+        kind: Some(pb::action::Kind::DiscardTriple(pb::DiscardTriple {
+            cells: vec![pb::Slot {
+                owner: 9,
+                row: 1,
+                col: 1,
+            }],
+        })),
+    };
+    assert!(matches!(
+        GridKnock::decide(&st, 0, &tri, &mut rng()).unwrap_err(),
+        CoreError::Malformed(_)
+    ));
     // Knock decision with a seat that did not knock.
     let mut k = tv07_until_accept();
     assert_eq!(reason(&refused(&k, 0, Move::Accept(1))), "NOT_A_KNOCKER");
     assert_eq!(reason(&refused(&k, 2, Move::Refuse)), "NOT_YOUR_TURN");
     play(&mut k, 0, Move::Accept(2));
-    assert_eq!(reason(&refused(&k, 0, Move::KnockerSwap(sl(2, 1, 1)))), "NOT_YOUR_TURN");
-    assert_eq!(reason(&refused(&k, 2, Move::KnockerSwap(sl(0, 1, 1)))), "NOT_IN_DOMAIN");
-    assert_eq!(reason(&refused(&k, 2, Move::Keep(sl(2, 1, 1)))), "WRONG_PHASE");
+    assert_eq!(
+        reason(&refused(&k, 0, Move::KnockerSwap(sl(2, 1, 1)))),
+        "NOT_YOUR_TURN"
+    );
+    assert_eq!(
+        reason(&refused(&k, 2, Move::KnockerSwap(sl(0, 1, 1)))),
+        "NOT_IN_DOMAIN"
+    );
+    assert_eq!(
+        reason(&refused(&k, 2, Move::Keep(sl(2, 1, 1)))),
+        "WRONG_PHASE"
+    );
 }
 
 #[test]
@@ -929,22 +1183,49 @@ fn events_that_do_not_fit_are_corrupt_not_panics() {
     // A redacted deal cannot be replayed.
     let red = GridKnock::redact(&start[0], Viewer::Seat(0)).unwrap();
     let mut s = init.clone();
-    assert!(matches!(GridKnock::evolve(&mut s, &red), Err(CoreError::Corrupt(_))));
+    assert!(matches!(
+        GridKnock::evolve(&mut s, &red),
+        Err(CoreError::Corrupt(_))
+    ));
     let mut s = init.clone();
     GridKnock::evolve(&mut s, &start[0]).unwrap();
     // Out of order / out of range events.
     let bogus = [
-        gk::ev_to_pb(&Ev::Drawn { seat: 0, value: 3, eligible: 0 }),
-        gk::ev_to_pb(&Ev::TurnEnded { seat: 0, closed: false, round_over: false, next: 1 }),
+        gk::ev_to_pb(&Ev::Drawn {
+            seat: 0,
+            value: 3,
+            eligible: 0,
+        }),
+        gk::ev_to_pb(&Ev::TurnEnded {
+            seat: 0,
+            closed: false,
+            round_over: false,
+            next: 1,
+        }),
         gk::ev_to_pb(&Ev::InitialChosen { seat: 0, slot: 95 }),
         gk::ev_to_pb(&Ev::InitialChosen { seat: 6, slot: 1 }),
         pb::Event { kind: None },
-        pb::Event { kind: Some(pb::event::Kind::KnockAnswered(pb::KnockAnswered { seat: 200, answer: 1 })) },
-        pb::Event { kind: Some(pb::event::Kind::Kept(pb::Kept { seat: 0, slot: None, placed: 99, removed: 0 })) },
+        pb::Event {
+            kind: Some(pb::event::Kind::KnockAnswered(pb::KnockAnswered {
+                seat: 200,
+                answer: 1,
+            })),
+        },
+        pb::Event {
+            kind: Some(pb::event::Kind::Kept(pb::Kept {
+                seat: 0,
+                slot: None,
+                placed: 99,
+                removed: 0,
+            })),
+        },
     ];
     for b in &bogus {
         let mut t = s.clone();
-        assert!(matches!(GridKnock::evolve(&mut t, b), Err(CoreError::Corrupt(_))), "{b:?}");
+        assert!(
+            matches!(GridKnock::evolve(&mut t, b), Err(CoreError::Corrupt(_))),
+            "{b:?}"
+        );
     }
     // Garbage bytes through the registry.
     let g = tablier_core::registry::find("grid_knock").unwrap();
@@ -961,11 +1242,30 @@ fn options_are_validated() {
         m
     };
     assert!(GridKnock::configure(3, &Options::new()).is_ok());
-    for bad in [o("colour", "red"), o("target_score", "0"), o("target_score", "x"), o("knocking", "maybe"), o("closer_penalty", "triple"), o("turn_cap", "5")] {
-        assert!(matches!(GridKnock::configure(3, &bad), Err(CoreError::InvalidOption(_))), "{bad:?}");
+    for bad in [
+        o("colour", "red"),
+        o("target_score", "0"),
+        o("target_score", "x"),
+        o("knocking", "maybe"),
+        o("closer_penalty", "triple"),
+        o("turn_cap", "5"),
+    ] {
+        assert!(
+            matches!(
+                GridKnock::configure(3, &bad),
+                Err(CoreError::InvalidOption(_))
+            ),
+            "{bad:?}"
+        );
     }
-    assert!(matches!(GridKnock::configure(1, &Options::new()), Err(CoreError::InvalidOption(_))));
-    assert!(matches!(GridKnock::configure(9, &Options::new()), Err(CoreError::InvalidOption(_))));
+    assert!(matches!(
+        GridKnock::configure(1, &Options::new()),
+        Err(CoreError::InvalidOption(_))
+    ));
+    assert!(matches!(
+        GridKnock::configure(9, &Options::new()),
+        Err(CoreError::InvalidOption(_))
+    ));
     let c = GridKnock::configure(3, &o("knocking", "off")).unwrap();
     assert!(!c.knocking);
     let c = GridKnock::configure(3, &o("closer_penalty", "none")).unwrap();
@@ -980,7 +1280,13 @@ fn initial_reveal_is_sealed_then_simultaneous() {
         GridKnock::evolve(&mut st, &e).unwrap();
     }
     assert_eq!(GridKnock::to_act(&st), vec![0, 1, 2]);
-    let evs = GridKnock::decide(&st, 1, &gk::to_action(Move::RevealInitial(sl(1, 1, 1))), &mut rng()).unwrap();
+    let evs = GridKnock::decide(
+        &st,
+        1,
+        &gk::to_action(Move::RevealInitial(sl(1, 1, 1))),
+        &mut rng(),
+    )
+    .unwrap();
     assert_eq!(evs.len(), 1);
     let other = GridKnock::redact(&evs[0], Viewer::Seat(0)).unwrap();
     let own = GridKnock::redact(&evs[0], Viewer::Seat(1)).unwrap();
@@ -1017,7 +1323,11 @@ fn turn_cap_aborts_the_match() {
             .copied()
             .find(|m| matches!(m, Move::Keep(s) if st.up >> s & 1 == 1))
             .unwrap_or(moves[0]);
-        let mv = if mv == Move::Draw && moves.contains(&Move::TakeDiscard) { Move::TakeDiscard } else { mv };
+        let mv = if mv == Move::Draw && moves.contains(&Move::TakeDiscard) {
+            Move::TakeDiscard
+        } else {
+            mv
+        };
         gk::act(&mut st, seat, mv, &mut r, &mut evs).unwrap();
     }
     let o = GridKnock::outcome(&st).unwrap();
@@ -1033,10 +1343,24 @@ fn conformance_for(seats: u32, matches: u64, target: &str) {
     o.insert("target_score".into(), target.into());
     let t = std::time::Instant::now();
     let report = conformance::run::<GridKnock>(seats, &o, matches, 1000 * seats as u64, 20_000);
-    assert!(report.violations.is_empty(), "{seats} seats: {:#?}", report.violations);
+    assert!(
+        report.violations.is_empty(),
+        "{seats} seats: {:#?}",
+        report.violations
+    );
     assert_eq!(report.matches, matches);
-    assert!(report.steps > matches * 10, "matches were played: {} steps", report.steps);
-    eprintln!("{seats} seats: {} matches, {} steps, {} events in {:?}", report.matches, report.steps, report.events, t.elapsed());
+    assert!(
+        report.steps > matches * 10,
+        "matches were played: {} steps",
+        report.steps
+    );
+    eprintln!(
+        "{seats} seats: {} matches, {} steps, {} events in {:?}",
+        report.matches,
+        report.steps,
+        report.events,
+        t.elapsed()
+    );
 }
 
 #[test]
@@ -1098,7 +1422,9 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
     let mut checked = 0;
     for seed in 0..300u64 {
         let n = [3u32, 4, 5, 2][seed as usize % 4];
-        let Some(st) = random_state(n, seed, (seed as usize * 7) % 120) else { continue };
+        let Some(st) = random_state(n, seed, (seed as usize * 7) % 120) else {
+            continue;
+        };
         let mut r = Rng::from_u64(seed ^ 99);
         let mask = gk::to_act_mask(&st);
         let seats: Vec<u8> = (0..8).filter(|i| mask >> i & 1 == 1).collect();
@@ -1106,21 +1432,37 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
         let mut moves = vec![];
         gk::legal_moves(&st, actor, &mut moves);
         let mv = moves[r.index(moves.len())];
-        let orig_events = GridKnock::decide(&st, actor as u32, &gk::to_action(mv), &mut Rng::from_u64(seed)).unwrap();
-        let orig_int: Vec<Ev> = orig_events.iter().map(|e| gk::pb_to_ev(e).unwrap()).collect();
+        let orig_events = GridKnock::decide(
+            &st,
+            actor as u32,
+            &gk::to_action(mv),
+            &mut Rng::from_u64(seed),
+        )
+        .unwrap();
+        let orig_int: Vec<Ev> = orig_events
+            .iter()
+            .map(|e| gk::pb_to_ev(e).unwrap())
+            .collect();
         let reveals_all = orig_int.iter().any(|e| matches!(e, Ev::RoundScored(_)));
-        let reveals_y = orig_int.iter().any(|e| matches!(e, Ev::YPlaced { .. } | Ev::YDiscarded { .. }));
+        let reveals_y = orig_int
+            .iter()
+            .any(|e| matches!(e, Ev::YPlaced { .. } | Ev::YDiscarded { .. }));
         let closes_window = orig_int.iter().any(|e| matches!(e, Ev::KnockClosed { .. }));
         for s in 0..n as u8 {
             // Places hidden from s that this action does not reveal to s.
             let mut fixed: Vec<u8> = vec![];
             match mv {
-                Move::Keep(p) | Move::DiscardReveal(p) | Move::Take(p) | Move::Return(p) => fixed.push(p),
+                Move::Keep(p) | Move::DiscardReveal(p) | Move::Take(p) | Move::Return(p) => {
+                    fixed.push(p)
+                }
                 Move::KnockerSwap(p) if s == actor => fixed.push(p),
                 Move::RevealInitial(p) => fixed.push(p),
                 _ => {}
             }
-            if orig_int.iter().any(|e| matches!(e, Ev::InitialRevealed { .. })) {
+            if orig_int
+                .iter()
+                .any(|e| matches!(e, Ev::InitialRevealed { .. }))
+            {
                 // The simultaneous flip shows every chosen card.
                 for i in 0..n as usize {
                     fixed.extend(st.init_choice[i].iter().copied().filter(|&x| x != u8::MAX));
@@ -1129,7 +1471,11 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
             let mut hidden_slots: Vec<u8> = (0..(12 * n) as u8)
                 .filter(|&x| st.filled >> x & 1 == 1 && st.up >> x & 1 == 0 && !fixed.contains(&x))
                 .collect();
-            let draw_hidden = if matches!(mv, Move::Draw) { st.draw_len.saturating_sub(1) } else { st.draw_len } as usize;
+            let draw_hidden = if matches!(mv, Move::Draw) {
+                st.draw_len.saturating_sub(1)
+            } else {
+                st.draw_len
+            } as usize;
             // Collect the hidden values, permute them, put them back.
             let mut vals: Vec<i8> = hidden_slots.iter().map(|&x| st.val[x as usize]).collect();
             vals.extend_from_slice(&st.draw[..draw_hidden]);
@@ -1186,18 +1532,36 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
                 continue;
             }
             // Same public action on the copy: the redactions for s are identical.
-            let alt_events = GridKnock::decide(&alt, actor as u32, &gk::to_action(mv), &mut Rng::from_u64(seed))
-                .unwrap_or_else(|e| panic!("seed {seed}: {mv:?} legal in original but not in copy: {e}"));
-            assert_eq!(orig_events.len(), alt_events.len(), "seed {seed}: event count differs");
+            let alt_events = GridKnock::decide(
+                &alt,
+                actor as u32,
+                &gk::to_action(mv),
+                &mut Rng::from_u64(seed),
+            )
+            .unwrap_or_else(|e| {
+                panic!("seed {seed}: {mv:?} legal in original but not in copy: {e}")
+            });
+            assert_eq!(
+                orig_events.len(),
+                alt_events.len(),
+                "seed {seed}: event count differs"
+            );
             for (a, b) in orig_events.iter().zip(&alt_events) {
                 let ra = GridKnock::redact(a, v).map(|e| e.encode_to_vec());
                 let rb = GridKnock::redact(b, v).map(|e| e.encode_to_vec());
-                assert_eq!(ra, rb, "seed {seed}: seat {s} sees a difference in {:?} vs {:?}", a, b);
+                assert_eq!(
+                    ra, rb,
+                    "seed {seed}: seat {s} sees a difference in {:?} vs {:?}",
+                    a, b
+                );
                 checked_events += 1;
             }
         }
     }
-    assert!(checked > 500 && checked_events > 500, "{checked} views, {checked_events} events");
+    assert!(
+        checked > 500 && checked_events > 500,
+        "{checked} views, {checked_events} events"
+    );
 }
 
 #[test]
@@ -1206,8 +1570,14 @@ fn spectator_and_auditor_views() {
     let spec = GridKnock::view(&st, Viewer::Spectator);
     let aud = GridKnock::view(&st, Viewer::Auditor);
     assert!(spec.draw_pile.is_empty() && !aud.draw_pile.is_empty());
-    assert!(aud.slots.iter().all(|s| s.state == pb::SlotState::Empty as i32 || s.value.is_some()));
-    assert!(spec.slots.iter().all(|s| s.state != pb::SlotState::FaceDown as i32 || s.value.is_none()));
+    assert!(aud
+        .slots
+        .iter()
+        .all(|s| s.state == pb::SlotState::Empty as i32 || s.value.is_some()));
+    assert!(spec
+        .slots
+        .iter()
+        .all(|s| s.state != pb::SlotState::FaceDown as i32 || s.value.is_none()));
     let text = GridKnock::render(&st, Viewer::Seat(0));
     assert!(text.contains("Grid Knock"));
     let text = GridKnock::render(&st, Viewer::Auditor);
@@ -1227,15 +1597,26 @@ fn greedy_bot_beats_random_bot() {
         let greedy_seat = (seed % 2) as u32;
         while GridKnock::outcome(&st).is_none() {
             let seat = GridKnock::to_act(&st)[0];
-            let bot = if seat == greedy_seat { "greedy" } else { "random" };
+            let bot = if seat == greedy_seat {
+                "greedy"
+            } else {
+                "random"
+            };
             let a = GridKnock::bot_action(&st, seat, bot, &mut r).unwrap();
             for e in GridKnock::decide(&st, seat, &a, &mut r).unwrap() {
                 GridKnock::evolve(&mut st, &e).unwrap();
             }
         }
-        if GridKnock::outcome(&st).unwrap().winners.contains(&greedy_seat) {
+        if GridKnock::outcome(&st)
+            .unwrap()
+            .winners
+            .contains(&greedy_seat)
+        {
             greedy_wins += 1;
         }
     }
-    assert!(greedy_wins * 10 >= games * 7, "greedy won {greedy_wins} of {games}");
+    assert!(
+        greedy_wins * 10 >= games * 7,
+        "greedy won {greedy_wins} of {games}"
+    );
 }

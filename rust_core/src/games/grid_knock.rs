@@ -42,8 +42,21 @@ pub struct GridKnock;
 const NONE: u8 = u8::MAX;
 const NO_CARD: i8 = i8::MIN;
 const DECK: [(i8, u8); 15] = [
-    (-2, 5), (-1, 10), (0, 15), (1, 10), (2, 10), (3, 10), (4, 10), (5, 10), (6, 10), (7, 10), (8, 10),
-    (9, 10), (10, 10), (11, 10), (12, 10),
+    (-2, 5),
+    (-1, 10),
+    (0, 15),
+    (1, 10),
+    (2, 10),
+    (3, 10),
+    (4, 10),
+    (5, 10),
+    (6, 10),
+    (7, 10),
+    (8, 10),
+    (9, 10),
+    (10, 10),
+    (11, 10),
+    (12, 10),
 ];
 const DECK_SIZE: usize = 150;
 
@@ -70,13 +83,25 @@ impl Config {
         for i in 0..n {
             for r in 0..3 {
                 for d in 0..5 {
-                    let s = if d == 0 { ((i + 1) % n) * 12 + r * 4 + 3 } else { i * 12 + r * 4 + d - 1 };
+                    let s = if d == 0 {
+                        ((i + 1) % n) * 12 + r * 4 + 3
+                    } else {
+                        i * 12 + r * 4 + d - 1
+                    };
                     dom[i][r * 5 + d] = s as u8;
                     dom_mask[i] |= 1u128 << s;
                 }
             }
         }
-        Config { seats, target_score: 100, closer_penalty: true, knocking: true, turn_cap: 3000, dom, dom_mask }
+        Config {
+            seats,
+            target_score: 100,
+            closer_penalty: true,
+            knocking: true,
+            turn_cap: 3000,
+            dom,
+            dom_mask,
+        }
     }
 }
 
@@ -225,7 +250,10 @@ pub struct Triples {
 /// Cells are in line order.
 #[inline]
 pub fn triples(st: &State, i: u8) -> Triples {
-    let mut out = Triples { cells: [[0; 3]; 14], len: 0 };
+    let mut out = Triples {
+        cells: [[0; 3]; 14],
+        len: 0,
+    };
     let dom = &st.cfg.dom[i as usize];
     if (st.up & st.cfg.dom_mask[i as usize]).count_ones() < 3 {
         return out;
@@ -245,9 +273,17 @@ pub fn triples(st: &State, i: u8) -> Triples {
     let mut filled: u16 = 0;
     for r in 0..3 {
         let b = r * 4;
-        key[r * 5] = if up_nb >> (b + 3) & 1 == 1 { nv[b + 3] } else { 32 + (r * 5) as i8 };
+        key[r * 5] = if up_nb >> (b + 3) & 1 == 1 {
+            nv[b + 3]
+        } else {
+            32 + (r * 5) as i8
+        };
         for c in 0..4 {
-            key[r * 5 + 1 + c] = if up_own >> (b + c) & 1 == 1 { ov[b + c] } else { 33 + (r * 5 + c) as i8 };
+            key[r * 5 + 1 + c] = if up_own >> (b + c) & 1 == 1 {
+                ov[b + c]
+            } else {
+                33 + (r * 5 + c) as i8
+            };
         }
         filled |= (((f_nb >> (b + 3) & 1) | ((f_own >> b & 0xf) << 1)) as u16) << (r * 5);
     }
@@ -333,30 +369,115 @@ pub enum Move {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ev {
-    Dealt { round: u32, dealer: u8, nblock: u8, cards: [i8; DECK_SIZE] },
-    InitialChosen { seat: u8, slot: u8 },
-    InitialRevealed { slots: [u8; 16], vals: [i8; 16], len: u8 },
-    Reshuffled { pile: [i8; DECK_SIZE], len: u8, top: i8 },
-    Drawn { seat: u8, value: i8, eligible: u8 },
-    TookDiscard { seat: u8, value: i8 },
-    KnockAnswered { seat: u8, knock: bool },
-    KnockClosed { knockers: u8 },
-    Accepted { seat: u8, knocker: u8 },
-    Refused { seat: u8 },
-    Kept { seat: u8, slot: u8, placed: i8, removed: i8 },
-    DiscardedRevealed { seat: u8, discarded: i8, slot: u8, revealed: i8 },
-    KnockerSwapped { knocker: u8, slot: u8, placed: i8, removed: i8, removed_up: bool },
-    Triple { seat: u8, cells: [u8; 3], value: i8 },
-    TriplesEnded { seat: u8, auto: bool },
-    Taken { seat: u8, knocker: u8, slot: u8, value: i8 },
-    Returned { seat: u8, slot: u8, placed: i8, removed: i8 },
-    WDiscarded { seat: u8, value: i8 },
-    YPlaced { knocker: u8, slot: u8, value: i8 },
-    YDiscarded { knocker: u8, value: i8 },
-    EmptyPassed { seat: u8 },
-    TurnEnded { seat: u8, closed: bool, round_over: bool, next: u8 },
+    Dealt {
+        round: u32,
+        dealer: u8,
+        nblock: u8,
+        cards: [i8; DECK_SIZE],
+    },
+    InitialChosen {
+        seat: u8,
+        slot: u8,
+    },
+    InitialRevealed {
+        slots: [u8; 16],
+        vals: [i8; 16],
+        len: u8,
+    },
+    Reshuffled {
+        pile: [i8; DECK_SIZE],
+        len: u8,
+        top: i8,
+    },
+    Drawn {
+        seat: u8,
+        value: i8,
+        eligible: u8,
+    },
+    TookDiscard {
+        seat: u8,
+        value: i8,
+    },
+    KnockAnswered {
+        seat: u8,
+        knock: bool,
+    },
+    KnockClosed {
+        knockers: u8,
+    },
+    Accepted {
+        seat: u8,
+        knocker: u8,
+    },
+    Refused {
+        seat: u8,
+    },
+    Kept {
+        seat: u8,
+        slot: u8,
+        placed: i8,
+        removed: i8,
+    },
+    DiscardedRevealed {
+        seat: u8,
+        discarded: i8,
+        slot: u8,
+        revealed: i8,
+    },
+    KnockerSwapped {
+        knocker: u8,
+        slot: u8,
+        placed: i8,
+        removed: i8,
+        removed_up: bool,
+    },
+    Triple {
+        seat: u8,
+        cells: [u8; 3],
+        value: i8,
+    },
+    TriplesEnded {
+        seat: u8,
+        auto: bool,
+    },
+    Taken {
+        seat: u8,
+        knocker: u8,
+        slot: u8,
+        value: i8,
+    },
+    Returned {
+        seat: u8,
+        slot: u8,
+        placed: i8,
+        removed: i8,
+    },
+    WDiscarded {
+        seat: u8,
+        value: i8,
+    },
+    YPlaced {
+        knocker: u8,
+        slot: u8,
+        value: i8,
+    },
+    YDiscarded {
+        knocker: u8,
+        value: i8,
+    },
+    EmptyPassed {
+        seat: u8,
+    },
+    TurnEnded {
+        seat: u8,
+        closed: bool,
+        round_over: bool,
+        next: u8,
+    },
     RoundScored(Box<Scoring>),
-    Aborted { turns: u32 },
+    Aborted {
+        turns: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -473,13 +594,25 @@ pub fn score_round(st: &State) -> Scoring {
     let mut winners = 0u8;
     if over {
         let best = totals[..n].iter().copied().min().unwrap_or(0);
-        for i in 0..n {
-            if totals[i] == best {
+        for (i, &t) in totals[..n].iter().enumerate() {
+            if t == best {
                 winners |= 1 << i;
             }
         }
     }
-    Scoring { seats: n as u8, round: st.round, revealed, vals, raw, scores, totals, closer: st.closer, doubled, over, winners }
+    Scoring {
+        seats: n as u8,
+        round: st.round,
+        revealed,
+        vals,
+        raw,
+        scores,
+        totals,
+        closer: st.closer,
+        doubled,
+        over,
+        winners,
+    }
 }
 
 fn begin_turn(st: &mut State, seat: u8) {
@@ -495,7 +628,11 @@ fn begin_turn(st: &mut State, seat: u8) {
     st.q = NONE;
     st.w = NO_CARD;
     st.tri_owner = NONE;
-    st.phase = if st.cnt(seat) == 0 { Phase::PassEmptyPending } else { Phase::ChooseSource };
+    st.phase = if st.cnt(seat) == 0 {
+        Phase::PassEmptyPending
+    } else {
+        Phase::ChooseSource
+    };
 }
 
 fn open_triples(st: &mut State, owner: u8, ctx: Ctx) {
@@ -510,7 +647,12 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
     let nslots = (12 * n) as u8;
     let slot_ok = |s: u8| s < nslots;
     match *ev {
-        Ev::Dealt { round, dealer, nblock, ref cards } => {
+        Ev::Dealt {
+            round,
+            dealer,
+            nblock,
+            ref cards,
+        } => {
             ensure(st.phase == Phase::DealPending, "deal outside a deal")?;
             ensure(nblock as usize == 12 * n, "deal size")?;
             ensure(round == st.round + 1, "round number")?;
@@ -524,7 +666,11 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             let nb = nblock as usize;
             st.val = [NO_CARD; 96];
             st.val[..nb].copy_from_slice(&cards[..nb]);
-            st.filled = if nb == 128 { u128::MAX } else { (1u128 << nb) - 1 };
+            st.filled = if nb == 128 {
+                u128::MAX
+            } else {
+                (1u128 << nb) - 1
+            };
             st.up = 0;
             st.disc = [0; DECK_SIZE];
             st.disc[0] = cards[nb];
@@ -545,12 +691,21 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             st.phase = Phase::InitialReveal;
         }
         Ev::InitialChosen { seat, slot } => {
-            ensure(st.phase == Phase::InitialReveal, "initial choice outside the initial reveal")?;
+            ensure(
+                st.phase == Phase::InitialReveal,
+                "initial choice outside the initial reveal",
+            )?;
             ensure((seat as usize) < n && slot_ok(slot), "seat or slot")?;
             let c = st.init_cnt[seat as usize];
             ensure(c < 2, "third initial choice")?;
-            ensure(slot / 12 == seat && st.is_filled(slot) && !st.is_up(slot), "initial choice slot")?;
-            ensure(!st.init_choice[seat as usize].contains(&slot), "slot chosen twice")?;
+            ensure(
+                slot / 12 == seat && st.is_filled(slot) && !st.is_up(slot),
+                "initial choice slot",
+            )?;
+            ensure(
+                !st.init_choice[seat as usize].contains(&slot),
+                "slot chosen twice",
+            )?;
             st.init_choice[seat as usize][c as usize] = slot;
             st.init_cnt[seat as usize] = c + 1;
             if st.init_cnt[..n].iter().all(|&c| c == 2) {
@@ -560,20 +715,29 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
         Ev::InitialRevealed { slots, vals, len } => {
             ensure(st.phase == Phase::InitialFlipPending, "initial flip")?;
             let (es, ev_, el) = initial_flip(st);
-            ensure(el == len && es == slots && ev_ == vals, "initial flip cards")?;
+            ensure(
+                el == len && es == slots && ev_ == vals,
+                "initial flip cards",
+            )?;
             for &s in &slots[..len as usize] {
                 st.up |= 1u128 << s;
             }
             begin_turn(st, st.first);
         }
         Ev::Reshuffled { ref pile, len, top } => {
-            ensure(st.phase == Phase::ChooseSource && st.draw_len == 0 && st.disc_len >= 2, "reshuffle")?;
-            ensure(len as usize == st.disc_len as usize - 1 && Some(top) == st.discard_top(), "reshuffle sizes")?;
+            ensure(
+                st.phase == Phase::ChooseSource && st.draw_len == 0 && st.disc_len >= 2,
+                "reshuffle",
+            )?;
+            ensure(
+                len as usize == st.disc_len as usize - 1 && Some(top) == st.discard_top(),
+                "reshuffle sizes",
+            )?;
             let mut a = [0u16; 15];
             let mut b = [0u16; 15];
-            for i in 0..len as usize {
-                ensure(hist_add(&mut a, pile[i]), "card value")?;
-                hist_add(&mut b, st.disc[i]);
+            for (&p, &d) in pile[..len as usize].iter().zip(&st.disc[..len as usize]) {
+                ensure(hist_add(&mut a, p), "card value")?;
+                hist_add(&mut b, d);
             }
             ensure(a == b, "reshuffle is not the discard pile")?;
             st.draw[..len as usize].copy_from_slice(&pile[..len as usize]);
@@ -581,25 +745,45 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             st.disc[0] = top;
             st.disc_len = 1;
         }
-        Ev::Drawn { seat, value, eligible } => {
-            ensure(st.phase == Phase::ChooseSource && seat == st.active && st.draw_len > 0, "draw")?;
+        Ev::Drawn {
+            seat,
+            value,
+            eligible,
+        } => {
+            ensure(
+                st.phase == Phase::ChooseSource && seat == st.active && st.draw_len > 0,
+                "draw",
+            )?;
             ensure(st.draw[st.draw_len as usize - 1] == value, "drawn value")?;
             ensure(eligible == eligible_knockers(st), "knock eligibility")?;
             st.draw_len -= 1;
             st.x = value;
             st.eligible = eligible;
-            st.phase = if eligible != 0 { Phase::KnockWindow } else { Phase::DecideDrawn };
+            st.phase = if eligible != 0 {
+                Phase::KnockWindow
+            } else {
+                Phase::DecideDrawn
+            };
         }
         Ev::TookDiscard { seat, value } => {
-            ensure(st.phase == Phase::ChooseSource && seat == st.active, "take discard")?;
+            ensure(
+                st.phase == Phase::ChooseSource && seat == st.active,
+                "take discard",
+            )?;
             ensure(st.discard_top() == Some(value), "discard value")?;
             st.disc_len -= 1;
             st.x = value;
             st.phase = Phase::SwapDiscard;
         }
         Ev::KnockAnswered { seat, knock } => {
-            ensure(st.phase == Phase::KnockWindow && (seat as usize) < n, "knock answer")?;
-            ensure(st.eligible >> seat & 1 == 1 && st.answered >> seat & 1 == 0, "knock answerer")?;
+            ensure(
+                st.phase == Phase::KnockWindow && (seat as usize) < n,
+                "knock answer",
+            )?;
+            ensure(
+                st.eligible >> seat & 1 == 1 && st.answered >> seat & 1 == 0,
+                "knock answerer",
+            )?;
             st.answered |= 1 << seat;
             if knock {
                 st.knocked |= 1 << seat;
@@ -609,42 +793,101 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             }
         }
         Ev::KnockClosed { knockers } => {
-            ensure(st.phase == Phase::KnockClosePending && knockers == st.knocked, "knock close")?;
+            ensure(
+                st.phase == Phase::KnockClosePending && knockers == st.knocked,
+                "knock close",
+            )?;
             st.knockers = knockers;
-            st.phase = if knockers != 0 { Phase::KnockDecision } else { Phase::DecideDrawn };
+            st.phase = if knockers != 0 {
+                Phase::KnockDecision
+            } else {
+                Phase::DecideDrawn
+            };
         }
         Ev::Accepted { seat, knocker } => {
-            ensure(st.phase == Phase::KnockDecision && seat == st.active, "accept")?;
-            ensure((knocker as usize) < n && st.knockers >> knocker & 1 == 1, "accepted knocker")?;
+            ensure(
+                st.phase == Phase::KnockDecision && seat == st.active,
+                "accept",
+            )?;
+            ensure(
+                (knocker as usize) < n && st.knockers >> knocker & 1 == 1,
+                "accepted knocker",
+            )?;
             st.knocker = knocker;
             st.phase = Phase::KnockerSwap;
         }
         Ev::Refused { seat } => {
-            ensure(st.phase == Phase::KnockDecision && seat == st.active, "refuse")?;
+            ensure(
+                st.phase == Phase::KnockDecision && seat == st.active,
+                "refuse",
+            )?;
             st.phase = Phase::DecideDrawn;
         }
-        Ev::Kept { seat, slot, placed, removed } => {
-            ensure(matches!(st.phase, Phase::DecideDrawn | Phase::SwapDiscard) && seat == st.active, "keep")?;
-            ensure(slot_ok(slot) && st.in_dom(seat, slot) && st.is_filled(slot), "keep slot")?;
-            ensure(placed == st.x && removed == st.val[slot as usize], "keep values")?;
+        Ev::Kept {
+            seat,
+            slot,
+            placed,
+            removed,
+        } => {
+            ensure(
+                matches!(st.phase, Phase::DecideDrawn | Phase::SwapDiscard) && seat == st.active,
+                "keep",
+            )?;
+            ensure(
+                slot_ok(slot) && st.in_dom(seat, slot) && st.is_filled(slot),
+                "keep slot",
+            )?;
+            ensure(
+                placed == st.x && removed == st.val[slot as usize],
+                "keep values",
+            )?;
             st.w = st.take_slot(slot);
             st.place_up(slot, st.x);
             st.x = NO_CARD;
             open_triples(st, seat, Ctx::Keep);
         }
-        Ev::DiscardedRevealed { seat, discarded, slot, revealed } => {
-            ensure(st.phase == Phase::DecideDrawn && seat == st.active, "discard and reveal")?;
-            ensure(slot_ok(slot) && st.in_dom(seat, slot) && st.is_filled(slot) && !st.is_up(slot), "reveal slot")?;
-            ensure(discarded == st.x && revealed == st.val[slot as usize], "reveal values")?;
+        Ev::DiscardedRevealed {
+            seat,
+            discarded,
+            slot,
+            revealed,
+        } => {
+            ensure(
+                st.phase == Phase::DecideDrawn && seat == st.active,
+                "discard and reveal",
+            )?;
+            ensure(
+                slot_ok(slot) && st.in_dom(seat, slot) && st.is_filled(slot) && !st.is_up(slot),
+                "reveal slot",
+            )?;
+            ensure(
+                discarded == st.x && revealed == st.val[slot as usize],
+                "reveal values",
+            )?;
             st.push_discard(st.x)?;
             st.x = NO_CARD;
             st.up |= 1u128 << slot;
             open_triples(st, seat, Ctx::Reveal);
         }
-        Ev::KnockerSwapped { knocker, slot, placed, removed, removed_up } => {
-            ensure(st.phase == Phase::KnockerSwap && knocker == st.knocker, "knocker swap")?;
-            ensure(slot_ok(slot) && st.in_dom(knocker, slot) && st.is_filled(slot), "knocker slot")?;
-            ensure(placed == st.x && removed == st.val[slot as usize] && removed_up == st.is_up(slot), "knocker values")?;
+        Ev::KnockerSwapped {
+            knocker,
+            slot,
+            placed,
+            removed,
+            removed_up,
+        } => {
+            ensure(
+                st.phase == Phase::KnockerSwap && knocker == st.knocker,
+                "knocker swap",
+            )?;
+            ensure(
+                slot_ok(slot) && st.in_dom(knocker, slot) && st.is_filled(slot),
+                "knocker slot",
+            )?;
+            ensure(
+                placed == st.x && removed == st.val[slot as usize] && removed_up == st.is_up(slot),
+                "knocker values",
+            )?;
             st.y_up = removed_up;
             st.y = st.take_slot(slot);
             st.place_up(slot, st.x);
@@ -662,8 +905,14 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             }
         }
         Ev::TriplesEnded { seat, auto } => {
-            ensure(st.phase == Phase::Triples && seat == st.tri_owner, "end triples")?;
-            ensure(!auto || triples(st, seat).len == 0, "automatic end with triples left")?;
+            ensure(
+                st.phase == Phase::Triples && seat == st.tri_owner,
+                "end triples",
+            )?;
+            ensure(
+                !auto || triples(st, seat).len == 0,
+                "automatic end with triples left",
+            )?;
             st.tri_owner = NONE;
             st.phase = match st.tri_ctx {
                 Ctx::Keep | Ctx::Return => Phase::WDiscardPending,
@@ -671,52 +920,113 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 Ctx::Knocker => Phase::TakeFromKnocker,
             };
         }
-        Ev::Taken { seat, knocker, slot, value } => {
-            ensure(st.phase == Phase::TakeFromKnocker && seat == st.active && knocker == st.knocker, "take")?;
-            ensure(slot_ok(slot) && take_targets(st) >> slot & 1 == 1, "take slot")?;
+        Ev::Taken {
+            seat,
+            knocker,
+            slot,
+            value,
+        } => {
+            ensure(
+                st.phase == Phase::TakeFromKnocker && seat == st.active && knocker == st.knocker,
+                "take",
+            )?;
+            ensure(
+                slot_ok(slot) && take_targets(st) >> slot & 1 == 1,
+                "take slot",
+            )?;
             ensure(value == st.val[slot as usize], "take value")?;
             st.z = st.take_slot(slot);
             st.q = slot;
             st.phase = Phase::ReturnSwap;
         }
-        Ev::Returned { seat, slot, placed, removed } => {
-            ensure(st.phase == Phase::ReturnSwap && seat == st.active, "return swap")?;
-            ensure(slot_ok(slot) && st.in_dom(seat, slot) && st.is_filled(slot), "return slot")?;
-            ensure(placed == st.z && removed == st.val[slot as usize], "return values")?;
+        Ev::Returned {
+            seat,
+            slot,
+            placed,
+            removed,
+        } => {
+            ensure(
+                st.phase == Phase::ReturnSwap && seat == st.active,
+                "return swap",
+            )?;
+            ensure(
+                slot_ok(slot) && st.in_dom(seat, slot) && st.is_filled(slot),
+                "return slot",
+            )?;
+            ensure(
+                placed == st.z && removed == st.val[slot as usize],
+                "return values",
+            )?;
             st.w = st.take_slot(slot);
             st.place_up(slot, st.z);
             st.z = NO_CARD;
             open_triples(st, seat, Ctx::Return);
         }
         Ev::WDiscarded { seat, value } => {
-            ensure(st.phase == Phase::WDiscardPending && seat == st.active && value == st.w, "exchanged card")?;
+            ensure(
+                st.phase == Phase::WDiscardPending && seat == st.active && value == st.w,
+                "exchanged card",
+            )?;
             st.push_discard(value)?;
             st.w = NO_CARD;
-            st.phase = if st.q != NONE { Phase::YPlacePending } else { Phase::TurnEndPending };
+            st.phase = if st.q != NONE {
+                Phase::YPlacePending
+            } else {
+                Phase::TurnEndPending
+            };
         }
-        Ev::YPlaced { knocker, slot, value } => {
-            ensure(st.phase == Phase::YPlacePending && knocker == st.knocker, "held card placement")?;
-            ensure(slot == st.q && value == st.y && slot_ok(slot) && !st.is_filled(slot), "held card slot")?;
+        Ev::YPlaced {
+            knocker,
+            slot,
+            value,
+        } => {
+            ensure(
+                st.phase == Phase::YPlacePending && knocker == st.knocker,
+                "held card placement",
+            )?;
+            ensure(
+                slot == st.q && value == st.y && slot_ok(slot) && !st.is_filled(slot),
+                "held card slot",
+            )?;
             st.place_up(slot, value);
             st.y = NO_CARD;
             st.q = NONE;
             st.phase = Phase::TurnEndPending;
         }
         Ev::YDiscarded { knocker, value } => {
-            ensure(st.phase == Phase::TakeFromKnocker && knocker == st.knocker && take_targets(st) == 0, "held discard")?;
+            ensure(
+                st.phase == Phase::TakeFromKnocker
+                    && knocker == st.knocker
+                    && take_targets(st) == 0,
+                "held discard",
+            )?;
             ensure(value == st.y, "held value")?;
             st.push_discard(value)?;
             st.y = NO_CARD;
             st.phase = Phase::TurnEndPending;
         }
         Ev::EmptyPassed { seat } => {
-            ensure(st.phase == Phase::PassEmptyPending && seat == st.active, "pass empty")?;
+            ensure(
+                st.phase == Phase::PassEmptyPending && seat == st.active,
+                "pass empty",
+            )?;
             st.phase = Phase::TurnEndPending;
         }
-        Ev::TurnEnded { seat, closed, round_over, next } => {
-            ensure(st.phase == Phase::TurnEndPending && seat == st.active, "turn end")?;
+        Ev::TurnEnded {
+            seat,
+            closed,
+            round_over,
+            next,
+        } => {
+            ensure(
+                st.phase == Phase::TurnEndPending && seat == st.active,
+                "turn end",
+            )?;
             let (c, r, nx, closer, fin) = turn_end_result(st);
-            ensure(c == closed && r == round_over && nx == next, "turn end flags")?;
+            ensure(
+                c == closed && r == round_over && nx == next,
+                "turn end flags",
+            )?;
             st.closer = closer;
             st.final_taken = fin;
             st.turns += 1;
@@ -744,7 +1054,10 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             };
         }
         Ev::Aborted { turns } => {
-            ensure(st.phase == Phase::AbortPending && turns == st.turns, "abort")?;
+            ensure(
+                st.phase == Phase::AbortPending && turns == st.turns,
+                "abort",
+            )?;
             st.phase = Phase::Aborted;
         }
     }
@@ -811,8 +1124,17 @@ fn deal_event(st: &State, rng: &mut Rng) -> Ev {
     }
     rng.shuffle(&mut cards);
     let n = st.n();
-    let dealer = if st.round == 0 { rng.index(n) as u8 } else { st.first };
-    Ev::Dealt { round: st.round + 1, dealer, nblock: (12 * n) as u8, cards }
+    let dealer = if st.round == 0 {
+        rng.index(n) as u8
+    } else {
+        st.first
+    };
+    Ev::Dealt {
+        round: st.round + 1,
+        dealer,
+        nblock: (12 * n) as u8,
+        cards,
+    }
 }
 
 /// Emits every automatic step until a decision is awaited (or the match is over).
@@ -825,24 +1147,44 @@ pub fn auto_steps(st: &mut State, rng: &mut Rng, evs: &mut Vec<Ev>) -> CoreResul
                 Ev::InitialRevealed { slots, vals, len }
             }
             Phase::PassEmptyPending => Ev::EmptyPassed { seat: st.active },
-            Phase::KnockClosePending => Ev::KnockClosed { knockers: st.knocked },
+            Phase::KnockClosePending => Ev::KnockClosed {
+                knockers: st.knocked,
+            },
             Phase::Triples => {
                 if triples(st, st.tri_owner).len > 0 {
                     return Ok(());
                 }
-                Ev::TriplesEnded { seat: st.tri_owner, auto: true }
+                Ev::TriplesEnded {
+                    seat: st.tri_owner,
+                    auto: true,
+                }
             }
             Phase::TakeFromKnocker => {
                 if take_targets(st) != 0 {
                     return Ok(());
                 }
-                Ev::YDiscarded { knocker: st.knocker, value: st.y }
+                Ev::YDiscarded {
+                    knocker: st.knocker,
+                    value: st.y,
+                }
             }
-            Phase::WDiscardPending => Ev::WDiscarded { seat: st.active, value: st.w },
-            Phase::YPlacePending => Ev::YPlaced { knocker: st.knocker, slot: st.q, value: st.y },
+            Phase::WDiscardPending => Ev::WDiscarded {
+                seat: st.active,
+                value: st.w,
+            },
+            Phase::YPlacePending => Ev::YPlaced {
+                knocker: st.knocker,
+                slot: st.q,
+                value: st.y,
+            },
             Phase::TurnEndPending => {
                 let (closed, round_over, next, _, _) = turn_end_result(st);
-                Ev::TurnEnded { seat: st.active, closed, round_over, next }
+                Ev::TurnEnded {
+                    seat: st.active,
+                    closed,
+                    round_over,
+                    next,
+                }
             }
             Phase::RoundEndPending => Ev::RoundScored(Box::new(score_round(st))),
             Phase::AbortPending => Ev::Aborted { turns: st.turns },
@@ -870,12 +1212,21 @@ fn phase_name(p: Phase) -> &'static str {
 }
 
 fn wrong_phase(st: &State) -> CoreError {
-    CoreError::rule("WRONG_PHASE", format!("that action is not possible during {}", phase_name(st.phase)))
+    CoreError::rule(
+        "WRONG_PHASE",
+        format!(
+            "that action is not possible during {}",
+            phase_name(st.phase)
+        ),
+    )
 }
 
 fn need_slot_in(st: &State, owner: u8, s: u8, whose: &str) -> CoreResult<()> {
     if !st.in_dom(owner, s) {
-        return Err(CoreError::rule("NOT_IN_DOMAIN", format!("that slot is not one of {whose} 15 cards")));
+        return Err(CoreError::rule(
+            "NOT_IN_DOMAIN",
+            format!("that slot is not one of {whose} 15 cards"),
+        ));
     }
     if !st.is_filled(s) {
         return Err(CoreError::rule("EMPTY_SLOT", "that slot is empty"));
@@ -890,7 +1241,10 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
         return Err(CoreError::game_over());
     }
     if (seat as usize) >= st.n() {
-        return Err(CoreError::malformed(format!("seat {seat} is not in this {}-seat match", st.n())));
+        return Err(CoreError::malformed(format!(
+            "seat {seat} is not in this {}-seat match",
+            st.n()
+        )));
     }
     if to_act_mask(st) >> seat & 1 == 0 {
         return Err(CoreError::not_your_turn());
@@ -899,17 +1253,26 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
     let ev = match (st.phase, mv) {
         (Phase::InitialReveal, Move::RevealInitial(s)) => {
             if s / 12 != seat {
-                return Err(CoreError::rule("NOT_OWN_BLOCK", "the initial reveal flips a card of your own block"));
+                return Err(CoreError::rule(
+                    "NOT_OWN_BLOCK",
+                    "the initial reveal flips a card of your own block",
+                ));
             }
             if st.is_up(s) || st.init_choice[seat as usize].contains(&s) {
-                return Err(CoreError::rule("NOT_FACE_DOWN", "choose a face-down card you have not chosen yet"));
+                return Err(CoreError::rule(
+                    "NOT_FACE_DOWN",
+                    "choose a face-down card you have not chosen yet",
+                ));
             }
             Ev::InitialChosen { seat, slot: s }
         }
         (Phase::ChooseSource, Move::Draw) => {
             if st.draw_len == 0 {
                 if st.disc_len < 2 {
-                    return Err(CoreError::rule("DRAW_PILE_EMPTY", "the draw pile is empty and cannot be rebuilt"));
+                    return Err(CoreError::rule(
+                        "DRAW_PILE_EMPTY",
+                        "the draw pile is empty and cannot be rebuilt",
+                    ));
                 }
                 let len = st.disc_len - 1;
                 let mut pile = [0i8; DECK_SIZE];
@@ -919,41 +1282,77 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                 emit(st, evs, Ev::Reshuffled { pile, len, top })?;
             }
             let value = st.draw[st.draw_len as usize - 1];
-            Ev::Drawn { seat, value, eligible: eligible_knockers(st) }
+            Ev::Drawn {
+                seat,
+                value,
+                eligible: eligible_knockers(st),
+            }
         }
         (Phase::ChooseSource, Move::TakeDiscard) => match st.discard_top() {
             Some(value) => Ev::TookDiscard { seat, value },
-            None => return Err(CoreError::rule("DISCARD_EMPTY", "the discard pile is empty")),
+            None => {
+                return Err(CoreError::rule(
+                    "DISCARD_EMPTY",
+                    "the discard pile is empty",
+                ))
+            }
         },
         (Phase::KnockWindow, Move::Knock) => Ev::KnockAnswered { seat, knock: true },
         (Phase::KnockWindow, Move::PassKnock) => Ev::KnockAnswered { seat, knock: false },
         (Phase::KnockDecision, Move::Accept(k)) => {
             if (k as usize) >= st.n() {
-                return Err(CoreError::malformed(format!("seat {k} is not in this match")));
+                return Err(CoreError::malformed(format!(
+                    "seat {k} is not in this match"
+                )));
             }
             if st.knockers >> k & 1 == 0 {
-                return Err(CoreError::rule("NOT_A_KNOCKER", format!("seat {k} did not knock")));
+                return Err(CoreError::rule(
+                    "NOT_A_KNOCKER",
+                    format!("seat {k} did not knock"),
+                ));
             }
             Ev::Accepted { seat, knocker: k }
         }
         (Phase::KnockDecision, Move::Refuse) => Ev::Refused { seat },
         (Phase::DecideDrawn | Phase::SwapDiscard, Move::Keep(s)) => {
             need_slot_in(st, a, s, "your")?;
-            Ev::Kept { seat, slot: s, placed: st.x, removed: st.val[s as usize] }
+            Ev::Kept {
+                seat,
+                slot: s,
+                placed: st.x,
+                removed: st.val[s as usize],
+            }
         }
         (Phase::SwapDiscard, Move::DiscardReveal(_)) => {
-            return Err(CoreError::rule("MUST_SWAP", "a card taken from the discard pile must be swapped in"))
+            return Err(CoreError::rule(
+                "MUST_SWAP",
+                "a card taken from the discard pile must be swapped in",
+            ))
         }
         (Phase::DecideDrawn, Move::DiscardReveal(s)) => {
             need_slot_in(st, a, s, "your")?;
             if st.is_up(s) {
-                return Err(CoreError::rule("NOT_FACE_DOWN", "discard_and_reveal must flip a face-down card"));
+                return Err(CoreError::rule(
+                    "NOT_FACE_DOWN",
+                    "discard_and_reveal must flip a face-down card",
+                ));
             }
-            Ev::DiscardedRevealed { seat, discarded: st.x, slot: s, revealed: st.val[s as usize] }
+            Ev::DiscardedRevealed {
+                seat,
+                discarded: st.x,
+                slot: s,
+                revealed: st.val[s as usize],
+            }
         }
         (Phase::KnockerSwap, Move::KnockerSwap(s)) => {
             need_slot_in(st, seat, s, "your")?;
-            Ev::KnockerSwapped { knocker: seat, slot: s, placed: st.x, removed: st.val[s as usize], removed_up: st.is_up(s) }
+            Ev::KnockerSwapped {
+                knocker: seat,
+                slot: s,
+                placed: st.x,
+                removed: st.val[s as usize],
+                removed_up: st.is_up(s),
+            }
         }
         (Phase::Triples, Move::Triple(cells)) => {
             let mut want = cells;
@@ -975,19 +1374,35 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
             }
         }
         (Phase::Triples, Move::BadTriple) => {
-            return Err(CoreError::rule("NOT_A_TRIPLE", "a triple is exactly three different cells"))
+            return Err(CoreError::rule(
+                "NOT_A_TRIPLE",
+                "a triple is exactly three different cells",
+            ))
         }
         (Phase::Triples, Move::EndTriples) => Ev::TriplesEnded { seat, auto: false },
         (Phase::TakeFromKnocker, Move::Take(s)) => {
             need_slot_in(st, st.knocker, s, "the knocker's")?;
             if st.in_dom(a, s) {
-                return Err(CoreError::rule("IN_OWN_DOMAIN", "that card is also one of your own 15 cards"));
+                return Err(CoreError::rule(
+                    "IN_OWN_DOMAIN",
+                    "that card is also one of your own 15 cards",
+                ));
             }
-            Ev::Taken { seat, knocker: st.knocker, slot: s, value: st.val[s as usize] }
+            Ev::Taken {
+                seat,
+                knocker: st.knocker,
+                slot: s,
+                value: st.val[s as usize],
+            }
         }
         (Phase::ReturnSwap, Move::Return(s)) => {
             need_slot_in(st, a, s, "your")?;
-            Ev::Returned { seat, slot: s, placed: st.z, removed: st.val[s as usize] }
+            Ev::Returned {
+                seat,
+                slot: s,
+                placed: st.z,
+                removed: st.val[s as usize],
+            }
         }
         _ => return Err(wrong_phase(st)),
     };
@@ -1081,7 +1496,11 @@ pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
 // Protobuf boundary
 
 fn pslot(s: u8) -> pb::Slot {
-    pb::Slot { owner: (s / 12) as u32, row: (s % 12 / 4 + 1) as u32, col: (s % 4 + 1) as u32 }
+    pb::Slot {
+        owner: (s / 12) as u32,
+        row: (s % 12 / 4 + 1) as u32,
+        col: (s % 4 + 1) as u32,
+    }
 }
 
 fn slot_index(p: &pb::Slot, n: usize) -> Option<u8> {
@@ -1115,7 +1534,10 @@ pub fn to_move(action: &pb::Action, n: usize) -> CoreResult<Move> {
         Some(K::PassKnock(_)) => Move::PassKnock,
         Some(K::AcceptKnock(a)) => {
             if a.knocker as usize >= n {
-                return Err(CoreError::malformed(format!("seat {} is not in this match", a.knocker)));
+                return Err(CoreError::malformed(format!(
+                    "seat {} is not in this match",
+                    a.knocker
+                )));
             }
             Move::Accept(a.knocker as u8)
         }
@@ -1128,7 +1550,11 @@ pub fn to_move(action: &pb::Action, n: usize) -> CoreResult<Move> {
             for c in &a.cells {
                 cells.push(action_slot(&Some(*c), n)?);
             }
-            if cells.len() != 3 || cells[0] == cells[1] || cells[1] == cells[2] || cells[0] == cells[2] {
+            if cells.len() != 3
+                || cells[0] == cells[1]
+                || cells[1] == cells[2]
+                || cells[0] == cells[2]
+            {
                 Move::BadTriple
             } else {
                 Move::Triple([cells[0], cells[1], cells[2]])
@@ -1154,7 +1580,9 @@ pub fn to_action(mv: Move) -> pb::Action {
         Move::Keep(x) => K::KeepSwap(pb::KeepSwap { slot: s(x) }),
         Move::DiscardReveal(x) => K::DiscardAndReveal(pb::DiscardAndReveal { slot: s(x) }),
         Move::KnockerSwap(x) => K::KnockerSwap(pb::KnockerSwap { slot: s(x) }),
-        Move::Triple(c) => K::DiscardTriple(pb::DiscardTriple { cells: c.iter().map(|&x| pslot(x)).collect() }),
+        Move::Triple(c) => K::DiscardTriple(pb::DiscardTriple {
+            cells: c.iter().map(|&x| pslot(x)).collect(),
+        }),
         Move::BadTriple => K::DiscardTriple(pb::DiscardTriple { cells: vec![] }),
         Move::EndTriples => K::EndTriples(pb::EndTriples {}),
         Move::Take(x) => K::TakeFromKnocker(pb::TakeFromKnocker { slot: s(x) }),
@@ -1182,7 +1610,12 @@ pub fn ev_to_pb(ev: &Ev) -> pb::Event {
     use pb::event::Kind as K;
     let i = |v: i8| v as i32;
     let kind = match ev {
-        Ev::Dealt { round, dealer, nblock, cards } => {
+        Ev::Dealt {
+            round,
+            dealer,
+            nblock,
+            cards,
+        } => {
             let nb = *nblock as usize;
             K::Dealt(pb::Dealt {
                 round: *round,
@@ -1194,45 +1627,81 @@ pub fn ev_to_pb(ev: &Ev) -> pb::Event {
                 discard_start: i(cards[nb]),
             })
         }
-        Ev::InitialChosen { seat, slot } => {
-            K::InitialChosen(pb::InitialChosen { seat: *seat as u32, slot: Some(pslot(*slot)) })
-        }
+        Ev::InitialChosen { seat, slot } => K::InitialChosen(pb::InitialChosen {
+            seat: *seat as u32,
+            slot: Some(pslot(*slot)),
+        }),
         Ev::InitialRevealed { slots, vals, len } => K::InitialRevealed(pb::InitialRevealed {
-            cards: (0..*len as usize).map(|k| pb::Card { slot: Some(pslot(slots[k])), value: i(vals[k]) }).collect(),
+            cards: (0..*len as usize)
+                .map(|k| pb::Card {
+                    slot: Some(pslot(slots[k])),
+                    value: i(vals[k]),
+                })
+                .collect(),
         }),
         Ev::Reshuffled { pile, len, top } => K::Reshuffled(pb::Reshuffled {
             draw_pile: pile[..*len as usize].iter().map(|&v| i(v)).collect(),
             draw_pile_size: *len as u32,
             discard_top: i(*top),
         }),
-        Ev::Drawn { seat, value, eligible } => {
-            K::Drawn(pb::Drawn { seat: *seat as u32, value: i(*value), knock_eligible: mask_list(*eligible) })
-        }
-        Ev::TookDiscard { seat, value } => K::TookDiscard(pb::TookDiscard { seat: *seat as u32, value: i(*value) }),
+        Ev::Drawn {
+            seat,
+            value,
+            eligible,
+        } => K::Drawn(pb::Drawn {
+            seat: *seat as u32,
+            value: i(*value),
+            knock_eligible: mask_list(*eligible),
+        }),
+        Ev::TookDiscard { seat, value } => K::TookDiscard(pb::TookDiscard {
+            seat: *seat as u32,
+            value: i(*value),
+        }),
         Ev::KnockAnswered { seat, knock } => K::KnockAnswered(pb::KnockAnswered {
             seat: *seat as u32,
-            answer: if *knock { pb::KnockAnswer::Knock } else { pb::KnockAnswer::Pass } as i32,
+            answer: if *knock {
+                pb::KnockAnswer::Knock
+            } else {
+                pb::KnockAnswer::Pass
+            } as i32,
         }),
-        Ev::KnockClosed { knockers } => K::KnockWindowClosed(pb::KnockWindowClosed { knockers: mask_list(*knockers) }),
-        Ev::Accepted { seat, knocker } => {
-            K::KnockAccepted(pb::KnockAccepted { seat: *seat as u32, knocker: *knocker as u32 })
-        }
+        Ev::KnockClosed { knockers } => K::KnockWindowClosed(pb::KnockWindowClosed {
+            knockers: mask_list(*knockers),
+        }),
+        Ev::Accepted { seat, knocker } => K::KnockAccepted(pb::KnockAccepted {
+            seat: *seat as u32,
+            knocker: *knocker as u32,
+        }),
         Ev::Refused { seat } => K::KnocksRefused(pb::KnocksRefused { seat: *seat as u32 }),
-        Ev::Kept { seat, slot, placed, removed } => K::Kept(pb::Kept {
+        Ev::Kept {
+            seat,
+            slot,
+            placed,
+            removed,
+        } => K::Kept(pb::Kept {
             seat: *seat as u32,
             slot: Some(pslot(*slot)),
             placed: i(*placed),
             removed: i(*removed),
         }),
-        Ev::DiscardedRevealed { seat, discarded, slot, revealed } => {
-            K::DiscardedAndRevealed(pb::DiscardedAndRevealed {
-                seat: *seat as u32,
-                discarded: i(*discarded),
-                slot: Some(pslot(*slot)),
-                revealed: i(*revealed),
-            })
-        }
-        Ev::KnockerSwapped { knocker, slot, placed, removed, removed_up } => K::KnockerSwapped(pb::KnockerSwapped {
+        Ev::DiscardedRevealed {
+            seat,
+            discarded,
+            slot,
+            revealed,
+        } => K::DiscardedAndRevealed(pb::DiscardedAndRevealed {
+            seat: *seat as u32,
+            discarded: i(*discarded),
+            slot: Some(pslot(*slot)),
+            revealed: i(*revealed),
+        }),
+        Ev::KnockerSwapped {
+            knocker,
+            slot,
+            placed,
+            removed,
+            removed_up,
+        } => K::KnockerSwapped(pb::KnockerSwapped {
             knocker: *knocker as u32,
             slot: Some(pslot(*slot)),
             placed: i(*placed),
@@ -1244,32 +1713,56 @@ pub fn ev_to_pb(ev: &Ev) -> pb::Event {
             cells: cells.iter().map(|&s| pslot(s)).collect(),
             value: i(*value),
         }),
-        Ev::TriplesEnded { seat, auto } => K::TriplesEnded(pb::TriplesEnded { seat: *seat as u32, automatic: *auto }),
-        Ev::Taken { seat, knocker, slot, value } => K::TookFromKnocker(pb::TookFromKnocker {
+        Ev::TriplesEnded { seat, auto } => K::TriplesEnded(pb::TriplesEnded {
+            seat: *seat as u32,
+            automatic: *auto,
+        }),
+        Ev::Taken {
+            seat,
+            knocker,
+            slot,
+            value,
+        } => K::TookFromKnocker(pb::TookFromKnocker {
             seat: *seat as u32,
             knocker: *knocker as u32,
             slot: Some(pslot(*slot)),
             value: i(*value),
         }),
-        Ev::Returned { seat, slot, placed, removed } => K::ReturnSwapped(pb::ReturnSwapped {
+        Ev::Returned {
+            seat,
+            slot,
+            placed,
+            removed,
+        } => K::ReturnSwapped(pb::ReturnSwapped {
             seat: *seat as u32,
             slot: Some(pslot(*slot)),
             placed: i(*placed),
             removed: i(*removed),
         }),
-        Ev::WDiscarded { seat, value } => {
-            K::ExchangedCardDiscarded(pb::ExchangedCardDiscarded { seat: *seat as u32, value: i(*value) })
-        }
-        Ev::YPlaced { knocker, slot, value } => K::HeldCardPlaced(pb::HeldCardPlaced {
+        Ev::WDiscarded { seat, value } => K::ExchangedCardDiscarded(pb::ExchangedCardDiscarded {
+            seat: *seat as u32,
+            value: i(*value),
+        }),
+        Ev::YPlaced {
+            knocker,
+            slot,
+            value,
+        } => K::HeldCardPlaced(pb::HeldCardPlaced {
             knocker: *knocker as u32,
             slot: Some(pslot(*slot)),
             value: i(*value),
         }),
-        Ev::YDiscarded { knocker, value } => {
-            K::HeldCardDiscarded(pb::HeldCardDiscarded { knocker: *knocker as u32, value: i(*value) })
-        }
+        Ev::YDiscarded { knocker, value } => K::HeldCardDiscarded(pb::HeldCardDiscarded {
+            knocker: *knocker as u32,
+            value: i(*value),
+        }),
         Ev::EmptyPassed { seat } => K::EmptyPassed(pb::EmptyPassed { seat: *seat as u32 }),
-        Ev::TurnEnded { seat, closed, round_over, next } => K::TurnEnded(pb::TurnEnded {
+        Ev::TurnEnded {
+            seat,
+            closed,
+            round_over,
+            next,
+        } => K::TurnEnded(pb::TurnEnded {
             seat: *seat as u32,
             closed: *closed,
             round_over: *round_over,
@@ -1281,7 +1774,10 @@ pub fn ev_to_pb(ev: &Ev) -> pb::Event {
                 round: sc.round,
                 revealed: (0..96u8)
                     .filter(|&s| sc.revealed >> s & 1 == 1)
-                    .map(|s| pb::Card { slot: Some(pslot(s)), value: i(sc.vals[s as usize]) })
+                    .map(|s| pb::Card {
+                        slot: Some(pslot(s)),
+                        value: i(sc.vals[s as usize]),
+                    })
                     .collect(),
                 raw_scores: sc.raw[..seats].iter().map(|&v| v as i64).collect(),
                 round_scores: sc.scores[..seats].iter().map(|&v| v as i64).collect(),
@@ -1306,7 +1802,9 @@ fn int_card(v: i32) -> CoreResult<i8> {
 }
 
 fn ev_slot(p: &Option<pb::Slot>) -> CoreResult<u8> {
-    p.as_ref().and_then(|p| slot_index(p, 8)).ok_or_else(|| corrupt("slot"))
+    p.as_ref()
+        .and_then(|p| slot_index(p, 8))
+        .ok_or_else(|| corrupt("slot"))
 }
 
 fn ev_seat(s: u32) -> CoreResult<u8> {
@@ -1328,12 +1826,26 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
                 return Err(corrupt("deal sizes"));
             }
             let mut cards = [0i8; DECK_SIZE];
-            for (k, &v) in d.blocks.iter().chain(std::iter::once(&d.discard_start)).chain(d.draw_pile.iter()).enumerate() {
+            for (k, &v) in d
+                .blocks
+                .iter()
+                .chain(std::iter::once(&d.discard_start))
+                .chain(d.draw_pile.iter())
+                .enumerate()
+            {
                 cards[k] = c(v)?;
             }
-            Ev::Dealt { round: d.round, dealer: ev_seat(d.dealer)?, nblock: nb as u8, cards }
+            Ev::Dealt {
+                round: d.round,
+                dealer: ev_seat(d.dealer)?,
+                nblock: nb as u8,
+                cards,
+            }
         }
-        Some(K::InitialChosen(x)) => Ev::InitialChosen { seat: ev_seat(x.seat)?, slot: ev_slot(&x.slot)? },
+        Some(K::InitialChosen(x)) => Ev::InitialChosen {
+            seat: ev_seat(x.seat)?,
+            slot: ev_slot(&x.slot)?,
+        },
         Some(K::InitialRevealed(x)) => {
             if x.cards.len() > 16 {
                 return Err(corrupt("initial reveal size"));
@@ -1344,7 +1856,11 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
                 slots[k] = ev_slot(&card.slot)?;
                 vals[k] = c(card.value)?;
             }
-            Ev::InitialRevealed { slots, vals, len: x.cards.len() as u8 }
+            Ev::InitialRevealed {
+                slots,
+                vals,
+                len: x.cards.len() as u8,
+            }
         }
         Some(K::Reshuffled(x)) => {
             if x.draw_pile.len() >= DECK_SIZE {
@@ -1354,12 +1870,21 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
             for (k, &v) in x.draw_pile.iter().enumerate() {
                 pile[k] = c(v)?;
             }
-            Ev::Reshuffled { pile, len: x.draw_pile.len() as u8, top: c(x.discard_top)? }
+            Ev::Reshuffled {
+                pile,
+                len: x.draw_pile.len() as u8,
+                top: c(x.discard_top)?,
+            }
         }
-        Some(K::Drawn(x)) => {
-            Ev::Drawn { seat: ev_seat(x.seat)?, value: c(x.value)?, eligible: list_mask(&x.knock_eligible)? }
-        }
-        Some(K::TookDiscard(x)) => Ev::TookDiscard { seat: ev_seat(x.seat)?, value: c(x.value)? },
+        Some(K::Drawn(x)) => Ev::Drawn {
+            seat: ev_seat(x.seat)?,
+            value: c(x.value)?,
+            eligible: list_mask(&x.knock_eligible)?,
+        },
+        Some(K::TookDiscard(x)) => Ev::TookDiscard {
+            seat: ev_seat(x.seat)?,
+            value: c(x.value)?,
+        },
         Some(K::KnockAnswered(x)) => Ev::KnockAnswered {
             seat: ev_seat(x.seat)?,
             knock: match pb::KnockAnswer::try_from(x.answer) {
@@ -1368,9 +1893,16 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
                 _ => return Err(corrupt("sealed knock answer")),
             },
         },
-        Some(K::KnockWindowClosed(x)) => Ev::KnockClosed { knockers: list_mask(&x.knockers)? },
-        Some(K::KnockAccepted(x)) => Ev::Accepted { seat: ev_seat(x.seat)?, knocker: ev_seat(x.knocker)? },
-        Some(K::KnocksRefused(x)) => Ev::Refused { seat: ev_seat(x.seat)? },
+        Some(K::KnockWindowClosed(x)) => Ev::KnockClosed {
+            knockers: list_mask(&x.knockers)?,
+        },
+        Some(K::KnockAccepted(x)) => Ev::Accepted {
+            seat: ev_seat(x.seat)?,
+            knocker: ev_seat(x.knocker)?,
+        },
+        Some(K::KnocksRefused(x)) => Ev::Refused {
+            seat: ev_seat(x.seat)?,
+        },
         Some(K::Kept(x)) => Ev::Kept {
             seat: ev_seat(x.seat)?,
             slot: ev_slot(&x.slot)?,
@@ -1394,10 +1926,21 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
             if x.cells.len() != 3 {
                 return Err(corrupt("triple size"));
             }
-            let cells = [ev_slot(&Some(x.cells[0]))?, ev_slot(&Some(x.cells[1]))?, ev_slot(&Some(x.cells[2]))?];
-            Ev::Triple { seat: ev_seat(x.seat)?, cells, value: c(x.value)? }
+            let cells = [
+                ev_slot(&Some(x.cells[0]))?,
+                ev_slot(&Some(x.cells[1]))?,
+                ev_slot(&Some(x.cells[2]))?,
+            ];
+            Ev::Triple {
+                seat: ev_seat(x.seat)?,
+                cells,
+                value: c(x.value)?,
+            }
         }
-        Some(K::TriplesEnded(x)) => Ev::TriplesEnded { seat: ev_seat(x.seat)?, auto: x.automatic },
+        Some(K::TriplesEnded(x)) => Ev::TriplesEnded {
+            seat: ev_seat(x.seat)?,
+            auto: x.automatic,
+        },
         Some(K::TookFromKnocker(x)) => Ev::Taken {
             seat: ev_seat(x.seat)?,
             knocker: ev_seat(x.knocker)?,
@@ -1410,12 +1953,22 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
             placed: c(x.placed)?,
             removed: c(x.removed)?,
         },
-        Some(K::ExchangedCardDiscarded(x)) => Ev::WDiscarded { seat: ev_seat(x.seat)?, value: c(x.value)? },
-        Some(K::HeldCardPlaced(x)) => {
-            Ev::YPlaced { knocker: ev_seat(x.knocker)?, slot: ev_slot(&x.slot)?, value: c(x.value)? }
-        }
-        Some(K::HeldCardDiscarded(x)) => Ev::YDiscarded { knocker: ev_seat(x.knocker)?, value: c(x.value)? },
-        Some(K::EmptyPassed(x)) => Ev::EmptyPassed { seat: ev_seat(x.seat)? },
+        Some(K::ExchangedCardDiscarded(x)) => Ev::WDiscarded {
+            seat: ev_seat(x.seat)?,
+            value: c(x.value)?,
+        },
+        Some(K::HeldCardPlaced(x)) => Ev::YPlaced {
+            knocker: ev_seat(x.knocker)?,
+            slot: ev_slot(&x.slot)?,
+            value: c(x.value)?,
+        },
+        Some(K::HeldCardDiscarded(x)) => Ev::YDiscarded {
+            knocker: ev_seat(x.knocker)?,
+            value: c(x.value)?,
+        },
+        Some(K::EmptyPassed(x)) => Ev::EmptyPassed {
+            seat: ev_seat(x.seat)?,
+        },
         Some(K::TurnEnded(x)) => Ev::TurnEnded {
             seat: ev_seat(x.seat)?,
             closed: x.closed,
@@ -1496,11 +2049,20 @@ pub fn build_view(st: &State, viewer: Viewer) -> pb::View {
     let slots = (0..(12 * n) as u8)
         .map(|s| {
             if s == st.q {
-                pb::SlotView { state: pb::SlotState::Reserved as i32, value: None }
+                pb::SlotView {
+                    state: pb::SlotState::Reserved as i32,
+                    value: None,
+                }
             } else if !st.is_filled(s) {
-                pb::SlotView { state: pb::SlotState::Empty as i32, value: None }
+                pb::SlotView {
+                    state: pb::SlotState::Empty as i32,
+                    value: None,
+                }
             } else if st.is_up(s) {
-                pb::SlotView { state: pb::SlotState::FaceUp as i32, value: Some(st.val[s as usize] as i32) }
+                pb::SlotView {
+                    state: pb::SlotState::FaceUp as i32,
+                    value: Some(st.val[s as usize] as i32),
+                }
             } else {
                 pb::SlotView {
                     state: pb::SlotState::FaceDown as i32,
@@ -1521,7 +2083,10 @@ pub fn build_view(st: &State, viewer: Viewer) -> pb::View {
     };
     let y_visible = st.y != NO_CARD && (auditor || st.y_up || me == Some(st.knocker));
     let choices = |i: usize| -> Vec<pb::Slot> {
-        st.init_choice[i][..st.init_cnt[i].min(2) as usize].iter().map(|&s| pslot(s)).collect()
+        st.init_choice[i][..st.init_cnt[i].min(2) as usize]
+            .iter()
+            .map(|&s| pslot(s))
+            .collect()
     };
     let init_phase = st.phase == Phase::InitialReveal;
     pb::View {
@@ -1536,7 +2101,10 @@ pub fn build_view(st: &State, viewer: Viewer) -> pb::View {
         first_player: st.first as u32,
         slots,
         draw_pile_size: st.draw_len as u32,
-        discard_pile: st.disc[..st.disc_len as usize].iter().map(|&v| v as i32).collect(),
+        discard_pile: st.disc[..st.disc_len as usize]
+            .iter()
+            .map(|&v| v as i32)
+            .collect(),
         drawn_card: opt_card(st.x),
         knock_eligible: mask_list(st.eligible),
         knock_answered: mask_list(st.answered),
@@ -1553,17 +2121,37 @@ pub fn build_view(st: &State, viewer: Viewer) -> pb::View {
             Some(s) if init_phase => choices(s as usize),
             _ => vec![],
         },
-        initial_done: if init_phase { mask_list(((0..n).filter(|&i| st.init_cnt[i] >= 2)).fold(0u8, |m, i| m | 1 << i)) } else { vec![] },
+        initial_done: if init_phase {
+            mask_list(((0..n).filter(|&i| st.init_cnt[i] >= 2)).fold(0u8, |m, i| m | 1 << i))
+        } else {
+            vec![]
+        },
         closer: opt_seat(st.closer),
         final_turn_taken: mask_list(st.final_taken),
         totals: st.totals[..n].iter().map(|&v| v as i64).collect(),
         last_round_scores: st.last[..n].iter().map(|&v| v as i64).collect(),
         turns: st.turns,
-        draw_pile: if auditor { st.draw[..st.draw_len as usize].iter().map(|&v| v as i32).collect() } else { vec![] },
-        all_initial_choices: if auditor && init_phase { (0..n).flat_map(choices).collect() } else { vec![] },
-        knocked: if auditor { mask_list(st.knocked) } else { vec![] },
+        draw_pile: if auditor {
+            st.draw[..st.draw_len as usize]
+                .iter()
+                .map(|&v| v as i32)
+                .collect()
+        } else {
+            vec![]
+        },
+        all_initial_choices: if auditor && init_phase {
+            (0..n).flat_map(choices).collect()
+        } else {
+            vec![]
+        },
+        knocked: if auditor {
+            mask_list(st.knocked)
+        } else {
+            vec![]
+        },
         target_score: st.cfg.target_score as i64,
         winners: mask_list(st.winners),
+        held_card_was_face_up: st.y != NO_CARD && st.y_up,
     }
 }
 
@@ -1579,20 +2167,12 @@ pub fn redact_event(e: &pb::Event, viewer: Viewer) -> pb::Event {
             d.draw_pile.clear();
         }
         Some(K::Reshuffled(r)) => r.draw_pile.clear(),
-        Some(K::InitialChosen(c)) => {
-            if !viewer.is_seat(c.seat) {
-                c.slot = None;
-            }
+        Some(K::InitialChosen(c)) if !viewer.is_seat(c.seat) => c.slot = None,
+        Some(K::KnockAnswered(k)) if !viewer.is_seat(k.seat) => {
+            k.answer = pb::KnockAnswer::Unspecified as i32
         }
-        Some(K::KnockAnswered(k)) => {
-            if !viewer.is_seat(k.seat) {
-                k.answer = pb::KnockAnswer::Unspecified as i32;
-            }
-        }
-        Some(K::KnockerSwapped(k)) => {
-            if !k.removed_was_face_up && !viewer.is_seat(k.knocker) {
-                k.removed = None;
-            }
+        Some(K::KnockerSwapped(k)) if !k.removed_was_face_up && !viewer.is_seat(k.knocker) => {
+            k.removed = None
         }
         _ => {}
     }
@@ -1622,14 +2202,22 @@ pub fn render_state(st: &State, viewer: Viewer) -> String {
         v.to_act
     );
     let top = st.discard_top().map_or("--".to_string(), |t| t.to_string());
-    let _ = write!(out, "draw pile {} | discard top {top} ({} cards)", st.draw_len, st.disc_len);
+    let _ = write!(
+        out,
+        "draw pile {} | discard top {top} ({} cards)",
+        st.draw_len, st.disc_len
+    );
     if let Some(x) = v.drawn_card {
         let _ = write!(out, " | drawn X={x}");
     }
     if let Some(k) = v.knocker {
         let _ = write!(out, " | knocker P{k}");
         if v.knocker_holds_card {
-            let _ = write!(out, " holds Y={}", v.held_card.map_or("?".to_string(), |y| y.to_string()));
+            let _ = write!(
+                out,
+                " holds Y={}",
+                v.held_card.map_or("?".to_string(), |y| y.to_string())
+            );
         }
     }
     if let Some(z) = v.taken_card {
@@ -1672,7 +2260,11 @@ pub fn render_state(st: &State, viewer: Viewer) -> String {
         }
         out.push_str("|\n");
     }
-    let _ = writeln!(out, "totals {:?} | last round {:?} | turns {}", v.totals, v.last_round_scores, st.turns);
+    let _ = writeln!(
+        out,
+        "totals {:?} | last round {:?} | turns {}",
+        v.totals, v.last_round_scores, st.turns
+    );
     out
 }
 
@@ -1732,7 +2324,11 @@ fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Move {
             }
         }
         Phase::KnockDecision => {
-            let gx = best_keep(st, a, st.x).0.max(if st.face_down_in(a) != 0 { 1.0 } else { f32::MIN });
+            let gx = best_keep(st, a, st.x).0.max(if st.face_down_in(a) != 0 {
+                1.0
+            } else {
+                f32::MIN
+            });
             let mut best = (gx + 1.0, Move::Refuse);
             for k in 0..st.n() as u8 {
                 if st.knockers >> k & 1 == 0 {
@@ -1760,7 +2356,7 @@ fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Move {
                 return fallback;
             }
             // Flip a face-down card, preferring the own block over the borrowed column.
-            let own = down & !st.cfg.dom_mask[((a as usize + 1) % st.n()) as usize];
+            let own = down & !st.cfg.dom_mask[(a as usize + 1) % st.n()];
             let pick = if own != 0 { own } else { down };
             Move::DiscardReveal(pick.trailing_zeros() as u8)
         }
@@ -1814,7 +2410,11 @@ pub fn invariants(st: &State) -> Result<(), String> {
     if st.phase == Phase::DealPending && st.round == 0 {
         return Ok(());
     }
-    let range = if n == 8 { u128::MAX >> 32 } else { (1u128 << (12 * n)) - 1 };
+    let range = if n == 8 {
+        u128::MAX >> 32
+    } else {
+        (1u128 << (12 * n)) - 1
+    };
     if st.filled & !range != 0 || st.up & !st.filled != 0 {
         return Err("slot sets out of range or face-up empty slot".into());
     }
@@ -1832,7 +2432,10 @@ pub fn invariants(st: &State) -> Result<(), String> {
             count += 1;
         }
     }
-    for &v in st.draw[..st.draw_len as usize].iter().chain(&st.disc[..st.disc_len as usize]) {
+    for &v in st.draw[..st.draw_len as usize]
+        .iter()
+        .chain(&st.disc[..st.disc_len as usize])
+    {
         if !hist_add(&mut h, v) {
             return Err("pile card value".into());
         }
@@ -1851,10 +2454,19 @@ pub fn invariants(st: &State) -> Result<(), String> {
     }
     let holds_x = matches!(
         st.phase,
-        Phase::KnockWindow | Phase::KnockClosePending | Phase::KnockDecision | Phase::DecideDrawn | Phase::SwapDiscard | Phase::KnockerSwap
+        Phase::KnockWindow
+            | Phase::KnockClosePending
+            | Phase::KnockDecision
+            | Phase::DecideDrawn
+            | Phase::SwapDiscard
+            | Phase::KnockerSwap
     );
     if holds_x != (st.x != NO_CARD) {
-        return Err(format!("drawn card present={} in phase {:?}", st.x != NO_CARD, st.phase));
+        return Err(format!(
+            "drawn card present={} in phase {:?}",
+            st.x != NO_CARD,
+            st.phase
+        ));
     }
     if st.q != NONE && (st.is_filled(st.q) || st.y == NO_CARD) {
         return Err("reserved slot filled or Y missing".into());
@@ -1868,10 +2480,16 @@ pub fn invariants(st: &State) -> Result<(), String> {
     if st.phase == Phase::Triples && (st.tri_owner as usize) >= n {
         return Err("triples window without owner".into());
     }
-    if matches!(st.phase, Phase::KnockerSwap | Phase::TakeFromKnocker | Phase::ReturnSwap) && (st.knocker as usize) >= n {
+    if matches!(
+        st.phase,
+        Phase::KnockerSwap | Phase::TakeFromKnocker | Phase::ReturnSwap
+    ) && (st.knocker as usize) >= n
+    {
         return Err("knock path without knocker".into());
     }
-    if (st.eligible | st.answered | st.knocked) >> st.active & 1 == 1 || st.answered & !st.eligible != 0 {
+    if (st.eligible | st.answered | st.knocked) >> st.active & 1 == 1
+        || st.answered & !st.eligible != 0
+    {
         return Err("knock sets inconsistent".into());
     }
     let rounds = st.round.max(1) as i32;
@@ -1897,16 +2515,26 @@ fn int_option(options: &Options, name: &str, default: i64, lo: i64, hi: i64) -> 
         None => Ok(default),
         Some(v) => match v.trim().parse::<i64>() {
             Ok(x) if (lo..=hi).contains(&x) => Ok(x),
-            _ => Err(CoreError::option(format!("{name} must be an integer from {lo} to {hi}, not {v:?}"))),
+            _ => Err(CoreError::option(format!(
+                "{name} must be an integer from {lo} to {hi}, not {v:?}"
+            ))),
         },
     }
 }
 
-fn enum_option<'a>(options: &'a Options, name: &str, default: &'a str, allowed: &[&str]) -> CoreResult<&'a str> {
+fn enum_option<'a>(
+    options: &'a Options,
+    name: &str,
+    default: &'a str,
+    allowed: &[&str],
+) -> CoreResult<&'a str> {
     match options.get(name) {
         None => Ok(default),
         Some(v) if allowed.contains(&v.as_str()) => Ok(v.as_str()),
-        Some(v) => Err(CoreError::option(format!("{name} must be one of {}, not {v:?}", allowed.join(", ")))),
+        Some(v) => Err(CoreError::option(format!(
+            "{name} must be one of {}, not {v:?}",
+            allowed.join(", ")
+        ))),
     }
 }
 
@@ -1957,7 +2585,9 @@ impl Game for GridKnock {
 
     fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
         if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&seats) {
-            return Err(CoreError::option(format!("Grid Knock is played by 2 to 8 players, not {seats}")));
+            return Err(CoreError::option(format!(
+                "Grid Knock is played by 2 to 8 players, not {seats}"
+            )));
         }
         if let Some(bad) = options.keys().find(|k| !OPTION_NAMES.contains(&k.as_str())) {
             return Err(CoreError::option(format!(
@@ -1968,7 +2598,8 @@ impl Game for GridKnock {
         let mut cfg = Config::new(seats as u8);
         cfg.target_score = int_option(options, "target_score", 100, 1, 1000)? as i32;
         cfg.turn_cap = int_option(options, "turn_cap", 3000, 10, 100_000)? as u32;
-        cfg.closer_penalty = enum_option(options, "closer_penalty", "double", &["double", "none"])? == "double";
+        cfg.closer_penalty =
+            enum_option(options, "closer_penalty", "double", &["double", "none"])? == "double";
         cfg.knocking = enum_option(options, "knocking", "on", &["on", "off"])? == "on";
         Ok(cfg)
     }
@@ -2014,7 +2645,10 @@ impl Game for GridKnock {
 
     fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
         if state.phase != Phase::DealPending || state.round != 0 {
-            return Err(CoreError::rule("ALREADY_STARTED", "the match has already started"));
+            return Err(CoreError::rule(
+                "ALREADY_STARTED",
+                "the match has already started",
+            ));
         }
         let mut st = state.clone();
         let mut evs = Vec::new();
@@ -2022,12 +2656,20 @@ impl Game for GridKnock {
         Ok(evs.iter().map(ev_to_pb).collect())
     }
 
-    fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn decide(
+        state: &State,
+        seat: Seat,
+        action: &pb::Action,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         if matches!(state.phase, Phase::Over | Phase::Aborted) {
             return Err(CoreError::game_over());
         }
         if seat as usize >= state.n() {
-            return Err(CoreError::malformed(format!("seat {seat} is not in this {}-seat match", state.n())));
+            return Err(CoreError::malformed(format!(
+                "seat {seat} is not in this {}-seat match",
+                state.n()
+            )));
         }
         let mv = to_move(action, state.n())?;
         let mut st = state.clone();
@@ -2117,7 +2759,9 @@ impl Game for GridKnock {
 
     fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
         if seat as usize >= state.n() {
-            return Err(CoreError::malformed(format!("seat {seat} is not in this match")));
+            return Err(CoreError::malformed(format!(
+                "seat {seat} is not in this match"
+            )));
         }
         let mut moves = Vec::new();
         legal_moves(state, seat as u8, &mut moves);
