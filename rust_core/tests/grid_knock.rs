@@ -1273,6 +1273,27 @@ fn options_are_validated() {
 }
 
 #[test]
+fn variants_knocking_off_and_no_closer_penalty() {
+    let mut st = Pos::new(3).opt("knocking", "off").build(0, &[10], &[2]);
+    play(&mut st, 0, Move::Draw);
+    assert_eq!((st.eligible, st.phase), (0, Phase::DecideDrawn));
+    let mut p = Pos::new(2).opt("closer_penalty", "none");
+    for r in 1..=3 {
+        for c in 1..=4 {
+            p = p.at(sl(0, r, c), "5").at(sl(1, r, c), "1");
+        }
+    }
+    let mut st = p.build(0, &[], &[]);
+    st.closer = 0;
+    let sc = gk::score_round(&st);
+    assert_eq!(
+        (sc.raw[0], sc.scores[0], sc.doubled),
+        (sc.raw[0], sc.raw[0], false)
+    );
+    assert!(sc.raw[0] > sc.raw[1]);
+}
+
+#[test]
 fn initial_reveal_is_sealed_then_simultaneous() {
     let cfg = GridKnock::configure(3, &Options::new()).unwrap();
     let mut st = GridKnock::initial(&cfg);
@@ -1420,6 +1441,7 @@ fn random_state(n: u32, seed: u64, steps: usize) -> Option<State> {
 fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
     let mut checked_events = 0;
     let mut checked = 0;
+    let (mut hidden_changed, mut sealed_changed) = (0, 0);
     for seed in 0..300u64 {
         let n = [3u32, 4, 5, 2][seed as usize % 4];
         let Some(st) = random_state(n, seed, (seed as usize * 7) % 120) else {
@@ -1495,8 +1517,35 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
             if y_hidden {
                 alt.y = it.next().unwrap();
             }
+            // Sealed initial choices of the others move to another face-down card of their block.
+            let flips_initial = orig_int
+                .iter()
+                .any(|e| matches!(e, Ev::InitialRevealed { .. }));
+            if alt.phase == Phase::InitialReveal && !flips_initial {
+                for o in (0..n as usize).filter(|&o| o != s as usize) {
+                    for k in 0..alt.init_cnt[o] as usize {
+                        let cands: Vec<u8> = (o as u8 * 12..o as u8 * 12 + 12)
+                            .filter(|&x| {
+                                alt.up >> x & 1 == 0
+                                    && !alt.init_choice[o].contains(&x)
+                                    && mv != Move::RevealInitial(x)
+                            })
+                            .collect();
+                        if !cands.is_empty() && r.index(2) == 1 {
+                            alt.init_choice[o][k] = cands[r.index(cands.len())];
+                            sealed_changed += 1;
+                        }
+                    }
+                }
+            }
+            if alt.val != st.val || alt.draw != st.draw || alt.y != st.y {
+                hidden_changed += 1;
+            }
             // Sealed knock answers of the others.
             if !closes_window {
+                if alt.answered & !(1 << s) != 0 {
+                    sealed_changed += 1;
+                }
                 let others = alt.answered & !(1 << s);
                 alt.knocked ^= others;
             }
@@ -1619,4 +1668,29 @@ fn greedy_bot_beats_random_bot() {
         greedy_wins * 10 >= games * 7,
         "greedy won {greedy_wins} of {games}"
     );
+}
+
+#[test]
+fn random_matches_end_by_the_rules_not_by_the_cap() {
+    for n in [2u32, 5, 8] {
+        let cfg = GridKnock::configure(n, &Options::new()).unwrap();
+        let (mut aborted, mut rounds) = (0, 0);
+        for seed in 0..100 {
+            let mut st = GridKnock::initial(&cfg);
+            let mut r = Rng::from_u64(seed);
+            let (mut evs, mut moves) = (vec![], vec![]);
+            gk::auto_steps(&mut st, &mut r, &mut evs).unwrap();
+            while GridKnock::outcome(&st).is_none() {
+                let mask = gk::to_act_mask(&st);
+                let seat = mask.trailing_zeros() as u8;
+                gk::legal_moves(&st, seat, &mut moves);
+                let mv = moves[r.index(moves.len())];
+                gk::act(&mut st, seat, mv, &mut r, &mut evs).unwrap();
+            }
+            aborted += GridKnock::outcome(&st).unwrap().aborted as u32;
+            rounds += st.round;
+        }
+        assert_eq!(aborted, 0, "{n} seats");
+        assert!(rounds >= 100, "{n} seats: {rounds} rounds");
+    }
 }
