@@ -1611,6 +1611,10 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
         checked > 500 && checked_events > 500,
         "{checked} views, {checked_events} events"
     );
+    assert!(
+        hidden_changed > 400 && sealed_changed > 20,
+        "copies differed: {hidden_changed} hidden, {sealed_changed} sealed"
+    );
 }
 
 #[test]
@@ -1629,7 +1633,9 @@ fn spectator_and_auditor_views() {
         .all(|s| s.state != pb::SlotState::FaceDown as i32 || s.value.is_none()));
     let text = GridKnock::render(&st, Viewer::Seat(0));
     assert!(text.contains("Grid Knock"));
+    eprintln!("{text}");
     let text = GridKnock::render(&st, Viewer::Auditor);
+    eprintln!("{text}");
     assert!(text.lines().count() >= 5);
 }
 

@@ -11,6 +11,12 @@
 //! automatic steps (window closings, W/Y placement, turn end, scoring, next deal) are computed
 //! from the state they follow and `evolve` re-validates every one of them.
 //!
+//! # Hidden information
+//! Cards carry no ids (a card is its value), so nothing exposed can leak deck order. Deals and
+//! reshuffles reach seats without their hidden piles; face-down values reach nobody; a sealed
+//! initial choice or knock answer reaches only its author until the window closes; Y reaches
+//! only K while it was face down. Every such event stays as a public stub for the others.
+//!
 //! # Decisions not in the spec (same style as section 8)
 //! - **AMB25 — Sealed initial reveal.** The initial reveal is simultaneous (3.2 step 4): each
 //!   `reveal_initial` is sealed (other seats learn only that a choice was made) until every seat
@@ -2179,10 +2185,6 @@ pub fn redact_event(e: &pb::Event, viewer: Viewer) -> pb::Event {
     e
 }
 
-fn card_str(v: i8) -> String {
-    format!("{v:>3}")
-}
-
 pub fn render_state(st: &State, viewer: Viewer) -> String {
     use std::fmt::Write;
     let v = build_view(st, viewer);
@@ -2208,7 +2210,7 @@ pub fn render_state(st: &State, viewer: Viewer) -> String {
         st.draw_len, st.disc_len
     );
     if let Some(x) = v.drawn_card {
-        let _ = write!(out, " | drawn X={x}");
+        let _ = write!(out, " | in hand X={x}");
     }
     if let Some(k) = v.knocker {
         let _ = write!(out, " | knocker P{k}");
@@ -2236,7 +2238,7 @@ pub fn render_state(st: &State, viewer: Viewer) -> String {
     // The ring, left to right: P(N-1) .. P0 (each block's col 4 touches the next block's col 1).
     let _ = write!(out, "      ");
     for i in (0..n).rev() {
-        let _ = write!(out, "|P{i:<11}");
+        let _ = write!(out, "|P{i:<15}");
     }
     out.push_str("|\n");
     for r in 0..3 {
@@ -2247,13 +2249,13 @@ pub fn render_state(st: &State, viewer: Viewer) -> String {
                 let s = i * 12 + r * 4 + c;
                 let sv = &v.slots[s];
                 let cell = match pb::SlotState::try_from(sv.state) {
-                    Ok(pb::SlotState::FaceUp) => card_str(sv.value.unwrap_or(0) as i8),
+                    Ok(pb::SlotState::FaceUp) => format!("{:>4}", sv.value.unwrap_or(0)),
                     Ok(pb::SlotState::FaceDown) => match sv.value {
-                        Some(x) => format!("?{:<2}", x),
-                        None => "  ?".into(),
+                        Some(x) => format!("{:>4}", format!("?{x}")),
+                        None => "   ?".into(),
                     },
-                    Ok(pb::SlotState::Reserved) => "  *".into(),
-                    _ => "  .".into(),
+                    Ok(pb::SlotState::Reserved) => "   *".into(),
+                    _ => "   .".into(),
                 };
                 out.push_str(&cell);
             }
