@@ -1700,3 +1700,57 @@ fn random_matches_end_by_the_rules_not_by_the_cap() {
         assert!(rounds >= 100, "{n} seats: {rounds} rounds");
     }
 }
+
+#[test]
+fn whole_match_through_the_registry_with_bots() {
+    let g = tablier_core::registry::find("grid_knock").unwrap();
+    let info = g.info();
+    assert_eq!(info.bots, vec!["random", "greedy"]);
+    assert_eq!((info.min_players, info.max_players), (2, 8));
+    let mut m = g.new_match(4, &Options::new()).unwrap();
+    let seed = conformance::seed_bytes(77);
+    let mut seq = 1u64;
+    let mut log = vec![];
+    for e in m.start(&mut Rng::for_command(&seed, seq)).unwrap() {
+        m.apply(&e.payload).unwrap();
+        log.push(e);
+    }
+    seq = log.len() as u64 + 1;
+    let mut steps = 0;
+    while m.outcome().is_none() {
+        steps += 1;
+        assert!(steps < 20_000);
+        let seat = m.to_act()[0];
+        let bot = if seat % 2 == 0 { "greedy" } else { "random" };
+        let a = m
+            .bot_action(seat, bot, &mut Rng::for_command(&seed, seq))
+            .unwrap();
+        let evs = m
+            .decide(seat, &a, &mut Rng::for_command(&seed, seq))
+            .unwrap();
+        for e in evs {
+            for v in 0..4 {
+                m.redact(&e.payload, Viewer::Seat(v))
+                    .unwrap()
+                    .expect("every event is at least a stub");
+            }
+            m.apply(&e.payload).unwrap();
+            log.push(e);
+            seq += 1;
+        }
+    }
+    let o = m.outcome().unwrap();
+    assert!(!o.aborted && !o.winners.is_empty() && o.lower_is_better);
+    assert!(o.scores.iter().any(|&s| s >= 100));
+    // Replay from the stored payloads gives the same state hash.
+    let mut r = g.new_match(4, &Options::new()).unwrap();
+    for e in &log {
+        r.apply(&e.payload).unwrap();
+    }
+    assert_eq!(r.state_hash(), m.state_hash());
+    assert!(m.render(Viewer::Spectator).unwrap().contains("Grid Knock"));
+    assert!(
+        m.bot_action(0, "greedy", &mut rng()).is_err(),
+        "no bot move once over"
+    );
+}
