@@ -1358,6 +1358,8 @@ fn turn_cap_aborts_the_match() {
 }
 
 // ------------------------------------------------------------------ conformance
+// 2 to 4 seats play full matches to 100 (several rounds, dealer rotation); 5 to 8 seats play to
+// 40 (random play scores high with many seats, so mostly one round) to bound the test time.
 
 fn conformance_for(seats: u32, matches: u64, target: &str) {
     let mut o = Options::new();
