@@ -252,6 +252,17 @@ pub struct Triples {
     pub len: usize,
 }
 
+/// Number of set bits of a 5-bit row mask (no reliance on a popcnt instruction).
+const POP5: [u8; 32] = {
+    let mut t = [0u8; 32];
+    let mut k = 0;
+    while k < 32 {
+        t[k] = (k as u32).count_ones() as u8;
+        k += 1;
+    }
+    t
+};
+
 /// Every triple of domain `i`, rows first (r1..r3, windows left to right), then columns d0..d4.
 /// Cells are in line order.
 #[inline]
@@ -260,55 +271,68 @@ pub fn triples(st: &State, i: u8) -> Triples {
         cells: [[0; 3]; 14],
         len: 0,
     };
-    let dom = &st.cfg.dom[i as usize];
-    if (st.up & st.cfg.dom_mask[i as usize]).count_ones() < 3 {
-        return out;
-    }
-    // Key of each cell: its value when face up, else a sentinel no other cell has, so that
-    // equality of keys alone decides a triple (face-down and empty cells never match).
-    // The own block is 12 contiguous slots; d0 is column 4 of the left neighbour's block.
+    // Face-up and filled cells of the domain as 15-bit masks (bit r * 5 + d). The own block is
+    // 12 contiguous slots; d0 is column 4 of the left neighbour's block.
     let own = i as usize * 12;
-    let nb = (i as usize + 1) % st.n() * 12;
+    let nb = if i as usize + 1 == st.n() {
+        0
+    } else {
+        (i as usize + 1) * 12
+    };
     let up_own = (st.up >> own) as u32 & 0xfff;
     let up_nb = (st.up >> nb) as u32 & 0xfff;
-    let f_own = (st.filled >> own) as u32 & 0xfff;
-    let f_nb = (st.filled >> nb) as u32 & 0xfff;
+    let mut up: u32 = 0;
+    for r in 0..3 {
+        up |= ((up_nb >> (r * 4 + 3) & 1) | ((up_own >> (r * 4) & 0xf) << 1)) << (r * 5);
+    }
+    // Fewer than three face-up cells: no triple (x & (x - 1) clears the lowest set bit).
+    let two = up & up.wrapping_sub(1);
+    if two & two.wrapping_sub(1) == 0 {
+        return out;
+    }
+    let dom = &st.cfg.dom[i as usize];
     let ov = &st.val[own..own + 12];
     let nv = &st.val[nb..nb + 12];
-    let mut key = [0i8; 15];
-    let mut filled: u16 = 0;
-    for r in 0..3 {
-        let b = r * 4;
-        key[r * 5] = if up_nb >> (b + 3) & 1 == 1 {
-            nv[b + 3]
+    // Value of domain cell (r, d).
+    let cell = |r: usize, d: usize| {
+        if d == 0 {
+            nv[r * 4 + 3]
         } else {
-            32 + (r * 5) as i8
-        };
-        for c in 0..4 {
-            key[r * 5 + 1 + c] = if up_own >> (b + c) & 1 == 1 {
-                ov[b + c]
+            ov[r * 4 + d - 1]
+        }
+    };
+    // Rows: a triple needs three face-up cards in the row; empty slots are skipped, face-down
+    // cards break the run (their key is a sentinel no card value equals).
+    let f_own = (st.filled >> own) as u32 & 0xfff;
+    let f_nb = (st.filled >> nb) as u32 & 0xfff;
+    for r in 0..3 {
+        let ru = up >> (r * 5) & 0x1f;
+        if POP5[ru as usize] < 3 {
+            continue;
+        }
+        let rf = (f_nb >> (r * 4 + 3) & 1) | ((f_own >> (r * 4) & 0xf) << 1);
+        let mut key = [0i8; 5];
+        for (d, k) in key.iter_mut().enumerate() {
+            *k = if ru >> d & 1 == 1 {
+                cell(r, d)
             } else {
-                33 + (r * 5 + c) as i8
+                32 + d as i8
             };
         }
-        filled |= (((f_nb >> (b + 3) & 1) | ((f_own >> b & 0xf) << 1)) as u16) << (r * 5);
-    }
-    for r in 0..3 {
-        let base = r * 5;
-        let row = (filled >> base) & 0x1f;
-        if row == 0x1f {
-            for k in base..base + 3 {
-                if key[k] == key[k + 1] && key[k + 1] == key[k + 2] {
-                    out.cells[out.len] = [dom[k], dom[k + 1], dom[k + 2]];
+        if rf == 0x1f {
+            for d in 0..3 {
+                if key[d] == key[d + 1] && key[d + 1] == key[d + 2] {
+                    let b = r * 5 + d;
+                    out.cells[out.len] = [dom[b], dom[b + 1], dom[b + 2]];
                     out.len += 1;
                 }
             }
         } else {
             let mut line = [0usize; 5];
             let mut len = 0;
-            for k in base..base + 5 {
-                if row >> (k - base) & 1 == 1 {
-                    line[len] = k;
+            for d in 0..5 {
+                if rf >> d & 1 == 1 {
+                    line[len] = d;
                     len += 1;
                 }
             }
@@ -316,15 +340,21 @@ pub fn triples(st: &State, i: u8) -> Triples {
             while w + 2 < len {
                 let (a, b, c) = (line[w], line[w + 1], line[w + 2]);
                 if key[a] == key[b] && key[b] == key[c] {
-                    out.cells[out.len] = [dom[a], dom[b], dom[c]];
+                    let o = r * 5;
+                    out.cells[out.len] = [dom[o + a], dom[o + b], dom[o + c]];
                     out.len += 1;
                 }
                 w += 1;
             }
         }
     }
-    for d in 0..5 {
-        if key[d] == key[5 + d] && key[5 + d] == key[10 + d] {
+    // Columns: all three cells face up and equal.
+    let mut cu = up & up >> 5 & up >> 10 & 0x1f;
+    while cu != 0 {
+        let d = cu.trailing_zeros() as usize;
+        cu &= cu - 1;
+        let v = cell(0, d);
+        if cell(1, d) == v && cell(2, d) == v {
             out.cells[out.len] = [dom[d], dom[5 + d], dom[10 + d]];
             out.len += 1;
         }
@@ -337,7 +367,10 @@ pub fn triples(st: &State, i: u8) -> Triples {
 pub fn slot_domains(n: usize, s: u8) -> (u8, Option<u8>) {
     let owner = s / 12;
     if s % 4 == 3 {
-        (owner, Some(((owner as usize + n - 1) % n) as u8))
+        (
+            owner,
+            Some(if owner == 0 { n as u8 - 1 } else { owner - 1 }),
+        )
     } else {
         (owner, None)
     }
@@ -910,15 +943,12 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 st.push_discard(v)?;
             }
         }
-        Ev::TriplesEnded { seat, auto } => {
+        Ev::TriplesEnded { seat, auto: _ } => {
             ensure(
                 st.phase == Phase::Triples && seat == st.tri_owner,
                 "end triples",
             )?;
-            ensure(
-                !auto || triples(st, seat).len == 0,
-                "automatic end with triples left",
-            )?;
+            // `auto` only tells clients the engine closed the window; either way it closes.
             st.tri_owner = NONE;
             st.phase = match st.tri_ctx {
                 Ctx::Keep | Ctx::Return => Phase::WDiscardPending,
