@@ -1723,7 +1723,7 @@ fn whole_match_through_the_registry_with_bots() {
         steps += 1;
         assert!(steps < 20_000);
         let seat = m.to_act()[0];
-        let bot = if seat % 2 == 0 { "greedy" } else { "random" };
+        let bot = if seat.is_multiple_of(2) { "greedy" } else { "random" };
         let a = m
             .bot_action(seat, bot, &mut Rng::for_command(&seed, seq))
             .unwrap();
