@@ -1617,6 +1617,9 @@ mod games {
                     for (a, b) in orig_events.iter().zip(&alt_events) {
                         let ra = GridKnock::redact(a, v).map(|e| e.encode_to_vec());
                         let rb = GridKnock::redact(b, v).map(|e| e.encode_to_vec());
+                        let sa = GridKnock::redact(a, Viewer::Spectator).map(|e| e.encode_to_vec());
+                        let sb = GridKnock::redact(b, Viewer::Spectator).map(|e| e.encode_to_vec());
+                        assert_eq!(sa, sb, "seed {seed}: a spectator sees a difference");
                         assert_eq!(
                             ra, rb,
                             "seed {seed}: seat {s} sees a difference in {:?} vs {:?}",
