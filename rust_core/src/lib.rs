@@ -27,6 +27,9 @@ pub mod proto {
             }
             pub mod carre { include!(concat!(env!("OUT_DIR"), "/tablier.v1.carre.rs")); }
             pub mod rat_a_tat_cat { include!(concat!(env!("OUT_DIR"), "/tablier.v1.rat_a_tat_cat.rs")); }
+            pub mod grid_knock {
+                include!(concat!(env!("OUT_DIR"), "/tablier.v1.grid_knock.rs"));
+            }
         }
     }
     pub use tablier::v1::*;

@@ -19,6 +19,7 @@ pub fn games() -> &'static [&'static dyn DynGame] {
         &Registered::<games::carre::Carre>::NEW,
         &Registered::<games::rat_a_tat_cat::RatATatCat>::NEW,
         &Registered::<games::democratie::Democratie>::NEW,
+        &Registered::<games::grid_knock::GridKnock>::NEW,
     ];
     GAMES
 }

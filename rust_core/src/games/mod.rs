@@ -5,3 +5,4 @@ pub mod democratie;
 pub mod qwirkle;
 pub mod carre;
 pub mod rat_a_tat_cat;
+pub mod grid_knock;
