@@ -1,8 +1,8 @@
 //! One file per game, each implementing [`crate::game::Game`]; registered in
 //! [`crate::registry::games`].
 
-pub mod democratie;
 pub mod qwirkle;
-pub mod carre;
 pub mod rat_a_tat_cat;
+pub mod democratie;
 pub mod grid_knock;
+pub mod carre;
