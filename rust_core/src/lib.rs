@@ -22,6 +22,8 @@ pub mod proto {
             pub mod qwirkle {
                 include!(concat!(env!("OUT_DIR"), "/tablier.v1.qwirkle.rs"));
             }
+            pub mod carre { include!(concat!(env!("OUT_DIR"), "/tablier.v1.carre.rs")); }
+            pub mod rat_a_tat_cat { include!(concat!(env!("OUT_DIR"), "/tablier.v1.rat_a_tat_cat.rs")); }
         }
     }
     pub use tablier::v1::*;

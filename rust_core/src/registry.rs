@@ -16,6 +16,8 @@ use crate::rng::Rng;
 pub fn games() -> &'static [&'static dyn DynGame] {
     static GAMES: &[&dyn DynGame] = &[
         &Registered::<games::qwirkle::Qwirkle>::NEW,
+        &Registered::<games::carre::Carre>::NEW,
+        &Registered::<games::rat_a_tat_cat::RatATatCat>::NEW,
     ];
     GAMES
 }

@@ -2,3 +2,5 @@
 //! [`crate::registry::games`].
 
 pub mod qwirkle;
+pub mod carre;
+pub mod rat_a_tat_cat;

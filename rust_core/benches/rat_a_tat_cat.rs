@@ -1,0 +1,91 @@
+//! Hot path of Rat-a-Tat Cat: legal actions plus apply (decide + evolve) over a full random
+//! match, in the core alone. Target: >= 100,000 matches per second per core.
+//!
+//! `cargo bench -p tablier-core --bench rat_a_tat_cat -- --warm-up-time 1 --measurement-time 3`
+
+use criterion::{black_box, criterion_group, Criterion, Throughput};
+use tablier_core::game::{Game, Options};
+use tablier_core::games::rat_a_tat_cat::RatATatCat;
+use tablier_core::rng::Rng;
+
+/// One full match with uniform random legal actions; returns the number of decisions.
+fn random_match(config: &<RatATatCat as Game>::Config, seed: u64) -> u64 {
+    let mut rng = Rng::from_u64(seed);
+    let mut state = RatATatCat::initial(config);
+    for e in RatATatCat::start(&state, &mut rng).expect("start") {
+        RatATatCat::evolve(&mut state, &e).expect("evolve");
+    }
+    let mut decisions = 0;
+    loop {
+        let awaited = RatATatCat::to_act(&state);
+        let Some(&seat) = awaited.first() else { break };
+        let moves = RatATatCat::legal_actions(&state, seat);
+        let action = &moves[rng.index(moves.len())];
+        for e in RatATatCat::decide(&state, seat, action, &mut rng).expect("decide") {
+            RatATatCat::evolve(&mut state, &e).expect("evolve");
+        }
+        decisions += 1;
+    }
+    black_box(&state);
+    decisions
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("rat_a_tat_cat");
+    for seats in [2u32, 4, 6] {
+        let config = RatATatCat::configure(seats, &Options::new()).expect("config");
+        let sample = 2000u64;
+        let decisions: u64 = (0..sample).map(|s| random_match(&config, s)).sum();
+        eprintln!(
+            "{seats} seats: {:.1} decisions per random match",
+            decisions as f64 / sample as f64
+        );
+        group.throughput(Throughput::Elements(1));
+        let mut seed = 0u64;
+        group.bench_function(format!("full_random_match/{seats}_seats"), |b| {
+            b.iter(|| {
+                seed = seed.wrapping_add(1);
+                random_match(&config, seed)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+
+/// CPU time of this thread in nanoseconds (the machine is shared, so wall time overstates).
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Matches per CPU-second over a fixed workload, printed beside criterion's wall-clock medians.
+fn cpu_figure() {
+    for seats in [2u32, 4, 6] {
+        let config = RatATatCat::configure(seats, &Options::new()).expect("config");
+        let n = 20_000u64;
+        let (Some(t0), w0) = (thread_cpu_ns(), std::time::Instant::now()) else {
+            return;
+        };
+        let mut decisions = 0;
+        for seed in 0..n {
+            decisions += random_match(&config, 1_000_000 + seed);
+        }
+        let cpu = thread_cpu_ns().unwrap_or(t0) - t0;
+        let wall = w0.elapsed().as_nanos() as u64;
+        eprintln!(
+            "{seats} seats: {n} matches, {:.1} decisions each: {:.0} matches per CPU-second ({:.2} us CPU per match; wall {:.0}/s)",
+            decisions as f64 / n as f64,
+            n as f64 * 1e9 / cpu as f64,
+            cpu as f64 / n as f64 / 1e3,
+            n as f64 * 1e9 / wall as f64
+        );
+    }
+}
+
+fn main() {
+    cpu_figure();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
