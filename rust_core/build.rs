@@ -2,7 +2,7 @@
 use std::path::PathBuf;
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../proto");
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../proto");
     let dir = root.join("tablier/v1");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("proto/tablier/v1 exists")

@@ -22,8 +22,18 @@ pub mod proto {
             pub mod qwirkle {
                 include!(concat!(env!("OUT_DIR"), "/tablier.v1.qwirkle.rs"));
             }
-            pub mod carre { include!(concat!(env!("OUT_DIR"), "/tablier.v1.carre.rs")); }
-            pub mod rat_a_tat_cat { include!(concat!(env!("OUT_DIR"), "/tablier.v1.rat_a_tat_cat.rs")); }
+            pub mod rat_a_tat_cat {
+                include!(concat!(env!("OUT_DIR"), "/tablier.v1.rat_a_tat_cat.rs"));
+            }
+            pub mod democratie {
+                include!(concat!(env!("OUT_DIR"), "/tablier.v1.democratie.rs"));
+            }
+            pub mod grid_knock {
+                include!(concat!(env!("OUT_DIR"), "/tablier.v1.grid_knock.rs"));
+            }
+            pub mod carre {
+                include!(concat!(env!("OUT_DIR"), "/tablier.v1.carre.rs"));
+            }
         }
     }
     pub use tablier::v1::*;

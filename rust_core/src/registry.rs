@@ -16,8 +16,10 @@ use crate::rng::Rng;
 pub fn games() -> &'static [&'static dyn DynGame] {
     static GAMES: &[&dyn DynGame] = &[
         &Registered::<games::qwirkle::Qwirkle>::NEW,
-        &Registered::<games::carre::Carre>::NEW,
         &Registered::<games::rat_a_tat_cat::RatATatCat>::NEW,
+        &Registered::<games::democratie::Democratie>::NEW,
+        &Registered::<games::grid_knock::GridKnock>::NEW,
+        &Registered::<games::carre::Carre>::NEW,
     ];
     GAMES
 }

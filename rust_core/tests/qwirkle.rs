@@ -777,10 +777,12 @@ fn malformed_and_illegal_input_is_refused() {
 #[test]
 fn corrupt_events_are_rejected() {
     let st = pos(&[(0, 0, "RC")], &["RD", "RX", "BS", "GE", "YL", "PC"]);
+    let hid = st.hands[0].trailing_zeros();
     let bad = [
         pb::Event { kind: None },
         pb::Event { kind: Some(Ev::Placed(pb::Placed { seat: 0, opening: false, placements: vec![pb::Placement { x: 0, y: 0, tile_type: 0 }], tile_ids: vec![0], points: 2 })) },
         pb::Event { kind: Some(Ev::Placed(pb::Placed { seat: 0, opening: false, placements: vec![pb::Placement { x: 900, y: 0, tile_type: 0 }], tile_ids: vec![500], points: 2 })) },
+        pb::Event { kind: Some(Ev::Placed(pb::Placed { seat: 0, opening: false, placements: vec![pb::Placement { x: i32::MIN, y: i32::MIN, tile_type: hid / 3 }], tile_ids: vec![hid], points: 2 })) },
         pb::Event { kind: Some(Ev::Drew(pb::Drew { seat: 7, count: 1, tile_ids: vec![1] })) },
         pb::Event { kind: Some(Ev::Passed(pb::Passed { seat: 0 })) },
         pb::Event { kind: Some(Ev::Exchanged(pb::Exchanged { seat: 0, count: 1, drawn_ids: vec![200], returned_ids: vec![] })) },
@@ -811,6 +813,7 @@ fn evaluator_validates_and_counts() {
         p(vec![(0, 0, "RC"), (1, 0, "RC")], vec![]),
         p(vec![(0, 0, "RC"), (0, 0, "RX")], vec![]),
         p(vec![(90, 0, "RC")], vec![]),
+        p(vec![(i32::MIN, i32::MIN, "RC")], vec![]),
         p(vec![(0, 0, "RC"), (5, 5, "RC"), (9, 9, "RC")], vec!["RC"]),
         p(vec![], vec!["RC"; 7]),
     ] {
@@ -840,44 +843,6 @@ fn render_and_views_follow_the_viewer() {
     assert!(a.seats.iter().all(|s| s.hand_visible));
     let v = Qwirkle::view(st, Viewer::Spectator);
     assert!(v.seats.iter().all(|s| !s.hand_visible && s.hand_tile_ids.is_empty()));
-}
-
-#[test]
-#[ignore]
-fn profile_random_match_pieces() {
-    use std::time::Instant;
-    let cfg = Qwirkle::configure(2, &Options::new()).unwrap();
-    let (mut t_legal, mut t_decide, mut t_view, mut t_inv, mut n) = (0f64, 0f64, 0f64, 0f64, 0);
-    let mut tot_plays = 0u64;
-    for seed in 0..100 {
-        let mut st = Qwirkle::initial(&cfg);
-        let mut rng = Rng::from_u64(seed);
-        let evs = Qwirkle::start(&st, &mut rng).unwrap();
-        apply(&mut st, &evs);
-        while Qwirkle::outcome(&st).is_none() {
-            n += 1;
-            let s = st.current;
-            let t0 = Instant::now();
-            let acts = Qwirkle::legal_actions(&st, s);
-            t_legal += t0.elapsed().as_secs_f64();
-            let t0 = Instant::now();
-            for s in 0..2 { Qwirkle::view(&st, Viewer::Seat(s)); }
-            t_view += t0.elapsed().as_secs_f64();
-            let a = &acts[rng.index(acts.len())];
-            let t0 = Instant::now();
-            let c = count_plays(&st.board, st.hand_types(s));
-            t_view -= t0.elapsed().as_secs_f64() * 1000.0;
-            tot_plays += c.0.iter().sum::<u32>() as u64;
-            let t0 = Instant::now();
-            let evs = Qwirkle::decide(&st, s, a, &mut rng).unwrap();
-            t_decide += t0.elapsed().as_secs_f64();
-            let t0 = Instant::now();
-            for e in &evs { Qwirkle::evolve(&mut st, e).unwrap(); Qwirkle::check_invariants(&st).unwrap(); }
-            t_inv += t0.elapsed().as_secs_f64();
-        }
-    }
-    eprintln!("plays per step {}", tot_plays / n as u64);
-    eprintln!("steps {n}: legal {:.1}us decide {:.1}us views {:.1}us evolve+inv {:.1}us", t_legal*1e6/n as f64, t_decide*1e6/n as f64, t_view*1e6/n as f64, t_inv*1e6/n as f64);
 }
 
 /// Brute force for plays of one and two tiles on positions from greedy matches: every legal
@@ -944,4 +909,141 @@ fn enumeration_complete_for_small_plays() {
         }
     }
     assert!(positions >= 5);
+}
+
+/// The service's path: the registry drives the game with bytes only.
+#[test]
+fn registry_drives_a_match_with_bytes() {
+    let g = tablier_core::registry::find("qwirkle").unwrap();
+    let info = g.info();
+    assert_eq!((info.min_players, info.max_players, info.bots.clone()), (2, 4, vec!["random".to_string(), "greedy".to_string()]));
+    assert_eq!(info.position_type, "tablier.v1.qwirkle.Position");
+    assert!(g.new_match(5, &Options::new()).is_err());
+    let mut m = g.new_match(2, &Options::new()).unwrap();
+    let seed = [9u8; 32];
+    let mut seq = 1u64;
+    for e in m.start(&mut Rng::for_command(&seed, seq)).unwrap() {
+        m.apply(&e.payload).unwrap();
+        seq += 1;
+    }
+    let mut guard = 0;
+    while m.outcome().is_none() && guard < 500 {
+        guard += 1;
+        let seat = m.to_act()[0];
+        let a = m.bot_action(seat, "greedy", &mut Rng::for_command(&seed, seq)).unwrap();
+        assert!(m.legal_actions(seat).unwrap().contains(&a));
+        let evs = m.decide(seat, &a, &mut Rng::for_command(&seed, seq)).unwrap();
+        for e in evs {
+            assert!(m.redact(&e.payload, Viewer::Seat(1 - seat)).unwrap().is_some());
+            m.apply(&e.payload).unwrap();
+            seq += 1;
+        }
+        assert!(m.decide(seat, &[0xff, 0x01], &mut Rng::from_u64(0)).is_err());
+    }
+    assert!(m.outcome().is_some());
+    assert_eq!(m.state_hash().len(), 32);
+    assert!(!m.render(Viewer::Spectator).unwrap().is_empty());
+}
+
+/// Random actions (cells anywhere, types out of range, any sizes) are refused or accepted,
+/// never a panic; accepted ones were listed as legal.
+#[test]
+fn random_actions_never_panic() {
+    let (states, _) = greedy_match(3, 42);
+    let mut rng = Rng::from_u64(8);
+    let coord = |rng: &mut Rng| match rng.index(10) {
+        0 => i32::MIN,
+        1 => i32::MAX,
+        2 => rng.index(400) as i32 - 200,
+        _ => rng.index(16) as i32 - 8,
+    };
+    for st in states.iter().step_by(2) {
+        let seat = st.current;
+        let legal = Qwirkle::legal_actions(st, seat);
+        for _ in 0..150 {
+            let k = rng.index(9);
+            let a = match rng.index(4) {
+                0 => pb::Action {
+                    kind: Some(pb::action::Kind::Play(pb::Play {
+                        placements: (0..k).map(|_| pb::Placement { x: coord(&mut rng), y: coord(&mut rng), tile_type: rng.index(40) as u32 }).collect(),
+                    })),
+                },
+                1 => pb::Action { kind: Some(pb::action::Kind::Exchange(pb::Exchange { tile_types: (0..k).map(|_| rng.index(40) as u32).collect() })) },
+                2 => pb::Action { kind: Some(pb::action::Kind::Opening(pb::OpeningPlay { tile_types: (0..k).map(|_| rng.index(40) as u32).collect() })) },
+                _ => pass_action(),
+            };
+            for s in 0..3 {
+                if let Ok(_) = Qwirkle::decide(st, s, &a, &mut Rng::from_u64(1)) {
+                    assert_eq!(s, seat);
+                    if let Some(pb::action::Kind::Play(p)) = &a.kind {
+                        // Listed in some order of its placements.
+                        let mut want: Vec<_> = p.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
+                        want.sort();
+                        assert!(legal.iter().any(|l| match &l.kind {
+                            Some(pb::action::Kind::Play(lp)) => {
+                                let mut got: Vec<_> = lp.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
+                                got.sort();
+                                got == want
+                            }
+                            _ => false,
+                        }));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Random events never panic `evolve` or `redact`; the state is only ever Corrupt-refused or
+/// changed by a fitting event.
+#[test]
+fn random_events_never_panic() {
+    let (states, _) = greedy_match(2, 5);
+    let mut rng = Rng::from_u64(12);
+    let mut r = |n: usize| rng.index(n) as u32;
+    for st in states.iter().step_by(5) {
+        for _ in 0..200 {
+            let ids = |r: &mut dyn FnMut(usize) -> u32| (0..r(8)).map(|_| r(120)).collect::<Vec<u32>>();
+            let kind = match r(7) {
+                0 => Ev::Dealt(pb::Dealt { hands: (0..r(5)).map(|s| pb::SeatTiles { seat: s, count: r(8), tile_ids: ids(&mut r) }).collect() }),
+                1 => Ev::Announced(pb::Announced { group_sizes: (0..r(5)).map(|_| r(8)).collect(), start_seat: r(6) }),
+                2 => Ev::Placed(pb::Placed {
+                    seat: r(5),
+                    opening: r(2) == 0,
+                    placements: (0..r(8)).map(|_| pb::Placement { x: r(300) as i32 - 150, y: r(300) as i32 - 150, tile_type: r(40) }).collect(),
+                    tile_ids: ids(&mut r),
+                    points: r(100),
+                }),
+                3 => Ev::Drew(pb::Drew { seat: r(6), count: r(8), tile_ids: ids(&mut r) }),
+                4 => Ev::Exchanged(pb::Exchanged { seat: r(6), count: r(8), drawn_ids: ids(&mut r), returned_ids: ids(&mut r) }),
+                5 => Ev::Passed(pb::Passed { seat: r(6) }),
+                _ => Ev::Ended(pb::Ended { reason: r(6) as i32, bonus_seat: r(6), bonus: r(10), final_scores: (0..r(4)).map(|_| r(50) as i64).collect(), aborted: r(2) == 0 }),
+            };
+            let e = pb::Event { kind: Some(kind) };
+            for v in [Viewer::Seat(0), Viewer::Seat(1), Viewer::Spectator, Viewer::Auditor] {
+                let _ = Qwirkle::redact(&e, v);
+            }
+            let mut s = st.clone();
+            if Qwirkle::evolve(&mut s, &e).is_ok() {
+                let _ = Qwirkle::view(&s, Viewer::Auditor);
+            }
+        }
+    }
+}
+
+#[test]
+fn illegal_or_misscored_play_in_the_log_is_corrupt() {
+    let st = pos(&[(0, 0, "RC"), (1, 0, "RS")], &["RD", "BX", "GE", "YL", "PC", "OS"]);
+    let evs = decide(&st, 0, &play_action(&[(2, 0, "RD")])).unwrap();
+    let Some(Ev::Placed(good)) = evs[0].kind.clone() else { panic!() };
+    let mut s = st.clone();
+    assert!(Qwirkle::evolve(&mut s, &evs[0]).is_ok());
+    let mut wrong_score = good.clone();
+    wrong_score.points = 4;
+    let mut illegal = good.clone();
+    illegal.placements[0].x = 5;
+    for p in [wrong_score, illegal] {
+        let mut s = st.clone();
+        assert!(matches!(Qwirkle::evolve(&mut s, &pb::Event { kind: Some(Ev::Placed(p)) }), Err(CoreError::Corrupt(_))));
+    }
 }

@@ -2,5 +2,7 @@
 //! [`crate::registry::games`].
 
 pub mod qwirkle;
-pub mod carre;
 pub mod rat_a_tat_cat;
+pub mod democratie;
+pub mod grid_knock;
+pub mod carre;

@@ -282,7 +282,7 @@ impl Board {
         let mut b = Board::default();
         let mut copies = [0u8; TYPES];
         for &(x, y, t) in tiles {
-            if x.abs() > 89 || y.abs() > 89 {
+            if x.unsigned_abs() > 89 || y.unsigned_abs() > 89 {
                 return Err(CoreError::malformed(format!("cell ({x},{y}) is out of range (|x|, |y| <= 89)")));
             }
             if t as usize >= TYPES {
@@ -443,12 +443,13 @@ impl<F: FnMut(&PlayRef)> Dfs<'_, F> {
 /// Calls `emit` for every legal play of a hand holding the types `hand` on `board`, each once
 /// (copies are one play), in a deterministic order: rows then columns, lines ascending, spans
 /// by first then last cell, types ascending. Single-tile plays come with the rows.
-/// `end_bonus`: added to plays that lay every tile of a hand of `hand_size` tiles.
+/// Scores exclude the end-of-game bonus (the caller knows whether the bag is empty).
 pub fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut emit: F) {
     if board.is_empty() || hand == 0 {
         return;
     }
-    let distinct = hand.count_ones() as usize;
+    // k placed tiles of one line are k distinct types of one colour or one shape: k <= g(hand).
+    let distinct = group_size(hand) as usize;
     let cells = &board.cells;
     // Frontier cells (empty, next to a tile), as sortable keys per direction: line-major.
     let mut keys = [[0u32; 4 * TILES]; 2];
@@ -640,11 +641,14 @@ pub fn count_plays(board: &Board, hand: u64) -> ([u32; 6], u32) {
     (counts, best)
 }
 
+/// A placed tile: (x, y, type).
+pub type Cell = (i32, i32, u8);
+
 /// The first play of the highest score (deterministic), as (x, y, type) and its score.
-pub fn best_play(board: &Board, hand: u64) -> Option<(Vec<(i32, i32, u8)>, u32)> {
+pub fn best_play(board: &Board, hand: u64) -> Option<(Vec<Cell>, u32)> {
     let mut best: Option<([u32; 6], [u8; 6], usize, u32)> = None;
     enumerate_plays(board, hand, |p| {
-        if best.as_ref().map_or(true, |b| p.score > b.3) {
+        if best.as_ref().is_none_or(|b| p.score > b.3) {
             let mut c = [0u32; 6];
             let mut t = [0u8; 6];
             c[..p.len()].copy_from_slice(p.cells);
@@ -696,7 +700,7 @@ fn check_play(board: &Board, hand_counts: &[u8; TYPES], placements: &[(i32, i32,
         if t as usize >= TYPES {
             return Err(CoreError::malformed(format!("tile type {t} is out of range 0..35")));
         }
-        if x.abs() > MAXC || y.abs() > MAXC {
+        if x.unsigned_abs() > MAXC as u32 || y.unsigned_abs() > MAXC as u32 {
             return Err(CoreError::rule("NOT_CONNECTED", format!("cell ({x},{y}) is too far from the tiles on the table")));
         }
         let t = t as u8;
@@ -1284,8 +1288,29 @@ impl Game for Qwirkle {
                     return Err(corrupt("placed tiles do not fit the hand"));
                 }
                 for (q, &id) in p.placements.iter().zip(&p.tile_ids) {
-                    if q.x.abs() > MAXC || q.y.abs() > MAXC || q.tile_type != id / 3 || state.board.at(q.x, q.y) != 0 {
+                    if q.x.unsigned_abs() > MAXC as u32 || q.y.unsigned_abs() > MAXC as u32 || q.tile_type != id / 3 || state.board.at(q.x, q.y) != 0 {
                         return Err(corrupt("placement on a bad cell"));
+                    }
+                }
+                // The play itself must be legal and scored right (a log is never trusted blindly).
+                if p.opening {
+                    let mut line = LineSet::default();
+                    for (i, q) in p.placements.iter().enumerate() {
+                        line = line.with(q.tile_type as u8);
+                        if (q.x, q.y) != (i as i32, 0) {
+                            return Err(corrupt("opening play off its canonical cells"));
+                        }
+                    }
+                    let g = p.placements.len() as u32;
+                    if g != state.announced[p.seat as usize] as u32 || !line.valid() || p.points != line_points(g).max(1) {
+                        return Err(corrupt("opening play is not the announced group or is mis-scored"));
+                    }
+                } else {
+                    let pl: Vec<(i32, i32, u32)> = p.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
+                    match check_play(&state.board, &state.hand_counts(p.seat), &pl) {
+                        Ok((_, score)) if score == p.points => {}
+                        Ok(_) => return Err(corrupt("play is mis-scored")),
+                        Err(e) => return Err(corrupt(format!("illegal play in the log: {e}"))),
                     }
                 }
                 for (q, &id) in p.placements.iter().zip(&p.tile_ids) {
@@ -1343,8 +1368,14 @@ impl Game for Qwirkle {
                     return Err(corrupt("end out of place"));
                 }
                 let reason = pb::EndReason::try_from(e.reason).map_err(|_| corrupt("unknown end reason"))?;
-                if reason == pb::EndReason::Unspecified {
-                    return Err(corrupt("unspecified end reason"));
+                let fits = match reason {
+                    pb::EndReason::Unspecified => false,
+                    pb::EndReason::HandEmptied => e.bonus == 6 && state.hands[e.bonus_seat as usize] == 0 && state.bag == 0 && !e.aborted,
+                    pb::EndReason::Blocked => e.bonus == 0 && is_blocked(state) && !e.aborted,
+                    pb::EndReason::IdleCap => e.bonus == 0 && state.idle >= state.config.idle_cap && e.aborted,
+                };
+                if !fits {
+                    return Err(corrupt("the end does not follow from the state"));
                 }
                 state.scores[e.bonus_seat as usize] += e.bonus as i64;
                 if state.scores[..seats as usize] != e.final_scores[..] {

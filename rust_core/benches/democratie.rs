@@ -1,0 +1,126 @@
+//! Démocratie hot paths: trick resolution, a whole random match on the compact state, and a
+//! whole random match through the decider interface (start/decide/evolve with events).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use tablier_core::game::{Game, Options};
+use tablier_core::games::democratie::{deck_size, resolve_trick, simulate_random_match, suit_of, Config, Democratie};
+use tablier_core::rng::Rng;
+
+fn tricks(c: &mut Criterion) {
+    // 1024 random 4-player tricks with a random vote card each.
+    let mut rng = Rng::from_u64(1);
+    let mut batch = Vec::with_capacity(1024);
+    for _ in 0..1024 {
+        let mut deck: Vec<u8> = (0..deck_size(4) as u8).collect();
+        rng.shuffle(&mut deck);
+        batch.push(([deck[0], deck[1], deck[2], deck[3]], suit_of(deck[4])));
+    }
+    let mut g = c.benchmark_group("democratie_trick_resolution");
+    g.throughput(Throughput::Elements(batch.len() as u64));
+    g.bench_function("4_players_x1024", |b| {
+        b.iter(|| {
+            let mut acc = 0u32;
+            for (played, trump) in &batch {
+                let o = resolve_trick(black_box(played), black_box(*trump));
+                acc += o.winner.map_or(7, |w| w as u32);
+            }
+            acc
+        })
+    });
+    g.finish();
+}
+
+fn fast_matches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("democratie_random_match_core");
+    for n in 2..=6u8 {
+        let cfg = Config { seats: n, target: 7, max_deals: 200 };
+        let mut rng = Rng::from_u64(n as u64);
+        g.throughput(Throughput::Elements(1));
+        g.bench_with_input(BenchmarkId::from_parameter(n), &cfg, |b, cfg| {
+            b.iter(|| simulate_random_match(black_box(cfg), &mut rng))
+        });
+    }
+    g.finish();
+}
+
+fn decider_matches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("democratie_random_match_decider");
+    for n in [2u32, 4, 6] {
+        let cfg = Democratie::configure(n, &Options::new()).unwrap();
+        let mut rng = Rng::from_u64(n as u64);
+        g.throughput(Throughput::Elements(1));
+        g.bench_with_input(BenchmarkId::from_parameter(n), &cfg, |b, cfg| {
+            b.iter(|| {
+                let mut st = Democratie::initial(cfg);
+                for e in Democratie::start(&st, &mut rng).unwrap() {
+                    Democratie::evolve(&mut st, &e).unwrap();
+                }
+                let mut events = 0usize;
+                while Democratie::outcome(&st).is_none() {
+                    let seat = Democratie::to_act(&st)[0];
+                    let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
+                    let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
+                    events += evs.len();
+                    for e in &evs {
+                        Democratie::evolve(&mut st, e).unwrap();
+                    }
+                }
+                events
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, tricks, fast_matches, decider_matches, figure);
+criterion_main!(benches);
+
+/// CPU time of this thread (ns), so the figure is per core even on a busy machine.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// The figure: tricks and random matches per CPU-second on one core.
+fn figure(_: &mut Criterion) {
+    let mut rng = Rng::from_u64(7);
+    let mut batch = Vec::with_capacity(4096);
+    for _ in 0..4096 {
+        let n = 2 + rng.index(5);
+        let mut deck: Vec<u8> = (0..deck_size(n) as u8).collect();
+        rng.shuffle(&mut deck);
+        batch.push((deck[..n].to_vec(), suit_of(deck[n])));
+    }
+    let t0 = thread_cpu_ns();
+    let mut acc = 0u32;
+    for _ in 0..500 {
+        for (played, trump) in &batch {
+            acc = acc.wrapping_add(resolve_trick(black_box(played), black_box(*trump)).winner.map_or(7, |w| w as u32));
+        }
+    }
+    if let (Some(a), Some(b)) = (t0, thread_cpu_ns()) {
+        let tricks = 500.0 * batch.len() as f64;
+        println!("FIGURE democratie trick resolution (2-6 players mixed): {:.1} ns per trick CPU time ({acc})", (b - a) as f64 / tricks);
+    }
+    for n in 2..=6u8 {
+        let cfg = Config { seats: n, target: 7, max_deals: 200 };
+        let mut rng = Rng::from_u64(99);
+        let matches = 20_000u64;
+        let (t0, w0) = (thread_cpu_ns(), std::time::Instant::now());
+        let mut deals = 0u64;
+        for _ in 0..matches {
+            deals += simulate_random_match(&cfg, &mut rng).1 as u64;
+        }
+        let wall = w0.elapsed().as_secs_f64();
+        let cpu = match (t0, thread_cpu_ns()) {
+            (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+            _ => wall,
+        };
+        println!(
+            "FIGURE democratie n={n}: {:.0} random matches per CPU-second ({:.0} per wall-second), {:.1} deals per match",
+            matches as f64 / cpu,
+            matches as f64 / wall,
+            deals as f64 / matches as f64
+        );
+    }
+}
