@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 # The embedded PostgreSQL runs pg_ctl in subprocesses; gRPC's fork handlers are not needed.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
@@ -125,9 +126,8 @@ async def verify(args: argparse.Namespace) -> int:
     bad = 0
     for r in results:
         bad += not r.ok
-        verdict = "[green]ok[/green]" if r.ok else f"[red]{r.problems[0]}[/red]" + (
-            f" (+{len(r.problems) - 1} more)" if len(r.problems) > 1 else ""
-        )
+        shown = "\n".join(r.problems[:5]) + (f"\n(+{len(r.problems) - 5} more)" if len(r.problems) > 5 else "")
+        verdict = Text("ok", style="green") if r.ok else Text(shown, style="red")
         table.add_row(r.game_id, r.game_type, str(r.events), verdict)
     console.print(table)
     if bad:

@@ -45,10 +45,17 @@ class Server:
     proc: subprocess.Popen
     log: Path
 
+    signalled: bool = False
+
+    def terminate(self) -> None:
+        """One SIGTERM (a second one while it shuts down would not be a clean stop)."""
+        if not self.signalled and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        self.signalled = True
+
     def stop(self) -> int:
         """SIGTERM, then wait for the drain; returns the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+        self.terminate()
         return self.proc.wait(STOP_TIMEOUT)
 
 

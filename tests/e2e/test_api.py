@@ -440,3 +440,21 @@ def test_health_and_reflection(channel):
         for name in (info.action_type, info.event_type, info.view_type, info.position_type, info.evaluation_type):
             if name:
                 assert db.FindFileContainingSymbol(name).name.startswith("tablier/v1/"), name
+
+
+@pytest.mark.parametrize("game", [t.id for t in GAME_TYPES if t.position_type])
+def test_evaluate_position_returns_what_the_core_computes(stub, game):
+    """The service passes positions through untouched: for the default (empty) Position it
+    answers exactly as the core does locally, a result or INVALID_ARGUMENT."""
+    info = INFO[game]
+    position = any_pb2.Any(type_url=f"type.googleapis.com/{info.position_type}", value=b"")
+    request = pb.EvaluatePositionRequest(game_type=game, position=position)
+    try:
+        expected = _core.evaluate(game, b"")
+    except _core.MalformedInput:
+        assert expect_error(stub.EvaluatePosition, request)[:2] == (grpc.StatusCode.INVALID_ARGUMENT,
+                                                                    "MALFORMED_INPUT")
+        return
+    got = stub.EvaluatePosition(request).evaluation
+    assert got.type_url == f"type.googleapis.com/{info.evaluation_type}"
+    assert got.value == expected

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 
@@ -91,7 +90,7 @@ def test_serve_reports_not_serving_then_drains_on_sigterm(e2e_database_url, tmp_
             updates = health_pb2_grpc.HealthStub(ch).Watch(
                 health_pb2.HealthCheckRequest(service="tablier.v1.GameService"), timeout=60)
             assert next(updates).status == health_pb2.HealthCheckResponse.SERVING
-            server.proc.send_signal(signal.SIGTERM)
+            server.terminate()
             assert next(updates).status == health_pb2.HealthCheckResponse.NOT_SERVING
     finally:
         code = server.stop()

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import secrets
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -125,6 +126,7 @@ class GameApp:
         self.operator_token = operator_token or None
         self.catalogue = Catalogue()
         self.cache = MatchCache(cache_size)
+        self.records: OrderedDict[str, GameRecord] = OrderedDict()
 
     # ----------------------------------------------------------------- game types
 
@@ -300,10 +302,20 @@ class GameApp:
     # ----------------------------------------------------------------- internals
 
     async def _game(self, game_id: str) -> GameRecord:
+        """The match record. Records never change once created, so they are cached."""
+        key = parse_game_id(game_id)
+        record = self.records.get(key)
+        if record is not None:
+            self.records.move_to_end(key)
+            return record
         try:
-            return await self.store.get_game(parse_game_id(game_id))
+            record = await self.store.get_game(key)
         except UnknownGame:
             raise MatchNotFound(f"no match {game_id}") from None
+        self.records[key] = record
+        while len(self.records) > self.cache.capacity:
+            self.records.popitem(last=False)
+        return record
 
     def _blank(self, game: GameRecord) -> Match:
         return Match(game.game_type, game.seats, dict(game.options))
