@@ -26,7 +26,7 @@ serve: stubs
 	$(VENV)/bin/tablier serve
 
 test: stubs
-	cargo test --workspace
+	cargo test --workspace --release
 	$(PY) -m pytest
 
 bench:
