@@ -1,5 +1,12 @@
 //! Démocratie hot paths: trick resolution, a whole random match on the compact state, and a
 //! whole random match through the decider interface (start/decide/evolve with events).
+//!
+//! The figure that counts is `FIGURE democratie decider n=…`: full random matches per
+//! CPU-second through `start`, `to_act`, `legal_actions`, `decide` and `evolve`, as the service
+//! drives a match (thread CPU time, so a busy machine does not deflate it). The
+//! `simulate_random_match` figure bypasses events and is not the service's path.
+//!
+//! `cargo bench -p tablier-core --bench democratie -- zzz` prints only the figures.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tablier_core::game::{Game, Options};
