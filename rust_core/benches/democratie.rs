@@ -1,5 +1,12 @@
 //! Démocratie hot paths: trick resolution, a whole random match on the compact state, and a
 //! whole random match through the decider interface (start/decide/evolve with events).
+//!
+//! The figure that counts is `FIGURE democratie decider n=…`: full random matches per
+//! CPU-second through `start`, `to_act`, `legal_actions`, `decide` and `evolve`, as the service
+//! drives a match (thread CPU time, so a busy machine does not deflate it). The
+//! `simulate_random_match` figure bypasses events and is not the service's path.
+//!
+//! `cargo bench -p tablier-core --bench democratie -- zzz` prints only the figures.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tablier_core::game::{Game, Options};
@@ -102,6 +109,7 @@ fn figure(_: &mut Criterion) {
         let tricks = 500.0 * batch.len() as f64;
         println!("FIGURE democratie trick resolution (2-6 players mixed): {:.1} ns per trick CPU time ({acc})", (b - a) as f64 / tricks);
     }
+    decider_figure();
     for n in 2..=6u8 {
         let cfg = Config { seats: n, target: 7, max_deals: 200 };
         let mut rng = Rng::from_u64(99);
@@ -121,6 +129,56 @@ fn figure(_: &mut Criterion) {
             matches as f64 / cpu,
             matches as f64 / wall,
             deals as f64 / matches as f64
+        );
+    }
+}
+
+/// One full random match through the decider interface as the service drives it: `start`,
+/// then `to_act`, `legal_actions`, a uniform pick, `decide`, and `evolve` for every event.
+/// Returns the number of events.
+fn decider_match(cfg: &Config, rng: &mut Rng) -> usize {
+    let mut st = Democratie::initial(cfg);
+    let mut events = 0;
+    for e in Democratie::start(&st, rng).unwrap() {
+        Democratie::evolve(&mut st, &e).unwrap();
+        events += 1;
+    }
+    loop {
+        let awaited = Democratie::to_act(&st);
+        let Some(&seat) = awaited.first() else { break };
+        let moves = Democratie::legal_actions(&st, seat);
+        let a = &moves[rng.index(moves.len())];
+        for e in Democratie::decide(&st, seat, a, rng).unwrap() {
+            Democratie::evolve(&mut st, &e).unwrap();
+            events += 1;
+        }
+    }
+    black_box(&st);
+    events
+}
+
+/// The figure that counts: full random matches per CPU-second through the real path.
+fn decider_figure() {
+    for n in [2u32, 3, 4, 5, 6] {
+        let cfg = Democratie::configure(n, &Options::new()).unwrap();
+        let mut rng = Rng::from_u64(1234 + n as u64);
+        let matches = 3_000u64;
+        let (t0, w0) = (thread_cpu_ns(), std::time::Instant::now());
+        let mut events = 0usize;
+        for _ in 0..matches {
+            events += decider_match(&cfg, &mut rng);
+        }
+        let wall = w0.elapsed().as_secs_f64();
+        let cpu = match (t0, thread_cpu_ns()) {
+            (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+            _ => wall,
+        };
+        println!(
+            "FIGURE democratie decider n={n}: {:.0} matches per CPU-second ({:.2} us CPU per match; {:.0} per wall-second), {:.1} events per match",
+            matches as f64 / cpu,
+            cpu * 1e6 / matches as f64,
+            matches as f64 / wall,
+            events as f64 / matches as f64
         );
     }
 }
