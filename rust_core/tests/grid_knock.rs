@@ -26,23 +26,7 @@ mod games {
             st.cfg.dom[i as usize][(r as usize - 1) * 5 + d as usize]
         }
 
-        const DECK: [(i8, u8); 15] = [
-            (-2, 5),
-            (-1, 10),
-            (0, 15),
-            (1, 10),
-            (2, 10),
-            (3, 10),
-            (4, 10),
-            (5, 10),
-            (6, 10),
-            (7, 10),
-            (8, 10),
-            (9, 10),
-            (10, 10),
-            (11, 10),
-            (12, 10),
-        ];
+        use tablier_core::games::grid_knock::DECK;
 
         /// A constructed position: given slots (face up / down / empty); every other slot holds a
         /// face-down card from the rest of the deck; the given discard pile and draw-pile top cards,

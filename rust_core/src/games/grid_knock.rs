@@ -47,7 +47,8 @@ pub struct GridKnock;
 
 const NONE: u8 = u8::MAX;
 const NO_CARD: i8 = i8::MIN;
-const DECK: [(i8, u8); 15] = [
+/// The deck: (card value, copies); 150 cards.
+pub const DECK: [(i8, u8); 15] = [
     (-2, 5),
     (-1, 10),
     (0, 15),
