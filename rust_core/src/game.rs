@@ -66,6 +66,9 @@ pub trait Game: 'static {
     const HAS_EVALUATOR: bool = false;
     /// Bot names accepted by `bot_action`; the last one is the strongest.
     const BOTS: &'static [&'static str] = &["random"];
+    /// Commands the table's host (the operator) may give during a match, e.g. ending a timed
+    /// match after the round in progress. They are not moves of any seat.
+    const HOST_COMMANDS: &'static [&'static str] = &[];
 
     fn options() -> Vec<OptionSpec>;
 
@@ -115,6 +118,12 @@ pub trait Game: 'static {
         }
         let i = rng.index(moves.len());
         Ok(moves.swap_remove(i))
+    }
+
+    /// The events a host command causes (one of `HOST_COMMANDS`; the registry refuses others).
+    fn host_command(state: &Self::State, command: &str, rng: &mut Rng) -> CoreResult<Vec<Self::Event>> {
+        let _ = (state, rng);
+        Err(CoreError::Unsupported(format!("{} has no host command {command:?}", Self::ID)))
     }
 
     /// The match drawn for a terminal, as `viewer` may see it.

@@ -104,6 +104,14 @@ impl Match {
         Ok(events_to_py(py, events))
     }
 
+    fn host_command(&self, py: Python<'_>, command: &str, seed: &[u8], seq: u64) -> PyResult<PyEvents> {
+        let seed = seed32(seed)?;
+        let m = self.get()?;
+        let events =
+            py.allow_threads(|| m.host_command(command, &mut Rng::for_command(&seed, seq))).map_err(to_py)?;
+        Ok(events_to_py(py, events))
+    }
+
     fn apply(&mut self, payload: &[u8]) -> PyResult<()> {
         self.get()?;
         if let Err(e) = self.inner.apply(payload) {

@@ -53,6 +53,7 @@ pub trait DynMatch: Send + Sync {
     fn seats(&self) -> u32;
     fn start(&self, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
     fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
+    fn host_command(&self, command: &str, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
     fn apply(&mut self, payload: &[u8]) -> CoreResult<()>;
     fn to_act(&self) -> Vec<Seat>;
     fn legal_actions(&self, seat: Seat) -> CoreResult<Vec<Vec<u8>>>;
@@ -99,6 +100,7 @@ impl<G: Game> DynGame for Registered<G> {
             position_type: if G::HAS_EVALUATOR { format!("{p}.Position") } else { String::new() },
             evaluation_type: if G::HAS_EVALUATOR { format!("{p}.Evaluation") } else { String::new() },
             bots: G::BOTS.iter().map(|s| s.to_string()).collect(),
+            host_commands: G::HOST_COMMANDS.iter().map(|s| s.to_string()).collect(),
         }
     }
 
@@ -174,6 +176,16 @@ impl<G: Game> DynMatch for Match<G> {
         }
         let action: G::Action = decode(action, "action")?;
         Ok(encode_events::<G>(G::decide(&self.state, seat, &action, rng)?))
+    }
+    fn host_command(&self, command: &str, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
+        if !G::HOST_COMMANDS.contains(&command) {
+            let known = if G::HOST_COMMANDS.is_empty() { "none".to_string() } else { G::HOST_COMMANDS.join(", ") };
+            return Err(CoreError::Unsupported(format!("{} has no host command {command:?} (host commands: {known})", G::NAME)));
+        }
+        if G::outcome(&self.state).is_some() {
+            return Err(CoreError::game_over());
+        }
+        Ok(encode_events::<G>(G::host_command(&self.state, command, rng)?))
     }
     fn apply(&mut self, payload: &[u8]) -> CoreResult<()> {
         let event: G::Event =

@@ -42,6 +42,8 @@ class Match:
         """Events that open the match; ``seq`` is the seq of the first of them."""
     def decide(self, seat: int, action: bytes, seed: bytes, seq: int) -> list[Event]:
         """Events caused by ``action``; ``seq`` is the seq the first of them will take."""
+    def host_command(self, command: str, seed: bytes, seq: int) -> list[Event]:
+        """Events caused by an operator's command (one of GameType.host_commands)."""
     def apply(self, payload: bytes) -> None: ...
     def apply_all(self, payloads: list[bytes]) -> None:
         """Replay, with the GIL released."""

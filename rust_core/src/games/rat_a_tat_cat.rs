@@ -23,10 +23,11 @@
 //!
 //! Decisions taken here in the spec's style (section 8 settles everything else):
 //!
-//! - **AMB21, match formats offered.** `elimination` (default, `point_limit` 100) and
-//!   `fixed_rounds` (`rounds`, default 3). The `timed` format needs a host to raise
-//!   `stop_after_round` during the match, and the platform has no host command; it is not
-//!   offered (a platform change is needed, see the report).
+//! - **AMB21, match formats offered.** `elimination` (default, `point_limit` 100),
+//!   `fixed_rounds` (`rounds`, default 3) and `timed`: the operator gives the host command
+//!   `stop_after_round` (a `stop_requested` event, public); the round in progress is completed,
+//!   then the lowest total wins (co-winners on ties, reason `TIME_CALLED`). Without it a timed
+//!   match goes on until the administrative cap.
 //! - **AMB22, administrative cap.** The rules allow an endless round (R14). Besides the rules'
 //!   optional `max_turns_per_round` safeguard (default off), a match stops after
 //!   `admin_turn_cap` turns (default 20000): `MatchEnded{aborted: true, reason: ADMIN_TURN_CAP}`,
@@ -61,17 +62,19 @@ const NONE: u8 = 255;
 const COUNTS: [u8; 13] = [4, 4, 4, 4, 4, 4, 4, 4, 4, 9, 3, 3, 3];
 const CARD_HIDDEN_NUMBER: i32 = 14;
 
-const REASONS: [&str; 5] = [
+const REASONS: [&str; 6] = [
     "",
     "LAST_PLAYER_STANDING",
     "ALL_ELIMINATED",
     "ROUNDS_COMPLETED",
     "ADMIN_TURN_CAP",
+    "TIME_CALLED",
 ];
 const R_LAST: u8 = 1;
 const R_ALL: u8 = 2;
 const R_ROUNDS: u8 = 3;
 const R_CAP: u8 = 4;
+const R_TIME: u8 = 5;
 
 #[inline]
 fn is_power(c: u8) -> bool {
@@ -147,6 +150,7 @@ macro_rules! bad {
 pub enum MatchMode {
     Elimination,
     FixedRounds,
+    Timed,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -300,6 +304,8 @@ pub struct State {
     winners: u8,
     end_reason: u8,
     aborted: bool,
+    /// Timed format: the host asked to stop after the round in progress.
+    stop_requested: bool,
     /// Hand-built position of a test vector: the 54-card conservation check is off.
     test_mode: bool,
 }
@@ -397,6 +403,7 @@ impl State {
                     None
                 }
             }
+            MatchMode::Timed => self.stop_requested.then(|| (lowest(self.active), R_TIME)),
         }
     }
     fn seat_list(mask: u8) -> Vec<u32> {
@@ -1080,6 +1087,12 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             }
             s.phase = Phase::RoundOver;
         }
+        E::StopRequested(_) => {
+            if s.cfg.mode != MatchMode::Timed || s.stop_requested || s.phase == Phase::Over {
+                bad!("a stop request does not fit this match");
+            }
+            s.stop_requested = true;
+        }
         E::MatchEnded(e) => {
             let (w, reason) = if e.aborted {
                 if CHECK && (s.phase != Phase::TurnStart || s.total_turns < s.cfg.admin_turn_cap) {
@@ -1127,14 +1140,26 @@ impl Game for RatATatCat {
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;
     const BOTS: &'static [&'static str] = &["random", "memory"];
+    const HOST_COMMANDS: &'static [&'static str] = &["stop_after_round"];
+
+    fn host_command(s: &State, command: &str, _rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        debug_assert_eq!(command, "stop_after_round");
+        if s.cfg.mode != MatchMode::Timed {
+            return Err(CoreError::rule("NOT_TIMED", "stop_after_round is for timed matches (match_mode=timed)"));
+        }
+        if s.stop_requested {
+            return Err(CoreError::rule("ALREADY_REQUESTED", "the match already stops after this round"));
+        }
+        Ok(vec![pb::Event { kind: Some(E::StopRequested(pb::StopRequested {})) }])
+    }
 
     fn options() -> Vec<OptionSpec> {
         vec![
             OptionSpec {
                 name: "match_mode",
-                description: "elimination: a seat whose total reaches point_limit is out, the last seat left wins; fixed_rounds: lowest total after `rounds` rounds wins",
+                description: "elimination: a seat whose total reaches point_limit is out, the last seat left wins; fixed_rounds: lowest total after `rounds` rounds wins; timed: the operator's stop_after_round ends the match after the round in progress, lowest total wins",
                 default: "elimination",
-                allowed: &["elimination", "fixed_rounds"],
+                allowed: &["elimination", "fixed_rounds", "timed"],
             },
             OptionSpec {
                 name: "point_limit",
@@ -1188,9 +1213,10 @@ impl Game for RatATatCat {
         let mode = match options.get("match_mode").map(|s| s.as_str()) {
             None | Some("elimination") => MatchMode::Elimination,
             Some("fixed_rounds") => MatchMode::FixedRounds,
+            Some("timed") => MatchMode::Timed,
             Some(v) => {
                 return Err(CoreError::option(format!(
-                    "match_mode must be elimination or fixed_rounds, not {v:?}"
+                    "match_mode must be elimination, fixed_rounds or timed, not {v:?}"
                 )))
             }
         };
@@ -1247,6 +1273,7 @@ impl Game for RatATatCat {
             winners: 0,
             end_reason: 0,
             aborted: false,
+            stop_requested: false,
             test_mode: false,
         }
     }
@@ -1592,6 +1619,7 @@ impl Game for RatATatCat {
             draw_pile: if auditor { s.draw.top_first_pb() } else { vec![] },
             knowledge: if auditor { s.known[..n].to_vec() } else { vec![] },
             test_mode: auditor && s.test_mode,
+            stop_after_round: s.stop_requested,
         }
     }
 
@@ -1643,6 +1671,7 @@ impl Game for RatATatCat {
                 E::RevealDraw(_) => "reveal_draw",
                 E::RoundScored(_) => "round_scored",
                 E::MatchEnded(_) => "match_ended",
+                E::StopRequested(_) => "stop_requested",
             },
         }
     }
@@ -2660,7 +2689,7 @@ mod tests {
             );
         };
         bad("colour", "red");
-        bad("match_mode", "timed");
+        bad("match_mode", "untimed");
         bad("point_limit", "0");
         bad("point_limit", "ten");
         bad("rounds", "-1");
