@@ -57,9 +57,10 @@ def last_seq(stub, game_id: str) -> int:
     return raw_events(stub, game_id).last_seq
 
 
-def replay_locally(stub, created: pb.CreateGameResponse, upto: int | None = None) -> _core.Match:
+def replay_locally(stub, created: pb.CreateGameResponse, upto: int | None = None,
+                   options: dict[str, str] | None = None) -> _core.Match:
     st = created.state
-    match = _core.Match(st.game_type, st.seat_count, {})
+    match = _core.Match(st.game_type, st.seat_count, options or {})
     events = [e for e in raw_events(stub, created.game_id).events if upto is None or e.seq <= upto]
     match.apply_all([e.payload.value for e in events])
     return match

@@ -458,3 +458,53 @@ def test_evaluate_position_returns_what_the_core_computes(stub, game):
     got = stub.EvaluatePosition(request).evaluation
     assert got.type_url == f"type.googleapis.com/{info.evaluation_type}"
     assert got.value == expected
+
+
+def test_host_command_ends_a_timed_match_after_the_round_in_progress(stub):
+    created = stub.CreateGame(pb.CreateGameRequest(
+        game_type="rat_a_tat_cat", seats=2, options={"match_mode": "timed"}))
+    gid = created.game_id
+    state = created.state
+    for _ in range(3):
+        state = bot_move(stub, created, state).state
+    request = pb.HostCommandRequest(game_id=gid, command_id="stop-1", command="stop_after_round")
+    before = last_seq(stub, gid)
+
+    code, reason, _ = expect_error(stub.HostCommand, request)
+    assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN")
+    code, reason, _ = expect_error(stub.HostCommand, request, metadata=seat(created.seat_tokens[0]))
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_OPERATOR")
+    unknown = pb.HostCommandRequest(game_id=gid, command_id="stop-0", command="end_now")
+    code, _, message = expect_error(stub.HostCommand, unknown, metadata=OPERATOR)
+    assert code == grpc.StatusCode.UNIMPLEMENTED and "stop_after_round" in message
+    assert last_seq(stub, gid) == before
+
+    done = stub.HostCommand(request, metadata=OPERATOR)
+    assert [e.type for e in done.events] == ["stop_requested"]
+    assert done.events[0].seq == before + 1 and not done.events[0].HasField("seat")
+    again = stub.HostCommand(request, metadata=OPERATOR)
+    assert again.replayed and [e.seq for e in again.events] == [before + 1]
+    code, reason, _ = expect_error(stub.HostCommand, pb.HostCommandRequest(
+        game_id=gid, command_id="stop-2", command="stop_after_round"), metadata=OPERATOR)
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_REQUESTED")
+    assert last_seq(stub, gid) == before + 1
+
+    state = done.state
+    while not state.over:
+        state = bot_move(stub, created, state).state
+    outcome = state.outcome
+    assert outcome.reason == "TIME_CALLED" and not outcome.aborted
+    assert list(outcome.winners) == [s for s, v in enumerate(outcome.scores) if v == min(outcome.scores)]
+    kinds = [e.type for e in raw_events(stub, gid).events if e.seq > before]
+    assert kinds.count("round_scored") == 1 and kinds[-1] == "match_ended"
+    audited = stub.GetView(pb.GetViewRequest(game_id=gid), metadata=OPERATOR).state
+    assert audited.view.value == replay_locally(stub, created, options={"match_mode": "timed"}).view(auditor=True)
+
+
+@pytest.mark.parametrize("game", [g for g in GAME_IDS if not INFO[g].host_commands])
+def test_games_without_host_commands_refuse_them(stub, game):
+    created = create(stub, game)
+    code, _, _ = expect_error(stub.HostCommand, pb.HostCommandRequest(
+        game_id=created.game_id, command_id="h", command="stop_after_round"), metadata=OPERATOR)
+    assert code == grpc.StatusCode.UNIMPLEMENTED
+    assert last_seq(stub, created.game_id) == created.state.seq

@@ -115,6 +115,18 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             events=[to_event(e) for e in played.events], state=to_state(played.state), replayed=played.replayed
         )
 
+    async def HostCommand(self, request, context):
+        done = await self.app.host_command(
+            request.game_id,
+            credential(context),
+            request.command_id,
+            request.command,
+            request.expected_seq if request.HasField("expected_seq") else None,
+        )
+        return service_pb2.HostCommandResponse(
+            events=[to_event(e) for e in done.events], state=to_state(done.state), replayed=done.replayed
+        )
+
     async def ListEvents(self, request, context):
         events, last_seq = await self.app.list_events(
             request.game_id, credential(context), request.after_seq, request.limit

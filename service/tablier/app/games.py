@@ -112,6 +112,13 @@ def parse_game_id(game_id: str) -> str:
         raise BadRequest(f"game_id {game_id[:64]!r} is not a uuid", "BAD_GAME_ID") from None
 
 
+def check_command_id(command_id: str) -> None:
+    if not command_id:
+        raise BadRequest("command_id is required (a client-chosen id, unique per command)", "MISSING_FIELD")
+    if len(command_id) > MAX_COMMAND_ID:
+        raise BadRequest(f"command_id is longer than {MAX_COMMAND_ID} characters", "BAD_COMMAND_ID")
+
+
 def check_type(payload: Payload, expected: str, what: str) -> None:
     if payload.type_name != expected:
         raise BadRequest(
@@ -236,10 +243,7 @@ class GameApp:
         action: Payload | None,
         expected_seq: int | None = None,
     ) -> Played:
-        if not command_id:
-            raise BadRequest("command_id is required (a client-chosen id, unique per move)", "MISSING_FIELD")
-        if len(command_id) > MAX_COMMAND_ID:
-            raise BadRequest(f"command_id is longer than {MAX_COMMAND_ID} characters", "BAD_COMMAND_ID")
+        check_command_id(command_id)
         if action is None:
             raise BadRequest("action is required", "MISSING_FIELD")
         game = await self._game(game_id)
@@ -256,8 +260,49 @@ class GameApp:
         self._require_turn(match, seat)
 
         decided = await asyncio.to_thread(match.decide, seat, action.data, game.seed, seq + 1)
+        return await self._commit(game, match, seq, decided, seat, command_id, principal)
+
+    async def host_command(
+        self,
+        game_id: str,
+        cred: Credential,
+        command_id: str,
+        command: str,
+        expected_seq: int | None = None,
+    ) -> Played:
+        """A command of the table's host (GameType.host_commands), given with the operator
+        token; recorded like a move, with no acting seat."""
+        check_command_id(command_id)
+        if not command:
+            raise BadRequest("command is required (one of the game type's host_commands)", "MISSING_FIELD")
+        game = await self._game(game_id)
+        if not is_operator(cred.token, self.operator_token):
+            if not cred.token:
+                raise Unauthenticated("host commands need 'authorization: Bearer <operator token>'", "MISSING_TOKEN")
+            raise PermissionDenied("host commands need the operator token", "NOT_OPERATOR")
+        seq, match = await self._load(game)
+        prior = await self.store.command_events(game.game_id, command_id)
+        if prior is not None:
+            return await self._replayed(game, prior, AUDITOR)
+        if expected_seq is not None and expected_seq != seq:
+            raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
+        decided = await asyncio.to_thread(match.host_command, command, game.seed, seq + 1)
+        return await self._commit(game, match, seq, decided, None, command_id, AUDITOR)
+
+    async def _commit(
+        self,
+        game: GameRecord,
+        match: Match,
+        seq: int,
+        decided: list[tuple[str, bytes]],
+        seat: int | None,
+        command_id: str,
+        principal: Principal,
+    ) -> Played:
+        """Appends what the core decided at seq+1.. and swaps the evolved state into the cache
+        only once the append committed."""
         if not decided:
-            raise RuntimeError(f"the core decided no events for a move in {game.game_id}")
+            raise RuntimeError(f"the core decided no events for a command in {game.game_id}")
         after = match.copy()
         events = self._evolve(after, decided, seat=seat)
         try:
