@@ -100,25 +100,25 @@ def e2e_database_url(database_url: str) -> Iterator[str]:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
-@pytest.fixture(scope="session")
-def server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
-    srv = start_server(e2e_database_url, tmp_path_factory.mktemp("servers"), "a")
+def _serving(database_url: str, tmp_path_factory, name: str) -> Iterator[Server]:
+    """A `tablier serve` process for the session; it must stop cleanly at the end."""
+    srv = start_server(database_url, tmp_path_factory.mktemp("servers"), name)
     try:
         yield srv
     finally:
         code = srv.stop()
         assert code == 0, srv.log.read_text()
+
+
+@pytest.fixture(scope="session")
+def server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
+    yield from _serving(e2e_database_url, tmp_path_factory, "a")
 
 
 @pytest.fixture(scope="session")
 def second_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
     """Another process on the same database (scale-out: watchers learn of its appends)."""
-    srv = start_server(e2e_database_url, tmp_path_factory.mktemp("servers"), "b")
-    try:
-        yield srv
-    finally:
-        code = srv.stop()
-        assert code == 0, srv.log.read_text()
+    yield from _serving(e2e_database_url, tmp_path_factory, "b")
 
 
 @pytest.fixture(scope="session")
