@@ -60,7 +60,7 @@ fn bench(c: &mut Criterion) {
                     Carre::evolve(&mut s, &e).unwrap();
                 }
                 while Carre::outcome(&s).is_none() {
-                    let seat = Carre::to_act(&s)[0];
+                    let seat = Carre::to_act(&s).first().unwrap();
                     let mut moves = Carre::legal_actions(&s, seat);
                     let a = moves.swap_remove(rng.index(moves.len()));
                     for e in Carre::decide(&s, seat, &a, &mut rng).unwrap() {

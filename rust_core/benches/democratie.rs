@@ -64,7 +64,7 @@ fn decider_matches(c: &mut Criterion) {
                 }
                 let mut events = 0usize;
                 while Democratie::outcome(&st).is_none() {
-                    let seat = Democratie::to_act(&st)[0];
+                    let seat = Democratie::to_act(&st).first().unwrap();
                     let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
                     let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
                     events += evs.len();
@@ -145,7 +145,7 @@ fn decider_match(cfg: &Config, rng: &mut Rng) -> usize {
     }
     loop {
         let awaited = Democratie::to_act(&st);
-        let Some(&seat) = awaited.first() else { break };
+        let Some(seat) = awaited.first() else { break };
         let moves = Democratie::legal_actions(&st, seat);
         let a = &moves[rng.index(moves.len())];
         for e in Democratie::decide(&st, seat, a, rng).unwrap() {

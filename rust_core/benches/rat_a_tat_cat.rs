@@ -18,7 +18,7 @@ fn random_match(config: &<RatATatCat as Game>::Config, seed: u64) -> u64 {
     let mut decisions = 0;
     loop {
         let awaited = RatATatCat::to_act(&state);
-        let Some(&seat) = awaited.first() else { break };
+        let Some(seat) = awaited.first() else { break };
         let moves = RatATatCat::legal_actions(&state, seat);
         let action = &moves[rng.index(moves.len())];
         for e in RatATatCat::decide(&state, seat, action, &mut rng).expect("decide") {

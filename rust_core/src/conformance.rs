@@ -5,14 +5,16 @@
 //! Checked at every step: the match awaits somebody until it is over; every awaited seat has a
 //! legal action; the chosen action and a sample of the others apply; a seat that is not awaited
 //! is refused; `decide` is deterministic; the game's own invariants hold after every event; the
-//! auditor sees events unredacted; every seat's view can be built. At the end of each match:
+//! auditor sees events unredacted; every seat's view can be built; `play` gives the same events
+//! and the same state as `decide` followed by `evolve`, and leaves a refused move's state as it
+//! was. At the end of each match:
 //! replaying the events from the initial state gives the live state, the same seed gives the
 //! same match, and the match ended within the step cap.
 
 use prost::Message;
 
 use crate::error::CoreError;
-use crate::game::{Game, Options, Seat, Viewer};
+use crate::game::{Game, Options, Viewer};
 use crate::rng::Rng;
 
 #[derive(Debug, Default)]
@@ -120,7 +122,7 @@ pub fn play_checked<G: Game>(
         }
         G::view(&state, Viewer::Spectator);
 
-        let actor: Seat = awaited[choice.index(awaited.len())];
+        let Some(actor) = awaited.nth(choice.index(awaited.len())) else { unreachable!("awaited is not empty") };
         let moves = G::legal_actions(&state, actor);
         if moves.is_empty() {
             report.violation(seed, step, format!("seat {actor} is awaited but has no legal action"));
@@ -134,10 +136,15 @@ pub fn play_checked<G: Game>(
             }
         }
         // A seat that is not awaited is refused.
-        if let Some(idle) = (0..seats).find(|s| !awaited.contains(s)) {
+        if let Some(idle) = (0..seats).find(|s| !awaited.contains(*s)) {
             match G::decide(&state, idle, &moves[0], &mut Rng::for_command(&seed32, seq + 1)) {
                 Err(CoreError::Rule { .. }) => {}
                 other => report.violation(seed, step, format!("idle seat {idle} not refused: {other:?}")),
+            }
+            let (mut after, mut out) = (state.clone(), Vec::new());
+            let refused = G::play(&mut after, idle, &moves[0], &mut Rng::for_command(&seed32, seq + 1), &mut out);
+            if refused.is_ok() || after != state || !out.is_empty() {
+                report.violation(seed, step, format!("play by idle seat {idle} changed the match: {refused:?}"));
             }
         }
         let action = moves[choice.index(moves.len())].clone();
@@ -155,8 +162,18 @@ pub fn play_checked<G: Game>(
         if evs.is_empty() {
             report.violation(seed, step, "an accepted action produced no event".into());
         }
+        // `play` gives the same events, and the same state as checking and applying them.
+        let mut played = state.clone();
+        let mut play_events = Vec::new();
+        let play = G::play(&mut played, actor, &action, &mut Rng::for_command(&seed32, seq + 1), &mut play_events);
         if !apply(&mut state, &evs, &mut events, report, step) {
             return None;
+        }
+        match play {
+            Ok(()) if play_events == evs && played == state => {}
+            Ok(()) if play_events != evs => report.violation(seed, step, "play and decide give different events".into()),
+            Ok(()) => report.violation(seed, step, format!("play leaves {played:?}, evolve {state:?}")),
+            Err(e) => report.violation(seed, step, format!("play refused a listed action: {e}")),
         }
         seq += evs.len() as u64;
     }

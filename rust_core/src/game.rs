@@ -16,6 +16,71 @@ use crate::rng::Rng;
 pub type Seat = u32;
 pub type Options = BTreeMap<String, String>;
 
+/// A set of seats (every game has at most 32), e.g. the seats whose decision is awaited.
+/// Copy and allocation-free: drivers ask for it before every move.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Seats(u32);
+
+impl Seats {
+    pub const NONE: Seats = Seats(0);
+    pub fn one(seat: Seat) -> Seats {
+        Seats::NONE.with(seat)
+    }
+    /// The set whose bit `s` is set for each seat `s`.
+    pub fn from_mask(mask: u32) -> Seats {
+        Seats(mask)
+    }
+    pub fn mask(self) -> u32 {
+        self.0
+    }
+    #[must_use]
+    pub fn with(self, seat: Seat) -> Seats {
+        debug_assert!(seat < 32);
+        Seats(self.0 | 1u32.checked_shl(seat).unwrap_or(0))
+    }
+    pub fn contains(self, seat: Seat) -> bool {
+        seat < 32 && self.0 >> seat & 1 == 1
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+    /// The lowest seat.
+    pub fn first(self) -> Option<Seat> {
+        (self.0 != 0).then(|| self.0.trailing_zeros())
+    }
+    /// The `i`-th seat in increasing order.
+    pub fn nth(self, i: usize) -> Option<Seat> {
+        self.iter().nth(i)
+    }
+    /// Seats in increasing order.
+    pub fn iter(self) -> impl Iterator<Item = Seat> {
+        let mut m = self.0;
+        std::iter::from_fn(move || {
+            let s = (m != 0).then(|| m.trailing_zeros())?;
+            m &= m - 1;
+            Some(s)
+        })
+    }
+    pub fn to_vec(self) -> Vec<Seat> {
+        self.iter().collect()
+    }
+}
+
+impl FromIterator<Seat> for Seats {
+    fn from_iter<I: IntoIterator<Item = Seat>>(seats: I) -> Seats {
+        seats.into_iter().fold(Seats::NONE, Seats::with)
+    }
+}
+
+impl std::fmt::Debug for Seats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// Who is looking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Viewer {
@@ -50,7 +115,7 @@ pub struct OptionSpec {
 pub trait Game: 'static {
     /// Validated match configuration (seat count and options).
     type Config: Clone + Send + Sync + 'static;
-    type State: Clone + Send + Sync + 'static;
+    type State: Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static;
     type Action: prost::Message + Default + Clone + PartialEq + std::fmt::Debug + 'static;
     type Event: prost::Message + Default + Clone + PartialEq + std::fmt::Debug + 'static;
     type View: prost::Message + Default + 'static;
@@ -91,8 +156,31 @@ pub trait Game: 'static {
     /// state is `Corrupt` (the state may then be discarded, never used).
     fn evolve(state: &mut Self::State, event: &Self::Event) -> CoreResult<()>;
 
+    /// `decide` and `evolve` in one step, for a driver that holds the live state (simulations,
+    /// bots, the conformance harness): on success `state` is the state after the events, which
+    /// are appended to `events`; on error neither changes. The result is exactly that of
+    /// `decide` followed by `evolve` of each event (the conformance harness checks it at every
+    /// step). A game whose `decide` builds the next state anyway overrides it to keep that
+    /// state instead of re-checking its own events.
+    fn play(
+        state: &mut Self::State,
+        seat: Seat,
+        action: &Self::Action,
+        rng: &mut Rng,
+        events: &mut Vec<Self::Event>,
+    ) -> CoreResult<()> {
+        let decided = Self::decide(state, seat, action, rng)?;
+        let mut next = state.clone();
+        for e in &decided {
+            Self::evolve(&mut next, e)?;
+        }
+        *state = next;
+        events.extend(decided);
+        Ok(())
+    }
+
     /// Seats whose decision is awaited (several in simultaneous phases); empty when over.
-    fn to_act(state: &Self::State) -> Vec<Seat>;
+    fn to_act(state: &Self::State) -> Seats;
 
     /// Every legal action of `seat` now, each once, in a deterministic order. Computed from
     /// what that seat may know.

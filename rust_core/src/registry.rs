@@ -193,7 +193,7 @@ impl<G: Game> DynMatch for Match<G> {
         G::evolve(&mut self.state, &event)
     }
     fn to_act(&self) -> Vec<Seat> {
-        G::to_act(&self.state)
+        G::to_act(&self.state).to_vec()
     }
     fn legal_actions(&self, seat: Seat) -> CoreResult<Vec<Vec<u8>>> {
         self.check_seat(seat)?;

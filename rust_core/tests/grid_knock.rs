@@ -530,7 +530,7 @@ mod games {
                 }]
             );
             assert_eq!(
-                GridKnock::to_act(&st),
+                GridKnock::to_act(&st).to_vec(),
                 vec![1, 2, 3],
                 "all of E answer at once"
             );
@@ -1292,7 +1292,7 @@ mod games {
             for e in GridKnock::start(&st.clone(), &mut rng()).unwrap() {
                 GridKnock::evolve(&mut st, &e).unwrap();
             }
-            assert_eq!(GridKnock::to_act(&st), vec![0, 1, 2]);
+            assert_eq!(GridKnock::to_act(&st).to_vec(), vec![0, 1, 2]);
             let evs = GridKnock::decide(
                 &st,
                 1,
@@ -1657,7 +1657,7 @@ mod games {
                 gk::auto_steps(&mut st, &mut r, &mut evs).unwrap();
                 let greedy_seat = (seed % 2) as u32;
                 while GridKnock::outcome(&st).is_none() {
-                    let seat = GridKnock::to_act(&st)[0];
+                    let seat = GridKnock::to_act(&st).first().unwrap();
                     let bot = if seat == greedy_seat {
                         "greedy"
                     } else {

@@ -544,7 +544,7 @@ fn greedy_match(seats: u32, seed: u64) -> (Vec<State>, Vec<pb::Event>) {
     let mut states = vec![];
     while Qwirkle::outcome(&st).is_none() {
         states.push(st.clone());
-        let seat = Qwirkle::to_act(&st)[0];
+        let seat = Qwirkle::to_act(&st).first().unwrap();
         let a = Qwirkle::bot_action(&st, seat, "greedy", &mut rng).unwrap();
         let evs = Qwirkle::decide(&st, seat, &a, &mut rng).unwrap();
         apply(&mut st, &evs);

@@ -17,7 +17,7 @@ fn options(pairs: &[(&str, &str)]) -> Options {
 
 fn random_move(s: &<RatATatCat as Game>::State, rng: &mut Rng) -> Vec<pb::Event> {
     let awaited = RatATatCat::to_act(s);
-    let seat = awaited[rng.index(awaited.len())];
+    let seat = awaited.nth(rng.index(awaited.len())).expect("a seat is awaited");
     let moves = RatATatCat::legal_actions(s, seat);
     let action = &moves[rng.index(moves.len())];
     RatATatCat::decide(s, seat, action, rng).expect("a listed move applies")

@@ -61,7 +61,7 @@
 //!   in the opponent's square (cells 1..9), then its discard (matches TV19's listing).
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Viewer};
+use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::carre as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -244,7 +244,7 @@ enum CellState {
     Down,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct State {
     cfg: Config,
     phase: Phase,
@@ -1314,11 +1314,11 @@ impl Game for Carre {
         Ok(())
     }
 
-    fn to_act(s: &State) -> Vec<Seat> {
+    fn to_act(s: &State) -> Seats {
         if s.phase == Phase::Action {
-            vec![s.current as Seat]
+            Seats::one(s.current as Seat)
         } else {
-            vec![]
+            Seats::NONE
         }
     }
 
@@ -1447,7 +1447,7 @@ impl Game for Carre {
             starter: s.starter as u32,
             dealer: 1 - s.starter as u32,
             current: s.current as u32,
-            to_act: Self::to_act(s),
+            to_act: Self::to_act(s).to_vec(),
             drew_this_turn: s.drew,
             players,
             squares,
@@ -1928,7 +1928,7 @@ mod tests {
         let mut turns = 0;
         let mut end = None;
         while end.is_none() {
-            let seat = Carre::to_act(&s)[0];
+            let seat = Carre::to_act(&s).first().unwrap();
             let a = Carre::legal_actions(&s, seat)
                 .into_iter()
                 .find(|a| matches!(a.kind, Some(pb::action::Kind::Discard(_))))
@@ -2067,7 +2067,7 @@ mod tests {
         assert_eq!(pile_codes(&s, 0, 5), ["5S", "v:JH"]);
         assert_eq!(lines_of(&s, 0), [2, 0, 0, 1, 0, 0, 0, 0]);
         assert_eq!(s.raw(0), 3);
-        assert_eq!(Carre::to_act(&s), vec![0]);
+        assert_eq!(Carre::to_act(&s).to_vec(), vec![0]);
         assert!(!is_legal(&s, 0, &go_out()));
         assert_eq!(reason(try_act(&s, 0, &go_out())), "GO_OUT_BELOW_5");
     }
@@ -2210,7 +2210,7 @@ mod tests {
         let mut seats = vec![];
         let mut emptied_first = None;
         loop {
-            let seat = Carre::to_act(&s)[0];
+            let seat = Carre::to_act(&s).first().unwrap();
             seats.push(seat);
             let a = Carre::legal_actions(&s, seat).pop().unwrap(); // a discard
             let evs = act(&mut s, seat, &a);
@@ -2243,7 +2243,7 @@ mod tests {
         let mut s = tv19_position();
         assert_eq!(Carre::legal_actions(&s, 0), vec![discard("JS")]);
         act(&mut s, 0, &discard("JS"));
-        assert_eq!(Carre::to_act(&s), vec![1]);
+        assert_eq!(Carre::to_act(&s).to_vec(), vec![1]);
         assert_eq!(Carre::legal_actions(&s, 1), vec![place("4D", true, 4), place("4D", false, 4), discard("4D")]);
         let evs = act(&mut s, 1, &place("4D", false, 4));
         let r = scored(&evs);

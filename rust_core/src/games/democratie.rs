@@ -45,7 +45,7 @@
 //!   was broadcast to all; it never looks at who holds what now.
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Viewer};
+use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -1134,13 +1134,11 @@ impl Game for Democratie {
         evolve_state::<true>(state, event)
     }
 
-    fn to_act(state: &State) -> Vec<Seat> {
+    fn to_act(state: &State) -> Seats {
         if state.phase != pb::Phase::TrickCommit {
-            return vec![];
+            return Seats::NONE;
         }
-        let mut v = Vec::with_capacity(state.n());
-        v.extend((0..state.n()).filter(|&i| state.commits[i] == NO_CARD).map(|i| i as Seat));
-        v
+        (0..state.n()).filter(|&i| state.commits[i] == NO_CARD).map(|i| i as Seat).collect()
     }
 
     fn legal_actions(state: &State, seat: Seat) -> Vec<pb::Action> {
@@ -1184,10 +1182,10 @@ impl Game for Democratie {
                     committed: state.commits[i] != NO_CARD,
                     captured_count: state.captured[i].count_ones(),
                     tribes: state.tribes[i],
-                    awaited: to_act.contains(&(i as Seat)),
+                    awaited: to_act.contains(i as Seat),
                 })
                 .collect(),
-            to_act,
+            to_act: to_act.to_vec(),
             has_viewer_seat: own.is_some(),
             viewer_seat: own.unwrap_or(0) as u32,
             hand: own.map(|s| mask_to_pb(state.hands[s])).unwrap_or_default(),
@@ -1593,7 +1591,7 @@ mod tests {
         // Day 2: play day 1 out (any cards), then the same dealer deals the rest.
         let mut rng = Rng::from_u64(3);
         while st.day == 1 {
-            let seat = Democratie::to_act(&st)[0];
+            let seat = Democratie::to_act(&st).first().unwrap();
             let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
             let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
             apply_all(&mut st, &evs);
@@ -1813,7 +1811,7 @@ mod tests {
         assert!(v0.seat_info[1].committed);
         assert_eq!(Democratie::view(&st, Viewer::Seat(1)).my_commit, to_pb(c("QH")));
         assert_eq!(v0.my_commit, 0);
-        assert_eq!(Democratie::to_act(&st), vec![0, 2]);
+        assert_eq!(Democratie::to_act(&st).to_vec(), vec![0, 2]);
         // 2. P1 cannot change its commit.
         let before = st;
         assert_eq!(rule_reason(Democratie::decide(&st, 1, &commit(c("3C")), &mut rng)), "ALREADY_COMMITTED");
@@ -1893,7 +1891,7 @@ mod tests {
         assert_eq!(st.stock_slice().len(), 24);
         let mut day2_seen = false;
         loop {
-            let seat = Democratie::to_act(&st)[0];
+            let seat = Democratie::to_act(&st).first().unwrap();
             let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
             let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
             for e in &evs {
@@ -2084,7 +2082,7 @@ mod tests {
                     if awaited.is_empty() {
                         break;
                     }
-                    let seat = awaited[rng.index(awaited.len())];
+                    let seat = awaited.nth(rng.index(awaited.len())).unwrap();
                     let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
                     let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
                     apply_all(&mut st, &evs);
@@ -2110,7 +2108,7 @@ mod tests {
                     if awaited.len() < 2 {
                         continue;
                     }
-                    for &t in &awaited {
+                    for t in awaited.iter() {
                         let k = rng.index(st.hands[t as usize].count_ones() as usize);
                         let pick = |x: &State| cards_of(x.hands[t as usize]).nth(k).unwrap();
                         let ea = Democratie::decide(&st, t, &commit(pick(&st)), &mut Rng::from_u64(5)).unwrap();
@@ -2136,7 +2134,7 @@ mod tests {
     #[test]
     fn redacted_commit_is_byte_identical_whatever_the_card() {
         let st = started(4, 8);
-        let seat = Democratie::to_act(&st)[0];
+        let seat = Democratie::to_act(&st).first().unwrap();
         let mut seen: Vec<Vec<u8>> = vec![];
         for a in Democratie::legal_actions(&st, seat) {
             let evs = Democratie::decide(&st, seat, &a, &mut Rng::from_u64(0)).unwrap();
@@ -2277,7 +2275,7 @@ mod tests {
             let mut st = started(3, seed);
             let mut rng = Rng::from_u64(seed);
             while Democratie::outcome(&st).is_none() {
-                let seat = Democratie::to_act(&st)[0];
+                let seat = Democratie::to_act(&st).first().unwrap();
                 let bot = if seat == 0 { "tactician" } else { "random" };
                 let a = Democratie::bot_action(&st, seat, bot, &mut rng).unwrap();
                 assert!(Democratie::legal_actions(&st, seat).contains(&a));
@@ -2378,7 +2376,7 @@ mod tests {
         for seed in 0..matches as u64 {
             let mut st = started(n, seed);
             while Democratie::outcome(&st).is_none() {
-                let seat = Democratie::to_act(&st)[0];
+                let seat = Democratie::to_act(&st).first().unwrap();
                 let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
                 let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
                 for e in &evs {
@@ -2438,7 +2436,7 @@ mod tests {
                     if awaited.is_empty() || steps > 100_000 {
                         break;
                     }
-                    let seat = awaited[rng.index(awaited.len())];
+                    let seat = awaited.nth(rng.index(awaited.len())).unwrap();
                     let moves = Democratie::legal_actions(&st, seat);
                     for a in &moves {
                         h.update(a.encode_to_vec());

@@ -38,7 +38,7 @@
 use prost::Message as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Viewer};
+use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::grid_knock as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -70,7 +70,7 @@ const DECK_SIZE: usize = 150;
 // ------------------------------------------------------------------------------------------
 // Configuration and state
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub seats: u8,
     pub target_score: i32,
@@ -146,7 +146,7 @@ pub enum Ctx {
     Return,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct State {
     pub cfg: Config,
     pub val: [i8; 96],
@@ -2716,8 +2716,8 @@ impl Game for GridKnock {
         apply(state, &ev)
     }
 
-    fn to_act(state: &State) -> Vec<Seat> {
-        mask_list(to_act_mask(state))
+    fn to_act(state: &State) -> Seats {
+        Seats::from_mask(to_act_mask(state) as u32)
     }
 
     fn legal_actions(state: &State, seat: Seat) -> Vec<pb::Action> {

@@ -26,7 +26,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Viewer};
+use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::qwirkle as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -233,7 +233,7 @@ fn xy(i: usize) -> (i32, i32) {
 }
 
 /// The table: a grid of `type + 1` (0 = empty), the laid tiles in order, the bounding box.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 pub struct Board {
     cells: Box<[u8]>,
     /// (x, y, id) in the order laid.
@@ -243,6 +243,13 @@ pub struct Board {
     min_y: i32,
     max_y: i32,
     ids: u128,
+}
+
+/// The grid follows from the laid tiles, so only they are shown.
+impl std::fmt::Debug for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Board").field("tiles", &self.tiles).finish_non_exhaustive()
+    }
 }
 
 impl Default for Board {
@@ -763,7 +770,7 @@ fn check_play(board: &Board, hand_counts: &[u8; TYPES], placements: &[(i32, i32,
 // ------------------------------------------------------------------------------------------------
 // Configuration and state
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub seats: u32,
     /// Age per seat (bigger = older), or None when unknown.
@@ -779,7 +786,7 @@ pub enum Phase {
     Over,
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct State {
     pub config: Config,
     pub phase: Phase,
@@ -1389,10 +1396,10 @@ impl Game for Qwirkle {
         Ok(())
     }
 
-    fn to_act(state: &State) -> Vec<Seat> {
+    fn to_act(state: &State) -> Seats {
         match state.phase {
-            Phase::Opening | Phase::Turn => vec![state.current],
-            _ => vec![],
+            Phase::Opening | Phase::Turn => Seats::one(state.current),
+            _ => Seats::NONE,
         }
     }
 
@@ -1449,7 +1456,7 @@ impl Game for Qwirkle {
         };
         pb::View {
             phase: phase as i32,
-            to_act: Self::to_act(state),
+            to_act: Self::to_act(state).to_vec(),
             current_seat: state.current,
             start_seat: state.start_seat,
             seats,

@@ -44,7 +44,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Viewer};
+use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::rat_a_tat_cat as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -153,7 +153,7 @@ pub enum MatchMode {
     Timed,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
     pub seats: u8,
     pub mode: MatchMode,
@@ -276,7 +276,7 @@ impl Phase {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct State {
     cfg: Config,
     phase: Phase,
@@ -1483,11 +1483,11 @@ impl Game for RatATatCat {
         apply_event::<true>(s, event)
     }
 
-    fn to_act(s: &State) -> Vec<Seat> {
+    fn to_act(s: &State) -> Seats {
         if s.phase.awaiting() {
-            vec![s.current as Seat]
+            Seats::one(s.current as Seat)
         } else {
-            vec![]
+            Seats::NONE
         }
     }
 
@@ -1603,7 +1603,7 @@ impl Game for RatATatCat {
             round: s.round,
             dealer: s.dealer as u32,
             current_seat: s.current as u32,
-            to_act: Self::to_act(s),
+            to_act: Self::to_act(s).to_vec(),
             has_caller: s.caller != NONE,
             caller: if s.caller != NONE { s.caller as u32 } else { 0 },
             players,
@@ -3206,7 +3206,7 @@ mod tests {
                     if awaited.is_empty() || steps > 100_000 {
                         break;
                     }
-                    let seat = awaited[rng.index(awaited.len())];
+                    let seat = awaited.nth(rng.index(awaited.len())).unwrap();
                     let moves = RatATatCat::legal_actions(&st, seat);
                     for a in &moves {
                         h.update(a.encode_to_vec());
