@@ -1,10 +1,11 @@
 //! Démocratie hot paths: trick resolution, a whole random match on the compact state, and a
 //! whole random match through the decider interface (start/decide/evolve with events).
 //!
-//! The figure that counts is `FIGURE democratie decider n=…`: full random matches per
-//! CPU-second through `start`, `to_act`, `legal_actions`, `decide` and `evolve`, as the service
-//! drives a match (thread CPU time, so a busy machine does not deflate it). The
-//! `simulate_random_match` figure bypasses events and is not the service's path.
+//! The figure that counts is `FIGURE democratie decider play n=…`: full random matches per
+//! CPU-second through `start`, `to_act`, `legal_actions` and `play` (thread CPU time, so a busy
+//! machine does not deflate it). `decide+evolve` is the same match with every event re-checked
+//! as a replay of stored events does. The `simulate_random_match` figure bypasses events and
+//! is not the decider's path.
 //!
 //! `cargo bench -p tablier-core --bench democratie -- zzz` prints only the figures.
 
@@ -56,24 +57,9 @@ fn decider_matches(c: &mut Criterion) {
         let cfg = Democratie::configure(n, &Options::new()).unwrap();
         let mut rng = Rng::from_u64(n as u64);
         g.throughput(Throughput::Elements(1));
-        g.bench_with_input(BenchmarkId::from_parameter(n), &cfg, |b, cfg| {
-            b.iter(|| {
-                let mut st = Democratie::initial(cfg);
-                for e in Democratie::start(&st, &mut rng).unwrap() {
-                    Democratie::evolve(&mut st, &e).unwrap();
-                }
-                let mut events = 0usize;
-                while Democratie::outcome(&st).is_none() {
-                    let seat = Democratie::to_act(&st).first().unwrap();
-                    let a = Democratie::bot_action(&st, seat, "random", &mut rng).unwrap();
-                    let evs = Democratie::decide(&st, seat, &a, &mut rng).unwrap();
-                    events += evs.len();
-                    for e in &evs {
-                        Democratie::evolve(&mut st, e).unwrap();
-                    }
-                }
-                events
-            })
+        g.bench_with_input(BenchmarkId::new("play", n), &cfg, |b, cfg| b.iter(|| decider_match(cfg, &mut rng)));
+        g.bench_with_input(BenchmarkId::new("decide_evolve", n), &cfg, |b, cfg| {
+            b.iter(|| decider_match_checked(cfg, &mut rng))
         });
     }
     g.finish();
@@ -133,52 +119,72 @@ fn figure(_: &mut Criterion) {
     }
 }
 
-/// One full random match through the decider interface as the service drives it: `start`,
-/// then `to_act`, `legal_actions`, a uniform pick, `decide`, and `evolve` for every event.
-/// Returns the number of events.
+/// One full random match through the decider interface: `start`, then `to_act`,
+/// `legal_actions`, a uniform pick and `play` (decide and apply in one step, the events kept in
+/// one reused buffer). Returns the number of events.
 fn decider_match(cfg: &Config, rng: &mut Rng) -> usize {
     let mut st = Democratie::initial(cfg);
-    let mut events = 0;
+    let mut events = Democratie::start(&st, rng).unwrap();
+    for e in &events {
+        Democratie::evolve(&mut st, e).unwrap();
+    }
+    let mut count = events.len();
+    while let Some(seat) = Democratie::to_act(&st).first() {
+        let moves = Democratie::legal_actions(&st, seat);
+        let a = &moves[rng.index(moves.len())];
+        events.clear();
+        Democratie::play(&mut st, seat, a, rng, &mut events).unwrap();
+        count += events.len();
+    }
+    black_box(&st);
+    count
+}
+
+/// The same match applied with `decide` and then `evolve` of every event, which re-checks each
+/// event against the state as a replay of stored events does.
+fn decider_match_checked(cfg: &Config, rng: &mut Rng) -> usize {
+    let mut st = Democratie::initial(cfg);
+    let mut count = 0;
     for e in Democratie::start(&st, rng).unwrap() {
         Democratie::evolve(&mut st, &e).unwrap();
-        events += 1;
+        count += 1;
     }
-    loop {
-        let awaited = Democratie::to_act(&st);
-        let Some(seat) = awaited.first() else { break };
+    while let Some(seat) = Democratie::to_act(&st).first() {
         let moves = Democratie::legal_actions(&st, seat);
         let a = &moves[rng.index(moves.len())];
         for e in Democratie::decide(&st, seat, a, rng).unwrap() {
             Democratie::evolve(&mut st, &e).unwrap();
-            events += 1;
+            count += 1;
         }
     }
     black_box(&st);
-    events
+    count
 }
 
-/// The figure that counts: full random matches per CPU-second through the real path.
+/// The figure that counts: full random matches per CPU-second through the decider.
 fn decider_figure() {
-    for n in [2u32, 3, 4, 5, 6] {
-        let cfg = Democratie::configure(n, &Options::new()).unwrap();
-        let mut rng = Rng::from_u64(1234 + n as u64);
-        let matches = 3_000u64;
-        let (t0, w0) = (thread_cpu_ns(), std::time::Instant::now());
-        let mut events = 0usize;
-        for _ in 0..matches {
-            events += decider_match(&cfg, &mut rng);
+    for (path, run) in [("play", decider_match as fn(&Config, &mut Rng) -> usize), ("decide+evolve", decider_match_checked)] {
+        for n in [2u32, 3, 4, 5, 6] {
+            let cfg = Democratie::configure(n, &Options::new()).unwrap();
+            let mut rng = Rng::from_u64(1234 + n as u64);
+            let matches = 3_000u64;
+            let (t0, w0) = (thread_cpu_ns(), std::time::Instant::now());
+            let mut events = 0usize;
+            for _ in 0..matches {
+                events += run(&cfg, &mut rng);
+            }
+            let wall = w0.elapsed().as_secs_f64();
+            let cpu = match (t0, thread_cpu_ns()) {
+                (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+                _ => wall,
+            };
+            println!(
+                "FIGURE democratie decider {path} n={n}: {:.0} matches per CPU-second ({:.2} us CPU per match; {:.0} per wall-second), {:.1} events per match",
+                matches as f64 / cpu,
+                cpu * 1e6 / matches as f64,
+                matches as f64 / wall,
+                events as f64 / matches as f64
+            );
         }
-        let wall = w0.elapsed().as_secs_f64();
-        let cpu = match (t0, thread_cpu_ns()) {
-            (Some(a), Some(b)) => (b - a) as f64 / 1e9,
-            _ => wall,
-        };
-        println!(
-            "FIGURE democratie decider n={n}: {:.0} matches per CPU-second ({:.2} us CPU per match; {:.0} per wall-second), {:.1} events per match",
-            matches as f64 / cpu,
-            cpu * 1e6 / matches as f64,
-            matches as f64 / wall,
-            events as f64 / matches as f64
-        );
     }
 }

@@ -1,5 +1,7 @@
-//! Hot path of Rat-a-Tat Cat: legal actions plus apply (decide + evolve) over a full random
-//! match, in the core alone. Target: >= 100,000 matches per second per core.
+//! Hot path of Rat-a-Tat Cat: legal actions plus apply over a full random match, in the core
+//! alone. Target: >= 100,000 matches per second per core. Apply is `play` (decide and apply in
+//! one step); `checked` applies with `decide` and then `evolve`, which re-checks every event
+//! as a replay of stored events does.
 //!
 //! `cargo bench -p tablier-core --bench rat_a_tat_cat -- --warm-up-time 1 --measurement-time 3`
 
@@ -8,17 +10,37 @@ use tablier_core::game::{Game, Options};
 use tablier_core::games::rat_a_tat_cat::RatATatCat;
 use tablier_core::rng::Rng;
 
-/// One full match with uniform random legal actions; returns the number of decisions.
+/// One full match with uniform random legal actions, each applied with `play` (decide and
+/// apply in one step, the events kept in one reused buffer); returns the number of decisions.
 fn random_match(config: &<RatATatCat as Game>::Config, seed: u64) -> u64 {
     let mut rng = Rng::from_u64(seed);
     let mut state = RatATatCat::initial(config);
     for e in RatATatCat::start(&state, &mut rng).expect("start") {
         RatATatCat::evolve(&mut state, &e).expect("evolve");
     }
+    let mut events = Vec::with_capacity(16);
     let mut decisions = 0;
-    loop {
-        let awaited = RatATatCat::to_act(&state);
-        let Some(seat) = awaited.first() else { break };
+    while let Some(seat) = RatATatCat::to_act(&state).first() {
+        let moves = RatATatCat::legal_actions(&state, seat);
+        let action = &moves[rng.index(moves.len())];
+        events.clear();
+        RatATatCat::play(&mut state, seat, action, &mut rng, &mut events).expect("play");
+        decisions += 1;
+    }
+    black_box(&state);
+    decisions
+}
+
+/// The same match with `decide`, then `evolve` of every event, which checks each event against
+/// the state as a replay of stored events does.
+fn random_match_checked(config: &<RatATatCat as Game>::Config, seed: u64) -> u64 {
+    let mut rng = Rng::from_u64(seed);
+    let mut state = RatATatCat::initial(config);
+    for e in RatATatCat::start(&state, &mut rng).expect("start") {
+        RatATatCat::evolve(&mut state, &e).expect("evolve");
+    }
+    let mut decisions = 0;
+    while let Some(seat) = RatATatCat::to_act(&state).first() {
         let moves = RatATatCat::legal_actions(&state, seat);
         let action = &moves[rng.index(moves.len())];
         for e in RatATatCat::decide(&state, seat, action, &mut rng).expect("decide") {
@@ -48,6 +70,12 @@ fn bench(c: &mut Criterion) {
                 random_match(&config, seed)
             })
         });
+        group.bench_function(format!("full_random_match_checked/{seats}_seats"), |b| {
+            b.iter(|| {
+                seed = seed.wrapping_add(1);
+                random_match_checked(&config, seed)
+            })
+        });
     }
     group.finish();
 }
@@ -62,25 +90,27 @@ fn thread_cpu_ns() -> Option<u64> {
 
 /// Matches per CPU-second over a fixed workload, printed beside criterion's wall-clock medians.
 fn cpu_figure() {
-    for seats in [2u32, 4, 6] {
-        let config = RatATatCat::configure(seats, &Options::new()).expect("config");
-        let n = 20_000u64;
-        let (Some(t0), w0) = (thread_cpu_ns(), std::time::Instant::now()) else {
-            return;
-        };
-        let mut decisions = 0;
-        for seed in 0..n {
-            decisions += random_match(&config, 1_000_000 + seed);
+    for (path, run) in [("play", random_match as fn(&_, u64) -> u64), ("decide+evolve", random_match_checked)] {
+        for seats in [2u32, 4, 6] {
+            let config = RatATatCat::configure(seats, &Options::new()).expect("config");
+            let n = 20_000u64;
+            let (Some(t0), w0) = (thread_cpu_ns(), std::time::Instant::now()) else {
+                return;
+            };
+            let mut decisions = 0;
+            for seed in 0..n {
+                decisions += run(&config, 1_000_000 + seed);
+            }
+            let cpu = thread_cpu_ns().unwrap_or(t0) - t0;
+            let wall = w0.elapsed().as_nanos() as u64;
+            eprintln!(
+                "FIGURE rat_a_tat_cat {path} {seats} seats: {n} matches, {:.1} decisions each: {:.0} matches per CPU-second ({:.2} us CPU per match; wall {:.0}/s)",
+                decisions as f64 / n as f64,
+                n as f64 * 1e9 / cpu as f64,
+                cpu as f64 / n as f64 / 1e3,
+                n as f64 * 1e9 / wall as f64
+            );
         }
-        let cpu = thread_cpu_ns().unwrap_or(t0) - t0;
-        let wall = w0.elapsed().as_nanos() as u64;
-        eprintln!(
-            "{seats} seats: {n} matches, {:.1} decisions each: {:.0} matches per CPU-second ({:.2} us CPU per match; wall {:.0}/s)",
-            decisions as f64 / n as f64,
-            n as f64 * 1e9 / cpu as f64,
-            cpu as f64 / n as f64 / 1e3,
-            n as f64 * 1e9 / wall as f64
-        );
     }
 }
 

@@ -232,6 +232,26 @@ pub trait Game: 'static {
     }
 }
 
+/// `Game::play` for a game whose decide computes the next state: `next` returns it and appends
+/// its events; on error the events it appended are removed and `state` is left as it was.
+pub fn play_via<S, E>(
+    state: &mut S,
+    events: &mut Vec<E>,
+    next: impl FnOnce(&S, &mut Vec<E>) -> CoreResult<S>,
+) -> CoreResult<()> {
+    let mark = events.len();
+    match next(state, events) {
+        Ok(after) => {
+            *state = after;
+            Ok(())
+        }
+        Err(e) => {
+            events.truncate(mark);
+            Err(e)
+        }
+    }
+}
+
 /// Decodes an action sent by a client. Undecodable bytes are `Malformed`, never a panic.
 pub fn decode<M: prost::Message + Default>(bytes: &[u8], what: &str) -> CoreResult<M> {
     M::decode(bytes).map_err(|e| CoreError::malformed(format!("cannot decode {what}: {e}")))

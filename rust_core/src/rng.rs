@@ -27,17 +27,20 @@ impl Rng {
         self.0.next_u64()
     }
 
-    /// Uniform integer in `0..n` (`n > 0`), unbiased (Lemire's multiply-and-reject).
+    /// Uniform integer in `0..n` (`n > 0`), unbiased (Lemire's multiply-and-reject). The
+    /// rejection threshold `2^64 mod n` is below `n`, so it is computed (a division) only when
+    /// the low half falls below `n`, which is rare; the values drawn are the same either way.
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0);
         let n = n.max(1);
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let m = (self.0.next_u64() as u128) * (n as u128);
-            if (m as u64) >= threshold {
-                return (m >> 64) as u64;
+        let mut m = (self.0.next_u64() as u128) * (n as u128);
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = (self.0.next_u64() as u128) * (n as u128);
             }
         }
+        (m >> 64) as u64
     }
 
     pub fn index(&mut self, len: usize) -> usize {
@@ -74,6 +77,28 @@ mod tests {
         let c: Vec<u64> = (0..4).map({ let mut r = Rng::for_command(&seed, 4); move |_| r.next_u64() }).collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    /// Lemire's method as published: the threshold first, then multiply and reject.
+    fn below_reference(r: &mut Rng, n: u64) -> u64 {
+        let threshold = n.wrapping_neg() % n;
+        loop {
+            let m = (r.next_u64() as u128) * (n as u128);
+            if (m as u64) >= threshold {
+                return (m >> 64) as u64;
+            }
+        }
+    }
+
+    #[test]
+    fn below_draws_what_the_published_method_draws() {
+        // Small bounds (cards, seats) and bounds near 2^63 where half the draws are rejected.
+        let bounds = [1, 2, 3, 7, 54, 108, 1 << 32, (1 << 63) + 1, u64::MAX - 1, u64::MAX];
+        let (mut a, mut b) = (Rng::from_u64(9), Rng::from_u64(9));
+        for i in 0..20_000 {
+            let n = bounds[i % bounds.len()];
+            assert_eq!(a.below(n), below_reference(&mut b, n), "bound {n}, draw {i}");
+        }
     }
 
     #[test]

@@ -45,7 +45,7 @@
 //!   was broadcast to all; it never looks at who holds what now.
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{play_via, Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -1008,6 +1008,16 @@ pub fn simulate_random_match(cfg: &Config, rng: &mut Rng) -> (Option<u8>, u32) {
     }
 }
 
+/// Checks a commit and returns the state after it and every automatic step that follows; the
+/// events are appended to `out` (the caller removes them when this fails).
+fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, out: &mut Vec<pb::Event>) -> CoreResult<State> {
+    let card = check_commit(state, seat, action)?;
+    let mut st = *state;
+    emit(&mut st, out, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat, card: to_pb(card) })))?;
+    run_automatic(&mut st, out, rng)?;
+    Ok(st)
+}
+
 // ------------------------------------------------------------------ the game
 
 pub struct Democratie;
@@ -1117,14 +1127,15 @@ impl Game for Democratie {
     }
 
     fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
-        let card = check_commit(state, seat, action)?;
-        let mut st = *state;
         // Enough for the longest command (last commit of a deal: commit, reveal, resolve,
         // score, shuffle, deal, flip) so the vector never grows.
         let mut out = Vec::with_capacity(8);
-        emit(&mut st, &mut out, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat, card: to_pb(card) })))?;
-        run_automatic(&mut st, &mut out, rng)?;
+        next_state(state, seat, action, rng, &mut out)?;
         Ok(out)
+    }
+
+    fn play(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
+        play_via(state, events, |st, events| next_state(st, seat, action, rng, events))
     }
 
     fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {

@@ -44,7 +44,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{play_via, Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::rat_a_tat_cat as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -451,12 +451,13 @@ fn parse_u32(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> C
 
 // ------------------------------------------------------------------ event construction helpers
 
-struct Out {
+/// A scratch state and the events that lead to it.
+struct Out<'a> {
     s: State,
-    events: Vec<pb::Event>,
+    events: &'a mut Vec<pb::Event>,
 }
 
-impl Out {
+impl Out<'_> {
     /// Applies the event to the scratch state and records it.
     fn emit(&mut self, kind: E) -> CoreResult<()> {
         let ev = pb::Event { kind: Some(kind) };
@@ -1127,6 +1128,180 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
 
 pub struct RatATatCat;
 
+/// Checks `action` by `seat` and returns the state after it; its events are appended to
+/// `events` (the caller removes them when this fails).
+fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<State> {
+        match state.phase {
+            Phase::Over => return Err(CoreError::game_over()),
+            Phase::NotStarted => return Err(CoreError::rule("NOT_STARTED", "the match has not been dealt yet")),
+            _ => {}
+        }
+        if seat as usize >= state.n() {
+            return Err(CoreError::malformed(format!(
+                "seat {seat} is not in this {}-seat match",
+                state.n()
+            )));
+        }
+        if !state.phase.awaiting() || seat != state.current as u32 {
+            return Err(CoreError::not_your_turn());
+        }
+        let Some(kind) = action.kind.as_ref() else {
+            return Err(CoreError::malformed("the action names no move"));
+        };
+        let ph = state.phase;
+        let me = seat as usize;
+        let mut out = Out { s: state.clone(), events };
+        match kind {
+            A::TakeDiscard(a) => {
+                let slot = slot_of(a.slot)?;
+                if ph != Phase::TurnStart {
+                    return Err(wrong_phase("taking the discard", ph));
+                }
+                let Some(top) = state.discard.top() else {
+                    bad!("empty discard pile at turn start")
+                };
+                if is_power(top) {
+                    return Err(CoreError::rule(
+                        "DISCARD_IS_POWER",
+                        "the top of the discard pile is a dead power card: draw from the pile",
+                    ));
+                }
+                out.emit(E::DiscardTaken(pb::DiscardTaken {
+                    seat,
+                    slot: a.slot,
+                    taken: pbc(top),
+                    replaced: pbc(state.rows[me][slot]),
+                }))
+            }
+            A::DrawFromPile(_) => {
+                if ph != Phase::TurnStart {
+                    return Err(wrong_phase("drawing from the pile", ph));
+                }
+                out.draw_and_refill(rng).map(drop)
+            }
+            A::ReplaceCard(a) => {
+                let slot = slot_of(a.slot)?;
+                if !ph.holding() {
+                    return Err(wrong_phase("replacing a card", ph));
+                }
+                if is_power(state.pending) {
+                    return Err(CoreError::rule(
+                        "POWER_CARD_CANNOT_BE_KEPT",
+                        "a drawn power card cannot go into your row: use it or discard it",
+                    ));
+                }
+                out.emit(E::CardReplaced(pb::CardReplaced {
+                    seat,
+                    slot: a.slot,
+                    placed: pbc(state.pending),
+                    replaced: pbc(state.rows[me][slot]),
+                }))
+            }
+            A::DiscardDrawn(_) => {
+                if !ph.holding() {
+                    return Err(wrong_phase("discarding a drawn card", ph));
+                }
+                let discarded = E::DrawnDiscarded(pb::DrawnDiscarded {
+                    seat,
+                    card: pbc(state.pending),
+                });
+                if ph != Phase::Draw2First {
+                    return out.emit(discarded).map(|()| out.s);
+                }
+                out.emit(discarded)?;
+                out.draw_and_refill(rng).map(drop)
+            }
+            A::UsePower(_) => {
+                if !ph.holding() {
+                    return Err(wrong_phase("using a power", ph));
+                }
+                if !is_power(state.pending) {
+                    return Err(CoreError::rule(
+                        "NOT_A_POWER_CARD",
+                        "the card in hand is a number card, it has no power",
+                    ));
+                }
+                out.emit(E::PowerUsed(pb::PowerUsed {
+                    seat,
+                    power: pbc(state.pending),
+                }))?;
+                if out.s.phase == Phase::DrawingFirst {
+                    out.draw_and_refill(rng)?;
+                }
+                Ok(())
+            }
+            A::PeekCard(a) => {
+                let slot = slot_of(a.slot)?;
+                if ph != Phase::Peek {
+                    return Err(wrong_phase("peeking", ph));
+                }
+                out.emit(E::CardPeeked(pb::CardPeeked {
+                    seat,
+                    slot: a.slot,
+                    card: pbc(state.rows[me][slot]),
+                }))
+            }
+            A::SwapCards(a) => {
+                slot_of(a.own_slot)?;
+                slot_of(a.target_slot)?;
+                if a.target_seat as usize >= state.n() {
+                    return Err(CoreError::malformed(format!(
+                        "target seat {} is not in this {}-seat match",
+                        a.target_seat,
+                        state.n()
+                    )));
+                }
+                if ph != Phase::Swap {
+                    return Err(wrong_phase("swapping", ph));
+                }
+                if a.target_seat == seat {
+                    return Err(CoreError::rule(
+                        "SWAP_WITH_SELF",
+                        "a swap must take a card of another player",
+                    ));
+                }
+                if !state.is_active(a.target_seat as usize) {
+                    return Err(CoreError::rule(
+                        "TARGET_ELIMINATED",
+                        "that player is eliminated and has no cards",
+                    ));
+                }
+                out.emit(E::CardsSwapped(pb::CardsSwapped {
+                    seat,
+                    own_slot: a.own_slot,
+                    target_seat: a.target_seat,
+                    target_slot: a.target_slot,
+                }))
+            }
+            A::SkipSwap(_) => {
+                if ph != Phase::Swap {
+                    return Err(wrong_phase("skipping a swap", ph));
+                }
+                out.emit(E::SwapSkipped(pb::SwapSkipped { seat }))
+            }
+            A::CallRatATatCat(_) => {
+                if ph != Phase::EndOfTurn {
+                    return Err(wrong_phase("calling Rat-a-tat cat", ph));
+                }
+                if state.caller != NONE {
+                    return Err(CoreError::rule(
+                        "ALREADY_CALLED",
+                        format!("seat {} has already called this round", state.caller),
+                    ));
+                }
+                out.emit(E::Called(pb::Called { seat }))?;
+                out.end_turn(rng)
+            }
+            A::EndTurn(_) => {
+                if ph != Phase::EndOfTurn {
+                    return Err(wrong_phase("ending the turn", ph));
+                }
+                out.end_turn(rng)
+            }
+        }?;
+    Ok(out.s)
+}
+
 impl Game for RatATatCat {
     type Config = Config;
     type State = State;
@@ -1286,199 +1461,20 @@ impl Game for RatATatCat {
             Some(d) => d,
             None => rng.below(state.cfg.seats as u64) as u8,
         };
-        let mut out = Out {
-            s: state.clone(),
-            events: Vec::with_capacity(8),
-        };
-        out.deal(dealer, rng)?;
-        Ok(out.events)
+        let mut events = Vec::with_capacity(8);
+        Out { s: state.clone(), events: &mut events }.deal(dealer, rng)?;
+        Ok(events)
     }
 
     fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
-        match state.phase {
-            Phase::Over => return Err(CoreError::game_over()),
-            Phase::NotStarted => return Err(CoreError::rule("NOT_STARTED", "the match has not been dealt yet")),
-            _ => {}
-        }
-        if seat as usize >= state.n() {
-            return Err(CoreError::malformed(format!(
-                "seat {seat} is not in this {}-seat match",
-                state.n()
-            )));
-        }
-        if !state.phase.awaiting() || seat != state.current as u32 {
-            return Err(CoreError::not_your_turn());
-        }
-        let Some(kind) = action.kind.as_ref() else {
-            return Err(CoreError::malformed("the action names no move"));
-        };
-        let ph = state.phase;
-        let me = seat as usize;
-        // Single-event moves need no scratch state; the others follow up on the updated state.
-        let one = |k: E| Ok(vec![pb::Event { kind: Some(k) }]);
-        let scratch = || Out {
-            s: state.clone(),
-            events: Vec::with_capacity(4),
-        };
-        match kind {
-            A::TakeDiscard(a) => {
-                let slot = slot_of(a.slot)?;
-                if ph != Phase::TurnStart {
-                    return Err(wrong_phase("taking the discard", ph));
-                }
-                let Some(top) = state.discard.top() else {
-                    bad!("empty discard pile at turn start")
-                };
-                if is_power(top) {
-                    return Err(CoreError::rule(
-                        "DISCARD_IS_POWER",
-                        "the top of the discard pile is a dead power card: draw from the pile",
-                    ));
-                }
-                one(E::DiscardTaken(pb::DiscardTaken {
-                    seat,
-                    slot: a.slot,
-                    taken: pbc(top),
-                    replaced: pbc(state.rows[me][slot]),
-                }))
-            }
-            A::DrawFromPile(_) => {
-                if ph != Phase::TurnStart {
-                    return Err(wrong_phase("drawing from the pile", ph));
-                }
-                let mut out = scratch();
-                out.draw_and_refill(rng)?;
-                Ok(out.events)
-            }
-            A::ReplaceCard(a) => {
-                let slot = slot_of(a.slot)?;
-                if !ph.holding() {
-                    return Err(wrong_phase("replacing a card", ph));
-                }
-                if is_power(state.pending) {
-                    return Err(CoreError::rule(
-                        "POWER_CARD_CANNOT_BE_KEPT",
-                        "a drawn power card cannot go into your row: use it or discard it",
-                    ));
-                }
-                one(E::CardReplaced(pb::CardReplaced {
-                    seat,
-                    slot: a.slot,
-                    placed: pbc(state.pending),
-                    replaced: pbc(state.rows[me][slot]),
-                }))
-            }
-            A::DiscardDrawn(_) => {
-                if !ph.holding() {
-                    return Err(wrong_phase("discarding a drawn card", ph));
-                }
-                let discarded = E::DrawnDiscarded(pb::DrawnDiscarded {
-                    seat,
-                    card: pbc(state.pending),
-                });
-                if ph != Phase::Draw2First {
-                    return one(discarded);
-                }
-                let mut out = scratch();
-                out.emit(discarded)?;
-                out.draw_and_refill(rng)?;
-                Ok(out.events)
-            }
-            A::UsePower(_) => {
-                if !ph.holding() {
-                    return Err(wrong_phase("using a power", ph));
-                }
-                if !is_power(state.pending) {
-                    return Err(CoreError::rule(
-                        "NOT_A_POWER_CARD",
-                        "the card in hand is a number card, it has no power",
-                    ));
-                }
-                let mut out = scratch();
-                out.emit(E::PowerUsed(pb::PowerUsed {
-                    seat,
-                    power: pbc(state.pending),
-                }))?;
-                if out.s.phase == Phase::DrawingFirst {
-                    out.draw_and_refill(rng)?;
-                }
-                Ok(out.events)
-            }
-            A::PeekCard(a) => {
-                let slot = slot_of(a.slot)?;
-                if ph != Phase::Peek {
-                    return Err(wrong_phase("peeking", ph));
-                }
-                one(E::CardPeeked(pb::CardPeeked {
-                    seat,
-                    slot: a.slot,
-                    card: pbc(state.rows[me][slot]),
-                }))
-            }
-            A::SwapCards(a) => {
-                slot_of(a.own_slot)?;
-                slot_of(a.target_slot)?;
-                if a.target_seat as usize >= state.n() {
-                    return Err(CoreError::malformed(format!(
-                        "target seat {} is not in this {}-seat match",
-                        a.target_seat,
-                        state.n()
-                    )));
-                }
-                if ph != Phase::Swap {
-                    return Err(wrong_phase("swapping", ph));
-                }
-                if a.target_seat == seat {
-                    return Err(CoreError::rule(
-                        "SWAP_WITH_SELF",
-                        "a swap must take a card of another player",
-                    ));
-                }
-                if !state.is_active(a.target_seat as usize) {
-                    return Err(CoreError::rule(
-                        "TARGET_ELIMINATED",
-                        "that player is eliminated and has no cards",
-                    ));
-                }
-                one(E::CardsSwapped(pb::CardsSwapped {
-                    seat,
-                    own_slot: a.own_slot,
-                    target_seat: a.target_seat,
-                    target_slot: a.target_slot,
-                }))
-            }
-            A::SkipSwap(_) => {
-                if ph != Phase::Swap {
-                    return Err(wrong_phase("skipping a swap", ph));
-                }
-                one(E::SwapSkipped(pb::SwapSkipped { seat }))
-            }
-            A::CallRatATatCat(_) => {
-                if ph != Phase::EndOfTurn {
-                    return Err(wrong_phase("calling Rat-a-tat cat", ph));
-                }
-                if state.caller != NONE {
-                    return Err(CoreError::rule(
-                        "ALREADY_CALLED",
-                        format!("seat {} has already called this round", state.caller),
-                    ));
-                }
-                let mut out = scratch();
-                out.emit(E::Called(pb::Called { seat }))?;
-                out.end_turn(rng)?;
-                Ok(out.events)
-            }
-            A::EndTurn(_) => {
-                if ph != Phase::EndOfTurn {
-                    return Err(wrong_phase("ending the turn", ph));
-                }
-                let mut out = scratch();
-                out.end_turn(rng)?;
-                Ok(out.events)
-            }
-        }
+        let mut events = Vec::with_capacity(4);
+        next_state(state, seat, action, rng, &mut events)?;
+        Ok(events)
     }
 
+    fn play(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
+        play_via(state, events, |st, events| next_state(st, seat, action, rng, events))
+    }
     fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
         apply_event::<true>(s, event)
     }
@@ -2124,7 +2120,8 @@ mod tests {
         deck[..9].copy_from_slice(&head);
         deck[9..].copy_from_slice(&rest);
         let s = RatATatCat::initial(&cfg(2));
-        let mut out = Out { s, events: vec![] };
+        let mut events = vec![];
+        let mut out = Out { s, events: &mut events };
         out.deal_deck(1, deck, &mut Rng::from_u64(2)).unwrap();
         assert_eq!(out.s.rows[0], [3, 0, D2, 1]);
         assert_eq!(out.s.rows[1], [7, 9, 5, 8]);
