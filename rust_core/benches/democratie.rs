@@ -120,8 +120,8 @@ fn figure(_: &mut Criterion) {
 }
 
 /// One full random match through the decider interface: `start`, then `to_act`,
-/// `legal_actions`, a uniform pick and `play` (decide and apply in one step, the events kept in
-/// one reused buffer). Returns the number of events.
+/// `legal_actions_into`, a uniform pick and `play` (decide and apply in one step); the legal
+/// actions and the events go to buffers reused from move to move. Returns the number of events.
 fn decider_match(cfg: &Config, rng: &mut Rng) -> usize {
     let mut st = Democratie::initial(cfg);
     let mut events = Democratie::start(&st, rng).unwrap();
@@ -129,8 +129,10 @@ fn decider_match(cfg: &Config, rng: &mut Rng) -> usize {
         Democratie::evolve(&mut st, e).unwrap();
     }
     let mut count = events.len();
+    let mut moves = Vec::with_capacity(16);
     while let Some(seat) = Democratie::to_act(&st).first() {
-        let moves = Democratie::legal_actions(&st, seat);
+        moves.clear();
+        Democratie::legal_actions_into(&st, seat, &mut moves);
         let a = &moves[rng.index(moves.len())];
         events.clear();
         Democratie::play(&mut st, seat, a, rng, &mut events).unwrap();

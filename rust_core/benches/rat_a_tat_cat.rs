@@ -11,17 +11,19 @@ use tablier_core::games::rat_a_tat_cat::RatATatCat;
 use tablier_core::rng::Rng;
 
 /// One full match with uniform random legal actions, each applied with `play` (decide and
-/// apply in one step, the events kept in one reused buffer); returns the number of decisions.
+/// apply in one step); the legal actions and the events go to buffers reused from move to move.
+/// Returns the number of decisions.
 fn random_match(config: &<RatATatCat as Game>::Config, seed: u64) -> u64 {
     let mut rng = Rng::from_u64(seed);
     let mut state = RatATatCat::initial(config);
     for e in RatATatCat::start(&state, &mut rng).expect("start") {
         RatATatCat::evolve(&mut state, &e).expect("evolve");
     }
-    let mut events = Vec::with_capacity(16);
+    let (mut moves, mut events) = (Vec::with_capacity(32), Vec::with_capacity(16));
     let mut decisions = 0;
     while let Some(seat) = RatATatCat::to_act(&state).first() {
-        let moves = RatATatCat::legal_actions(&state, seat);
+        moves.clear();
+        RatATatCat::legal_actions_into(&state, seat, &mut moves);
         let action = &moves[rng.index(moves.len())];
         events.clear();
         RatATatCat::play(&mut state, seat, action, &mut rng, &mut events).expect("play");

@@ -182,9 +182,17 @@ pub trait Game: 'static {
     /// Seats whose decision is awaited (several in simultaneous phases); empty when over.
     fn to_act(state: &Self::State) -> Seats;
 
-    /// Every legal action of `seat` now, each once, in a deterministic order. Computed from
-    /// what that seat may know.
-    fn legal_actions(state: &Self::State, seat: Seat) -> Vec<Self::Action>;
+    /// Appends every legal action of `seat` now to `out`, each once, in a deterministic order.
+    /// Computed from what that seat may know. A driver that asks before every move passes the
+    /// same buffer each time.
+    fn legal_actions_into(state: &Self::State, seat: Seat, out: &mut Vec<Self::Action>);
+
+    /// [`Game::legal_actions_into`] into a new vector.
+    fn legal_actions(state: &Self::State, seat: Seat) -> Vec<Self::Action> {
+        let mut out = Vec::new();
+        Self::legal_actions_into(state, seat, &mut out);
+        out
+    }
 
     fn view(state: &Self::State, viewer: Viewer) -> Self::View;
 

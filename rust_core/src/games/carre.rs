@@ -1322,13 +1322,13 @@ impl Game for Carre {
         }
     }
 
-    fn legal_actions(s: &State, seat: Seat) -> Vec<pb::Action> {
+    fn legal_actions_into(s: &State, seat: Seat, out: &mut Vec<pb::Action>) {
         if seat >= 2 {
-            return vec![];
+            return;
         }
         let mut moves = Moves::new();
         s.gen_moves(seat as u8, &mut moves);
-        moves.as_slice().iter().map(|&m| Self::move_to_action(seat as u8, m)).collect()
+        out.extend(moves.as_slice().iter().map(|&m| Self::move_to_action(seat as u8, m)));
     }
 
     fn view(s: &State, viewer: Viewer) -> pb::View {

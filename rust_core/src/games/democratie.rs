@@ -1152,15 +1152,11 @@ impl Game for Democratie {
         (0..state.n()).filter(|&i| state.commits[i] == NO_CARD).map(|i| i as Seat).collect()
     }
 
-    fn legal_actions(state: &State, seat: Seat) -> Vec<pb::Action> {
+    fn legal_actions_into(state: &State, seat: Seat, out: &mut Vec<pb::Action>) {
         let s = seat as usize;
-        if state.phase != pb::Phase::TrickCommit || s >= state.n() || state.commits[s] != NO_CARD {
-            return vec![];
+        if state.phase == pb::Phase::TrickCommit && s < state.n() && state.commits[s] == NO_CARD {
+            out.extend(cards_of(state.hands[s]).map(commit_action));
         }
-        let hand = state.hands[s];
-        let mut v = Vec::with_capacity(hand.count_ones() as usize);
-        v.extend(cards_of(hand).map(commit_action));
-        v
     }
 
     fn view(state: &State, viewer: Viewer) -> pb::View {

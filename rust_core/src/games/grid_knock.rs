@@ -2720,13 +2720,13 @@ impl Game for GridKnock {
         Seats::from_mask(to_act_mask(state) as u32)
     }
 
-    fn legal_actions(state: &State, seat: Seat) -> Vec<pb::Action> {
+    fn legal_actions_into(state: &State, seat: Seat, out: &mut Vec<pb::Action>) {
         if seat as usize >= state.n() {
-            return vec![];
+            return;
         }
         let mut moves = Vec::new();
         legal_moves(state, seat as u8, &mut moves);
-        moves.into_iter().map(to_action).collect()
+        out.extend(moves.into_iter().map(to_action));
     }
 
     fn view(state: &State, viewer: Viewer) -> pb::View {

@@ -1403,19 +1403,21 @@ impl Game for Qwirkle {
         }
     }
 
-    fn legal_actions(state: &State, seat: Seat) -> Vec<pb::Action> {
+    fn legal_actions_into(state: &State, seat: Seat, out: &mut Vec<pb::Action>) {
         if seat != state.current || !matches!(state.phase, Phase::Opening | Phase::Turn) {
-            return Vec::new();
+            return;
         }
         let types = state.hand_types(seat);
         if state.phase == Phase::Opening {
             let g = state.announced[seat as usize & 3] as u32;
-            return opening_options(types, g)
-                .into_iter()
-                .map(|v| action(pb::action::Kind::Opening(pb::OpeningPlay { tile_types: v })))
-                .collect();
+            out.extend(
+                opening_options(types, g)
+                    .into_iter()
+                    .map(|v| action(pb::action::Kind::Opening(pb::OpeningPlay { tile_types: v }))),
+            );
+            return;
         }
-        let mut out = Vec::new();
+        let mark = out.len();
         enumerate_plays(&state.board, types, |p| out.push(play_action(p)));
         let bag_n = state.bag.count_ones();
         if bag_n > 0 {
@@ -1423,10 +1425,9 @@ impl Game for Qwirkle {
             for v in exchange_options(&counts, bag_n) {
                 out.push(action(pb::action::Kind::Exchange(pb::Exchange { tile_types: v })));
             }
-        } else if out.is_empty() {
+        } else if out.len() == mark {
             out.push(action(pb::action::Kind::Pass(pb::Pass {})));
         }
-        out
     }
 
     fn view(state: &State, viewer: Viewer) -> pb::View {

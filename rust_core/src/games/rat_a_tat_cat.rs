@@ -1487,15 +1487,10 @@ impl Game for RatATatCat {
         }
     }
 
-    fn legal_actions(s: &State, seat: Seat) -> Vec<pb::Action> {
+    fn legal_actions_into(s: &State, seat: Seat, v: &mut Vec<pb::Action>) {
         if !s.phase.awaiting() || seat != s.current as u32 {
-            return Vec::new();
+            return;
         }
-        let cap = match s.phase {
-            Phase::Swap => 16 * s.active_count().saturating_sub(1) + 1,
-            _ => 5,
-        };
-        let mut v = Vec::with_capacity(cap);
         let act = |k: A| pb::Action { kind: Some(k) };
         match s.phase {
             Phase::TurnStart => {
@@ -1538,7 +1533,6 @@ impl Game for RatATatCat {
             }
             _ => {}
         }
-        v
     }
 
     fn view(s: &State, viewer: Viewer) -> pb::View {
