@@ -6,8 +6,8 @@
 //! legal action; the chosen action and a sample of the others apply; a seat that is not awaited
 //! is refused; `decide` is deterministic; the game's own invariants hold after every event; the
 //! auditor sees events unredacted; every seat's view can be built; `play` gives the same events
-//! and the same state as `decide` followed by `evolve`, and leaves a refused move's state as it
-//! was. At the end of each match:
+//! and the same state as `decide` followed by `evolve`, and a refused `play` (an idle seat, an
+//! empty action) changes nothing. At the end of each match:
 //! replaying the events from the initial state gives the live state, the same seed gives the
 //! same match, and the match ended within the step cap.
 
@@ -146,6 +146,12 @@ pub fn play_checked<G: Game>(
             if refused.is_ok() || after != state || !out.is_empty() {
                 report.violation(seed, step, format!("play by idle seat {idle} changed the match: {refused:?}"));
             }
+        }
+        // An empty action by the awaited seat is refused and changes nothing.
+        let (mut after, mut out) = (state.clone(), Vec::new());
+        let empty = G::play(&mut after, actor, &G::Action::default(), &mut Rng::for_command(&seed32, seq + 1), &mut out);
+        if empty.is_ok() || after != state || !out.is_empty() {
+            report.violation(seed, step, format!("an empty action by seat {actor} changed the match: {empty:?}"));
         }
         let action = moves[choice.index(moves.len())].clone();
         let evs = match G::decide(&state, actor, &action, &mut Rng::for_command(&seed32, seq + 1)) {

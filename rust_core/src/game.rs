@@ -158,10 +158,11 @@ pub trait Game: 'static {
 
     /// `decide` and `evolve` in one step, for a driver that holds the live state (simulations,
     /// bots, the conformance harness): on success `state` is the state after the events, which
-    /// are appended to `events`; on error neither changes. The result is exactly that of
-    /// `decide` followed by `evolve` of each event (the conformance harness checks it at every
-    /// step). A game whose `decide` builds the next state anyway overrides it to keep that
-    /// state instead of re-checking its own events.
+    /// are appended to `events`. A refused action changes neither; `Corrupt`, a bug in the core,
+    /// may leave the state part-way, to be discarded as after a failed `evolve`. The result is
+    /// exactly that of `decide` followed by `evolve` of each event (the conformance harness
+    /// checks it at every step). A game whose `decide` builds the next state anyway overrides
+    /// it to build it in place instead of re-checking its own events.
     fn play(
         state: &mut Self::State,
         seat: Seat,
@@ -237,26 +238,6 @@ pub trait Game: 'static {
     fn check_invariants(state: &Self::State) -> Result<(), String> {
         let _ = state;
         Ok(())
-    }
-}
-
-/// `Game::play` for a game whose decide computes the next state: `next` returns it and appends
-/// its events; on error the events it appended are removed and `state` is left as it was.
-pub fn play_via<S, E>(
-    state: &mut S,
-    events: &mut Vec<E>,
-    next: impl FnOnce(&S, &mut Vec<E>) -> CoreResult<S>,
-) -> CoreResult<()> {
-    let mark = events.len();
-    match next(state, events) {
-        Ok(after) => {
-            *state = after;
-            Ok(())
-        }
-        Err(e) => {
-            events.truncate(mark);
-            Err(e)
-        }
     }
 }
 

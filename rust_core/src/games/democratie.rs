@@ -45,7 +45,7 @@
 //!   was broadcast to all; it never looks at who holds what now.
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{play_via, Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -559,13 +559,19 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
             ensure(!CHECK || st.phase == P::TrickResolve, "trick_resolved in the wrong phase")?;
             ensure(!CHECK || e.day == st.day as u32 && e.trick_no == st.trick_no as u32 && e.vote_card == to_pb(st.vote_card),
                 "trick_resolved counters")?;
-            let out = resolve_trick(&st.commits[..n], st.trump);
-            ensure(!CHECK || e.tie == out.winner.is_none() && e.trump_trick == out.trump_trick && e.five_six_rule == out.five_six,
-                "trick_resolved result differs")?;
+            // Unchecked, the event was built from this very resolution one step earlier.
+            let result = if CHECK {
+                let out = resolve_trick(&st.commits[..n], st.trump);
+                ensure(e.tie == out.winner.is_none() && e.trump_trick == out.trump_trick && e.five_six_rule == out.five_six,
+                    "trick_resolved result differs")?;
+                ensure(out.winner.is_none_or(|w| e.winner == w as u32), "trick_resolved winner differs")?;
+                out.winner
+            } else {
+                (!e.tie).then_some(e.winner as u8)
+            };
             let mut winner = NOBODY;
-            match out.winner {
+            match result {
                 Some(w) => {
-                    ensure(!CHECK || e.winner == w as u32, "trick_resolved winner differs")?;
                     let all = st.commits[..n].iter().fold(bit(st.vote_card), |a, &c| a | bit(c));
                     st.captured[w as usize] |= all;
                     winner = w;
@@ -1008,16 +1014,6 @@ pub fn simulate_random_match(cfg: &Config, rng: &mut Rng) -> (Option<u8>, u32) {
     }
 }
 
-/// Checks a commit and returns the state after it and every automatic step that follows; the
-/// events are appended to `out` (the caller removes them when this fails).
-fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, out: &mut Vec<pb::Event>) -> CoreResult<State> {
-    let card = check_commit(state, seat, action)?;
-    let mut st = *state;
-    emit(&mut st, out, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat, card: to_pb(card) })))?;
-    run_automatic(&mut st, out, rng)?;
-    Ok(st)
-}
-
 // ------------------------------------------------------------------ the game
 
 pub struct Democratie;
@@ -1130,12 +1126,15 @@ impl Game for Democratie {
         // Enough for the longest command (last commit of a deal: commit, reveal, resolve,
         // score, shuffle, deal, flip) so the vector never grows.
         let mut out = Vec::with_capacity(8);
-        next_state(state, seat, action, rng, &mut out)?;
+        Self::play(&mut state.clone(), seat, action, rng, &mut out)?;
         Ok(out)
     }
 
     fn play(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
-        play_via(state, events, |st, events| next_state(st, seat, action, rng, events))
+        // Every check of the command comes first; after it only a bug can fail (`Corrupt`).
+        let card = check_commit(state, seat, action)?;
+        emit(state, events, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat, card: to_pb(card) })))?;
+        run_automatic(state, events, rng)
     }
 
     fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {

@@ -44,7 +44,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{play_via, Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::rat_a_tat_cat as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -453,7 +453,7 @@ fn parse_u32(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> C
 
 /// A scratch state and the events that lead to it.
 struct Out<'a> {
-    s: State,
+    s: &'a mut State,
     events: &'a mut Vec<pb::Event>,
 }
 
@@ -1128,9 +1128,10 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
 
 pub struct RatATatCat;
 
-/// Checks `action` by `seat` and returns the state after it; its events are appended to
-/// `events` (the caller removes them when this fails).
-fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<State> {
+/// Checks `action` by `seat`, then applies it to `state` and appends its events. Every check
+/// comes before the first event, so a refused action changes nothing; after that only a bug
+/// can fail (`Corrupt`).
+fn act(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
         match state.phase {
             Phase::Over => return Err(CoreError::game_over()),
             Phase::NotStarted => return Err(CoreError::rule("NOT_STARTED", "the match has not been dealt yet")),
@@ -1150,7 +1151,6 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
         };
         let ph = state.phase;
         let me = seat as usize;
-        let mut out = Out { s: state.clone(), events };
         match kind {
             A::TakeDiscard(a) => {
                 let slot = slot_of(a.slot)?;
@@ -1166,18 +1166,19 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                         "the top of the discard pile is a dead power card: draw from the pile",
                     ));
                 }
-                out.emit(E::DiscardTaken(pb::DiscardTaken {
+                let e = E::DiscardTaken(pb::DiscardTaken {
                     seat,
                     slot: a.slot,
                     taken: pbc(top),
                     replaced: pbc(state.rows[me][slot]),
-                }))
+                });
+                Out { s: state, events }.emit(e)
             }
             A::DrawFromPile(_) => {
                 if ph != Phase::TurnStart {
                     return Err(wrong_phase("drawing from the pile", ph));
                 }
-                out.draw_and_refill(rng).map(drop)
+                Out { s: state, events }.draw_and_refill(rng).map(drop)
             }
             A::ReplaceCard(a) => {
                 let slot = slot_of(a.slot)?;
@@ -1190,12 +1191,13 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                         "a drawn power card cannot go into your row: use it or discard it",
                     ));
                 }
-                out.emit(E::CardReplaced(pb::CardReplaced {
+                let e = E::CardReplaced(pb::CardReplaced {
                     seat,
                     slot: a.slot,
                     placed: pbc(state.pending),
                     replaced: pbc(state.rows[me][slot]),
-                }))
+                });
+                Out { s: state, events }.emit(e)
             }
             A::DiscardDrawn(_) => {
                 if !ph.holding() {
@@ -1205,11 +1207,12 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                     seat,
                     card: pbc(state.pending),
                 });
-                if ph != Phase::Draw2First {
-                    return out.emit(discarded).map(|()| out.s);
-                }
+                let mut out = Out { s: state, events };
                 out.emit(discarded)?;
-                out.draw_and_refill(rng).map(drop)
+                if ph == Phase::Draw2First {
+                    out.draw_and_refill(rng)?;
+                }
+                Ok(())
             }
             A::UsePower(_) => {
                 if !ph.holding() {
@@ -1221,10 +1224,12 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                         "the card in hand is a number card, it has no power",
                     ));
                 }
-                out.emit(E::PowerUsed(pb::PowerUsed {
+                let e = E::PowerUsed(pb::PowerUsed {
                     seat,
                     power: pbc(state.pending),
-                }))?;
+                });
+                let mut out = Out { s: state, events };
+                out.emit(e)?;
                 if out.s.phase == Phase::DrawingFirst {
                     out.draw_and_refill(rng)?;
                 }
@@ -1235,11 +1240,12 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                 if ph != Phase::Peek {
                     return Err(wrong_phase("peeking", ph));
                 }
-                out.emit(E::CardPeeked(pb::CardPeeked {
+                let e = E::CardPeeked(pb::CardPeeked {
                     seat,
                     slot: a.slot,
                     card: pbc(state.rows[me][slot]),
-                }))
+                });
+                Out { s: state, events }.emit(e)
             }
             A::SwapCards(a) => {
                 slot_of(a.own_slot)?;
@@ -1266,7 +1272,7 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                         "that player is eliminated and has no cards",
                     ));
                 }
-                out.emit(E::CardsSwapped(pb::CardsSwapped {
+                Out { s: state, events }.emit(E::CardsSwapped(pb::CardsSwapped {
                     seat,
                     own_slot: a.own_slot,
                     target_seat: a.target_seat,
@@ -1277,7 +1283,7 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                 if ph != Phase::Swap {
                     return Err(wrong_phase("skipping a swap", ph));
                 }
-                out.emit(E::SwapSkipped(pb::SwapSkipped { seat }))
+                Out { s: state, events }.emit(E::SwapSkipped(pb::SwapSkipped { seat }))
             }
             A::CallRatATatCat(_) => {
                 if ph != Phase::EndOfTurn {
@@ -1289,6 +1295,7 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                         format!("seat {} has already called this round", state.caller),
                     ));
                 }
+                let mut out = Out { s: state, events };
                 out.emit(E::Called(pb::Called { seat }))?;
                 out.end_turn(rng)
             }
@@ -1296,10 +1303,9 @@ fn next_state(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng, eve
                 if ph != Phase::EndOfTurn {
                     return Err(wrong_phase("ending the turn", ph));
                 }
-                out.end_turn(rng)
+                Out { s: state, events }.end_turn(rng)
             }
-        }?;
-    Ok(out.s)
+        }
 }
 
 impl Game for RatATatCat {
@@ -1462,19 +1468,20 @@ impl Game for RatATatCat {
             None => rng.below(state.cfg.seats as u64) as u8,
         };
         let mut events = Vec::with_capacity(8);
-        Out { s: state.clone(), events: &mut events }.deal(dealer, rng)?;
+        Out { s: &mut state.clone(), events: &mut events }.deal(dealer, rng)?;
         Ok(events)
     }
 
     fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
         let mut events = Vec::with_capacity(4);
-        next_state(state, seat, action, rng, &mut events)?;
+        act(&mut state.clone(), seat, action, rng, &mut events)?;
         Ok(events)
     }
 
     fn play(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
-        play_via(state, events, |st, events| next_state(st, seat, action, rng, events))
+        act(state, seat, action, rng, events)
     }
+
     fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
         apply_event::<true>(s, event)
     }
@@ -2113,9 +2120,9 @@ mod tests {
         }
         deck[..9].copy_from_slice(&head);
         deck[9..].copy_from_slice(&rest);
-        let s = RatATatCat::initial(&cfg(2));
+        let mut s = RatATatCat::initial(&cfg(2));
         let mut events = vec![];
-        let mut out = Out { s, events: &mut events };
+        let mut out = Out { s: &mut s, events: &mut events };
         out.deal_deck(1, deck, &mut Rng::from_u64(2)).unwrap();
         assert_eq!(out.s.rows[0], [3, 0, D2, 1]);
         assert_eq!(out.s.rows[1], [7, 9, 5, 8]);
