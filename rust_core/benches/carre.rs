@@ -8,6 +8,9 @@ use tablier_core::game::{Game, Viewer};
 use tablier_core::games::carre::{card_mask, score_square, simulate_random_round, Carre};
 use tablier_core::rng::Rng;
 
+mod common;
+use common::thread_cpu_ns;
+
 /// 1024 random squares: each cell empty, face down or a random face-up card.
 fn squares() -> Vec<[u8; 9]> {
     let mut rng = Rng::from_u64(7);
@@ -73,13 +76,6 @@ fn bench(c: &mut Criterion) {
         )
     });
     g.finish();
-}
-
-/// CPU time of this thread in ns (Linux `schedstat`), so that the figures below are per core
-/// even when the machine is shared; `None` elsewhere.
-fn thread_cpu_ns() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    s.split_whitespace().next()?.parse().ok()
 }
 
 /// The computed figures: rounds per CPU-second and ns of CPU per square, over fixed work.

@@ -14,6 +14,9 @@ use tablier_core::game::{Game, Options};
 use tablier_core::games::democratie::{deck_size, resolve_trick, simulate_random_match, suit_of, Config, Democratie};
 use tablier_core::rng::Rng;
 
+mod common;
+use common::thread_cpu_ns;
+
 fn tricks(c: &mut Criterion) {
     // 1024 random 4-player tricks with a random vote card each.
     let mut rng = Rng::from_u64(1);
@@ -67,12 +70,6 @@ fn decider_matches(c: &mut Criterion) {
 
 criterion_group!(benches, tricks, fast_matches, decider_matches, figure);
 criterion_main!(benches);
-
-/// CPU time of this thread (ns), so the figure is per core even on a busy machine.
-fn thread_cpu_ns() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    s.split_whitespace().next()?.parse().ok()
-}
 
 /// The figure: tricks and random matches per CPU-second on one core.
 fn figure(_: &mut Criterion) {
@@ -163,29 +160,25 @@ fn decider_match_checked(cfg: &Config, rng: &mut Rng) -> usize {
     count
 }
 
-/// The figure that counts: full random matches per CPU-second through the decider.
+/// The figure that counts: full random matches per CPU-second through the decider, the median
+/// of 7 runs of 1,000 matches.
 fn decider_figure() {
     for (path, run) in [("play", decider_match as fn(&Config, &mut Rng) -> usize), ("decide+evolve", decider_match_checked)] {
         for n in [2u32, 3, 4, 5, 6] {
             let cfg = Democratie::configure(n, &Options::new()).unwrap();
             let mut rng = Rng::from_u64(1234 + n as u64);
-            let matches = 3_000u64;
-            let (t0, w0) = (thread_cpu_ns(), std::time::Instant::now());
             let mut events = 0usize;
-            for _ in 0..matches {
-                events += run(&cfg, &mut rng);
-            }
-            let wall = w0.elapsed().as_secs_f64();
-            let cpu = match (t0, thread_cpu_ns()) {
-                (Some(a), Some(b)) => (b - a) as f64 / 1e9,
-                _ => wall,
-            };
+            let figure = common::per_cpu_second(7, || {
+                for _ in 0..1_000 {
+                    events += run(&cfg, &mut rng);
+                }
+                1_000
+            });
+            let Some((median, low, high)) = figure else { return };
             println!(
-                "FIGURE democratie decider {path} n={n}: {:.0} matches per CPU-second ({:.2} us CPU per match; {:.0} per wall-second), {:.1} events per match",
-                matches as f64 / cpu,
-                cpu * 1e6 / matches as f64,
-                matches as f64 / wall,
-                events as f64 / matches as f64
+                "FIGURE democratie decider {path} n={n}: {median:.0} matches per CPU-second (median of 7 runs, {low:.0} to {high:.0}; {:.2} us per match), {:.1} events per match",
+                1e6 / median,
+                events as f64 / 7_000.0
             );
         }
     }
