@@ -1132,180 +1132,180 @@ pub struct RatATatCat;
 /// comes before the first event, so a refused action changes nothing; after that only a bug
 /// can fail (`Corrupt`).
 fn act(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
-        match state.phase {
-            Phase::Over => return Err(CoreError::game_over()),
-            Phase::NotStarted => return Err(CoreError::rule("NOT_STARTED", "the match has not been dealt yet")),
-            _ => {}
+    match state.phase {
+        Phase::Over => return Err(CoreError::game_over()),
+        Phase::NotStarted => return Err(CoreError::rule("NOT_STARTED", "the match has not been dealt yet")),
+        _ => {}
+    }
+    if seat as usize >= state.n() {
+        return Err(CoreError::malformed(format!(
+            "seat {seat} is not in this {}-seat match",
+            state.n()
+        )));
+    }
+    if !state.phase.awaiting() || seat != state.current as u32 {
+        return Err(CoreError::not_your_turn());
+    }
+    let Some(kind) = action.kind.as_ref() else {
+        return Err(CoreError::malformed("the action names no move"));
+    };
+    let ph = state.phase;
+    let me = seat as usize;
+    match kind {
+        A::TakeDiscard(a) => {
+            let slot = slot_of(a.slot)?;
+            if ph != Phase::TurnStart {
+                return Err(wrong_phase("taking the discard", ph));
+            }
+            let Some(top) = state.discard.top() else {
+                bad!("empty discard pile at turn start")
+            };
+            if is_power(top) {
+                return Err(CoreError::rule(
+                    "DISCARD_IS_POWER",
+                    "the top of the discard pile is a dead power card: draw from the pile",
+                ));
+            }
+            let e = E::DiscardTaken(pb::DiscardTaken {
+                seat,
+                slot: a.slot,
+                taken: pbc(top),
+                replaced: pbc(state.rows[me][slot]),
+            });
+            Out { s: state, events }.emit(e)
         }
-        if seat as usize >= state.n() {
-            return Err(CoreError::malformed(format!(
-                "seat {seat} is not in this {}-seat match",
-                state.n()
-            )));
+        A::DrawFromPile(_) => {
+            if ph != Phase::TurnStart {
+                return Err(wrong_phase("drawing from the pile", ph));
+            }
+            Out { s: state, events }.draw_and_refill(rng).map(drop)
         }
-        if !state.phase.awaiting() || seat != state.current as u32 {
-            return Err(CoreError::not_your_turn());
+        A::ReplaceCard(a) => {
+            let slot = slot_of(a.slot)?;
+            if !ph.holding() {
+                return Err(wrong_phase("replacing a card", ph));
+            }
+            if is_power(state.pending) {
+                return Err(CoreError::rule(
+                    "POWER_CARD_CANNOT_BE_KEPT",
+                    "a drawn power card cannot go into your row: use it or discard it",
+                ));
+            }
+            let e = E::CardReplaced(pb::CardReplaced {
+                seat,
+                slot: a.slot,
+                placed: pbc(state.pending),
+                replaced: pbc(state.rows[me][slot]),
+            });
+            Out { s: state, events }.emit(e)
         }
-        let Some(kind) = action.kind.as_ref() else {
-            return Err(CoreError::malformed("the action names no move"));
-        };
-        let ph = state.phase;
-        let me = seat as usize;
-        match kind {
-            A::TakeDiscard(a) => {
-                let slot = slot_of(a.slot)?;
-                if ph != Phase::TurnStart {
-                    return Err(wrong_phase("taking the discard", ph));
-                }
-                let Some(top) = state.discard.top() else {
-                    bad!("empty discard pile at turn start")
-                };
-                if is_power(top) {
-                    return Err(CoreError::rule(
-                        "DISCARD_IS_POWER",
-                        "the top of the discard pile is a dead power card: draw from the pile",
-                    ));
-                }
-                let e = E::DiscardTaken(pb::DiscardTaken {
-                    seat,
-                    slot: a.slot,
-                    taken: pbc(top),
-                    replaced: pbc(state.rows[me][slot]),
-                });
-                Out { s: state, events }.emit(e)
+        A::DiscardDrawn(_) => {
+            if !ph.holding() {
+                return Err(wrong_phase("discarding a drawn card", ph));
             }
-            A::DrawFromPile(_) => {
-                if ph != Phase::TurnStart {
-                    return Err(wrong_phase("drawing from the pile", ph));
-                }
-                Out { s: state, events }.draw_and_refill(rng).map(drop)
+            let discarded = E::DrawnDiscarded(pb::DrawnDiscarded {
+                seat,
+                card: pbc(state.pending),
+            });
+            let mut out = Out { s: state, events };
+            out.emit(discarded)?;
+            if ph == Phase::Draw2First {
+                out.draw_and_refill(rng)?;
             }
-            A::ReplaceCard(a) => {
-                let slot = slot_of(a.slot)?;
-                if !ph.holding() {
-                    return Err(wrong_phase("replacing a card", ph));
-                }
-                if is_power(state.pending) {
-                    return Err(CoreError::rule(
-                        "POWER_CARD_CANNOT_BE_KEPT",
-                        "a drawn power card cannot go into your row: use it or discard it",
-                    ));
-                }
-                let e = E::CardReplaced(pb::CardReplaced {
-                    seat,
-                    slot: a.slot,
-                    placed: pbc(state.pending),
-                    replaced: pbc(state.rows[me][slot]),
-                });
-                Out { s: state, events }.emit(e)
-            }
-            A::DiscardDrawn(_) => {
-                if !ph.holding() {
-                    return Err(wrong_phase("discarding a drawn card", ph));
-                }
-                let discarded = E::DrawnDiscarded(pb::DrawnDiscarded {
-                    seat,
-                    card: pbc(state.pending),
-                });
-                let mut out = Out { s: state, events };
-                out.emit(discarded)?;
-                if ph == Phase::Draw2First {
-                    out.draw_and_refill(rng)?;
-                }
-                Ok(())
-            }
-            A::UsePower(_) => {
-                if !ph.holding() {
-                    return Err(wrong_phase("using a power", ph));
-                }
-                if !is_power(state.pending) {
-                    return Err(CoreError::rule(
-                        "NOT_A_POWER_CARD",
-                        "the card in hand is a number card, it has no power",
-                    ));
-                }
-                let e = E::PowerUsed(pb::PowerUsed {
-                    seat,
-                    power: pbc(state.pending),
-                });
-                let mut out = Out { s: state, events };
-                out.emit(e)?;
-                if out.s.phase == Phase::DrawingFirst {
-                    out.draw_and_refill(rng)?;
-                }
-                Ok(())
-            }
-            A::PeekCard(a) => {
-                let slot = slot_of(a.slot)?;
-                if ph != Phase::Peek {
-                    return Err(wrong_phase("peeking", ph));
-                }
-                let e = E::CardPeeked(pb::CardPeeked {
-                    seat,
-                    slot: a.slot,
-                    card: pbc(state.rows[me][slot]),
-                });
-                Out { s: state, events }.emit(e)
-            }
-            A::SwapCards(a) => {
-                slot_of(a.own_slot)?;
-                slot_of(a.target_slot)?;
-                if a.target_seat as usize >= state.n() {
-                    return Err(CoreError::malformed(format!(
-                        "target seat {} is not in this {}-seat match",
-                        a.target_seat,
-                        state.n()
-                    )));
-                }
-                if ph != Phase::Swap {
-                    return Err(wrong_phase("swapping", ph));
-                }
-                if a.target_seat == seat {
-                    return Err(CoreError::rule(
-                        "SWAP_WITH_SELF",
-                        "a swap must take a card of another player",
-                    ));
-                }
-                if !state.is_active(a.target_seat as usize) {
-                    return Err(CoreError::rule(
-                        "TARGET_ELIMINATED",
-                        "that player is eliminated and has no cards",
-                    ));
-                }
-                Out { s: state, events }.emit(E::CardsSwapped(pb::CardsSwapped {
-                    seat,
-                    own_slot: a.own_slot,
-                    target_seat: a.target_seat,
-                    target_slot: a.target_slot,
-                }))
-            }
-            A::SkipSwap(_) => {
-                if ph != Phase::Swap {
-                    return Err(wrong_phase("skipping a swap", ph));
-                }
-                Out { s: state, events }.emit(E::SwapSkipped(pb::SwapSkipped { seat }))
-            }
-            A::CallRatATatCat(_) => {
-                if ph != Phase::EndOfTurn {
-                    return Err(wrong_phase("calling Rat-a-tat cat", ph));
-                }
-                if state.caller != NONE {
-                    return Err(CoreError::rule(
-                        "ALREADY_CALLED",
-                        format!("seat {} has already called this round", state.caller),
-                    ));
-                }
-                let mut out = Out { s: state, events };
-                out.emit(E::Called(pb::Called { seat }))?;
-                out.end_turn(rng)
-            }
-            A::EndTurn(_) => {
-                if ph != Phase::EndOfTurn {
-                    return Err(wrong_phase("ending the turn", ph));
-                }
-                Out { s: state, events }.end_turn(rng)
-            }
+            Ok(())
         }
+        A::UsePower(_) => {
+            if !ph.holding() {
+                return Err(wrong_phase("using a power", ph));
+            }
+            if !is_power(state.pending) {
+                return Err(CoreError::rule(
+                    "NOT_A_POWER_CARD",
+                    "the card in hand is a number card, it has no power",
+                ));
+            }
+            let e = E::PowerUsed(pb::PowerUsed {
+                seat,
+                power: pbc(state.pending),
+            });
+            let mut out = Out { s: state, events };
+            out.emit(e)?;
+            if out.s.phase == Phase::DrawingFirst {
+                out.draw_and_refill(rng)?;
+            }
+            Ok(())
+        }
+        A::PeekCard(a) => {
+            let slot = slot_of(a.slot)?;
+            if ph != Phase::Peek {
+                return Err(wrong_phase("peeking", ph));
+            }
+            let e = E::CardPeeked(pb::CardPeeked {
+                seat,
+                slot: a.slot,
+                card: pbc(state.rows[me][slot]),
+            });
+            Out { s: state, events }.emit(e)
+        }
+        A::SwapCards(a) => {
+            slot_of(a.own_slot)?;
+            slot_of(a.target_slot)?;
+            if a.target_seat as usize >= state.n() {
+                return Err(CoreError::malformed(format!(
+                    "target seat {} is not in this {}-seat match",
+                    a.target_seat,
+                    state.n()
+                )));
+            }
+            if ph != Phase::Swap {
+                return Err(wrong_phase("swapping", ph));
+            }
+            if a.target_seat == seat {
+                return Err(CoreError::rule(
+                    "SWAP_WITH_SELF",
+                    "a swap must take a card of another player",
+                ));
+            }
+            if !state.is_active(a.target_seat as usize) {
+                return Err(CoreError::rule(
+                    "TARGET_ELIMINATED",
+                    "that player is eliminated and has no cards",
+                ));
+            }
+            Out { s: state, events }.emit(E::CardsSwapped(pb::CardsSwapped {
+                seat,
+                own_slot: a.own_slot,
+                target_seat: a.target_seat,
+                target_slot: a.target_slot,
+            }))
+        }
+        A::SkipSwap(_) => {
+            if ph != Phase::Swap {
+                return Err(wrong_phase("skipping a swap", ph));
+            }
+            Out { s: state, events }.emit(E::SwapSkipped(pb::SwapSkipped { seat }))
+        }
+        A::CallRatATatCat(_) => {
+            if ph != Phase::EndOfTurn {
+                return Err(wrong_phase("calling Rat-a-tat cat", ph));
+            }
+            if state.caller != NONE {
+                return Err(CoreError::rule(
+                    "ALREADY_CALLED",
+                    format!("seat {} has already called this round", state.caller),
+                ));
+            }
+            let mut out = Out { s: state, events };
+            out.emit(E::Called(pb::Called { seat }))?;
+            out.end_turn(rng)
+        }
+        A::EndTurn(_) => {
+            if ph != Phase::EndOfTurn {
+                return Err(wrong_phase("ending the turn", ph));
+            }
+            Out { s: state, events }.end_turn(rng)
+        }
+    }
 }
 
 impl Game for RatATatCat {
