@@ -191,23 +191,31 @@ fn trump_pb(t: u8) -> i32 {
     }
 }
 
-/// Cards of a mask in card order.
-fn cards_of(mut m: u64) -> impl Iterator<Item = u8> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let c = m.trailing_zeros() as u8;
-            m &= m - 1;
-            Some(c)
-        }
-    })
+/// Cards of a mask in card order; the count is known, so vectors are sized once.
+struct Cards(u64);
+
+impl Iterator for Cards {
+    type Item = u8;
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        let c = (self.0 != 0).then(|| self.0.trailing_zeros() as u8)?;
+        self.0 &= self.0 - 1;
+        Some(c)
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Cards {}
+
+fn cards_of(m: u64) -> Cards {
+    Cards(m)
 }
 fn mask_to_pb(m: u64) -> Vec<i32> {
-    // `cards_of` has no size hint: size the vector once instead of growing it.
-    let mut v = Vec::with_capacity(m.count_ones() as usize);
-    v.extend(cards_of(m).map(to_pb));
-    v
+    cards_of(m).map(to_pb).collect()
 }
 /// A list of protobuf cards as a set: `None` if a code is invalid or repeated.
 fn pb_to_mask(cards: &[i32]) -> Option<u64> {
@@ -344,16 +352,18 @@ pub fn match_check(tribes: &[u32], target: u32, deal_no: u32, max_deals: u32) ->
 /// The canonical deal of one day (§3.4, AMB4) from the top of `stock`: returns the hands and
 /// the vote pile (bottom to top). `stock` must hold at least `(n+1)*h` cards.
 pub fn deal_day(stock: &[u8], n: usize, dealer: usize, h: usize) -> ([u64; MAX_SEATS], [u8; 8]) {
+    // Seats in dealing order, starting left of the dealer (no division per card).
+    let mut order = [0usize; MAX_SEATS];
+    for (r, o) in order.iter_mut().enumerate().take(n) {
+        *o = (dealer + 1 + r) % n;
+    }
     let mut hands = [0u64; MAX_SEATS];
     let mut vote = [NO_CARD; 8];
-    let mut k = 0;
-    for v in vote.iter_mut().take(h) {
-        for r in 1..=n {
-            hands[(dealer + r) % n] |= bit(stock[k]);
-            k += 1;
+    for (v, round) in vote.iter_mut().zip(stock.chunks_exact(n + 1)).take(h) {
+        for (&seat, &c) in order[..n].iter().zip(round) {
+            hands[seat] |= bit(c);
         }
-        *v = stock[k];
-        k += 1;
+        *v = round[n];
     }
     (hands, vote)
 }
@@ -1134,6 +1144,9 @@ impl Game for Democratie {
         // Every check of the command comes first; after it only a bug can fail (`Corrupt`).
         let card = check_commit(state, seat, action)?;
         emit(state, events, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat, card: to_pb(card) })))?;
+        if state.phase == pb::Phase::TrickCommit {
+            return Ok(()); // others still to commit: nothing automatic follows
+        }
         run_automatic(state, events, rng)
     }
 
@@ -1148,7 +1161,8 @@ impl Game for Democratie {
         if state.phase != pb::Phase::TrickCommit {
             return Seats::NONE;
         }
-        (0..state.n()).filter(|&i| state.commits[i] == NO_CARD).map(|i| i as Seat).collect()
+        let waiting = state.commits[..state.n()].iter().enumerate().filter(|&(_, &c)| c == NO_CARD);
+        Seats::from_mask(waiting.fold(0, |m, (i, _)| m | 1 << i))
     }
 
     fn legal_actions_into(state: &State, seat: Seat, out: &mut Vec<pb::Action>) {

@@ -529,8 +529,11 @@ impl Out<'_> {
             *o = p;
         }
         let mut rows = [[NONE; 4]; MAXP];
-        for k in 0..4 * a {
-            rows[order[k % a] as usize][k / a] = deck[k];
+        // One card to each seat in turn, four times: card k goes to seat k % a, slot k / a.
+        for (slot, round) in deck.chunks_exact(a).take(4).enumerate() {
+            for (&p, &c) in order[..a].iter().zip(round) {
+                rows[p as usize][slot] = c;
+            }
         }
         let rest = &mut deck[4 * a..];
         let mut flipped = Vec::new();
