@@ -598,6 +598,66 @@ mod games {
             gk::invariants(&st).unwrap();
         }
 
+        /// Applies a host command's events; returns them as internal events.
+        fn host(st: &mut State, command: &str) -> Result<Vec<Ev>, CoreError> {
+            let evs = GridKnock::host_command(st, command, &mut rng())?;
+            evs.iter().map(|e| GridKnock::evolve(st, e)).collect::<Result<(), _>>().unwrap();
+            Ok(evs.iter().map(|e| gk::pb_to_ev(e).unwrap()).collect())
+        }
+
+        #[test]
+        fn amb32_closing_the_knock_window_passes_for_the_seats_still_to_answer() {
+            let mut st = tv07_pos();
+            play(&mut st, 0, Move::Draw);
+            play(&mut st, 2, Move::Knock);
+            let evs = host(&mut st, "close_knock_window").unwrap();
+            assert_eq!(
+                evs,
+                vec![
+                    Ev::KnockAnswered { seat: 1, knock: false },
+                    Ev::KnockAnswered { seat: 3, knock: false },
+                    Ev::KnockClosed { knockers: 0b100 },
+                ]
+            );
+            assert_eq!(legal(&st, 0), vec![Move::Accept(2), Move::Refuse], "the knock stands");
+            // The same state as if seats 1 and 3 had passed themselves.
+            let mut by_hand = tv07_pos();
+            play(&mut by_hand, 0, Move::Draw);
+            play(&mut by_hand, 2, Move::Knock);
+            play(&mut by_hand, 1, Move::PassKnock);
+            play(&mut by_hand, 3, Move::PassKnock);
+            assert_eq!(st, by_hand);
+        }
+
+        #[test]
+        fn amb32_a_timed_out_pass_looks_like_any_other_pass() {
+            let mut st = tv07_pos();
+            play(&mut st, 0, Move::Draw);
+            let timed_out = GridKnock::host_command(&st, "close_knock_window", &mut rng()).unwrap();
+            let passed = GridKnock::decide(&st, 1, &gk::to_action(Move::PassKnock), &mut rng()).unwrap();
+            for viewer in [Viewer::Seat(0), Viewer::Seat(1), Viewer::Seat(2), Viewer::Spectator, Viewer::Auditor] {
+                assert_eq!(
+                    GridKnock::redact(&timed_out[0], viewer).map(|e| e.encode_to_vec()),
+                    GridKnock::redact(&passed[0], viewer).map(|e| e.encode_to_vec()),
+                    "{viewer:?}"
+                );
+            }
+        }
+
+        #[test]
+        fn amb32_no_knock_window_no_closing_it() {
+            let mut st = tv07_pos();
+            let before = st.clone();
+            let e = host(&mut st, "close_knock_window").unwrap_err();
+            assert_eq!(reason(&e), "NO_KNOCK_WINDOW");
+            assert_eq!(st, before);
+            play(&mut st, 0, Move::Draw);
+            pass_all(&mut st);
+            assert_eq!(reason(&host(&mut st, "close_knock_window").unwrap_err()), "NO_KNOCK_WINDOW");
+            let info = tablier_core::registry::find("grid_knock").unwrap().info();
+            assert_eq!(info.host_commands, vec!["close_knock_window".to_string()]);
+        }
+
         #[test]
         fn tv07b_knocker_keeps_triple_active_takes_x_back() {
             let mut st = tv07_until_accept();

@@ -501,6 +501,32 @@ def test_host_command_ends_a_timed_match_after_the_round_in_progress(stub):
     assert audited.view.value == replay_locally(stub, created, options={"match_mode": "timed"}).view(auditor=True)
 
 
+def test_host_command_closes_a_grid_knock_window(stub):
+    """The knock window's timeout (AMB32): every seat still to answer passes, and play goes on."""
+    created = create(stub, "grid_knock", seats=3, seed=SEED)
+    gid, state = created.game_id, created.state
+    for attempt in range(500):
+        before = last_seq(stub, gid)
+        request = pb.HostCommandRequest(game_id=gid, command_id=f"close-{attempt}", command="close_knock_window")
+        try:
+            done = stub.HostCommand(request, metadata=OPERATOR)
+            break
+        except grpc.RpcError as exc:
+            assert error_of(exc)[:2] == (grpc.StatusCode.FAILED_PRECONDITION, "NO_KNOCK_WINDOW")
+            assert last_seq(stub, gid) == before
+        state = bot_move(stub, created, state).state
+    else:
+        pytest.fail("no knock window opened in 500 moves")
+    kinds = [e.type for e in done.events]
+    closed = kinds.index("knock_window_closed")
+    assert closed >= 1 and kinds[:closed] == ["knock_answered"] * closed
+    assert [e.seq for e in done.events] == list(range(before + 1, before + 1 + len(kinds)))
+    assert not any(e.HasField("seat") for e in done.events)
+    state = bot_move(stub, created, done.state).state
+    audited = stub.GetView(pb.GetViewRequest(game_id=gid), metadata=OPERATOR).state
+    assert audited.view.value == replay_locally(stub, created).view(auditor=True)
+
+
 @pytest.mark.parametrize("game", [g for g in GAME_IDS if not INFO[g].host_commands])
 def test_games_without_host_commands_refuse_them(stub, game):
     created = create(stub, game)

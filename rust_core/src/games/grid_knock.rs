@@ -34,6 +34,10 @@
 //!   `none` disables it), `knocking` (`on`; `off` plays without knock windows, as the seed's
 //!   2-player game always does).
 //! - **AMB31 — Round-1 dealer.** Drawn uniformly at random in `start` (3.2 step 1).
+//! - **AMB32 — Knock timeout.** The core has no clock. The table's host (the operator, through the
+//!   `HostCommand` RPC) gives the host command `close_knock_window` when the window's time is up:
+//!   every seat of E that has not answered passes (4.2: "a timeout counts as `pass_knock`"), with
+//!   the same `knock_answered` events as a pass it gave itself, and the window closes.
 
 use prost::Message as _;
 
@@ -2586,6 +2590,7 @@ impl Game for GridKnock {
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 8;
     const BOTS: &'static [&'static str] = &["random", "greedy"];
+    const HOST_COMMANDS: &'static [&'static str] = &["close_knock_window"];
 
     fn options() -> Vec<OptionSpec> {
         vec![
@@ -2685,6 +2690,24 @@ impl Game for GridKnock {
         }
         let mut st = state.clone();
         let mut evs = Vec::new();
+        auto_steps(&mut st, rng, &mut evs)?;
+        Ok(evs.iter().map(ev_to_pb).collect())
+    }
+
+    /// `close_knock_window` (AMB32): every seat still to answer passes.
+    fn host_command(state: &State, command: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        debug_assert_eq!(command, "close_knock_window");
+        if state.phase != Phase::KnockWindow {
+            return Err(CoreError::rule("NO_KNOCK_WINDOW", "no knock window is open"));
+        }
+        let mut st = state.clone();
+        let mut evs = Vec::with_capacity(12);
+        let mut waiting = st.eligible & !st.answered;
+        while waiting != 0 {
+            let seat = waiting.trailing_zeros() as u8;
+            waiting &= waiting - 1;
+            emit(&mut st, &mut evs, Ev::KnockAnswered { seat, knock: false })?;
+        }
         auto_steps(&mut st, rng, &mut evs)?;
         Ok(evs.iter().map(ev_to_pb).collect())
     }
