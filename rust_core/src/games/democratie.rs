@@ -667,42 +667,9 @@ fn run_automatic(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng) -> Cor
         match st.phase {
             P::TrickCommit | P::MatchEnd | P::MatchSetup | P::Unspecified => return Ok(()),
             P::DealSetup => shuffle(st, out, rng, st.dealer)?,
-            P::MatchCheck => match match_check(&st.tribes[..n], st.cfg.target, st.deal_no, st.cfg.max_deals) {
-                MatchCheck::Continue => shuffle(st, out, rng, ((st.dealer as usize + 1) % n) as u8)?,
-                MatchCheck::Winner(w) => emit(st, out, ev(K::MatchEnded(pb::MatchEnded {
-                    winners: vec![w as u32],
-                    tribes: st.tribes[..n].to_vec(),
-                    aborted: false,
-                    reason: "TARGET_REACHED".into(),
-                })))?,
-                MatchCheck::Cap => emit(st, out, ev(K::MatchEnded(pb::MatchEnded {
-                    winners: vec![],
-                    tribes: st.tribes[..n].to_vec(),
-                    aborted: true,
-                    reason: "DEAL_CAP".into(),
-                })))?,
-            },
-            P::DayDeal | P::DayEnd => {
-                let day = if st.phase == P::DayDeal { 1 } else { 2 };
-                let h = day_size(n, day);
-                let stock = st.stock_slice();
-                if stock.len() < (n + 1) * h {
-                    return Err(corrupt("stock too small to deal"));
-                }
-                let (hands, vote) = deal_day(stock, n, st.dealer as usize, h);
-                let e = pb::DayDealt {
-                    deal_no: st.deal_no,
-                    day: day as u32,
-                    dealer: st.dealer as u32,
-                    hands: (0..n)
-                        .map(|i| pb::DealtHand { seat: i as u32, count: h as u32, cards: mask_to_pb(hands[i]) })
-                        .collect(),
-                    vote_pile_count: h as u32,
-                    vote_pile: vote[..h].iter().map(|&c| to_pb(c)).collect(),
-                    stock_left: (stock.len() - (n + 1) * h) as u32,
-                };
-                emit(st, out, ev(K::DayDealt(e)))?
-            }
+            P::MatchCheck => check_match(st, out, rng)?,
+            P::DayDeal | P::DayEnd => deal_day_event(st, out)?,
+            P::DealScoring => score_deal(st, out)?,
             P::TrickFlip => {
                 let top = st.vote_pile[(st.vote_len as usize).saturating_sub(1)];
                 let e = pb::VoteCardFlipped {
@@ -737,27 +704,79 @@ fn run_automatic(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng) -> Cor
                 };
                 emit(st, out, ev(K::TrickResolved(e)))?
             }
-            P::DealScoring => {
-                let e = pb::DealScored {
-                    deal_no: st.deal_no,
-                    seats: (0..n)
-                        .map(|i| {
-                            let (points, gained) = score_pile(st.captured[i]);
-                            pb::SeatScore {
-                                seat: i as u32,
-                                captured: mask_to_pb(st.captured[i]),
-                                points: points.iter().map(|&p| p as u32).collect(),
-                                tribes_gained: gained as u32,
-                                tribes_total: st.tribes[i] + gained as u32,
-                            }
-                        })
-                        .collect(),
-                    discard: mask_to_pb(st.discard),
-                };
-                emit(st, out, ev(K::DealScored(e)))?
-            }
         }
     }
+}
+
+// The once-a-deal steps stay out of `run_automatic`, whose loop runs after every trick.
+
+/// MATCH_CHECK: the next deal, or the end of the match.
+#[inline(never)]
+fn check_match(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng) -> CoreResult<()> {
+    use pb::event::Kind as K;
+    let n = st.n();
+    match match_check(&st.tribes[..n], st.cfg.target, st.deal_no, st.cfg.max_deals) {
+        MatchCheck::Continue => shuffle(st, out, rng, ((st.dealer as usize + 1) % n) as u8),
+        MatchCheck::Winner(w) => emit(st, out, ev(K::MatchEnded(pb::MatchEnded {
+            winners: vec![w as u32],
+            tribes: st.tribes[..n].to_vec(),
+            aborted: false,
+            reason: "TARGET_REACHED".into(),
+        }))),
+        MatchCheck::Cap => emit(st, out, ev(K::MatchEnded(pb::MatchEnded {
+            winners: vec![],
+            tribes: st.tribes[..n].to_vec(),
+            aborted: true,
+            reason: "DEAL_CAP".into(),
+        }))),
+    }
+}
+
+/// DAY_DEAL / DAY_END: deals the next day.
+#[inline(never)]
+fn deal_day_event(st: &mut State, out: &mut Vec<pb::Event>) -> CoreResult<()> {
+    let n = st.n();
+    let day = if st.phase == pb::Phase::DayDeal { 1 } else { 2 };
+    let h = day_size(n, day);
+    let stock = st.stock_slice();
+    if stock.len() < (n + 1) * h {
+        return Err(corrupt("stock too small to deal"));
+    }
+    let (hands, vote) = deal_day(stock, n, st.dealer as usize, h);
+    let e = pb::DayDealt {
+        deal_no: st.deal_no,
+        day: day as u32,
+        dealer: st.dealer as u32,
+        hands: (0..n)
+            .map(|i| pb::DealtHand { seat: i as u32, count: h as u32, cards: mask_to_pb(hands[i]) })
+            .collect(),
+        vote_pile_count: h as u32,
+        vote_pile: vote[..h].iter().map(|&c| to_pb(c)).collect(),
+        stock_left: (stock.len() - (n + 1) * h) as u32,
+    };
+    emit(st, out, ev(pb::event::Kind::DayDealt(e)))
+}
+
+/// DEAL_SCORING: every captured pile is shown and tribes are awarded.
+#[inline(never)]
+fn score_deal(st: &mut State, out: &mut Vec<pb::Event>) -> CoreResult<()> {
+    let e = pb::DealScored {
+        deal_no: st.deal_no,
+        seats: (0..st.n())
+            .map(|i| {
+                let (points, gained) = score_pile(st.captured[i]);
+                pb::SeatScore {
+                    seat: i as u32,
+                    captured: mask_to_pb(st.captured[i]),
+                    points: points.iter().map(|&p| p as u32).collect(),
+                    tribes_gained: gained as u32,
+                    tribes_total: st.tribes[i] + gained as u32,
+                }
+            })
+            .collect(),
+        discard: mask_to_pb(st.discard),
+    };
+    emit(st, out, ev(pb::event::Kind::DealScored(e)))
 }
 
 fn shuffle(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng, dealer: u8) -> CoreResult<()> {
