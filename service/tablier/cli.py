@@ -121,14 +121,15 @@ async def verify(args: argparse.Namespace) -> int:
         ids = await store.list_games() if args.all else [args.game_id]
         results = [await verify_game(store, gid) for gid in ids]
     table = Table(title=f"verified {len(results)} match(es)")
-    for col in ("match", "game", "events", "result"):
+    for col in ("match", "game", "events", "re-decided", "result"):
         table.add_column(col)
     bad = 0
     for r in results:
         bad += not r.ok
         shown = "\n".join(r.problems[:5]) + (f"\n(+{len(r.problems) - 5} more)" if len(r.problems) > 5 else "")
         verdict = Text("ok", style="green") if r.ok else Text(shown, style="red")
-        table.add_row(r.game_id, r.game_type, str(r.events), verdict)
+        redecided = str(r.redecided) + (f" ({r.without_input} without input)" if r.without_input else "")
+        table.add_row(r.game_id, r.game_type, str(r.events), redecided, verdict)
     console.print(table)
     if bad:
         err_console.print(f"[red]{bad} match(es) failed verification[/red]")

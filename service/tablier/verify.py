@@ -4,7 +4,11 @@ For each event, in order: the seqs run 1, 2, ... without gaps; the chain hash re
 the previous one (the first from the genesis hash of the match record); the stored kind is
 what the core reads from the payload; the event applies to the state before it; the state
 hash after it equals the stored one. The opening events must be exactly what the core's
-`start` derives from the match's seed, so the deal was not chosen by hand.
+`start` derives from the match's seed, so the deal was not chosen by hand; and every later
+command is decided again from what it asked (kept with the command) and the seed, and must
+give exactly its stored events, so no later shuffle or draw was chosen by hand either.
+Commands stored before their inputs were kept (schema version 1) cannot be decided again and
+are counted apart.
 """
 
 from __future__ import annotations
@@ -12,7 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tablier import _core
-from tablier.store.base import EventStore, NewEvent, UnknownGame, chain_hash, genesis_hash
+from tablier.store.base import (
+    EventStore,
+    NewEvent,
+    StoredCommand,
+    StoredEvent,
+    UnknownGame,
+    chain_hash,
+    genesis_hash,
+)
 
 
 @dataclass
@@ -20,6 +32,10 @@ class Verdict:
     game_id: str
     game_type: str = "?"
     events: int = 0
+    # Commands decided again from the seed and found to give their stored events.
+    redecided: int = 0
+    # Commands stored without their input, which cannot be decided again.
+    without_input: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -35,6 +51,7 @@ async def verify_game(store: EventStore, game_id: str) -> Verdict:
     verdict = Verdict(game.game_id, game.game_type)
     events = await store.load_events(game.game_id)
     verdict.events = len(events)
+    commands = {c.first_seq: c for c in await store.commands(game.game_id)}
     problems = verdict.problems
     try:
         match = _core.Match(game.game_type, game.seats, dict(game.options))
@@ -57,6 +74,9 @@ async def verify_game(store: EventStore, game_id: str) -> Verdict:
         if prev != ev.chain_hash:
             problems.append(f"{where}: chain hash mismatch")
             prev = ev.chain_hash  # report later breaks independently
+        command = commands.get(ev.seq)
+        if command is not None:
+            _redecide(match, game.seed, command, events, verdict)
         try:
             kind = match.event_kind(ev.payload)
             match.apply(ev.payload)
@@ -68,3 +88,27 @@ async def verify_game(store: EventStore, game_id: str) -> Verdict:
         if match.state_hash() != ev.state_hash:
             problems.append(f"{where}: state hash mismatch (core {ev.core_version})")
     return verdict
+
+
+def _redecide(
+    match: _core.Match, seed: bytes, command: StoredCommand, events: list[StoredEvent], verdict: Verdict
+) -> None:
+    """Decides `command` again on the state before its first event and compares."""
+    given = command.input
+    if given is None:
+        verdict.without_input += 1
+        return
+    where = f"seq {command.first_seq}: command {command.command_id!r}"
+    try:
+        if given.host_command is not None:
+            again = match.host_command(given.host_command, seed, command.first_seq)
+        else:
+            again = match.decide(given.seat, given.action or b"", seed, command.first_seq)
+    except _core.CoreError as exc:
+        verdict.problems.append(f"{where} is refused when decided again ({exc})")
+        return
+    stored = [(e.kind, bytes(e.payload)) for e in events[command.first_seq - 1 : command.last_seq]]
+    if [(k, bytes(p)) for k, p in again] != stored:
+        verdict.problems.append(f"{where}: its events are not what the core decides from the seed")
+    else:
+        verdict.redecided += 1

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from storekit import WAIT, event, game, recompute_chain
-from tablier.store.base import DuplicateGame, GameRecord, SeqConflict, UnknownGame
+from tablier.store.base import CommandInput, DuplicateGame, GameRecord, SeqConflict, UnknownGame
 
 
 async def test_create_and_get_game(backend):
@@ -190,6 +190,28 @@ async def test_same_command_id_twice_writes_once(backend):
         other = game()
         await store.create_game(other, [])
         assert [e.seq for e in await store.append(other.game_id, 0, [event(1)], "move-1")] == [1]
+
+
+async def test_commands_keep_what_they_asked(backend):
+    record = game()
+    move = CommandInput(seat=1, action=b"\x0a\x02\x08\x07")
+    host = CommandInput(host_command="stop_after_round")
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        assert await store.commands(record.game_id) == []
+        await store.append(record.game_id, 1, [event(2), event(3)], "move", move)
+        await store.append(record.game_id, 3, [event(4)], "host", host)
+        await store.append(record.game_id, 4, [event(5)], "bare")
+        # A retry does not replace what the first attempt asked.
+        await store.append(record.game_id, 1, [event(2)], "move", CommandInput(seat=0, action=b"x"))
+        kept = await store.commands(record.game_id)
+        assert [(c.command_id, c.first_seq, c.last_seq, c.input) for c in kept] == [
+            ("move", 2, 3, move),
+            ("host", 4, 4, host),
+            ("bare", 5, 5, None),
+        ]
+        with pytest.raises(UnknownGame):
+            await store.commands(str(uuid.uuid4()))
 
 
 async def test_same_command_id_racing_from_two_instances(backend):

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from storekit import WAIT, event, game
+from tablier.store.base import CommandInput
 from tablier.store.migrate import MigrationError, migrate, migrations
 from tablier.store.postgres import (
     LISTENER_APPLICATION_NAME,
@@ -199,5 +200,20 @@ async def test_operations_survive_losing_every_pooled_connection(fresh_database_
         other = game()
         await store.create_game(other, [])
         assert await store.list_games() == [record.game_id, other.game_id]
+    finally:
+        await store.close()
+
+
+async def test_commands_from_before_their_inputs_were_kept_read_back_without_input(fresh_database_url):
+    record = game()
+    store = await open_store(fresh_database_url)
+    try:
+        await store.create_game(record, [event(1)])
+        await store.append(record.game_id, 1, [event(2)], "new", CommandInput(seat=0, action=b"a"))
+        async with await connect(fresh_database_url) as conn:
+            # A row as schema version 1 wrote it: the columns of 0002 are NULL.
+            await conn.execute("UPDATE commands SET seat = NULL, action = NULL WHERE command_id = 'new'")
+        [kept] = await store.commands(record.game_id)
+        assert (kept.command_id, kept.first_seq, kept.last_seq, kept.input) == ("new", 2, 2, None)
     finally:
         await store.close()

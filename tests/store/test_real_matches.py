@@ -14,8 +14,9 @@ import pytest
 
 from storekit import recompute_chain
 from tablier import _core
-from tablier.store.base import GameRecord, NewEvent
+from tablier.store.base import CommandInput, GameRecord, NewEvent
 from tablier.v1 import common_pb2
+from tablier.verify import verify_game
 
 MAX_COMMANDS = 20_000  # far beyond any real match; a bug that never ends fails, not hangs
 
@@ -61,7 +62,8 @@ async def test_a_played_match_replays_from_the_store(backend, game_type, seats, 
             seat = match.to_act()[0]
             action = match.bot_action(seat, bot, seed, seq + 1)
             events = evolve(match, match.decide(seat, action, seed, seq + 1), seat)
-            stored = await store.append(record.game_id, seq, events, f"cmd-{commands}")
+            given = CommandInput(seat=seat, action=action)
+            stored = await store.append(record.game_id, seq, events, f"cmd-{commands}", given)
             assert [e.payload for e in stored] == [e.payload for e in events]
             seq = stored[-1].seq if stored else seq
             commands += 1
@@ -78,3 +80,51 @@ async def test_a_played_match_replays_from_the_store(backend, game_type, seats, 
         assert replay.is_over()
         assert replay.outcome() == match.outcome()
         assert replay.view(auditor=True) == match.view(auditor=True)
+
+        kept = await store.commands(record.game_id)
+        assert [c.command_id for c in kept] == [f"cmd-{i}" for i in range(commands)]
+        assert all(c.input is not None and c.input.action for c in kept)
+        verdict = await verify_game(store, record.game_id)
+        assert verdict.ok, verdict.problems
+        assert (verdict.redecided, verdict.without_input) == (commands, 0)
+
+
+def record_for(game_type: str, seats: int, seed: bytes) -> GameRecord:
+    return GameRecord(
+        game_id=str(uuid.uuid4()),
+        game_type=game_type,
+        seats=seats,
+        options={},
+        seed=seed,
+        token_hashes=tuple(hashlib.sha256(bytes([s])).digest() for s in range(seats)),
+    )
+
+
+async def test_verify_catches_a_later_deal_chosen_by_hand(backend):
+    """A server that picks one later shuffle itself (here: draws it from another seed) and
+    stores it with consistent state hashes and chain passes every check but re-deciding."""
+    seed, chosen = hashlib.sha256(b"fair").digest(), hashlib.sha256(b"chosen").digest()
+    record = record_for("democratie", 2, seed)
+    match = _core.Match("democratie", 2, {})
+    async with backend.open() as store:
+        opening = await store.create_game(record, evolve(match, match.start(seed, 1), None))
+        seq, commands, forged = opening[-1].seq, 0, None
+        while not match.is_over() and commands < MAX_COMMANDS:
+            seat = match.to_act()[0]
+            action = match.bot_action(seat, "random", seed, seq + 1)
+            fair = match.decide(seat, action, seed, seq + 1)
+            decided = fair
+            if forged is None and match.decide(seat, action, chosen, seq + 1) != fair:
+                decided, forged = match.decide(seat, action, chosen, seq + 1), (seq + 1, f"cmd-{commands}")
+            events = evolve(match, decided, seat)
+            stored = await store.append(record.game_id, seq, events, f"cmd-{commands}",
+                                        CommandInput(seat=seat, action=action))
+            seq, commands = stored[-1].seq, commands + 1
+        assert forged is not None, "no command drew randomness"
+
+        verdict = await verify_game(store, record.game_id)
+        first_seq, command_id = forged
+        assert verdict.problems == [
+            f"seq {first_seq}: command {command_id!r}: its events are not what the core decides from the seed"
+        ]
+        assert verdict.redecided == commands - 1

@@ -20,6 +20,7 @@ from datetime import datetime
 from tablier import _core
 from tablier._core import Match
 from tablier.store.base import (
+    CommandInput,
     EventStore,
     GameRecord,
     NewEvent,
@@ -260,7 +261,8 @@ class GameApp:
         self._require_turn(match, seat)
 
         decided = await asyncio.to_thread(match.decide, seat, action.data, game.seed, seq + 1)
-        return await self._commit(game, match, seq, decided, seat, command_id, principal)
+        given = CommandInput(seat=seat, action=bytes(action.data))
+        return await self._commit(game, match, seq, decided, seat, command_id, principal, given)
 
     async def host_command(
         self,
@@ -287,7 +289,8 @@ class GameApp:
         if expected_seq is not None and expected_seq != seq:
             raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
         decided = await asyncio.to_thread(match.host_command, command, game.seed, seq + 1)
-        return await self._commit(game, match, seq, decided, None, command_id, AUDITOR)
+        given = CommandInput(host_command=command)
+        return await self._commit(game, match, seq, decided, None, command_id, AUDITOR, given)
 
     async def _commit(
         self,
@@ -298,6 +301,7 @@ class GameApp:
         seat: int | None,
         command_id: str,
         principal: Principal,
+        given: CommandInput,
     ) -> Played:
         """Appends what the core decided at seq+1.. and swaps the evolved state into the cache
         only once the append committed."""
@@ -306,7 +310,7 @@ class GameApp:
         after = match.copy()
         events = self._evolve(after, decided, seat=seat)
         try:
-            stored = await self.store.append(game.game_id, seq, events, command_id)
+            stored = await self.store.append(game.game_id, seq, events, command_id, given)
         except SeqConflict:
             prior = await self.store.command_events(game.game_id, command_id)
             if prior is not None:

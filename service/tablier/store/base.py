@@ -70,6 +70,25 @@ class StoredEvent:
     recorded_at: datetime | None = field(default=None, compare=False)
 
 
+@dataclass(frozen=True)
+class CommandInput:
+    """What a command asked, kept so that an auditor can decide it again from the seed: a
+    seat's action (protobuf bytes), or a host command (no seat)."""
+
+    seat: int | None = None
+    action: bytes | None = None
+    host_command: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredCommand:
+    command_id: str
+    first_seq: int
+    last_seq: int
+    # None for a command stored before inputs were kept (schema version 1).
+    input: CommandInput | None
+
+
 def genesis_hash(game: GameRecord) -> bytes:
     """The chain's anchor: binds the log to the match's type, seats and options."""
     head = json.dumps(
@@ -105,8 +124,10 @@ class EventStore(Protocol):
         expected_seq: int,
         events: list[NewEvent],
         command_id: str | None,
+        command: CommandInput | None = None,
     ) -> list[StoredEvent]:
-        """Appends events at expected_seq+1.. in one transaction, all carrying command_id.
+        """Appends events at expected_seq+1.. in one transaction, all carrying command_id;
+        `command`, what the command asked, is kept with it.
 
         Raises SeqConflict when the match is no longer at expected_seq, UnknownGame. When
         command_id was already used in this match, nothing is written and the events that
@@ -115,6 +136,9 @@ class EventStore(Protocol):
 
     async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
         """The events a command wrote, or None if the command id is new for this match."""
+
+    async def commands(self, game_id: str) -> list[StoredCommand]:
+        """Every command of the match in seq order, with what it asked. Raises UnknownGame."""
 
     async def load_events(
         self, game_id: str, after_seq: int = 0, upto_seq: int | None = None

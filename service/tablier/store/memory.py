@@ -14,10 +14,12 @@ from datetime import UTC, datetime
 
 from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
 from tablier.store.base import (
+    CommandInput,
     DuplicateGame,
     GameRecord,
     NewEvent,
     SeqConflict,
+    StoredCommand,
     StoredEvent,
     UnknownGame,
     genesis_hash,
@@ -28,8 +30,8 @@ class MemoryStore:
     def __init__(self) -> None:
         self._games: dict[str, GameRecord] = {}
         self._events: dict[str, list[StoredEvent]] = {}
-        # (game_id, command_id) -> (first_seq, last_seq)
-        self._commands: dict[tuple[str, str], tuple[int, int]] = {}
+        # (game_id, command_id) -> (first_seq, last_seq, input)
+        self._commands: dict[tuple[str, str], tuple[int, int, CommandInput | None]] = {}
         self._lock = asyncio.Lock()
         self._hub = WatchHub()
 
@@ -67,6 +69,7 @@ class MemoryStore:
         expected_seq: int,
         events: list[NewEvent],
         command_id: str | None,
+        command: CommandInput | None = None,
     ) -> list[StoredEvent]:
         key = game_key(game_id)
         async with self._lock:
@@ -75,7 +78,7 @@ class MemoryStore:
                 raise UnknownGame(game_id)
             log = self._events[key]
             if command_id is not None and (key, command_id) in self._commands:
-                first, last = self._commands[key, command_id]
+                first, last, _ = self._commands[key, command_id]
                 return log[first - 1 : last]
             if expected_seq != len(log):
                 raise SeqConflict(f"{key} is at seq {len(log)}, not {expected_seq}")
@@ -83,7 +86,7 @@ class MemoryStore:
             stored = chain_events(key, prev, expected_seq, events, command_id, datetime.now(UTC))
             log.extend(stored)
             if command_id is not None:
-                self._commands[key, command_id] = (expected_seq + 1, expected_seq + len(stored))
+                self._commands[key, command_id] = (expected_seq + 1, expected_seq + len(stored), command)
         if stored:
             self._hub.publish(key, stored[-1].seq)
         return stored
@@ -96,6 +99,14 @@ class MemoryStore:
         if span is None:
             return None
         return self._events[key][span[0] - 1 : span[1]]
+
+    async def commands(self, game_id: str) -> list[StoredCommand]:
+        key = game_key(game_id)
+        if key not in self._games:
+            raise UnknownGame(game_id)
+        found = [StoredCommand(cid, first, last, given)
+                 for (k, cid), (first, last, given) in self._commands.items() if k == key]
+        return sorted(found, key=lambda c: c.first_seq)
 
     async def load_events(
         self, game_id: str, after_seq: int = 0, upto_seq: int | None = None

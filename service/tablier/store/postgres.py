@@ -38,10 +38,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
 from tablier.store.base import (
+    CommandInput,
     DuplicateGame,
     GameRecord,
     NewEvent,
     SeqConflict,
+    StoredCommand,
     StoredEvent,
     UnknownGame,
     genesis_hash,
@@ -74,8 +76,9 @@ WITH ins AS (
          AS e(seq, kind, payload, seat, core_version, state_hash, chain_hash)
     RETURNING recorded_at
 ), cmd AS (
-    INSERT INTO commands (game_id, command_id, first_seq, last_seq)
-    SELECT %(game_id)s, %(command_id)s, %(first_seq)s, %(last_seq)s
+    INSERT INTO commands (game_id, command_id, first_seq, last_seq, seat, action, host_command)
+    SELECT %(game_id)s, %(command_id)s, %(first_seq)s, %(last_seq)s, %(command_seat)s,
+           %(action)s, %(host_command)s
     WHERE %(command_id)s::text IS NOT NULL
 ), note AS (
     SELECT pg_notify('{CHANNEL}', %(note)s) WHERE %(note)s::text IS NOT NULL
@@ -124,6 +127,7 @@ class PostgresStore:
         expected_seq: int,
         events: list[NewEvent],
         command_id: str | None,
+        command: CommandInput | None = None,
     ) -> list[StoredEvent]:
         key = game_key(game_id)
 
@@ -134,7 +138,7 @@ class PostgresStore:
             if not events and await self._last_seq(conn, key) != expected_seq:
                 raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
             stored = chain_events(key, prev, expected_seq, events, command_id)
-            return stored, await self._insert(conn, key, expected_seq, stored, command_id)
+            return stored, await self._insert(conn, key, expected_seq, stored, command_id, command)
 
         try:
             stored, recorded_at = await self._run(write)
@@ -154,7 +158,9 @@ class PostgresStore:
         expected_seq: int,
         stored: list[StoredEvent],
         command_id: str | None,
+        command: CommandInput | None = None,
     ) -> Any:
+        given = command or CommandInput()
         cur = await conn.execute(
             _APPEND,
             {
@@ -169,6 +175,9 @@ class PostgresStore:
                 "chain_hash": [e.chain_hash for e in stored],
                 "first_seq": expected_seq + 1,
                 "last_seq": expected_seq + len(stored),
+                "command_seat": given.seat,
+                "action": given.action,
+                "host_command": given.host_command,
                 "note": f"{key}:{stored[-1].seq}" if stored else None,
             },
         )
@@ -249,6 +258,29 @@ class PostgresStore:
             if row[0] is None:
                 return None
             return await self._load(conn, key, row[0] - 1, row[1])
+
+        return await self._run(read)
+
+    async def commands(self, game_id: str) -> list[StoredCommand]:
+        key = game_key(game_id)
+
+        async def read(conn: psycopg.AsyncConnection) -> list[StoredCommand]:
+            await self._get_game(conn, key)
+            cur = await conn.execute(
+                """SELECT command_id, first_seq, last_seq, seat, action, host_command
+                   FROM commands WHERE game_id = %s ORDER BY first_seq""",
+                (key,),
+            )
+            return [
+                StoredCommand(
+                    command_id=cid,
+                    first_seq=first,
+                    last_seq=last,
+                    input=None if action is None and host_command is None
+                    else CommandInput(seat, None if action is None else bytes(action), host_command),
+                )
+                for cid, first, last, seat, action, host_command in await cur.fetchall()
+            ]
 
         return await self._run(read)
 
