@@ -41,10 +41,8 @@ def evolve(match: _core.Match, decided: list[_core.Event], seat: int | None) -> 
     return events
 
 
-@pytest.mark.parametrize(("game_type", "seats", "bot"), cases())
-async def test_a_played_match_replays_from_the_store(backend, game_type, seats, bot):
-    seed = hashlib.sha256(f"store-test/{game_type}/{seats}".encode()).digest()
-    record = GameRecord(
+def record_for(game_type: str, seats: int, seed: bytes) -> GameRecord:
+    return GameRecord(
         game_id=str(uuid.uuid4()),
         game_type=game_type,
         seats=seats,
@@ -52,6 +50,12 @@ async def test_a_played_match_replays_from_the_store(backend, game_type, seats, 
         seed=seed,
         token_hashes=tuple(hashlib.sha256(bytes([s])).digest() for s in range(seats)),
     )
+
+
+@pytest.mark.parametrize(("game_type", "seats", "bot"), cases())
+async def test_a_played_match_replays_from_the_store(backend, game_type, seats, bot):
+    seed = hashlib.sha256(f"store-test/{game_type}/{seats}".encode()).digest()
+    record = record_for(game_type, seats, seed)
     match = _core.Match(game_type, seats, {})
     async with backend.open() as store:
         opening = await store.create_game(record, evolve(match, match.start(seed, 1), None))
@@ -87,17 +91,6 @@ async def test_a_played_match_replays_from_the_store(backend, game_type, seats, 
         verdict = await verify_game(store, record.game_id)
         assert verdict.ok, verdict.problems
         assert (verdict.redecided, verdict.without_input) == (commands, 0)
-
-
-def record_for(game_type: str, seats: int, seed: bytes) -> GameRecord:
-    return GameRecord(
-        game_id=str(uuid.uuid4()),
-        game_type=game_type,
-        seats=seats,
-        options={},
-        seed=seed,
-        token_hashes=tuple(hashlib.sha256(bytes([s])).digest() for s in range(seats)),
-    )
 
 
 async def test_verify_catches_a_later_deal_chosen_by_hand(backend):
