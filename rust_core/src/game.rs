@@ -112,6 +112,16 @@ pub struct OptionSpec {
     pub allowed: &'static [&'static str],
 }
 
+/// A host command the server gives by itself once the match has waited `seconds` in one
+/// state, e.g. closing a knock window whose time is up. `key` tells one wait from the next: the
+/// server restarts the clock only when the key changes (a new window), not on every event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timer {
+    pub command: &'static str,
+    pub seconds: u32,
+    pub key: u64,
+}
+
 pub trait Game: 'static {
     /// Validated match configuration (seat count and options).
     type Config: Clone + Send + Sync + 'static;
@@ -221,6 +231,12 @@ pub trait Game: 'static {
     fn host_command(state: &Self::State, command: &str, rng: &mut Rng) -> CoreResult<Vec<Self::Event>> {
         let _ = (state, rng);
         Err(CoreError::Unsupported(format!("{} has no host command {command:?}", Self::ID)))
+    }
+
+    /// The timer running in this state, if any (its command is one of `HOST_COMMANDS`).
+    fn timer(state: &Self::State) -> Option<Timer> {
+        let _ = state;
+        None
     }
 
     /// The match drawn for a terminal, as `viewer` may see it.

@@ -174,6 +174,11 @@ impl Match {
         Ok(self.get()?.outcome().map(|o| PyBytes::new(py, &o.encode_to_vec())))
     }
 
+    /// `(host command, seconds, key)` of the timer running now, or `None`.
+    fn timer(&self) -> PyResult<Option<(&'static str, u32, u64)>> {
+        Ok(self.get()?.timer().map(|t| (t.command, t.seconds, t.key)))
+    }
+
     fn state_hash<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &self.get()?.state_hash()))
     }

@@ -7,7 +7,7 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{decode, Game, Options, Seat, Viewer};
+use crate::game::{decode, Game, Options, Seat, Timer, Viewer};
 use crate::games;
 use crate::proto::{GameOption, GameType, Outcome};
 use crate::rng::Rng;
@@ -61,6 +61,8 @@ pub trait DynMatch: Send + Sync {
     fn redact(&self, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>>;
     fn event_kind(&self, payload: &[u8]) -> CoreResult<&'static str>;
     fn outcome(&self) -> Option<Outcome>;
+    /// The timer running now (never once the match is over).
+    fn timer(&self) -> Option<Timer>;
     /// SHA-256 of the auditor's view: equal states hash equal, whichever way they were reached.
     fn state_hash(&self) -> [u8; 32];
     fn bot_action(&self, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<Vec<u8>>;
@@ -216,6 +218,12 @@ impl<G: Game> DynMatch for Match<G> {
     }
     fn outcome(&self) -> Option<Outcome> {
         G::outcome(&self.state)
+    }
+    fn timer(&self) -> Option<Timer> {
+        if G::outcome(&self.state).is_some() {
+            return None;
+        }
+        G::timer(&self.state).filter(|t| G::HOST_COMMANDS.contains(&t.command))
     }
     fn state_hash(&self) -> [u8; 32] {
         Sha256::digest(G::view(&self.state, Viewer::Auditor).encode_to_vec()).into()

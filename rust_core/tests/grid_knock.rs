@@ -659,6 +659,31 @@ mod games {
         }
 
         #[test]
+        fn amb32_an_open_window_runs_the_timer_until_it_closes() {
+            use tablier_core::game::Timer;
+            let mut st = tv07_pos();
+            assert_eq!(GridKnock::timer(&st), None, "no window, no timer");
+            play(&mut st, 0, Move::Draw);
+            let timer = GridKnock::timer(&st).expect("a window is open");
+            assert_eq!((timer.command, timer.seconds), ("close_knock_window", 60));
+            play(&mut st, 2, Move::Knock);
+            assert_eq!(GridKnock::timer(&st), Some(timer), "an answer does not restart the clock");
+            let mut untimed = st.clone();
+            untimed.cfg.knock_timeout = 0;
+            assert_eq!(GridKnock::timer(&untimed), None, "knock_timeout 0: only the host closes it");
+            let mut later = st.clone();
+            later.turns += 1;
+            assert_ne!(GridKnock::timer(&later).map(|t: Timer| t.key), Some(timer.key), "the next turn's window is another wait");
+            host(&mut st, "close_knock_window").unwrap();
+            assert_eq!(GridKnock::timer(&st), None);
+            let opts = |v: &str| Options::from([("knock_timeout".to_string(), v.to_string())]);
+            assert_eq!(GridKnock::configure(3, &opts("5")).unwrap().knock_timeout, 5);
+            for bad in ["-1", "86401", "soon"] {
+                assert!(matches!(GridKnock::configure(3, &opts(bad)), Err(CoreError::InvalidOption(_))), "{bad}");
+            }
+        }
+
+        #[test]
         fn tv07b_knocker_keeps_triple_active_takes_x_back() {
             let mut st = tv07_until_accept();
             play(&mut st, 0, Move::Accept(2));

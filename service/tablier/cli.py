@@ -74,6 +74,7 @@ async def serve(args: argparse.Namespace) -> int:
         await stop.wait()
         err_console.print(f"draining (grace {args.grace:g} s)")
         await server.stop(args.grace)
+        await app.close()
         err_console.print("stopped")
     return 0
 

@@ -3,6 +3,8 @@ is checked against the log, and errors map to statuses in one place."""
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 import pytest
 
@@ -10,8 +12,11 @@ from tablier import _core
 from tablier.api.errors import classify
 from tablier.app import Credential, GameApp, Payload
 from tablier.app.errors import Conflict
+from tablier.store.base import CommandInput
 from tablier.store.memory import MemoryStore
 from tablier.v1.common_pb2 import GameType
+from tablier.v1.grid_knock_pb2 import Phase as GridKnockPhase
+from tablier.v1.grid_knock_pb2 import View as GridKnockView
 
 GAMES = [GameType.FromString(b) for b in _core.game_types()]
 SEED = bytes(range(32))
@@ -83,3 +88,68 @@ def test_unexpected_errors_are_internal_without_internals(exc):
 def test_rule_violations_keep_the_core_reason():
     code, reason, message = classify(_core.RuleViolation("NOT_YOUR_TURN", "it is not your turn"))
     assert (code, reason, message) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN", "it is not your turn")
+
+
+async def _until_knock_window(app: GameApp, created) -> int:
+    """Bot moves until a knock window is open; returns its seq."""
+    gid, tokens = created.game_id, created.seat_tokens
+    for i in range(500):
+        state = await app.get_view(gid, Credential())
+        if GridKnockView.FromString(state.view.data).phase == GridKnockPhase.PHASE_KNOCK_WINDOW:
+            return state.seq
+        await _bot_move(app, gid, tokens, f"c{i}")
+    pytest.fail("no knock window opened in 500 moves")
+
+
+async def test_a_knock_window_closes_when_its_time_is_up():
+    store = MemoryStore()
+    app = GameApp(store)
+    created = await app.create_game("grid_knock", 3, {"knock_timeout": "1"}, SEED)
+    gid = created.game_id
+    try:
+        opened = await _until_knock_window(app, created)
+        waiting = (await app.get_view(gid, Credential())).to_act
+        assert waiting, "seats of E are awaited"
+
+        async def closed() -> list[str]:
+            kinds = []
+            async for out, _ in app.watch(gid, Credential(), after_seq=opened):
+                kinds.append(out.kind)
+                if out.kind == "knock_window_closed":
+                    return kinds
+            return kinds
+
+        kinds = await asyncio.wait_for(closed(), timeout=30)
+        assert kinds == ["knock_answered"] * len(waiting) + ["knock_window_closed"]
+        command = (await store.commands(gid))[-1]
+        assert command.input == CommandInput(host_command="close_knock_window")
+        assert command.command_id.startswith("timer:close_knock_window:")
+        after = await app.get_view(gid, Credential())
+        assert after.seq == command.last_seq and set(after.to_act).isdisjoint(waiting)
+        assert gid not in app._timers, "the wait is over"
+    finally:
+        await app.close()
+
+
+async def test_a_knock_window_answered_in_time_stops_its_timer():
+    app = GameApp(MemoryStore())
+    created = await app.create_game("grid_knock", 3, {"knock_timeout": "3600"}, SEED)
+    gid = created.game_id
+    try:
+        await _until_knock_window(app, created)
+        timer, task = app._timers[gid]
+        assert timer[:2] == ("close_knock_window", 3600)
+        for i in range(8):  # every seat of E answers, one by one
+            state = await app.get_view(gid, Credential())
+            if GridKnockView.FromString(state.view.data).phase != GridKnockPhase.PHASE_KNOCK_WINDOW:
+                break
+            token = created.seat_tokens[state.to_act[0]]
+            action, seq = await app.suggest(gid, Credential(token))
+            await app.play(gid, Credential(token), f"answer-{i}", action, expected_seq=seq)
+            if i == 0:
+                assert app._timers.get(gid) in (None, (timer, task)), "an answer does not restart the clock"
+        assert gid not in app._timers
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        await app.close()

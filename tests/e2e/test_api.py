@@ -14,6 +14,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 from tablier_clients.bots import play_match
 
 from tablier import _core
+from tablier.v1 import grid_knock_pb2
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
@@ -525,6 +526,33 @@ def test_host_command_closes_a_grid_knock_window(stub):
     state = bot_move(stub, created, done.state).state
     audited = stub.GetView(pb.GetViewRequest(game_id=gid), metadata=OPERATOR).state
     assert audited.view.value == replay_locally(stub, created).view(auditor=True)
+
+
+def test_a_grid_knock_window_closes_by_itself_when_its_time_is_up(server, stub):
+    """Option knock_timeout: the server gives close_knock_window itself once the time is up."""
+    created = stub.CreateGame(pb.CreateGameRequest(
+        game_type="grid_knock", seats=3, seed=SEED, options={"knock_timeout": "1"}))
+    gid, state = created.game_id, created.state
+    for _ in range(500):
+        if grid_knock_pb2.View.FromString(state.view.value).phase == grid_knock_pb2.PHASE_KNOCK_WINDOW:
+            break
+        state = bot_move(stub, created, state).state
+    else:
+        pytest.fail("no knock window opened in 500 moves")
+    waiting = list(state.to_act)
+    channel, stream = _watch(server.address, gid, state.seq, OPERATOR)
+    with channel:
+        kinds = []
+        for update in stream:
+            kinds.append(update.event.type)
+            if update.event.type == "knock_window_closed":
+                break
+    assert kinds == ["knock_answered"] * len(waiting) + ["knock_window_closed"]
+    closing = raw_events(stub, gid).events[-len(kinds):]
+    assert [e.type for e in closing] == kinds and not any(e.HasField("seat") for e in closing)
+    after = stub.GetView(pb.GetViewRequest(game_id=gid), metadata=OPERATOR).state
+    assert not set(after.to_act) & set(waiting)
+    assert after.view.value == replay_locally(stub, created, options={"knock_timeout": "1"}).view(auditor=True)
 
 
 @pytest.mark.parametrize("game", [g for g in GAME_IDS if not INFO[g].host_commands])

@@ -34,15 +34,17 @@
 //!   `none` disables it), `knocking` (`on`; `off` plays without knock windows, as the seed's
 //!   2-player game always does).
 //! - **AMB31 — Round-1 dealer.** Drawn uniformly at random in `start` (3.2 step 1).
-//! - **AMB32 — Knock timeout.** The core has no clock. The table's host (the operator, through the
-//!   `HostCommand` RPC) gives the host command `close_knock_window` when the window's time is up:
-//!   every seat of E that has not answered passes (4.2: "a timeout counts as `pass_knock`"), with
-//!   the same `knock_answered` events as a pass it gave itself, and the window closes.
+//! - **AMB32 — Knock timeout.** The core has no clock. An open window runs a timer of option
+//!   `knock_timeout` seconds (default 60; 0: none), and the server gives the host command
+//!   `close_knock_window` when it runs out; the table's host (the operator, through the
+//!   `HostCommand` RPC) may give it earlier. Every seat of E that has not answered passes (4.2: "a
+//!   timeout counts as `pass_knock`"), with the same `knock_answered` events as a pass it gave
+//!   itself, and the window closes.
 
 use prost::Message as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{Game, OptionSpec, Options, Seat, Seats, Timer, Viewer};
 use crate::proto::grid_knock as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -81,6 +83,8 @@ pub struct Config {
     pub closer_penalty: bool,
     pub knocking: bool,
     pub turn_cap: u32,
+    /// Seconds a knock window waits before the server closes it (AMB32); 0: no timer.
+    pub knock_timeout: u32,
     /// `dom[i][r * 5 + d]`: slot of domain cell (r, d) of seat i.
     pub dom: [[u8; 15]; 8],
     pub dom_mask: [u128; 8],
@@ -110,6 +114,7 @@ impl Config {
             closer_penalty: true,
             knocking: true,
             turn_cap: 3000,
+            knock_timeout: 60,
             dom,
             dom_mask,
         }
@@ -2575,7 +2580,7 @@ fn enum_option<'a>(
     }
 }
 
-const OPTION_NAMES: [&str; 4] = ["target_score", "closer_penalty", "knocking", "turn_cap"];
+const OPTION_NAMES: [&str; 5] = ["target_score", "closer_penalty", "knocking", "turn_cap", "knock_timeout"];
 
 impl Game for GridKnock {
     type Config = Config;
@@ -2618,6 +2623,13 @@ impl Game for GridKnock {
                 default: "3000",
                 allowed: &[],
             },
+            OptionSpec {
+                name: "knock_timeout",
+                description: "seconds a knock window stays open before the server closes it; every seat that \
+                              has not answered passes (0 to 86400; 0: only the host closes it)",
+                default: "60",
+                allowed: &[],
+            },
         ]
     }
 
@@ -2636,6 +2648,7 @@ impl Game for GridKnock {
         let mut cfg = Config::new(seats as u8);
         cfg.target_score = int_option(options, "target_score", 100, 1, 1000)? as i32;
         cfg.turn_cap = int_option(options, "turn_cap", 3000, 10, 100_000)? as u32;
+        cfg.knock_timeout = int_option(options, "knock_timeout", 60, 0, 86_400)? as u32;
         cfg.closer_penalty =
             enum_option(options, "closer_penalty", "double", &["double", "none"])? == "double";
         cfg.knocking = enum_option(options, "knocking", "on", &["on", "off"])? == "on";
@@ -2692,6 +2705,15 @@ impl Game for GridKnock {
         let mut evs = Vec::new();
         auto_steps(&mut st, rng, &mut evs)?;
         Ok(evs.iter().map(ev_to_pb).collect())
+    }
+
+    /// An open knock window's timeout (AMB32); the key tells one turn's window from the next.
+    fn timer(state: &State) -> Option<Timer> {
+        (state.phase == Phase::KnockWindow && state.cfg.knock_timeout > 0).then(|| Timer {
+            command: "close_knock_window",
+            seconds: state.cfg.knock_timeout,
+            key: (state.round as u64) << 32 | state.turns as u64,
+        })
     }
 
     /// `close_knock_window` (AMB32): every seat still to answer passes.

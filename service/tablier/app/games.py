@@ -44,6 +44,7 @@ from .auth import (
 from .cache import MatchCache
 from .catalogue import Catalogue
 from .errors import (
+    AppError,
     BadRequest,
     Conflict,
     MatchNotFound,
@@ -135,6 +136,16 @@ class GameApp:
         self.catalogue = Catalogue()
         self.cache = MatchCache(cache_size)
         self.records: OrderedDict[str, GameRecord] = OrderedDict()
+        # Per match, the core timer running now and the task that gives its host command.
+        self._timers: dict[str, tuple[tuple[str, int, int], asyncio.Task[None]]] = {}
+
+    async def close(self) -> None:
+        """Stops the running timers (their waits resume when a server loads the match again)."""
+        timers = [task for _, task in self._timers.values()]
+        self._timers.clear()
+        for task in timers:
+            task.cancel()
+        await asyncio.gather(*timers, return_exceptions=True)
 
     # ----------------------------------------------------------------- game types
 
@@ -169,6 +180,7 @@ class GameApp:
         stored = await self.store.create_game(record, events)
         seq = stored[-1].seq if stored else 0
         self.cache.put(game_id, seq, match)
+        self._arm(record, match)
         return Created(game_id, tokens, self._state(record, seq, match, SPECTATOR))
 
     # ----------------------------------------------------------------- reads
@@ -282,6 +294,9 @@ class GameApp:
             if not cred.token:
                 raise Unauthenticated("host commands need 'authorization: Bearer <operator token>'", "MISSING_TOKEN")
             raise PermissionDenied("host commands need the operator token", "NOT_OPERATOR")
+        return await self._host(game, command_id, command, expected_seq)
+
+    async def _host(self, game: GameRecord, command_id: str, command: str, expected_seq: int | None = None) -> Played:
         seq, match = await self._load(game)
         prior = await self.store.command_events(game.game_id, command_id)
         if prior is not None:
@@ -323,6 +338,7 @@ class GameApp:
             return await self._replayed(game, stored, principal)
         last = stored[-1].seq
         self.cache.put(game.game_id, last, after)
+        self._arm(game, after)
         return Played(
             events=[e for e in (self._event_out(game, after, ev, principal) for ev in stored) if e],
             state=self._state(game, last, after, principal),
@@ -392,6 +408,7 @@ class GameApp:
             )
             if trusted and all(e.seq == cached_seq + 1 + i for i, e in enumerate(newer)):
                 if not newer:
+                    self._arm(game, cached)
                     return cached_seq, cached
                 forward = cached.copy()
                 try:
@@ -400,6 +417,7 @@ class GameApp:
                     log.warning("cached state of %s did not take events %d..: replaying", gid, cached_seq + 1)
                 else:
                     self.cache.put(gid, newer[-1].seq, forward)
+                    self._arm(game, forward)
                     return newer[-1].seq, forward
             else:
                 log.warning("cached state of %s at seq %d disagrees with the log: replaying", gid, cached_seq)
@@ -409,7 +427,39 @@ class GameApp:
         await asyncio.to_thread(match.apply_all, [e.payload for e in stored])
         seq = stored[-1].seq if stored else 0
         self.cache.put(gid, seq, match)
+        self._arm(game, match)
         return seq, match
+
+    # ----------------------------------------------------------------- timers
+
+    def _arm(self, game: GameRecord, match: Match) -> None:
+        """Keeps the match's timer in step with its latest state: a new wait (a new key) starts
+        the clock, a wait that ended stops it. The clock lives in this process: a server that
+        starts finds a wait still open when it next loads the match, and gives it its whole
+        time again. Several servers may run the same timer; its command id makes it happen once."""
+        timer = match.timer()
+        armed = self._timers.get(game.game_id)
+        if armed is not None:
+            if armed[0] == timer:
+                return
+            armed[1].cancel()
+            del self._timers[game.game_id]
+        if timer is not None:
+            task = asyncio.get_running_loop().create_task(self._expire(game, timer))
+            self._timers[game.game_id] = (timer, task)
+
+    async def _expire(self, game: GameRecord, timer: tuple[str, int, int]) -> None:
+        command, seconds, key = timer
+        await asyncio.sleep(seconds)
+        if self._timers.get(game.game_id, (None,))[0] == timer:
+            del self._timers[game.game_id]
+        try:
+            await self._host(game, f"timer:{command}:{key}", command)
+        except (AppError, _core.RuleViolation) as exc:
+            # The wait ended another way meanwhile (a last answer, the host, another server).
+            log.info("timer %s of %s not given: %s", command, game.game_id, exc)
+        except Exception:
+            log.exception("timer %s of %s failed", command, game.game_id)
 
     def _principal_for(self, game: GameRecord, cred: Credential, *, over: bool, read_only: bool) -> Principal:
         if is_operator(cred.token, self.operator_token):
