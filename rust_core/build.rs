@@ -18,6 +18,9 @@ fn main() {
     let fds = protox::compile(&files, [&root]).expect("protos compile");
     prost_build::Config::new()
         .btree_map(["."])
+        // A row of four cards, one per seat in every deal and reveal: its cards stay inline
+        // instead of in a heap vector each (same wire format, see the type).
+        .extern_path(".tablier.v1.rat_a_tat_cat.SeatRow", "crate::games::rat_a_tat_cat::SeatRow")
         .compile_fds(fds)
         .expect("prost code generation");
 }
