@@ -18,9 +18,12 @@ fn main() {
     let fds = protox::compile(&files, [&root]).expect("protos compile");
     prost_build::Config::new()
         .btree_map(["."])
-        // A row of four cards, one per seat in every deal and reveal: its cards stay inline
-        // instead of in a heap vector each (same wire format, see the type).
+        // Messages emitted many times per match keep their cards inline instead of in a heap
+        // vector each (same wire format, see `games::inline_cards`). A row of four cards, one
+        // per seat in every deal and reveal of Rat-a-Tat Cat:
         .extern_path(".tablier.v1.rat_a_tat_cat.SeatRow", "crate::games::rat_a_tat_cat::SeatRow")
+        // The cards of every trick, as often: same, for the reveal.
+        .extern_path(".tablier.v1.democratie.TrickRevealed", "crate::games::democratie::TrickRevealed")
         .compile_fds(fds)
         .expect("prost code generation");
 }

@@ -46,6 +46,7 @@
 
 use crate::error::{CoreError, CoreResult};
 use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::games::inline_cards::InlineCards;
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -444,6 +445,71 @@ fn ensure(ok: bool, what: &str) -> CoreResult<()> {
 
 // ------------------------------------------------------------------ events
 
+/// `tablier.v1.democratie.TrickRevealed` with the played cards inline (see [`InlineCards`]):
+/// every trick reveals one.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Debug)]
+pub struct TrickRevealed {
+    pub day: u32,
+    pub trick_no: u32,
+    /// `Card`
+    pub vote_card: i32,
+    /// `Suit`
+    pub trump: i32,
+    /// One per seat, in seat order.
+    pub played: InlineCards<MAX_SEATS>,
+}
+
+impl prost::Message for TrickRevealed {
+    fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
+        use prost::encoding::{int32, uint32};
+        if self.day != 0 {
+            uint32::encode(1, &self.day, buf);
+        }
+        if self.trick_no != 0 {
+            uint32::encode(2, &self.trick_no, buf);
+        }
+        if self.vote_card != 0 {
+            int32::encode(3, &self.vote_card, buf);
+        }
+        if self.trump != 0 {
+            int32::encode(4, &self.trump, buf);
+        }
+        self.played.encode(5, buf);
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: prost::encoding::WireType,
+        buf: &mut impl prost::bytes::Buf,
+        ctx: prost::encoding::DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        use prost::encoding::{int32, skip_field, uint32};
+        match tag {
+            1 => uint32::merge(wire_type, &mut self.day, buf, ctx),
+            2 => uint32::merge(wire_type, &mut self.trick_no, buf, ctx),
+            3 => int32::merge(wire_type, &mut self.vote_card, buf, ctx),
+            4 => int32::merge(wire_type, &mut self.trump, buf, ctx),
+            5 => self.played.merge(wire_type, buf, ctx),
+            _ => skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        use prost::encoding::{int32, uint32};
+        let nonzero = |v: i64, len: usize| if v != 0 { len } else { 0 };
+        nonzero(self.day.into(), uint32::encoded_len(1, &self.day))
+            + nonzero(self.trick_no.into(), uint32::encoded_len(2, &self.trick_no))
+            + nonzero(self.vote_card.into(), int32::encoded_len(3, &self.vote_card))
+            + nonzero(self.trump.into(), int32::encoded_len(4, &self.trump))
+            + self.played.encoded_len(5)
+    }
+
+    fn clear(&mut self) {
+        *self = TrickRevealed::default();
+    }
+}
+
 fn ev(kind: pb::event::Kind) -> pb::Event {
     pb::Event { kind: Some(kind) }
 }
@@ -682,7 +748,7 @@ fn run_automatic(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng) -> Cor
                 emit(st, out, ev(K::VoteCardFlipped(e)))?
             }
             P::TrickReveal => {
-                let e = pb::TrickRevealed {
+                let e = TrickRevealed {
                     day: st.day as u32,
                     trick_no: st.trick_no as u32,
                     vote_card: to_pb(st.vote_card),
@@ -1507,6 +1573,38 @@ mod tests {
     use crate::conformance;
     use prost::Message;
 
+    /// `TrickRevealed` as prost would generate it from the proto.
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct GeneratedTrickRevealed {
+        #[prost(uint32, tag = "1")]
+        day: u32,
+        #[prost(uint32, tag = "2")]
+        trick_no: u32,
+        #[prost(enumeration = "pb::Card", tag = "3")]
+        vote_card: i32,
+        #[prost(enumeration = "pb::Suit", tag = "4")]
+        trump: i32,
+        #[prost(enumeration = "pb::Card", repeated, tag = "5")]
+        played: Vec<i32>,
+    }
+
+    #[test]
+    fn inline_trick_reveals_have_the_generated_wire_format() {
+        let cases = [(0, 0, 0, 0, vec![]), (1, 7, 12, 3, vec![1, 52, 0]), (2, 12, 53, 0, vec![5, 6, 7, 8, 9, 10]), (2, 1, 1, 4, vec![0, 0])];
+        for (day, trick_no, vote_card, trump, played) in cases {
+            let generated = GeneratedTrickRevealed { day, trick_no, vote_card, trump, played: played.clone() };
+            let inline = TrickRevealed { day, trick_no, vote_card, trump, played: played.iter().copied().collect() };
+            assert_eq!(inline.encode_to_vec(), generated.encode_to_vec());
+            assert_eq!(inline.encoded_len(), generated.encoded_len());
+            assert_eq!(TrickRevealed::decode(&*generated.encode_to_vec()).unwrap(), inline);
+            let event = ev(pb::event::Kind::TrickRevealed(inline));
+            assert_eq!(pb::Event::decode(&*event.encode_to_vec()).unwrap(), event);
+        }
+        // Seven cards in a trick of at most six seats: read as none, refused on replay.
+        let seven = GeneratedTrickRevealed { played: vec![1; 7], ..Default::default() }.encode_to_vec();
+        assert!(TrickRevealed::decode(&*seven).unwrap().played.is_empty());
+    }
+
     fn c(s: &str) -> u8 {
         parse_card(s).unwrap_or_else(|| panic!("bad card {s}"))
     }
@@ -1875,7 +1973,7 @@ mod tests {
         let kinds: Vec<&str> = evs.iter().map(Democratie::event_type).collect();
         assert_eq!(&kinds[..4], &["card_committed", "trick_revealed", "trick_resolved", "vote_card_flipped"]);
         let Some(pb::event::Kind::TrickRevealed(r)) = &evs[1].kind else { panic!() };
-        assert_eq!(r.played, ["5C", "QH", "AS"].map(|x| to_pb(c(x))).to_vec());
+        assert_eq!(*r.played, ["5C", "QH", "AS"].map(|x| to_pb(c(x))));
         for s in 0..3 {
             assert_eq!(Democratie::redact(&evs[1], Viewer::Seat(s)).unwrap(), evs[1]);
         }

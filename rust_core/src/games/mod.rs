@@ -6,3 +6,4 @@ pub mod rat_a_tat_cat;
 pub mod democratie;
 pub mod grid_knock;
 pub mod carre;
+pub mod inline_cards;

@@ -45,6 +45,7 @@ use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
 use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::games::inline_cards::InlineCards;
 use crate::proto::rat_a_tat_cat as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -52,57 +53,20 @@ use crate::rng::Rng;
 use pb::action::Kind as A;
 use pb::event::Kind as E;
 
-/// `tablier.v1.rat_a_tat_cat.SeatRow` (field 1 `seat`, field 2 `cards`, packed) with its cards
-/// inline. Every deal and every reveal holds one row per seat; a heap vector per row made
-/// allocating and freeing them an eighth of a random match. Encodes byte for byte as the
-/// generated message would; a stored row of more than four cards reads as a row of none.
+/// `tablier.v1.rat_a_tat_cat.SeatRow` with its cards inline (see [`InlineCards`]): every deal
+/// and every reveal holds one row per seat.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Debug)]
 pub struct SeatRow {
     pub seat: u32,
-    pub cards: RowCards,
-}
-
-/// At most four protobuf cards, used as a slice.
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct RowCards {
-    len: u8,
-    /// More than four cards were decoded: the row reads as empty for good.
-    overflow: bool,
-    cards: [i32; 4],
-}
-
-impl From<[i32; 4]> for RowCards {
-    fn from(cards: [i32; 4]) -> Self {
-        RowCards { len: 4, overflow: false, cards }
-    }
-}
-
-impl std::ops::Deref for RowCards {
-    type Target = [i32];
-    fn deref(&self) -> &[i32] {
-        &self.cards[..if self.overflow { 0 } else { self.len as usize }]
-    }
-}
-
-impl std::ops::DerefMut for RowCards {
-    fn deref_mut(&mut self) -> &mut [i32] {
-        &mut self.cards[..if self.overflow { 0 } else { self.len as usize }]
-    }
-}
-
-impl std::fmt::Debug for RowCards {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
+    pub cards: InlineCards<4>,
 }
 
 impl prost::Message for SeatRow {
     fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
-        use prost::encoding::{int32, uint32};
         if self.seat != 0 {
-            uint32::encode(1, &self.seat, buf);
+            prost::encoding::uint32::encode(1, &self.seat, buf);
         }
-        int32::encode_packed(2, &self.cards, buf);
+        self.cards.encode(2, buf);
     }
 
     fn merge_field(
@@ -112,30 +76,15 @@ impl prost::Message for SeatRow {
         buf: &mut impl prost::bytes::Buf,
         ctx: prost::encoding::DecodeContext,
     ) -> Result<(), prost::DecodeError> {
-        use prost::encoding::{int32, skip_field, uint32};
         match tag {
-            1 => uint32::merge(wire_type, &mut self.seat, buf, ctx),
-            2 => {
-                let mut more = Vec::new();
-                int32::merge_repeated(wire_type, &mut more, buf, ctx)?;
-                let len = self.cards.len as usize;
-                if self.cards.overflow || len + more.len() > 4 {
-                    // No row holds more: it reads as a row of none, which no deal or reveal
-                    // accepts (`Corrupt` on replay).
-                    self.cards.overflow = true;
-                    return Ok(());
-                }
-                self.cards.cards[len..len + more.len()].copy_from_slice(&more);
-                self.cards.len += more.len() as u8;
-                Ok(())
-            }
-            _ => skip_field(wire_type, tag, buf, ctx),
+            1 => prost::encoding::uint32::merge(wire_type, &mut self.seat, buf, ctx),
+            2 => self.cards.merge(wire_type, buf, ctx),
+            _ => prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
-        use prost::encoding::{int32, uint32};
-        (if self.seat != 0 { uint32::encoded_len(1, &self.seat) } else { 0 }) + int32::encoded_len_packed(2, &self.cards)
+        (if self.seat != 0 { prost::encoding::uint32::encoded_len(1, &self.seat) } else { 0 }) + self.cards.encoded_len(2)
     }
 
     fn clear(&mut self) {
