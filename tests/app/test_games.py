@@ -20,6 +20,8 @@ from tablier.v1.grid_knock_pb2 import View as GridKnockView
 
 GAMES = [GameType.FromString(b) for b in _core.game_types()]
 SEED = bytes(range(32))
+OP = "app-operator"
+OPERATOR = Credential(OP)  # chooses seeds
 
 
 async def _bot_move(app: GameApp, game_id: str, tokens: list[str], command_id: str):
@@ -32,8 +34,8 @@ async def _bot_move(app: GameApp, game_id: str, tokens: list[str], command_id: s
 @pytest.mark.parametrize("info", GAMES, ids=lambda g: g.id)
 async def test_two_instances_on_one_store_stay_consistent(info):
     store = MemoryStore()
-    a, b = GameApp(store), GameApp(store)
-    created = await a.create_game(info.id, info.min_players, {}, SEED)
+    a, b = GameApp(store, OP), GameApp(store, OP)
+    created = await a.create_game(info.id, info.min_players, {}, SEED, OPERATOR)
     gid, tokens = created.game_id, created.seat_tokens
     await b.get_view(gid, Credential())  # b caches the opening state
     for i in range(4):
@@ -51,8 +53,8 @@ async def test_two_instances_on_one_store_stay_consistent(info):
 @pytest.mark.parametrize("info", GAMES, ids=lambda g: g.id)
 async def test_a_cached_state_that_disagrees_with_the_log_is_dropped(info):
     store = MemoryStore()
-    app = GameApp(store)
-    created = await app.create_game(info.id, info.min_players, {}, SEED)
+    app = GameApp(store, OP)
+    created = await app.create_game(info.id, info.min_players, {}, SEED, OPERATOR)
     gid = created.game_id
     seq, good = app.cache.get(gid)
     wrong = _core.Match(info.id, info.min_players, {})  # the state before the opening events
@@ -65,8 +67,8 @@ async def test_a_cached_state_that_disagrees_with_the_log_is_dropped(info):
 
 async def test_stale_expected_seq_is_a_conflict():
     info = GAMES[0]
-    app = GameApp(MemoryStore())
-    created = await app.create_game(info.id, info.min_players, {}, SEED)
+    app = GameApp(MemoryStore(), OP)
+    created = await app.create_game(info.id, info.min_players, {}, SEED, OPERATOR)
     token = created.seat_tokens[created.state.to_act[0]]
     action, seq = await app.suggest(created.game_id, Credential(token))
     with pytest.raises(Conflict):
@@ -103,8 +105,8 @@ async def _until_knock_window(app: GameApp, created) -> int:
 
 async def test_a_knock_window_closes_when_its_time_is_up():
     store = MemoryStore()
-    app = GameApp(store)
-    created = await app.create_game("grid_knock", 3, {"knock_timeout": "1"}, SEED)
+    app = GameApp(store, OP)
+    created = await app.create_game("grid_knock", 3, {"knock_timeout": "1"}, SEED, OPERATOR)
     gid = created.game_id
     try:
         opened = await _until_knock_window(app, created)
@@ -132,8 +134,8 @@ async def test_a_knock_window_closes_when_its_time_is_up():
 
 
 async def test_a_knock_window_answered_in_time_stops_its_timer():
-    app = GameApp(MemoryStore())
-    created = await app.create_game("grid_knock", 3, {"knock_timeout": "3600"}, SEED)
+    app = GameApp(MemoryStore(), OP)
+    created = await app.create_game("grid_knock", 3, {"knock_timeout": "3600"}, SEED, OPERATOR)
     gid = created.game_id
     try:
         await _until_knock_window(app, created)

@@ -45,7 +45,7 @@ def expect_error(call, *args, **kwargs) -> tuple[grpc.StatusCode, str, str]:
 
 def create(stub, game: str, seats: int | None = None, seed: bytes = b"") -> pb.CreateGameResponse:
     return stub.CreateGame(pb.CreateGameRequest(
-        game_type=game, seats=seats or INFO[game].min_players, seed=seed))
+        game_type=game, seats=seats or INFO[game].min_players, seed=seed), metadata=OPERATOR if seed else ())
 
 
 def raw_events(stub, game_id: str) -> pb.ListEventsResponse:

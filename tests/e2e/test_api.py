@@ -168,6 +168,10 @@ def test_bad_commands_are_refused_and_write_nothing(stub, game):
                                            grpc.StatusCode.ABORTED, "SEQ_MISMATCH"),
         "a seq from the future": (lambda: play(good, expected_seq=before + 1),
                                   grpc.StatusCode.ABORTED, "SEQ_MISMATCH"),
+        "a NUL in the command id": (lambda: play(good, command_id="a\x00b"),
+                                    grpc.StatusCode.INVALID_ARGUMENT, "BAD_COMMAND_ID"),
+        "a server command id": (lambda: play(good, command_id="timer:close_knock_window:4294967296"),
+                                grpc.StatusCode.INVALID_ARGUMENT, "BAD_COMMAND_ID"),
     }
     idle = _not_awaited(state)
     if idle is not None:
@@ -185,6 +189,41 @@ def test_bad_commands_are_refused_and_write_nothing(stub, game):
     # The server keeps serving after the core raised, and the match still takes a good move.
     assert stub.ListGameTypes(pb.ListGameTypesRequest()).game_types
     assert play(good).state.seq > before
+
+
+def test_undecodable_requests_are_invalid_arguments(server):
+    """Bytes that are not the method's request message never reach a handler."""
+    with grpc.insecure_channel(server.address) as channel:
+        for method in ("GetView", "PlayMove", "CreateGame", "WatchGame"):
+            for body in (b"\x0a\x02\xff\xfe", b"\xff\xff\xff\xff"):
+                raw = channel.unary_stream if method == "WatchGame" else channel.unary_unary
+                call = raw(f"/tablier.v1.GameService/{method}")
+                try:
+                    result = call(body, timeout=WAIT)
+                    if method == "WatchGame":
+                        list(result)
+                except grpc.RpcError as exc:
+                    code, reason, message = error_of(exc)
+                else:
+                    raise AssertionError(f"{method} took {body!r}")
+                assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "UNDECODABLE_REQUEST"), method
+                assert "class" not in message
+
+
+def test_long_client_strings_are_cut_in_error_messages(stub):
+    """An echoed option value or bot name cannot push the status past the metadata limit."""
+    code, reason, message = expect_error(stub.CreateGame, pb.CreateGameRequest(
+        game_type="qwirkle", seats=2, options={"x" * 20_000: "y" * 20_000}))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION")
+    assert message.startswith("unknown option") and len(message) <= 1001
+
+
+def test_host_commands_check_the_credential_before_the_match(stub):
+    """Whether a match exists is not for an anonymous caller to probe."""
+    for game_id in (str(uuid.uuid4()), create(stub, "grid_knock", seats=3).game_id):
+        code, reason, _ = expect_error(stub.HostCommand, pb.HostCommandRequest(
+            game_id=game_id, command_id="h", command="close_knock_window"))
+        assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "MISSING_TOKEN")
 
 
 def test_out_of_turn_is_refused_in_every_game_with_idle_seats(stub):
@@ -235,6 +274,9 @@ def test_create_game_refusals(stub, game):
          grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION"),
         (pb.CreateGameRequest(game_type=game, seats=info.min_players, seed=b"short"),
          grpc.StatusCode.INVALID_ARGUMENT, "BAD_SEED"),
+        # Whoever knows the seed knows every hidden card: only the operator chooses it.
+        (pb.CreateGameRequest(game_type=game, seats=info.min_players, seed=SEED),
+         grpc.StatusCode.PERMISSION_DENIED, "SEED_NEEDS_OPERATOR"),
     ]:
         assert expect_error(stub.CreateGame, request)[:2] == (code, reason), request
 
@@ -531,7 +573,7 @@ def test_host_command_closes_a_grid_knock_window(stub):
 def test_a_grid_knock_window_closes_by_itself_when_its_time_is_up(server, stub):
     """Option knock_timeout: the server gives close_knock_window itself once the time is up."""
     created = stub.CreateGame(pb.CreateGameRequest(
-        game_type="grid_knock", seats=3, seed=SEED, options={"knock_timeout": "1"}))
+        game_type="grid_knock", seats=3, seed=SEED, options={"knock_timeout": "1"}), metadata=OPERATOR)
     gid, state = created.game_id, created.state
     for _ in range(500):
         if grid_knock_pb2.View.FromString(state.view.value).phase == grid_knock_pb2.PHASE_KNOCK_WINDOW:

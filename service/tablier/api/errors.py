@@ -64,8 +64,15 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
     return grpc.StatusCode.INTERNAL, "INTERNAL", f"internal error (incident {incident})"
 
 
+# A message echoes what the client sent (an option value, a bot name); it travels twice in the
+# trailers, so it is cut well below the clients' 8 KB metadata limit.
+MAX_MESSAGE = 1000
+
+
 def status_for(exc: BaseException) -> grpc.Status:
     code, reason, message = classify(exc)
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + "…"
     info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN)
     detail = any_pb2.Any()
     detail.Pack(info)
@@ -76,14 +83,40 @@ def status_for(exc: BaseException) -> grpc.Status:
 def _passes_through(exc: BaseException) -> bool:
     """Errors that are not the handler's: an abort already under way, a cancelled call, or
     the process being asked to stop."""
-    return isinstance(exc, grpc.aio.AbortError | asyncio.CancelledError | KeyboardInterrupt | SystemExit)
+    return isinstance(exc, grpc.aio.AbortError | asyncio.CancelledError | GeneratorExit | KeyboardInterrupt | SystemExit)
+
+
+class _Undecodable:
+    """A request body that is not the method's message (the deserializer cannot refuse a call)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _tolerant(deserialize: Callable[[bytes], object] | None) -> Callable[[bytes], object] | None:
+    if deserialize is None:
+        return None
+
+    def read(data: bytes) -> object:
+        try:
+            return deserialize(data)
+        except Exception as exc:  # DecodeError and whatever else the bytes provoke
+            return _Undecodable(exc)
+
+    return read
+
+
+def _decoded(request):
+    if isinstance(request, _Undecodable):
+        raise app_errors.BadRequest(f"the request is not a valid message: {request.error}", "UNDECODABLE_REQUEST")
+    return request
 
 
 def unary(fn: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
         try:
-            return await fn(request, context)
+            return await fn(_decoded(request), context)
         except BaseException as exc:  # the one mapping point; a Rust panic is a BaseException
             if _passes_through(exc):
                 raise
@@ -96,7 +129,7 @@ def stream(fn: Callable[..., AsyncIterator]) -> Callable[..., AsyncIterator]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
         try:
-            async for item in fn(request, context):
+            async for item in fn(_decoded(request), context):
                 yield item
         except BaseException as exc:  # the one mapping point, as in `unary`
             if _passes_through(exc):
@@ -116,13 +149,13 @@ class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
                 unary(handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=_tolerant(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
                 stream(handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=_tolerant(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         return handler

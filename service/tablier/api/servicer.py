@@ -88,7 +88,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
 
     async def CreateGame(self, request, context):
         created = await self.app.create_game(
-            request.game_type, request.seats, dict(request.options), request.seed
+            request.game_type, request.seats, dict(request.options), request.seed, credential(context)
         )
         return service_pb2.CreateGameResponse(
             game_id=created.game_id, seat_tokens=created.seat_tokens, state=to_state(created.state)

@@ -30,6 +30,7 @@ from tablier.store.base import (
 )
 
 from .auth import (
+    ANONYMOUS,
     AUDITOR,
     SPECTATOR,
     Credential,
@@ -114,11 +115,20 @@ def parse_game_id(game_id: str) -> str:
         raise BadRequest(f"game_id {game_id[:64]!r} is not a uuid", "BAD_GAME_ID") from None
 
 
+# Command ids the server gives its own commands (a core timer's host command) start with this.
+SERVER_COMMAND_PREFIX = "timer:"
+
+
 def check_command_id(command_id: str) -> None:
     if not command_id:
         raise BadRequest("command_id is required (a client-chosen id, unique per command)", "MISSING_FIELD")
     if len(command_id) > MAX_COMMAND_ID:
         raise BadRequest(f"command_id is longer than {MAX_COMMAND_ID} characters", "BAD_COMMAND_ID")
+    if not command_id.isprintable():
+        raise BadRequest("command_id holds a control character", "BAD_COMMAND_ID")
+    if command_id.startswith(SERVER_COMMAND_PREFIX):
+        raise BadRequest(f"command ids starting with {SERVER_COMMAND_PREFIX!r} are the server's own",
+                         "BAD_COMMAND_ID")
 
 
 def check_type(payload: Payload, expected: str, what: str) -> None:
@@ -155,7 +165,7 @@ class GameApp:
     # ----------------------------------------------------------------- create
 
     async def create_game(
-        self, game_type: str, seats: int, options: dict[str, str], seed: bytes = b""
+        self, game_type: str, seats: int, options: dict[str, str], seed: bytes = b"", cred: Credential = ANONYMOUS
     ) -> Created:
         if not game_type:
             raise BadRequest("game_type is required", "MISSING_FIELD")
@@ -164,6 +174,10 @@ class GameApp:
             seed = secrets.token_bytes(32)
         elif len(seed) != 32:
             raise BadRequest(f"a seed is 32 bytes, not {len(seed)}", "BAD_SEED")
+        elif not is_operator(cred.token, self.operator_token):
+            # Whoever knows the seed can compute every hidden card of the match.
+            raise PermissionDenied("choosing the seed needs the operator token: the seed decides every hidden card",
+                                   "SEED_NEEDS_OPERATOR")
         match = Match(game_type, seats, dict(options))
         game_id = str(uuid.uuid4())
         tokens = [new_seat_token(game_id) for _ in range(seats)]
@@ -289,11 +303,12 @@ class GameApp:
         check_command_id(command_id)
         if not command:
             raise BadRequest("command is required (one of the game type's host_commands)", "MISSING_FIELD")
-        game = await self._game(game_id)
+        # The credential first: whether a match exists is not for anyone to probe.
         if not is_operator(cred.token, self.operator_token):
             if not cred.token:
                 raise Unauthenticated("host commands need 'authorization: Bearer <operator token>'", "MISSING_TOKEN")
             raise PermissionDenied("host commands need the operator token", "NOT_OPERATOR")
+        game = await self._game(game_id)
         return await self._host(game, command_id, command, expected_seq)
 
     async def _host(self, game: GameRecord, command_id: str, command: str, expected_seq: int | None = None) -> Played:
@@ -454,7 +469,7 @@ class GameApp:
         if self._timers.get(game.game_id, (None,))[0] == timer:
             del self._timers[game.game_id]
         try:
-            await self._host(game, f"timer:{command}:{key}", command)
+            await self._host(game, f"{SERVER_COMMAND_PREFIX}{command}:{key}", command)
         except (AppError, _core.RuleViolation) as exc:
             # The wait ended another way meanwhile (a last answer, the host, another server).
             log.info("timer %s of %s not given: %s", command, game.game_id, exc)
