@@ -305,6 +305,17 @@ def test_repeated_command_id_is_applied_once(stub, game):
     assert again.state == first.state
     assert after == first.state.seq > created.state.seq
     assert last_seq(stub, gid) == after
+    # The id names that command: another move, or another seat, under it is refused.
+    others = [pb.PlayMoveRequest(game_id=gid, command_id="cmd-1",
+                                 action=any_pb2.Any(type_url=action.type_url, value=action.value + b"\x00"))]
+    for t, token in enumerate(created.seat_tokens):
+        if t != s:
+            code, reason, _ = expect_error(stub.PlayMove, request, metadata=seat(token))
+            assert (code, reason) == (grpc.StatusCode.ALREADY_EXISTS, "COMMAND_ID_REUSED")
+    for other in others:
+        code, reason, _ = expect_error(stub.PlayMove, other, metadata=md)
+        assert (code, reason) == (grpc.StatusCode.ALREADY_EXISTS, "COMMAND_ID_REUSED")
+    assert last_seq(stub, gid) == after
 
 
 @pytest.mark.parametrize("game", GAME_IDS)

@@ -36,6 +36,7 @@ _APP_CODES: list[tuple[type[app_errors.AppError], grpc.StatusCode]] = [
     (app_errors.PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
     (app_errors.NotAllowedNow, grpc.StatusCode.FAILED_PRECONDITION),
     (app_errors.Conflict, grpc.StatusCode.ABORTED),
+    (app_errors.AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
     (app_errors.NotImplementedForGame, grpc.StatusCode.UNIMPLEMENTED),
 ]
 

@@ -55,5 +55,11 @@ class Conflict(AppError):
     default_reason = "SEQ_CONFLICT"
 
 
+class AlreadyExists(AppError):
+    """A command id already names another command of this match."""
+
+    default_reason = "COMMAND_ID_REUSED"
+
+
 class NotImplementedForGame(AppError):
     default_reason = "UNSUPPORTED"

@@ -45,6 +45,7 @@ from .auth import (
 from .cache import MatchCache
 from .catalogue import Catalogue
 from .errors import (
+    AlreadyExists,
     AppError,
     BadRequest,
     Conflict,
@@ -278,16 +279,16 @@ class GameApp:
         principal = self._principal_for(game, cred, over=match.is_over(), read_only=False)
         seat = self._seat(principal)
 
+        given = CommandInput(seat=seat, action=bytes(action.data))
         prior = await self.store.command_events(game.game_id, command_id)
         if prior is not None:
-            return await self._replayed(game, prior, principal)
+            return await self._repeated(game, command_id, given, prior, principal)
         if expected_seq is not None and expected_seq != seq:
             raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
         check_type(action, self.catalogue.get(game.game_type).action_type, "action")
         self._require_turn(match, seat)
 
         decided = await asyncio.to_thread(match.decide, seat, action.data, game.seed, seq + 1)
-        given = CommandInput(seat=seat, action=bytes(action.data))
         return await self._commit(game, match, seq, decided, seat, command_id, principal, given)
 
     async def host_command(
@@ -313,13 +314,13 @@ class GameApp:
 
     async def _host(self, game: GameRecord, command_id: str, command: str, expected_seq: int | None = None) -> Played:
         seq, match = await self._load(game)
+        given = CommandInput(host_command=command)
         prior = await self.store.command_events(game.game_id, command_id)
         if prior is not None:
-            return await self._replayed(game, prior, AUDITOR)
+            return await self._repeated(game, command_id, given, prior, AUDITOR)
         if expected_seq is not None and expected_seq != seq:
             raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
         decided = await asyncio.to_thread(match.host_command, command, game.seed, seq + 1)
-        given = CommandInput(host_command=command)
         return await self._commit(game, match, seq, decided, None, command_id, AUDITOR, given)
 
     async def _commit(
@@ -344,13 +345,13 @@ class GameApp:
         except SeqConflict:
             prior = await self.store.command_events(game.game_id, command_id)
             if prior is not None:
-                return await self._replayed(game, prior, principal)
+                return await self._repeated(game, command_id, given, prior, principal)
             raise Conflict("another move was applied first: reload the match and retry", "SEQ_CONFLICT") from None
         if [e.seq for e in stored] != list(range(seq + 1, seq + 1 + len(events))) or [
             e.payload for e in stored
         ] != [e.payload for e in events]:
             # The same command id won a race on another request: its events are the result.
-            return await self._replayed(game, stored, principal)
+            return await self._repeated(game, command_id, given, stored, principal)
         last = stored[-1].seq
         self.cache.put(game.game_id, last, after)
         self._arm(game, after)
@@ -521,6 +522,16 @@ class GameApp:
             match.apply(payload)
             events.append(NewEvent(kind, payload, seat, _core.CORE_VERSION, match.state_hash()))
         return events
+
+    async def _repeated(
+        self, game: GameRecord, command_id: str, given: CommandInput, prior: list[StoredEvent], principal: Principal
+    ) -> Played:
+        """A command id used before in this match: a retry of the same command gets the first
+        result; another command under that id is refused (an id names one command)."""
+        first = next((c for c in await self.store.commands(game.game_id) if c.command_id == command_id), None)
+        if first is not None and first.input is not None and first.input != given:
+            raise AlreadyExists(f"command_id {command_id[:64]!r} was used for another command of this match")
+        return await self._replayed(game, prior, principal)
 
     async def _replayed(self, game: GameRecord, prior: list[StoredEvent], principal: Principal) -> Played:
         last = prior[-1].seq
