@@ -2,7 +2,7 @@
 //! whole random match through the decider interface (start/decide/evolve with events).
 //!
 //! The figure that counts is `FIGURE democratie decider play n=…`: full random matches per
-//! CPU-second through `start`, `to_act`, `legal_actions` and `play` (thread CPU time, so a busy
+//! CPU-second through `open`, `to_act`, `legal_actions` and `play` (thread CPU time, so a busy
 //! machine does not deflate it). `decide+evolve` is the same match with every event re-checked
 //! as a replay of stored events does. The `simulate_random_match` figure bypasses events and
 //! is not the decider's path.
@@ -116,15 +116,14 @@ fn figure(_: &mut Criterion) {
     }
 }
 
-/// One full random match through the decider interface: `start`, then `to_act`,
-/// `legal_actions_into`, a uniform pick and `play` (decide and apply in one step); the legal
-/// actions and the events go to buffers reused from move to move. Returns the number of events.
+/// One full random match through the decider interface: `open` (start and apply in one step),
+/// then `to_act`, `legal_actions_into`, a uniform pick and `play` (decide and apply in one step);
+/// the legal actions and the events go to buffers reused from move to move. Returns the number
+/// of events.
 fn decider_match(cfg: &Config, rng: &mut Rng) -> usize {
     let mut st = Democratie::initial(cfg);
-    let mut events = Democratie::start(&st, rng).unwrap();
-    for e in &events {
-        Democratie::evolve(&mut st, e).unwrap();
-    }
+    let mut events = Vec::with_capacity(8);
+    Democratie::open(&mut st, rng, &mut events).unwrap();
     let mut count = events.len();
     let mut moves = Vec::with_capacity(16);
     while let Some(seat) = Democratie::to_act(&st).first() {

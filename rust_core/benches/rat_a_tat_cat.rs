@@ -12,16 +12,14 @@ use tablier_core::rng::Rng;
 
 mod common;
 
-/// One full match with uniform random legal actions, each applied with `play` (decide and
-/// apply in one step); the legal actions and the events go to buffers reused from move to move.
-/// Returns the number of decisions.
+/// One full match with uniform random legal actions: `open`, then each action applied with
+/// `play` (decide and apply in one step); the legal actions and the events go to buffers reused
+/// from move to move. Returns the number of decisions.
 fn random_match(config: &<RatATatCat as Game>::Config, seed: u64) -> u64 {
     let mut rng = Rng::from_u64(seed);
     let mut state = RatATatCat::initial(config);
-    for e in RatATatCat::start(&state, &mut rng).expect("start") {
-        RatATatCat::evolve(&mut state, &e).expect("evolve");
-    }
     let (mut moves, mut events) = (Vec::with_capacity(32), Vec::with_capacity(16));
+    RatATatCat::open(&mut state, &mut rng, &mut events).expect("open");
     let mut decisions = 0;
     while let Some(seat) = RatATatCat::to_act(&state).first() {
         moves.clear();
@@ -35,8 +33,8 @@ fn random_match(config: &<RatATatCat as Game>::Config, seed: u64) -> u64 {
     decisions
 }
 
-/// The same match with `decide`, then `evolve` of every event, which checks each event against
-/// the state as a replay of stored events does.
+/// The same match with `start` and `decide`, then `evolve` of every event, which checks each
+/// event against the state as a replay of stored events does.
 fn random_match_checked(config: &<RatATatCat as Game>::Config, seed: u64) -> u64 {
     let mut rng = Rng::from_u64(seed);
     let mut state = RatATatCat::initial(config);

@@ -7,7 +7,8 @@
 //! is refused; `decide` is deterministic; the game's own invariants hold after every event; the
 //! auditor sees events unredacted; every seat's view can be built; `play` gives the same events
 //! and the same state as `decide` followed by `evolve`, and a refused `play` (an idle seat, an
-//! empty action) changes nothing. At the end of each match:
+//! empty action) changes nothing; `open` likewise gives `start`'s events and state. At the end
+//! of each match:
 //! replaying the events from the initial state gives the live state, the same seed gives the
 //! same match, and the match ended within the step cap.
 
@@ -93,10 +94,18 @@ pub fn play_checked<G: Game>(
             return None;
         }
     };
+    let before = state.clone();
     if !apply(&mut state, &start, &mut events, report, 0) {
         return None;
     }
     seq += start.len() as u64;
+    let mut opened = before;
+    let mut opening = Vec::new();
+    match G::open(&mut opened, &mut Rng::for_command(&seed32, 1), &mut opening) {
+        Ok(()) if opening == start && opened == state => {}
+        Ok(()) => report.violation(seed, 0, "open differs from start followed by evolve".into()),
+        Err(e) => report.violation(seed, 0, format!("open failed: {e}")),
+    }
 
     let mut step = 0u64;
     loop {

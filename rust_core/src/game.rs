@@ -157,6 +157,20 @@ pub trait Game: 'static {
     /// The events that open the match (shuffle, deal, automatic first steps).
     fn start(state: &Self::State, rng: &mut Rng) -> CoreResult<Vec<Self::Event>>;
 
+    /// `start` and `evolve` in one step, as [`Game::play`] is to `decide`: on success `state` is
+    /// the opened match and the opening events are appended to `events`. A game whose `start`
+    /// builds the state anyway overrides it to build it in place.
+    fn open(state: &mut Self::State, rng: &mut Rng, events: &mut Vec<Self::Event>) -> CoreResult<()> {
+        let opening = Self::start(state, rng)?;
+        let mut next = state.clone();
+        for e in &opening {
+            Self::evolve(&mut next, e)?;
+        }
+        *state = next;
+        events.extend(opening);
+        Ok(())
+    }
+
     /// Checks `action` by `seat` against the rules and returns the events it causes, in order,
     /// including any automatic steps that follow it. Must not panic on any action.
     fn decide(state: &Self::State, seat: Seat, action: &Self::Action, rng: &mut Rng)

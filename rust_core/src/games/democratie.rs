@@ -1198,13 +1198,17 @@ impl Game for Democratie {
     }
 
     fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
-        if state.phase != pb::Phase::MatchSetup {
-            return Err(CoreError::rule("WRONG_PHASE", "the match has already started"));
-        }
-        let mut st = *state;
         // Enough for the longest command (last commit of a deal: commit, reveal, resolve,
         // score, shuffle, deal, flip) so the vector never grows.
         let mut out = Vec::with_capacity(8);
+        Self::open(&mut state.clone(), rng, &mut out)?;
+        Ok(out)
+    }
+
+    fn open(st: &mut State, rng: &mut Rng, out: &mut Vec<pb::Event>) -> CoreResult<()> {
+        if st.phase != pb::Phase::MatchSetup {
+            return Err(CoreError::rule("WRONG_PHASE", "the match has already started"));
+        }
         let first_dealer = rng.index(st.n()) as u32;
         let e = ev(pb::event::Kind::MatchStarted(pb::MatchStarted {
             seats: st.n() as u32,
@@ -1212,9 +1216,8 @@ impl Game for Democratie {
             first_dealer,
             max_deals: st.cfg.max_deals,
         }));
-        emit(&mut st, &mut out, e)?;
-        run_automatic(&mut st, &mut out, rng)?;
-        Ok(out)
+        emit(st, out, e)?;
+        run_automatic(st, out, rng)
     }
 
     fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {

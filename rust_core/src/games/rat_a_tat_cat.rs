@@ -1503,6 +1503,12 @@ impl Game for RatATatCat {
     }
 
     fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        let mut events = Vec::with_capacity(8);
+        Self::open(&mut state.clone(), rng, &mut events)?;
+        Ok(events)
+    }
+
+    fn open(state: &mut State, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
         if state.phase != Phase::NotStarted {
             return Err(CoreError::rule("ALREADY_STARTED", "the match has already been dealt"));
         }
@@ -1510,9 +1516,7 @@ impl Game for RatATatCat {
             Some(d) => d,
             None => rng.below(state.cfg.seats as u64) as u8,
         };
-        let mut events = Vec::with_capacity(8);
-        Out { s: &mut state.clone(), events: &mut events }.deal(dealer, rng)?;
-        Ok(events)
+        Out { s: state, events }.deal(dealer, rng)
     }
 
     fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
