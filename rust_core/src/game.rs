@@ -271,7 +271,57 @@ pub trait Game: 'static {
     }
 }
 
+/// An integer option from `lo` to `hi` (spaces around it allowed), or `default` when absent.
+pub fn int_option(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> CoreResult<u32> {
+    match options.get(name) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(x) if (lo..=hi).contains(&x) => Ok(x),
+            _ => Err(CoreError::option(format!("option {name} must be an integer from {lo} to {hi}, not {v:?}"))),
+        },
+    }
+}
+
 /// Decodes an action sent by a client. Undecodable bytes are `Malformed`, never a panic.
 pub fn decode<M: prost::Message + Default>(bytes: &[u8], what: &str) -> CoreResult<M> {
     M::decode(bytes).map_err(|e| CoreError::malformed(format!("cannot decode {what}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry;
+
+    #[test]
+    fn integer_options_read_and_refuse_alike_in_every_game() {
+        let one = |k: &str, v: &str| Options::from([(k.to_string(), v.to_string())]);
+        assert_eq!(int_option(&Options::new(), "n", 7, 1, 9).unwrap(), 7);
+        assert_eq!(int_option(&one("n", " 5 "), "n", 7, 1, 9).unwrap(), 5);
+        for bad in ["0", "10", "-1", "4294967296", "five", ""] {
+            let e = int_option(&one("n", bad), "n", 7, 1, 9).unwrap_err();
+            assert_eq!(e.to_string(), format!("invalid option: option n must be an integer from 1 to 9, not {bad:?}"));
+        }
+        // Every game's integer options go through it.
+        let integers = [
+            ("qwirkle", "max_idle_turns"),
+            ("rat_a_tat_cat", "point_limit"),
+            ("rat_a_tat_cat", "rounds"),
+            ("rat_a_tat_cat", "max_turns_per_round"),
+            ("rat_a_tat_cat", "admin_turn_cap"),
+            ("democratie", "target"),
+            ("democratie", "max_deals"),
+            ("grid_knock", "target_score"),
+            ("grid_knock", "turn_cap"),
+            ("grid_knock", "knock_timeout"),
+            ("carre", "rounds_per_match"),
+        ];
+        for (id, name) in integers {
+            let game = registry::find(id).unwrap();
+            let info = game.info();
+            let default = &info.options.iter().find(|o| o.name == name).expect("listed").default_value;
+            assert!(game.new_match(info.min_players, &one(name, &format!(" {default} "))).is_ok(), "{id} {name}");
+            let err = game.new_match(info.min_players, &one(name, "many")).err().expect("refused");
+            assert!(err.to_string().contains(&format!("option {name} must be an integer from")), "{err}");
+        }
+    }
 }

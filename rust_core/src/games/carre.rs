@@ -61,7 +61,7 @@
 //!   in the opponent's square (cells 1..9), then its discard (matches TV19's listing).
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::carre as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -1137,13 +1137,7 @@ impl Game for Carre {
         let mut cfg = Config::default();
         for (name, v) in options {
             match name.as_str() {
-                "rounds_per_match" => {
-                    cfg.rounds = v
-                        .parse::<u8>()
-                        .ok()
-                        .filter(|n| (1..=MAX_ROUNDS_OPTION).contains(n))
-                        .ok_or_else(|| CoreError::option(format!("rounds_per_match must be an integer in 1..12, not {v:?}")))?;
-                }
+                "rounds_per_match" => cfg.rounds = int_option(options, name, cfg.rounds as u32, 1, MAX_ROUNDS_OPTION as u32)? as u8,
                 "allow_go_out_without_draw" => cfg.go_out_without_draw = parse_bool(name, v)?,
                 "tiebreak_extra_rounds" => cfg.tiebreak = parse_bool(name, v)?,
                 "cell_of_rank" => {

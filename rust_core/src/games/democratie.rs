@@ -45,7 +45,7 @@
 //!   was broadcast to all; it never looks at who holds what now.
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::games::inline_cards::InlineCards;
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
@@ -1116,16 +1116,6 @@ pub struct Democratie;
 const DEFAULT_TARGET: u32 = 7;
 const DEFAULT_MAX_DEALS: u32 = 200;
 
-fn parse_u32(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> CoreResult<u32> {
-    match options.get(name) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<u32>() {
-            Ok(x) if (lo..=hi).contains(&x) => Ok(x),
-            _ => Err(CoreError::option(format!("option {name} must be an integer from {lo} to {hi}, not {v:?}"))),
-        },
-    }
-}
-
 impl Game for Democratie {
     type Config = Config;
     type State = State;
@@ -1166,8 +1156,8 @@ impl Game for Democratie {
         if let Some(bad) = options.keys().find(|k| *k != "target" && *k != "max_deals") {
             return Err(CoreError::option(format!("unknown option {bad:?} (options: target, max_deals)")));
         }
-        let target = parse_u32(options, "target", DEFAULT_TARGET, 1, 1000)?;
-        let max_deals = parse_u32(options, "max_deals", DEFAULT_MAX_DEALS, 1, 100_000)?;
+        let target = int_option(options, "target", DEFAULT_TARGET, 1, 1000)?;
+        let max_deals = int_option(options, "max_deals", DEFAULT_MAX_DEALS, 1, 100_000)?;
         Ok(Config { seats: seats as u8, target, max_deals })
     }
 

@@ -44,7 +44,7 @@
 use prost::Message as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Seats, Timer, Viewer};
+use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Timer, Viewer};
 use crate::proto::grid_knock as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -2552,18 +2552,6 @@ pub fn invariants(st: &State) -> Result<(), String> {
 // ------------------------------------------------------------------------------------------
 // The Game impl
 
-fn int_option(options: &Options, name: &str, default: i64, lo: i64, hi: i64) -> CoreResult<i64> {
-    match options.get(name) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<i64>() {
-            Ok(x) if (lo..=hi).contains(&x) => Ok(x),
-            _ => Err(CoreError::option(format!(
-                "{name} must be an integer from {lo} to {hi}, not {v:?}"
-            ))),
-        },
-    }
-}
-
 fn enum_option<'a>(
     options: &'a Options,
     name: &str,
@@ -2647,8 +2635,8 @@ impl Game for GridKnock {
         }
         let mut cfg = Config::new(seats as u8);
         cfg.target_score = int_option(options, "target_score", 100, 1, 1000)? as i32;
-        cfg.turn_cap = int_option(options, "turn_cap", 3000, 10, 100_000)? as u32;
-        cfg.knock_timeout = int_option(options, "knock_timeout", 60, 0, 86_400)? as u32;
+        cfg.turn_cap = int_option(options, "turn_cap", 3000, 10, 100_000)?;
+        cfg.knock_timeout = int_option(options, "knock_timeout", 60, 0, 86_400)?;
         cfg.closer_penalty =
             enum_option(options, "closer_penalty", "double", &["double", "none"])? == "double";
         cfg.knocking = enum_option(options, "knocking", "on", &["on", "off"])? == "on";

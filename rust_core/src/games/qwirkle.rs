@@ -26,7 +26,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::proto::qwirkle as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -929,13 +929,7 @@ fn parse_options(seats: u32, options: &Options) -> CoreResult<Config> {
                 }
                 config.ages = Some(ages);
             }
-            "max_idle_turns" => {
-                let n: u32 = v.trim().parse().map_err(|_| CoreError::option(format!("max_idle_turns: {v:?} is not an integer")))?;
-                if !(1..=1_000_000).contains(&n) {
-                    return Err(CoreError::option(format!("max_idle_turns must be in 1..=1000000, not {n}")));
-                }
-                config.idle_cap = n;
-            }
+            "max_idle_turns" => config.idle_cap = int_option(options, k, 1000, 1, 1_000_000)?,
             other => return Err(CoreError::option(format!("unknown option {other:?} (options: ages, max_idle_turns)"))),
         }
     }

@@ -44,7 +44,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::games::inline_cards::InlineCards;
 use crate::proto::rat_a_tat_cat as pb;
 use crate::proto::Outcome;
@@ -476,18 +476,6 @@ impl State {
 }
 
 // ------------------------------------------------------------------ options
-
-fn parse_u32(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> CoreResult<u32> {
-    match options.get(name) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<u32>() {
-            Ok(x) if (lo..=hi).contains(&x) => Ok(x),
-            _ => Err(CoreError::option(format!(
-                "option {name} must be an integer from {lo} to {hi}, not {v:?}"
-            ))),
-        },
-    }
-}
 
 // ------------------------------------------------------------------ event construction helpers
 
@@ -1464,12 +1452,12 @@ impl Game for RatATatCat {
         Ok(Config {
             seats: seats as u8,
             mode,
-            point_limit: parse_u32(options, "point_limit", 100, 1, 10_000)?,
-            rounds: parse_u32(options, "rounds", 3, 1, 1000)?,
-            max_turns_per_round: parse_u32(options, "max_turns_per_round", 0, 0, 100_000)?,
+            point_limit: int_option(options, "point_limit", 100, 1, 10_000)?,
+            rounds: int_option(options, "rounds", 3, 1, 1000)?,
+            max_turns_per_round: int_option(options, "max_turns_per_round", 0, 0, 100_000)?,
             first_dealer,
             memory_aid,
-            admin_turn_cap: parse_u32(options, "admin_turn_cap", 20_000, 1, 1_000_000)?,
+            admin_turn_cap: int_option(options, "admin_turn_cap", 20_000, 1, 1_000_000)?,
         })
     }
 
