@@ -46,7 +46,7 @@
 
 use crate::error::{CoreError, CoreResult};
 use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
-use crate::games::inline_cards::InlineCards;
+use crate::games::inline_cards::{inline_message, InlineCards};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -459,56 +459,7 @@ pub struct TrickRevealed {
     pub played: InlineCards<MAX_SEATS>,
 }
 
-impl prost::Message for TrickRevealed {
-    fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
-        use prost::encoding::{int32, uint32};
-        if self.day != 0 {
-            uint32::encode(1, &self.day, buf);
-        }
-        if self.trick_no != 0 {
-            uint32::encode(2, &self.trick_no, buf);
-        }
-        if self.vote_card != 0 {
-            int32::encode(3, &self.vote_card, buf);
-        }
-        if self.trump != 0 {
-            int32::encode(4, &self.trump, buf);
-        }
-        self.played.encode(5, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: prost::encoding::WireType,
-        buf: &mut impl prost::bytes::Buf,
-        ctx: prost::encoding::DecodeContext,
-    ) -> Result<(), prost::DecodeError> {
-        use prost::encoding::{int32, skip_field, uint32};
-        match tag {
-            1 => uint32::merge(wire_type, &mut self.day, buf, ctx),
-            2 => uint32::merge(wire_type, &mut self.trick_no, buf, ctx),
-            3 => int32::merge(wire_type, &mut self.vote_card, buf, ctx),
-            4 => int32::merge(wire_type, &mut self.trump, buf, ctx),
-            5 => self.played.merge(wire_type, buf, ctx),
-            _ => skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        use prost::encoding::{int32, uint32};
-        let nonzero = |v: i64, len: usize| if v != 0 { len } else { 0 };
-        nonzero(self.day.into(), uint32::encoded_len(1, &self.day))
-            + nonzero(self.trick_no.into(), uint32::encoded_len(2, &self.trick_no))
-            + nonzero(self.vote_card.into(), int32::encoded_len(3, &self.vote_card))
-            + nonzero(self.trump.into(), int32::encoded_len(4, &self.trump))
-            + self.played.encoded_len(5)
-    }
-
-    fn clear(&mut self) {
-        *self = TrickRevealed::default();
-    }
-}
+inline_message!(TrickRevealed { 1 => day, 2 => trick_no, 3 => vote_card, 4 => trump, 5 => played });
 
 fn ev(kind: pb::event::Kind) -> pb::Event {
     pb::Event { kind: Some(kind) }

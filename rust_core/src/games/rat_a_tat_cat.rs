@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
 use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
-use crate::games::inline_cards::InlineCards;
+use crate::games::inline_cards::{inline_message, InlineCards};
 use crate::proto::rat_a_tat_cat as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -61,36 +61,7 @@ pub struct SeatRow {
     pub cards: InlineCards<4>,
 }
 
-impl prost::Message for SeatRow {
-    fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
-        if self.seat != 0 {
-            prost::encoding::uint32::encode(1, &self.seat, buf);
-        }
-        self.cards.encode(2, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: prost::encoding::WireType,
-        buf: &mut impl prost::bytes::Buf,
-        ctx: prost::encoding::DecodeContext,
-    ) -> Result<(), prost::DecodeError> {
-        match tag {
-            1 => prost::encoding::uint32::merge(wire_type, &mut self.seat, buf, ctx),
-            2 => self.cards.merge(wire_type, buf, ctx),
-            _ => prost::encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        (if self.seat != 0 { prost::encoding::uint32::encoded_len(1, &self.seat) } else { 0 }) + self.cards.encoded_len(2)
-    }
-
-    fn clear(&mut self) {
-        *self = SeatRow::default();
-    }
-}
+inline_message!(SeatRow { 1 => seat, 2 => cards });
 
 const MAXP: usize = 6;
 const DECK: usize = 54;
