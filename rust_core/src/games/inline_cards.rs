@@ -17,33 +17,26 @@ pub trait Field {
     fn encoded_len(&self, tag: u32) -> usize;
 }
 
-impl Field for u32 {
-    fn encode(&self, tag: u32, buf: &mut impl BufMut) {
-        if *self != 0 {
-            uint32::encode(tag, self, buf);
+/// A proto3 scalar: omitted when zero.
+macro_rules! scalar_field {
+    ($ty:ty, $encoding:ident) => {
+        impl Field for $ty {
+            fn encode(&self, tag: u32, buf: &mut impl BufMut) {
+                if *self != 0 {
+                    $encoding::encode(tag, self, buf);
+                }
+            }
+            fn merge(&mut self, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
+                $encoding::merge(wire_type, self, buf, ctx)
+            }
+            fn encoded_len(&self, tag: u32) -> usize {
+                if *self != 0 { $encoding::encoded_len(tag, self) } else { 0 }
+            }
         }
-    }
-    fn merge(&mut self, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
-        uint32::merge(wire_type, self, buf, ctx)
-    }
-    fn encoded_len(&self, tag: u32) -> usize {
-        if *self != 0 { uint32::encoded_len(tag, self) } else { 0 }
-    }
+    };
 }
-
-impl Field for i32 {
-    fn encode(&self, tag: u32, buf: &mut impl BufMut) {
-        if *self != 0 {
-            int32::encode(tag, self, buf);
-        }
-    }
-    fn merge(&mut self, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
-        int32::merge(wire_type, self, buf, ctx)
-    }
-    fn encoded_len(&self, tag: u32) -> usize {
-        if *self != 0 { int32::encoded_len(tag, self) } else { 0 }
-    }
-}
+scalar_field!(u32, uint32);
+scalar_field!(i32, int32);
 
 /// `prost::Message` for a struct of [`Field`]s: `inline_message!(Name { 1 => a, 2 => b })`
 /// with the proto's tags. The struct derives `Default`.
