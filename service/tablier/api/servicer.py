@@ -87,9 +87,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return service_pb2.ListGameTypesResponse(game_types=self.app.game_types())
 
     async def CreateGame(self, request, context):
-        created = await self.app.create_game(
-            request.game_type, request.seats, dict(request.options), request.seed, credential(context)
-        )
+        # Only a chosen seed needs a credential (the operator's).
+        cred = credential(context) if request.seed else Credential()
+        created = await self.app.create_game(request.game_type, request.seats, dict(request.options), request.seed, cred)
         return service_pb2.CreateGameResponse(
             game_id=created.game_id, seat_tokens=created.seat_tokens, state=to_state(created.state)
         )
