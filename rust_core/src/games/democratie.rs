@@ -420,6 +420,16 @@ impl State {
     pub fn n(&self) -> usize {
         self.cfg.seats as usize
     }
+    /// The table after `day_dealt`: `h` cards to every seat and to the vote pile.
+    fn day_dealt(&mut self, day: u8, h: usize, hands: [u64; MAX_SEATS], vote: [u8; 8]) {
+        self.hands = hands;
+        self.vote_pile = vote;
+        self.vote_len = h as u8;
+        self.stock_pos += ((self.n() + 1) * h) as u8;
+        self.day = day;
+        self.trick_no = 1;
+        self.phase = pb::Phase::TrickFlip;
+    }
     fn stock_slice(&self) -> &[u8] {
         &self.stock[self.stock_pos as usize..self.stock_end as usize]
     }
@@ -540,13 +550,7 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
             ensure(!CHECK || e.vote_pile_count as usize == h && e.vote_pile.len() == h, "day_dealt vote pile size")?;
             ensure(!CHECK || e.vote_pile.iter().zip(&vote[..h]).all(|(&p, &c)| p == to_pb(c)), "day_dealt vote pile differs")?;
             ensure(!CHECK || e.stock_left as usize == stock.len() - need, "day_dealt stock count")?;
-            st.hands = hands;
-            st.vote_pile = vote;
-            st.vote_len = h as u8;
-            st.stock_pos += need as u8;
-            st.day = day;
-            st.trick_no = 1;
-            st.phase = P::TrickFlip;
+            st.day_dealt(day, h, hands, vote);
         }
         K::VoteCardFlipped(e) => {
             ensure(!CHECK || st.phase == P::TrickFlip && st.vote_len > 0, "vote_card_flipped in the wrong phase")?;
@@ -771,7 +775,11 @@ fn deal_day_event(st: &mut State, out: &mut Vec<pb::Event>) -> CoreResult<()> {
         vote_pile: vote[..h].iter().map(|&c| to_pb(c)).collect(),
         stock_left: (stock.len() - (n + 1) * h) as u32,
     };
-    emit(st, out, ev(pb::event::Kind::DayDealt(e)))
+    // The table is set from the deal just computed rather than by dealing again while applying
+    // the event (the conformance harness checks both agree).
+    st.day_dealt(day, h, hands, vote);
+    out.push(ev(pb::event::Kind::DayDealt(e)));
+    Ok(())
 }
 
 /// DEAL_SCORING: every captured pile is shown and tribes are awarded.
