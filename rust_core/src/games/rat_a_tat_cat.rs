@@ -379,6 +379,30 @@ impl State {
         }
         None
     }
+    /// How the current seat's turn ends: `(next seat, round over, turn limit reached)`.
+    fn turn_end(&self) -> (u8, bool, bool) {
+        let next = self.next_active(self.current);
+        let (over, limit) = if self.caller != NONE {
+            (next == self.caller, false)
+        } else if self.cfg.max_turns_per_round > 0 && self.turns_in_round + 1 >= self.cfg.max_turns_per_round {
+            (true, true)
+        } else {
+            (false, false)
+        };
+        (next, over, limit)
+    }
+    /// The table after `turn_ended`.
+    fn turn_ended(&mut self, next: u8, over: bool) {
+        self.turns_in_round += 1;
+        self.total_turns += 1;
+        if over {
+            self.phase = Phase::Reveal;
+            self.revealed = false;
+        } else {
+            self.current = next;
+            self.phase = Phase::TurnStart;
+        }
+    }
     /// The table after a deal (`round_dealt`): rows, draw pile, the discard's first card.
     fn dealt(&mut self, rows: [[u8; 4]; MAXP], draw: Pile, top: u8, dealer: u8, round: u32) -> CoreResult<()> {
         self.rows = rows;
@@ -594,23 +618,17 @@ impl Out<'_> {
     }
 
     fn end_turn(&mut self, rng: &mut Rng) -> CoreResult<()> {
-        let s = &self.s;
-        let seat = s.current;
-        let next = s.next_active(seat);
-        let turns = s.turns_in_round + 1;
-        let (round_over, limit) = if s.caller != NONE {
-            (next == s.caller, false)
-        } else if s.cfg.max_turns_per_round > 0 && turns >= s.cfg.max_turns_per_round {
-            (true, true)
-        } else {
-            (false, false)
-        };
-        self.emit(E::TurnEnded(pb::TurnEnded {
-            seat: seat as u32,
-            next_seat: next as u32,
-            round_over,
-            turn_limit_reached: limit,
-        }))?;
+        let seat = self.s.current;
+        let (next, round_over, limit) = self.s.turn_end();
+        self.events.push(pb::Event {
+            kind: Some(E::TurnEnded(pb::TurnEnded {
+                seat: seat as u32,
+                next_seat: next as u32,
+                round_over,
+                turn_limit_reached: limit,
+            })),
+        });
+        self.s.turn_ended(next, round_over);
         if round_over {
             self.finish_round(rng)
         } else if self.s.total_turns >= self.s.cfg.admin_turn_cap {
@@ -953,28 +971,12 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             if CHECK && (s.phase != Phase::EndOfTurn) {
                 bad!("turn ended in phase {:?}", s.phase);
             }
-            let p = actor(e.seat, s)?;
-            let next = s.next_active(p as u8);
-            let turns = s.turns_in_round + 1;
-            let (over, limit) = if s.caller != NONE {
-                (next == s.caller, false)
-            } else if s.cfg.max_turns_per_round > 0 && turns >= s.cfg.max_turns_per_round {
-                (true, true)
-            } else {
-                (false, false)
-            };
+            actor(e.seat, s)?;
+            let (next, over, limit) = s.turn_end();
             if CHECK && (e.next_seat != next as u32 || e.round_over != over || e.turn_limit_reached != limit) {
                 bad!("turn end does not fit the table");
             }
-            s.turns_in_round = turns;
-            s.total_turns += 1;
-            if over {
-                s.phase = Phase::Reveal;
-                s.revealed = false;
-            } else {
-                s.current = next;
-                s.phase = Phase::TurnStart;
-            }
+            s.turn_ended(next, over);
         }
         E::PileReshuffled(e) => {
             if CHECK && (s.draw.len() != 0 || matches!(s.phase, Phase::NotStarted | Phase::RoundOver | Phase::Over)) {
