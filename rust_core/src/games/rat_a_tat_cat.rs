@@ -379,6 +379,25 @@ impl State {
         }
         None
     }
+    /// The table after `card_drawn`: the top of the draw pile goes to the current seat's hand.
+    fn drew(&mut self) -> CoreResult<()> {
+        let next = match self.phase {
+            Phase::TurnStart => Phase::Drawn,
+            Phase::DrawingFirst => Phase::Draw2First,
+            Phase::DrawingSecond => Phase::Draw2Second,
+            _ => bad!("card drawn in phase {:?}", self.phase),
+        };
+        let Some(c) = self.draw.pop() else {
+            bad!("the draw pile is empty at a draw")
+        };
+        self.pending = c;
+        self.phase = next;
+        Ok(())
+    }
+    /// The table after `initial_peek`: seat `p` knows its two outer cards.
+    fn initial_peek(&mut self, p: usize) {
+        self.known[p] |= bit(p, 0) | bit(p, 3);
+    }
     /// How the current seat's turn ends: `(next seat, round over, turn limit reached)`.
     fn turn_end(&self) -> (u8, bool, bool) {
         let next = self.next_active(self.current);
@@ -514,12 +533,15 @@ impl Out<'_> {
             bad!("the draw pile is empty at a draw")
         };
         let seat = self.s.current as u32;
-        let left = self.s.draw.len() as u32 - 1;
-        self.emit(E::CardDrawn(pb::CardDrawn {
-            seat,
-            card: pbc(card),
-            draw_pile_size: left,
-        }))?;
+        self.s.drew()?;
+        let left = self.s.draw.len() as u32;
+        self.events.push(pb::Event {
+            kind: Some(E::CardDrawn(pb::CardDrawn {
+                seat,
+                card: pbc(card),
+                draw_pile_size: left,
+            })),
+        });
         Ok(card)
     }
 
@@ -607,11 +629,14 @@ impl Out<'_> {
         self.events.push(pb::Event { kind: Some(E::RoundDealt(dealt)) });
         for (p, row) in rows.iter().enumerate().take(self.s.n()) {
             if self.s.is_active(p) {
-                self.emit(E::InitialPeek(pb::InitialPeek {
-                    seat: p as u32,
-                    slot1: pbc(row[0]),
-                    slot4: pbc(row[3]),
-                }))?;
+                self.s.initial_peek(p);
+                self.events.push(pb::Event {
+                    kind: Some(E::InitialPeek(pb::InitialPeek {
+                        seat: p as u32,
+                        slot1: pbc(row[0]),
+                        slot4: pbc(row[3]),
+                    })),
+                });
             }
         }
         Ok(())
@@ -825,7 +850,7 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             if CHECK && (card(e.slot1)? != s.rows[p][0] || card(e.slot4)? != s.rows[p][3]) {
                 bad!("initial peek of seat {p} does not match its row");
             }
-            s.known[p] |= bit(p, 0) | bit(p, 3);
+            s.initial_peek(p);
         }
         E::DiscardTaken(e) => {
             if CHECK && (s.phase != Phase::TurnStart) {
@@ -847,20 +872,12 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             s.phase = Phase::EndOfTurn;
         }
         E::CardDrawn(e) => {
-            let next = match s.phase {
-                Phase::TurnStart => Phase::Drawn,
-                Phase::DrawingFirst => Phase::Draw2First,
-                Phase::DrawingSecond => Phase::Draw2Second,
-                _ => bad!("card drawn in phase {:?}", s.phase),
-            };
             actor(e.seat, s)?;
             let c = card(e.card)?;
             if CHECK && (s.draw.top() != Some(c) || e.draw_pile_size as usize + 1 != s.draw.len()) {
                 bad!("drawn card is not the top of the draw pile");
             }
-            s.draw.pop();
-            s.pending = c;
-            s.phase = next;
+            s.drew()?;
         }
         E::CardReplaced(e) => {
             if CHECK && (!s.phase.holding()) {
