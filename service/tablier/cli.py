@@ -2,7 +2,10 @@
 
 Environment: TABLIER_LISTEN (default 127.0.0.1:50051), TABLIER_DATA_DIR (default ./.tablier),
 TABLIER_DATABASE_URL (unset: an embedded PostgreSQL in <data dir>/pgdata),
-TABLIER_OPERATOR_TOKEN (bearer token of the auditor role; unset: no operator).
+TABLIER_HOST_TOKEN (bearer token of the host: host commands), TABLIER_AUDITOR_TOKEN (bearer
+token of the auditor: reads everything), TABLIER_OPERATOR_TOKEN (deprecated: both roles),
+TABLIER_SEED_KEY / TABLIER_SEED_OLD_KEYS (keys sealing seeds at rest, see tablier.seeds; unset:
+a key generated in <data dir>/seed.key).
 """
 
 from __future__ import annotations
@@ -38,13 +41,16 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
     from tablier import embedded
     from tablier.store.postgres import open_store
 
+    from tablier.seeds import SeedKeys
+
+    keys = SeedKeys.from_env(args.data_dir)
     pg = None
     dsn = args.database_url
     if not dsn:
         pg = await asyncio.to_thread(embedded.start, Path(args.data_dir) / "pgdata", temporary=False)
         dsn = pg.dsn
     try:
-        store = await open_store(dsn)
+        store = await open_store(dsn, seed_keys=keys)
         try:
             yield store
         finally:
@@ -59,11 +65,30 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
 
 async def serve(args: argparse.Namespace) -> int:
     from tablier.api import GameServer
+    from tablier.api.server import TlsFiles
     from tablier.app import GameApp
+    from tablier.app.auth import check_role_tokens
 
+    host, auditor, operator = (os.environ.get(name) or None for name in
+                               ("TABLIER_HOST_TOKEN", "TABLIER_AUDITOR_TOKEN", "TABLIER_OPERATOR_TOKEN"))
+    problems = check_role_tokens(host, auditor, operator)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        problems.append("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        problems.append("--tls-client-ca needs --tls-cert and --tls-key")
+    if problems:
+        for problem in problems:
+            err_console.print(f"[red]refusing to start: {problem}[/red]")
+        return 2
+    if operator:
+        err_console.print("[yellow]TABLIER_OPERATOR_TOKEN is one credential for host and auditor: "
+                          "prefer TABLIER_HOST_TOKEN and TABLIER_AUDITOR_TOKEN[/yellow]")
+    tls = None
+    if args.tls_cert:
+        tls = TlsFiles(Path(args.tls_cert), Path(args.tls_key), Path(args.tls_client_ca) if args.tls_client_ca else None)
     async with open_database(args) as store:
-        app = GameApp(store, operator_token=os.environ.get("TABLIER_OPERATOR_TOKEN"))
-        server = GameServer(app, args.listen)
+        app = GameApp(store, operator_token=operator, host_token=host, auditor_token=auditor)
+        server = GameServer(app, args.listen, tls)
         await server.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -138,6 +163,24 @@ async def verify(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- seed keys
+
+
+async def rotate_seed_key(args: argparse.Namespace) -> int:
+    from tablier.seeds import SeedUnreadable
+
+    async with open_database(args) as store:
+        try:
+            n = await store.reseal_seeds()
+        except SeedUnreadable as exc:
+            err_console.print(f"[red]{exc}[/red]")
+            return 1
+    from tablier.seeds import SeedKeys
+
+    console.print(f"resealed {n} seed(s) with key {SeedKeys.from_env(args.data_dir).current_id}")
+    return 0
+
+
 # --------------------------------------------------------------------------- bots
 
 
@@ -180,8 +223,19 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--listen", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
                     help="host:port (env TABLIER_LISTEN); port 0 picks a free port")
     sp.add_argument("--grace", type=float, default=5.0, help="seconds in-flight calls get on shutdown")
+    sp.add_argument("--tls-cert", default=os.environ.get("TABLIER_TLS_CERT"), metavar="PEM",
+                    help="serve TLS with this certificate chain (env TABLIER_TLS_CERT)")
+    sp.add_argument("--tls-key", default=os.environ.get("TABLIER_TLS_KEY"), metavar="PEM",
+                    help="the certificate's private key (env TABLIER_TLS_KEY)")
+    sp.add_argument("--tls-client-ca", default=os.environ.get("TABLIER_TLS_CLIENT_CA"), metavar="PEM",
+                    help="require client certificates signed by this CA (env TABLIER_TLS_CLIENT_CA)")
     database_options(sp)
     sp.set_defaults(run=serve)
+
+    sp = sub.add_parser("rotate-seed-key",
+                        help="reseal every stored seed with TABLIER_SEED_KEY (old keys in TABLIER_SEED_OLD_KEYS)")
+    database_options(sp)
+    sp.set_defaults(run=rotate_seed_key)
 
     sp = sub.add_parser("replay", help="print a match at a seq, from the database")
     sp.add_argument("game_id")
@@ -212,7 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "sync", False):
         return args.run(args)
-    return asyncio.run(args.run(args))
+    from tablier.seeds import SeedKeyError
+
+    try:
+        return asyncio.run(args.run(args))
+    except SeedKeyError as exc:
+        err_console.print(f"[red]{exc}[/red]")
+        return 2
 
 
 if __name__ == "__main__":

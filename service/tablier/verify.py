@@ -24,6 +24,7 @@ from tablier.store.base import (
     UnknownGame,
     chain_hash,
     genesis_hash,
+    stored_state_hash,
 )
 
 
@@ -86,7 +87,7 @@ async def verify_game(store: EventStore, game_id: str) -> Verdict:
             break
         if kind != ev.kind:
             problems.append(f"{where}: stored kind {ev.kind!r}, payload is {kind!r}")
-        if match.state_hash() != ev.state_hash:
+        if stored_state_hash(game, match.state_hash()) != ev.state_hash:
             problems.append(f"{where}: state hash mismatch (core {ev.core_version})")
     return verdict
 

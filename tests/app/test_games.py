@@ -79,12 +79,17 @@ class _Panic(BaseException):
     """Stands in for pyo3's PanicException, which derives from BaseException."""
 
 
-@pytest.mark.parametrize("exc", [_Panic("secret internals"), RuntimeError("secret internals"),
-                                 _core.CorruptLog("secret internals")])
+@pytest.mark.parametrize("exc", [_Panic("secret internals"), RuntimeError("secret internals")])
 def test_unexpected_errors_are_internal_without_internals(exc):
     code, reason, message = classify(exc)
     assert (code, reason) == (grpc.StatusCode.INTERNAL, "INTERNAL")
     assert "secret" not in message and "incident" in message
+
+
+def test_a_stored_event_that_does_not_apply_is_data_loss_without_internals():
+    code, reason, message = classify(_core.CorruptLog("secret internals"))
+    assert (code, reason) == (grpc.StatusCode.DATA_LOSS, "EVENT_LOG_DAMAGED")
+    assert "secret" not in message
 
 
 def test_rule_violations_keep_the_core_reason():

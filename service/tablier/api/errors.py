@@ -38,6 +38,7 @@ _APP_CODES: list[tuple[type[app_errors.AppError], grpc.StatusCode]] = [
     (app_errors.Conflict, grpc.StatusCode.ABORTED),
     (app_errors.AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
     (app_errors.NotImplementedForGame, grpc.StatusCode.UNIMPLEMENTED),
+    (app_errors.DataLoss, grpc.StatusCode.DATA_LOSS),
 ]
 
 
@@ -56,6 +57,10 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         return grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION", str(exc)
     if isinstance(exc, _core.Unsupported):
         return grpc.StatusCode.UNIMPLEMENTED, "UNSUPPORTED", str(exc)
+    if isinstance(exc, _core.CorruptLog):
+        # A stored event that does not apply: the log is damaged, never an internal error.
+        log.error("stored event does not apply: %s", exc)
+        return grpc.StatusCode.DATA_LOSS, "EVENT_LOG_DAMAGED", "a stored event does not apply: the event log is damaged"
     if isinstance(exc, store_base.UnknownGame):
         return grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH", f"no match {exc}"
     if isinstance(exc, store_base.SeqConflict):
@@ -74,7 +79,7 @@ def status_for(exc: BaseException) -> grpc.Status:
     code, reason, message = classify(exc)
     if len(message) > MAX_MESSAGE:
         message = message[:MAX_MESSAGE] + "…"
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN)
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=getattr(exc, "metadata", None))
     detail = any_pb2.Any()
     detail.Pack(info)
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=[detail])

@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -34,12 +36,32 @@ def load_protos() -> list[str]:
     return sorted(services)
 
 
-class GameServer:
-    """One grpc.aio server. `start()` binds and returns the port; `stop()` drains."""
+@dataclass(frozen=True)
+class TlsFiles:
+    """PEM files: the server's certificate chain and key, and optionally the CA whose
+    certificates clients must present (mutual TLS)."""
 
-    def __init__(self, app: GameApp, listen: str) -> None:
+    cert: Path
+    key: Path
+    client_ca: Path | None = None
+
+    def credentials(self) -> grpc.ServerCredentials:
+        ca = self.client_ca.read_bytes() if self.client_ca is not None else None
+        return grpc.ssl_server_credentials(
+            [(self.key.read_bytes(), self.cert.read_bytes())],
+            root_certificates=ca,
+            require_client_auth=ca is not None,
+        )
+
+
+class GameServer:
+    """One grpc.aio server. `start()` binds and returns the port; `stop()` drains. With `tls`
+    it serves TLS only."""
+
+    def __init__(self, app: GameApp, listen: str, tls: TlsFiles | None = None) -> None:
         self.app = app
         self.listen = listen
+        self.tls = tls
         self.health = health.aio.HealthServicer()
         self.server = grpc.aio.server(interceptors=[ErrorMappingInterceptor()])
         service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(app), self.server)
@@ -49,7 +71,10 @@ class GameServer:
         self.port = 0
 
     async def start(self) -> int:
-        self.port = self.server.add_insecure_port(self.listen)
+        if self.tls is not None:
+            self.port = self.server.add_secure_port(self.listen, self.tls.credentials())
+        else:
+            self.port = self.server.add_insecure_port(self.listen)
         await self.server.start()
         for name in ("", GAME_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -62,6 +62,11 @@ def to_state(state: MatchState) -> service_pb2.GameState:
         over=state.over,
         view=to_any(state.view),
         seat_count=state.seat_count,
+        chain_head=state.chain_head or b"",
+        seed_commitment=state.seed_commitment,
+        seed=state.seed or b"",
+        options=state.options,
+        integrity_scheme=state.integrity_scheme,
     )
     if state.outcome is not None:
         out.outcome.CopyFrom(common_pb2.Outcome.FromString(state.outcome))
@@ -69,9 +74,18 @@ def to_state(state: MatchState) -> service_pb2.GameState:
 
 
 def to_event(event: EventOut) -> service_pb2.Event:
-    out = service_pb2.Event(seq=event.seq, type=event.kind, payload=to_any(event.payload))
+    out = service_pb2.Event(seq=event.seq, type=event.kind, payload=to_any(event.payload),
+                            chain_hash=event.chain_hash or b"", command_id=event.command_id or "",
+                            core_version=event.core_version or "")
     if event.seat is not None:
         out.seat = event.seat
+    if event.command is not None:
+        given = event.command
+        out.command.host_command = given.host_command or ""
+        if given.seat is not None:
+            out.command.seat = given.seat
+        if given.action is not None:
+            out.command.action.CopyFrom(to_any(given.action))
     if event.recorded_at is not None:
         stamp = timestamp_pb2.Timestamp()
         stamp.FromDatetime(event.recorded_at)

@@ -63,3 +63,16 @@ class AlreadyExists(AppError):
 
 class NotImplementedForGame(AppError):
     default_reason = "UNSUPPORTED"
+
+
+class DataLoss(AppError):
+    """The stored log of a match fails its checks (a broken hash chain, a missing or changed
+    event, an unreadable seed): the match is refused until an operator repairs it. ``seq`` is
+    the first bad seq (0 when the match record itself is bad)."""
+
+    default_reason = "EVENT_LOG_DAMAGED"
+
+    def __init__(self, message: str, reason: str | None = None, seq: int = 0) -> None:
+        super().__init__(message, reason)
+        self.seq = seq
+        self.metadata = {"seq": str(seq)}

@@ -14,20 +14,27 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NoReturn
 
 from tablier import _core
 from tablier._core import Match
 from tablier.store.base import (
+    HASH_SCHEME,
     CommandInput,
     EventStore,
     GameRecord,
     NewEvent,
     SeqConflict,
+    StoredCommand,
     StoredEvent,
     UnknownGame,
+    genesis_hash,
+    seed_commitment,
+    stored_state_hash,
 )
+from tablier.seeds import SeedUnreadable
 
 from .auth import (
     ANONYMOUS,
@@ -42,6 +49,7 @@ from .auth import (
     token_game_id,
     token_hash,
 )
+from . import integrity
 from .cache import MatchCache
 from .catalogue import Catalogue
 from .errors import (
@@ -49,6 +57,7 @@ from .errors import (
     AppError,
     BadRequest,
     Conflict,
+    DataLoss,
     MatchNotFound,
     NotAllowedNow,
     OutOfRange,
@@ -82,6 +91,13 @@ class MatchState:
     outcome: bytes | None  # tablier.v1.Outcome
     view: Payload
     seat_count: int
+    # Integrity (README "Checking a match"): the chain hash of event `seq` (None when it is
+    # not published to this viewer), the seed commitment, the seed once the match is over.
+    chain_head: bytes | None = None
+    seed_commitment: bytes = b""
+    seed: bytes | None = None
+    options: dict[str, str] = field(default_factory=dict)
+    integrity_scheme: int = 1
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,21 @@ class EventOut:
     seat: int | None
     payload: Payload
     recorded_at: datetime | None
+    chain_hash: bytes | None = None
+    # The auditor's only: what the rest of the chain hash covers, and on a command's first
+    # event what the command asked.
+    command_id: str | None = None
+    core_version: str | None = None
+    command: CommandOut | None = None
+
+
+@dataclass(frozen=True)
+class CommandOut:
+    """What a command asked: a seat's action, or a host command."""
+
+    seat: int | None
+    action: Payload | None
+    host_command: str | None
 
 
 @dataclass(frozen=True)
@@ -141,12 +172,29 @@ def check_type(payload: Payload, expected: str, what: str) -> None:
 
 
 class GameApp:
-    def __init__(self, store: EventStore, operator_token: str | None = None, cache_size: int = 1024) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        operator_token: str | None = None,
+        cache_size: int = 1024,
+        *,
+        host_token: str | None = None,
+        auditor_token: str | None = None,
+    ) -> None:
+        """`host_token` gives host commands and sees what a spectator sees; `auditor_token` reads
+        everything and changes nothing; `operator_token` (deprecated) is both."""
         self.store = store
         self.operator_token = operator_token or None
+        self.host_tokens = tuple(t for t in (host_token, operator_token) if t)
+        self.auditor_tokens = tuple(t for t in (auditor_token, operator_token) if t)
         self.catalogue = Catalogue()
         self.cache = MatchCache(cache_size)
         self.records: OrderedDict[str, GameRecord] = OrderedDict()
+        # Chain hash of the last event of each cached state, as verified (see `_load`).
+        self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        # Matches whose log failed its checks, refused until restart; and how many failed.
+        self.damaged: dict[str, DataLoss] = {}
+        self.integrity_failures = 0
         # Per match, the core timer running now and the task that gives its host command.
         self._timers: dict[str, tuple[tuple[str, int, int], asyncio.Task[None]]] = {}
 
@@ -175,9 +223,10 @@ class GameApp:
             seed = secrets.token_bytes(32)
         elif len(seed) != 32:
             raise BadRequest(f"a seed is 32 bytes, not {len(seed)}", "BAD_SEED")
-        elif not is_operator(cred.token, self.operator_token):
-            # Whoever knows the seed can compute every hidden card of the match.
-            raise PermissionDenied("choosing the seed needs the operator token: the seed decides every hidden card",
+        elif not is_operator(cred.token, self.auditor_tokens):
+            # Whoever knows the seed can compute every hidden card of the match: only the
+            # auditor, who sees every card anyway, may choose it.
+            raise PermissionDenied("choosing the seed needs the auditor token: the seed decides every hidden card",
                                    "SEED_NEEDS_OPERATOR")
         match = Match(game_type, seats, dict(options))
         game_id = str(uuid.uuid4())
@@ -189,14 +238,16 @@ class GameApp:
             options=dict(options),
             seed=seed,
             token_hashes=tuple(token_hash(t) for t in tokens),
+            hash_scheme=HASH_SCHEME,
         )
         opening = match.start(seed, 1)
-        events = self._evolve(match, opening, seat=None)
+        events = self._evolve(record, match, opening, seat=None)
         stored = await self.store.create_game(record, events)
         seq = stored[-1].seq if stored else 0
-        self.cache.put(game_id, seq, match)
+        self._remember(game_id, seq, match, stored[-1].chain_hash if stored else genesis_hash(record))
         self._arm(record, match)
-        return Created(game_id, tokens, self._state(record, seq, match, SPECTATOR))
+        return Created(game_id, tokens, self._state(record, seq, match, SPECTATOR,
+                                                    stored[-1].chain_hash if stored else None))
 
     # ----------------------------------------------------------------- reads
 
@@ -209,7 +260,7 @@ class GameApp:
                 raise OutOfRange(f"the match is at seq {seq}; there is no seq {at_seq} yet")
             match = await self._replay(game, upto_seq=at_seq)
             seq = at_seq
-        return self._state(game, seq, match, principal)
+        return self._state(game, seq, match, principal, await self._chain_at(game, seq))
 
     async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[Payload]]:
         game = await self._game(game_id)
@@ -230,9 +281,27 @@ class GameApp:
         upto = min(after_seq + limit, seq) if limit else seq
         if after_seq >= upto:
             return [], seq
-        stored = await self.store.load_events(game.game_id, after_seq=after_seq, upto_seq=upto)
+        stored = await self.store.load_events(game.game_id, after_seq=max(after_seq - 1, 0), upto_seq=upto)
+        if after_seq > 0 and stored and stored[0].seq == after_seq:
+            prev, stored = stored[0].chain_hash, stored[1:]
+        else:
+            prev = genesis_hash(game)
+        head = self._heads.get(game.game_id)
+        if upto == seq and head is not None and head[0] == seq:
+            # What is served must be the log that was verified: it chains to the verified head.
+            for ev in stored:
+                prev = integrity.event_chain(prev, ev)
+            if prev != head[1] or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1)):
+                log.error("events of %s served from the log no longer chain to the verified head", game.game_id)
+                self.cache.drop(game.game_id)
+                self._heads.pop(game.game_id, None)
+                await self._load(game)
+                raise Conflict("the match's log changed while it was read: retry", "SEQ_CONFLICT")
+        commands = ({c.first_seq: c for c in await self.store.commands(game.game_id)}
+                    if principal.auditor else {})
         blank = self._blank(game)
-        return [e for e in (self._event_out(game, blank, ev, principal) for ev in stored) if e], seq
+        return [e for e in (self._event_out(game, blank, ev, principal, commands.get(ev.seq)) for ev in stored)
+                if e], seq
 
     async def watch(
         self, game_id: str, cred: Credential, after_seq: int = 0
@@ -257,7 +326,7 @@ class GameApp:
                         seq = ev.seq
                         out = self._event_out(game, match, ev, principal)
                         if out is not None:
-                            yield out, self._state(game, seq, match, principal)
+                            yield out, self._state(game, seq, match, principal, ev.chain_hash)
                 if match.is_over():
                     return
 
@@ -305,23 +374,32 @@ class GameApp:
         if not command:
             raise BadRequest("command is required (one of the game type's host_commands)", "MISSING_FIELD")
         # The credential first: whether a match exists is not for anyone to probe.
-        if not is_operator(cred.token, self.operator_token):
+        if not is_operator(cred.token, self.host_tokens):
             if not cred.token:
-                raise Unauthenticated("host commands need 'authorization: Bearer <operator token>'", "MISSING_TOKEN")
-            raise PermissionDenied("host commands need the operator token", "NOT_OPERATOR")
+                raise Unauthenticated("host commands need 'authorization: Bearer <host token>'", "MISSING_TOKEN")
+            raise PermissionDenied("host commands need the host token", "NOT_OPERATOR")
         game = await self._game(game_id)
-        return await self._host(game, command_id, command, expected_seq)
+        # The host sees what a spectator sees (unless the same token is also the auditor's).
+        viewer = AUDITOR if is_operator(cred.token, self.auditor_tokens) else SPECTATOR
+        return await self._host(game, command_id, command, expected_seq, viewer)
 
-    async def _host(self, game: GameRecord, command_id: str, command: str, expected_seq: int | None = None) -> Played:
+    async def _host(
+        self,
+        game: GameRecord,
+        command_id: str,
+        command: str,
+        expected_seq: int | None = None,
+        viewer: Principal = AUDITOR,
+    ) -> Played:
         seq, match = await self._load(game)
         given = CommandInput(host_command=command)
         prior = await self.store.command_events(game.game_id, command_id)
         if prior is not None:
-            return await self._repeated(game, command_id, given, prior, AUDITOR)
+            return await self._repeated(game, command_id, given, prior, viewer)
         if expected_seq is not None and expected_seq != seq:
             raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
         decided = await asyncio.to_thread(match.host_command, command, game.seed, seq + 1)
-        return await self._commit(game, match, seq, decided, None, command_id, AUDITOR, given)
+        return await self._commit(game, match, seq, decided, None, command_id, viewer, given)
 
     async def _commit(
         self,
@@ -339,7 +417,7 @@ class GameApp:
         if not decided:
             raise RuntimeError(f"the core decided no events for a command in {game.game_id}")
         after = match.copy()
-        events = self._evolve(after, decided, seat=seat)
+        events = self._evolve(game, after, decided, seat=seat)
         try:
             stored = await self.store.append(game.game_id, seq, events, command_id, given)
         except SeqConflict:
@@ -353,11 +431,11 @@ class GameApp:
             # The same command id won a race on another request: its events are the result.
             return await self._repeated(game, command_id, given, stored, principal)
         last = stored[-1].seq
-        self.cache.put(game.game_id, last, after)
+        self._remember(game.game_id, last, after, stored[-1].chain_hash)
         self._arm(game, after)
         return Played(
             events=[e for e in (self._event_out(game, after, ev, principal) for ev in stored) if e],
-            state=self._state(game, last, after, principal),
+            state=self._state(game, last, after, principal, stored[-1].chain_hash),
             replayed=False,
         )
 
@@ -389,10 +467,15 @@ class GameApp:
         if record is not None:
             self.records.move_to_end(key)
             return record
+        failure = self.damaged.get(key)
+        if failure is not None:
+            raise failure
         try:
             record = await self.store.get_game(key)
         except UnknownGame:
             raise MatchNotFound(f"no match {game_id}") from None
+        except SeedUnreadable as exc:
+            self._refuse(key, DataLoss(str(exc), exc.reason, seq=0))
         self.records[key] = record
         while len(self.records) > self.cache.capacity:
             self.records.popitem(last=False)
@@ -408,43 +491,95 @@ class GameApp:
         return match
 
     async def _load(self, game: GameRecord) -> tuple[int, Match]:
-        """The match at its last seq. The cached state (if any) is checked against the stored
-        hash at its seq and brought forward with newer events; on any doubt it is dropped and
-        the match replayed from its first event."""
+        """The match at its last seq. A match loaded cold is replayed with every event checked
+        (integrity.replay_checked, check_commands). A cached state is trusted only while the log
+        still holds the event it was verified at, with the state hash and chain hash seen then;
+        newer events are checked from that chain head. Anything else is DataLoss: logged,
+        counted, and the match refused by this process from then on."""
+        gid = game.game_id
+        failure = self.damaged.get(gid)
+        if failure is not None:
+            raise failure
+        try:
+            return await self._load_checked(game)
+        except DataLoss as exc:
+            self._refuse(gid, exc)
+
+    def _refuse(self, gid: str, exc: DataLoss) -> NoReturn:
+        """Refuses the match from now on (until this process restarts), logs and counts it."""
+        self.damaged[gid] = exc
+        self.integrity_failures += 1
+        self.cache.drop(gid)
+        self._heads.pop(gid, None)
+        self.records.pop(gid, None)
+        log.error("refusing match %s: %s", gid, exc.message)
+        raise exc
+
+    async def _load_checked(self, game: GameRecord) -> tuple[int, Match]:
         gid = game.game_id
         entry = self.cache.get(gid)
-        if entry is not None:
+        head = self._heads.get(gid)
+        rewritten = None
+        if entry is not None and head is not None and head[0] == entry[0]:
             cached_seq, cached = entry
-            stored = await self.store.load_events(gid, after_seq=max(cached_seq - 1, 0))
+            # The event before the cached seq too: its chain hash and the anchor's content must
+            # give the verified head again, so a change to the anchor is seen.
+            stored = await self.store.load_events(gid, after_seq=max(cached_seq - 2, 0))
+            if cached_seq >= 2 and stored and stored[0].seq == cached_seq - 1:
+                prev_chain, stored = stored[0].chain_hash, stored[1:]
+            else:
+                prev_chain = genesis_hash(game)
             anchor, newer = (stored[0], stored[1:]) if cached_seq > 0 and stored else (None, stored)
             trusted = cached_seq == 0 or (
                 anchor is not None
                 and anchor.seq == cached_seq
-                and (anchor.core_version != _core.CORE_VERSION or anchor.state_hash == cached.state_hash())
+                and anchor.chain_hash == head[1]
+                and integrity.event_chain(prev_chain, anchor) == head[1]
+                and (anchor.core_version != _core.CORE_VERSION
+                     or anchor.state_hash == stored_state_hash(game, cached.state_hash()))
             )
-            if trusted and all(e.seq == cached_seq + 1 + i for i, e in enumerate(newer)):
+            if trusted:
                 if not newer:
                     self._arm(game, cached)
                     return cached_seq, cached
                 forward = cached.copy()
-                try:
-                    await asyncio.to_thread(forward.apply_all, [e.payload for e in newer])
-                except _core.CorruptLog:
-                    log.warning("cached state of %s did not take events %d..: replaying", gid, cached_seq + 1)
-                else:
-                    self.cache.put(gid, newer[-1].seq, forward)
-                    self._arm(game, forward)
-                    return newer[-1].seq, forward
-            else:
-                log.warning("cached state of %s at seq %d disagrees with the log: replaying", gid, cached_seq)
+                last_chain = await asyncio.to_thread(
+                    integrity.replay_checked, game, newer, forward, head[1], cached_seq)
+                self._remember(gid, newer[-1].seq, forward, last_chain)
+                self._arm(game, forward)
+                return newer[-1].seq, forward
+            log.error("the log of %s changed under the state verified at seq %d: checking it whole", gid, cached_seq)
+            rewritten = head
             self.cache.drop(gid)
+            self._heads.pop(gid, None)
         stored = await self.store.load_events(gid)
+        commands = await self.store.commands(gid)
         match = self._blank(game)
-        await asyncio.to_thread(match.apply_all, [e.payload for e in stored])
+        last_chain = await asyncio.to_thread(integrity.replay_checked, game, stored, match)
+        integrity.check_commands(game, stored, commands)
         seq = stored[-1].seq if stored else 0
-        self.cache.put(gid, seq, match)
+        if rewritten is not None:
+            if seq < rewritten[0]:
+                raise integrity.damaged(game, seq + 1, f"this server served seq {rewritten[0]}; "
+                                        f"the log now ends at seq {seq}")
+            if stored[rewritten[0] - 1].chain_hash != rewritten[1]:
+                # Consistent in itself, but not the log this server verified: rewritten whole.
+                raise integrity.damaged(game, rewritten[0], "the log was rewritten after this server verified it")
+            # Else the log is the one verified and the cached state was wrong: the log wins.
+        self._remember(gid, seq, match, last_chain)
         self._arm(game, match)
         return seq, match
+
+    def _remember(self, gid: str, seq: int, match: Match, chain: bytes) -> None:
+        """Caches a verified state with the chain hash of its last event (states only move forward)."""
+        current = self._heads.get(gid)
+        if current is not None and current[0] > seq:
+            return
+        self.cache.put(gid, seq, match)
+        self._heads[gid] = (seq, chain)
+        self._heads.move_to_end(gid)
+        while len(self._heads) > max(self.cache.capacity, 0):
+            self._heads.popitem(last=False)
 
     # ----------------------------------------------------------------- timers
 
@@ -478,10 +613,12 @@ class GameApp:
             log.exception("timer %s of %s failed", command, game.game_id)
 
     def _principal_for(self, game: GameRecord, cred: Credential, *, over: bool, read_only: bool) -> Principal:
-        if is_operator(cred.token, self.operator_token):
+        if is_operator(cred.token, self.auditor_tokens):
             return AUDITOR
         principal = SPECTATOR
-        if cred.token:
+        if cred.token and is_operator(cred.token, self.host_tokens):
+            pass  # the host reads what a spectator reads, and holds no seat
+        elif cred.token:
             seat = seat_of(cred.token, game.token_hashes)
             if seat is None:
                 owner = token_game_id(cred.token)
@@ -491,10 +628,10 @@ class GameApp:
             principal = Principal(Role.SEAT, seat)
         if cred.wants_auditor:
             if not read_only:
-                raise PermissionDenied("the auditor role without the operator token only reads (GetView, ListEvents)",
+                raise PermissionDenied("the auditor role without the auditor token only reads (GetView, ListEvents)",
                                        "AUDITOR_READ_ONLY")
             if not over:
-                raise PermissionDenied("the auditor view of a match in progress needs the operator token",
+                raise PermissionDenied("the auditor view of a match in progress needs the auditor token",
                                        "MATCH_NOT_OVER")
             return AUDITOR
         return principal
@@ -516,11 +653,12 @@ class GameApp:
             raise NotAllowedNow(f"seat {seat} is not awaited now (awaiting {match.to_act()})", "NOT_YOUR_TURN")
 
     @staticmethod
-    def _evolve(match: Match, decided: list[tuple[str, bytes]], seat: int | None) -> list[NewEvent]:
+    def _evolve(game: GameRecord, match: Match, decided: list[tuple[str, bytes]], seat: int | None) -> list[NewEvent]:
         events = []
         for kind, payload in decided:
             match.apply(payload)
-            events.append(NewEvent(kind, payload, seat, _core.CORE_VERSION, match.state_hash()))
+            events.append(NewEvent(kind, payload, seat, _core.CORE_VERSION,
+                                   stored_state_hash(game, match.state_hash())))
         return events
 
     async def _repeated(
@@ -534,31 +672,66 @@ class GameApp:
         return await self._replayed(game, prior, principal)
 
     async def _replayed(self, game: GameRecord, prior: list[StoredEvent], principal: Principal) -> Played:
+        if not prior:
+            # Acknowledged once, its events are gone: never apply it again as new.
+            seq = await self.store.last_seq(game.game_id) + 1
+            raise integrity.damaged(game, seq, "the events of an acknowledged command are missing")
         last = prior[-1].seq
         entry = self.cache.get(game.game_id)
         match = entry[1] if entry is not None and entry[0] == last else await self._replay(game, upto_seq=last)
         return Played(
             events=[e for e in (self._event_out(game, match, ev, principal) for ev in prior) if e],
-            state=self._state(game, last, match, principal),
+            state=self._state(game, last, match, principal, prior[-1].chain_hash),
             replayed=True,
         )
 
-    def _event_out(self, game: GameRecord, match: Match, ev: StoredEvent, who: Principal) -> EventOut | None:
+    def _event_out(
+        self, game: GameRecord, match: Match, ev: StoredEvent, who: Principal, command: StoredCommand | None = None
+    ) -> EventOut | None:
         redacted = match.redact(ev.payload, seat=who.seat, auditor=who.auditor)
         if redacted is None:
             return None
         event_type = self.catalogue.get(game.game_type).event_type
-        return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at)
+        if not who.auditor:
+            return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at,
+                            ev.chain_hash if game.hash_scheme >= 2 else None)
+        given = command.input if command is not None else None
+        asked = None if given is None else CommandOut(
+            given.seat,
+            None if given.action is None else Payload(self.catalogue.get(game.game_type).action_type, given.action),
+            given.host_command)
+        return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at, ev.chain_hash,
+                        ev.command_id, ev.core_version, asked)
 
-    def _state(self, game: GameRecord, seq: int, match: Match, who: Principal) -> MatchState:
+    async def _chain_at(self, game: GameRecord, seq: int) -> bytes | None:
+        head = self._heads.get(game.game_id)
+        if head is not None and head[0] == seq:
+            return head[1]
+        if seq == 0:
+            return None
+        found = await self.store.load_events(game.game_id, after_seq=seq - 1, upto_seq=seq)
+        return found[0].chain_hash if found else None
+
+    def _state(
+        self, game: GameRecord, seq: int, match: Match, who: Principal, chain: bytes | None = None
+    ) -> MatchState:
         info = self.catalogue.get(game.game_type)
+        over = match.is_over()
+        # Chain hashes of matches stored before state hashes were salted could be checked
+        # against guessed hidden cards: those go to the auditor, or to anyone once it is over.
+        published = game.hash_scheme >= 2 or who.auditor or over
         return MatchState(
+            chain_head=chain if published else None,
+            seed_commitment=seed_commitment(game.game_id, game.seed),
+            seed=game.seed if over or who.auditor else None,
+            options=dict(game.options),
+            integrity_scheme=game.hash_scheme,
             game_id=game.game_id,
             game_type=game.game_type,
             seq=seq,
             principal=who,
             to_act=match.to_act(),
-            over=match.is_over(),
+            over=over,
             outcome=match.outcome(),
             view=Payload(info.view_type, match.view(seat=who.seat, auditor=who.auditor)),
             seat_count=game.seats,

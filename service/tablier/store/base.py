@@ -43,6 +43,9 @@ class GameRecord:
     # SHA-256 of each seat's token, in seat order.
     token_hashes: tuple[bytes, ...]
     created_at: datetime | None = None
+    # 1: matches created before seed commitments (plain state hashes, genesis without the
+    # commitment); 2: salted state hashes and the seed commitment in the genesis hash.
+    hash_scheme: int = 1
 
 
 @dataclass(frozen=True)
@@ -89,12 +92,37 @@ class StoredCommand:
     input: CommandInput | None
 
 
+HASH_SCHEME = 2  # of new matches
+
+
+def seed_commitment(game_id: str, seed: bytes) -> bytes:
+    """The commitment to a match's seed published when the match is created:
+    SHA-256("tablier/seed-commitment\\0" || game id (canonical UUID text) || seed)."""
+    return hashlib.sha256(b"tablier/seed-commitment\0" + game_id.encode() + seed).digest()
+
+
+def state_salt(game: GameRecord) -> bytes:
+    """Per-match salt of the stored state hashes: SHA-256("tablier/state-salt\\0" || game id ||
+    seed). Secret while the seed is, so no stored or published hash can be checked against
+    guessed hidden cards; anyone can compute it once the seed is revealed."""
+    return hashlib.sha256(b"tablier/state-salt\0" + game.game_id.encode() + game.seed).digest()
+
+
+def stored_state_hash(game: GameRecord, core_hash: bytes, salt: bytes | None = None) -> bytes:
+    """What an event row stores for the core's state hash: SHA-256("tablier/state\\0" || salt ||
+    core hash) (scheme 2), the core hash itself for matches of scheme 1."""
+    if game.hash_scheme < 2:
+        return core_hash
+    return hashlib.sha256(b"tablier/state\0" + (salt or state_salt(game)) + core_hash).digest()
+
+
 def genesis_hash(game: GameRecord) -> bytes:
-    """The chain's anchor: binds the log to the match's type, seats and options."""
-    head = json.dumps(
-        [game.game_id, game.game_type, game.seats, sorted(game.options.items())],
-        separators=(",", ":"),
-    ).encode()
+    """The chain's anchor: binds the log to the match's type, seats and options, and (scheme 2)
+    to the seed through its commitment, so a changed seed breaks the chain at seq 1."""
+    parts: list = [game.game_id, game.game_type, game.seats, sorted(game.options.items())]
+    if game.hash_scheme >= 2:
+        parts.append(seed_commitment(game.game_id, game.seed).hex())
+    head = json.dumps(parts, separators=(",", ":")).encode()
     return hashlib.sha256(b"tablier/genesis\0" + head).digest()
 
 

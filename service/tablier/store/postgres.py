@@ -48,6 +48,7 @@ from tablier.store.base import (
     UnknownGame,
     genesis_hash,
 )
+from tablier.seeds import SeedKeyError, SeedKeys, SeedUnreadable
 from tablier.store.migrate import migrate
 
 log = logging.getLogger(__name__)
@@ -90,8 +91,11 @@ SELECT (SELECT min(recorded_at) FROM ins), (SELECT count(*) FROM note)
 class PostgresStore:
     """An `EventStore` on a connection pool. Use `open_store(dsn)` to make one."""
 
-    def __init__(self, pool: AsyncConnectionPool, dsn: str) -> None:
+    def __init__(self, pool: AsyncConnectionPool, dsn: str, seed_keys: SeedKeys | None = None) -> None:
         self._pool = pool
+        # Seeds are sealed with these keys (tablier.seeds); without keys they are kept in
+        # clear (tests of the store only: `tablier serve` always has a key).
+        self._seed_keys = seed_keys
         self._dsn = dsn  # for the LISTEN connection, which is not the pool's
         self._hub = WatchHub()
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
@@ -104,14 +108,19 @@ class PostgresStore:
     async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
         key = new_game_key(game.game_id)
         stored = chain_events(key, genesis_hash(replace(game, game_id=key)), 0, events, None)
+        plain, kid, sealed = game.seed, None, None
+        if self._seed_keys is not None:
+            kid, sealed = self._seed_keys.seal(key, game.seed)
+            plain = None
 
         async def create(conn: psycopg.AsyncConnection) -> Any:
             async with conn.transaction():
                 await conn.execute(
-                    """INSERT INTO games (game_id, game_type, seats, options, seed, token_hashes)
-                       VALUES (%s, %s, %s, %s, %s, %s::bytea[])""",
-                    (key, game.game_type, game.seats, Jsonb(dict(game.options)), game.seed,
-                     list(game.token_hashes)),
+                    """INSERT INTO games (game_id, game_type, seats, options, seed, token_hashes,
+                                          sealed_seed, seed_key_id, hash_scheme)
+                       VALUES (%s, %s, %s, %s, %s, %s::bytea[], %s, %s, %s)""",
+                    (key, game.game_type, game.seats, Jsonb(dict(game.options)), plain,
+                     list(game.token_hashes), sealed, kid, game.hash_scheme),
                 )
                 return await self._insert(conn, key, 0, stored, None)
 
@@ -225,7 +234,8 @@ class PostgresStore:
 
     async def _get_game(self, conn: psycopg.AsyncConnection, key: str) -> GameRecord:
         cur = await conn.execute(
-            """SELECT game_id, game_type, seats, options, seed, token_hashes, created_at
+            """SELECT game_id, game_type, seats, options, seed, token_hashes, created_at,
+                      sealed_seed, seed_key_id, hash_scheme
                FROM games WHERE game_id = %s""",
             (key,),
         )
@@ -237,10 +247,44 @@ class PostgresStore:
             game_type=row[1],
             seats=row[2],
             options=dict(row[3]),
-            seed=bytes(row[4]),
+            seed=self._open_seed(key, row[4], row[7], row[8]),
             token_hashes=tuple(bytes(h) for h in row[5]),
             created_at=row[6],
+            hash_scheme=row[9],
         )
+
+    def _open_seed(self, key: str, plain: bytes | None, sealed: bytes | None, kid: str | None) -> bytes:
+        if sealed is None:
+            return bytes(plain or b"")
+        if self._seed_keys is None:
+            raise SeedUnreadable(f"the seed of match {key} is sealed and this store has no seed key",
+                                 "SEED_KEY_UNKNOWN")
+        return self._seed_keys.open(key, kid or "", bytes(sealed))
+
+    async def reseal_seeds(self) -> int:
+        """Seals every seed with the current key: seeds sealed with an older key, and seeds kept
+        in clear by earlier versions. Returns how many it resealed. Each row is rewritten only
+        if it is still what was read (a concurrent create or reseal is left alone)."""
+        keys = self._seed_keys
+        if keys is None:
+            raise SeedKeyError("resealing needs a seed key")
+
+        async def reseal(conn: psycopg.AsyncConnection) -> int:
+            cur = await conn.execute(
+                """SELECT game_id, seed, sealed_seed, seed_key_id FROM games
+                   WHERE seed_key_id IS DISTINCT FROM %s""", (keys.current_id,))
+            done = 0
+            for gid, plain, sealed, kid in await cur.fetchall():
+                key = str(gid)
+                seed = self._open_seed(key, plain, sealed, kid)
+                new_kid, new_sealed = keys.seal(key, seed)
+                done += (await conn.execute(
+                    """UPDATE games SET seed = NULL, sealed_seed = %s, seed_key_id = %s
+                       WHERE game_id = %s AND seed_key_id IS NOT DISTINCT FROM %s""",
+                    (new_sealed, new_kid, key, kid))).rowcount
+            return done
+
+        return await self._run(reseal)
 
     async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
         key = game_key(game_id)
@@ -426,9 +470,11 @@ class PostgresStore:
         await self._pool.close()
 
 
-async def open_store(dsn: str, *, min_size: int = 1, max_size: int = 10) -> PostgresStore:
+async def open_store(
+    dsn: str, *, min_size: int = 1, max_size: int = 10, seed_keys: SeedKeys | None = None
+) -> PostgresStore:
     """Connects to `dsn` (URL or key=value conninfo), applies pending migrations and returns
-    the store. Close it with `await store.close()`."""
+    the store. Close it with `await store.close()`. With `seed_keys`, seeds are sealed at rest."""
     pool = AsyncConnectionPool(
         dsn,
         min_size=min_size,
@@ -446,6 +492,6 @@ async def open_store(dsn: str, *, min_size: int = 1, max_size: int = 10) -> Post
     except BaseException:
         await pool.close()
         raise
-    return PostgresStore(pool, dsn)
+    return PostgresStore(pool, dsn, seed_keys)
 
 

@@ -1,0 +1,106 @@
+"""What the live server checks when it loads a match from the log.
+
+A match loaded cold (not in this process's cache) is replayed with every event checked: the
+seqs run on without a gap, each chain hash recomputes from the previous one (the first from the
+match's genesis hash), each event applies, the state hash after it is the stored one, the opening
+events are what the match's seed deals, and the `commands` rows agree with the events (every
+acknowledged command's events are still there and carry its id). A state brought forward from a
+verified cached one checks only the newer events, from the verified chain head. Any mismatch is
+`DataLoss` naming the first bad seq; the caller refuses the match from then on.
+"""
+
+from __future__ import annotations
+
+from tablier import _core
+from tablier.store.base import (
+    GameRecord,
+    NewEvent,
+    StoredCommand,
+    StoredEvent,
+    chain_hash,
+    genesis_hash,
+    state_salt,
+    stored_state_hash,
+)
+
+from .errors import DataLoss
+
+
+def damaged(game: GameRecord, seq: int, why: str) -> DataLoss:
+    return DataLoss(f"the event log of match {game.game_id} is damaged at seq {seq}: {why}", seq=seq)
+
+
+def event_chain(prev: bytes, ev: StoredEvent) -> bytes:
+    """The chain hash `ev` should carry after an event whose chain hash is `prev`."""
+    return chain_hash(prev, ev.seq, NewEvent(ev.kind, ev.payload, ev.seat, ev.core_version, ev.state_hash),
+                      ev.command_id)
+
+
+def replay_checked(
+    game: GameRecord,
+    events: list[StoredEvent],
+    match: _core.Match,
+    prev_chain: bytes | None = None,
+    after_seq: int = 0,
+) -> bytes:
+    """Applies `events` (those after `after_seq`, whose chain continues from `prev_chain`, the
+    genesis hash when None) to `match`, checking each; returns the last chain hash. From seq 1,
+    the opening events must also be what the match's seed deals (when written by this core
+    version: another may deal differently). Raises DataLoss at the first bad event (`match` is
+    then unusable)."""
+    prev = genesis_hash(game) if prev_chain is None else prev_chain
+    salt = state_salt(game)
+    opening: list[tuple[str, bytes]] = []
+    if after_seq == 0:
+        try:
+            opening = [(k, bytes(p)) for k, p in match.copy().start(game.seed, 1)]
+        except _core.CoreError as exc:
+            raise damaged(game, 1, f"the core refuses the match record ({exc})") from None
+    for expected, ev in enumerate(events, start=after_seq + 1):
+        if ev.seq != expected:
+            raise damaged(game, expected, f"the log skips from seq {expected - 1} to seq {ev.seq}")
+        prev = event_chain(prev, ev)
+        if prev != ev.chain_hash:
+            raise damaged(game, ev.seq, "chain hash mismatch")
+        current = ev.core_version == _core.CORE_VERSION
+        if ev.seq <= len(opening) and current and opening[ev.seq - 1] != (ev.kind, ev.payload):
+            raise damaged(game, ev.seq, "the opening event is not what the match's seed deals")
+        try:
+            match.apply(ev.payload)
+        except _core.CoreError as exc:
+            raise damaged(game, ev.seq, f"the event does not apply ({exc})") from None
+        if current and stored_state_hash(game, match.state_hash(), salt) != ev.state_hash:
+            raise damaged(game, ev.seq, "state hash mismatch")
+    if after_seq == 0 and len(events) < len(opening):
+        raise damaged(game, len(events) + 1, "opening events are missing")
+    return prev
+
+
+def check_commands(game: GameRecord, events: list[StoredEvent], commands: list[StoredCommand]) -> None:
+    """The `commands` rows agree with the events: each acknowledged command's events exist and
+    carry its id, and each event of a command has its row. Raises DataLoss at the first bad seq."""
+    last = events[-1].seq if events else 0
+    by_seq = {ev.seq: ev for ev in events}
+    problems: list[tuple[int, str]] = []
+    rows = set()
+    for c in commands:
+        rows.add(c.command_id)
+        if c.last_seq < c.first_seq:
+            continue
+        if c.last_seq > last:
+            problems.append((max(c.first_seq, last + 1),
+                             f"command {c.command_id[:64]!r} was acknowledged with events up to seq "
+                             f"{c.last_seq}, but the log ends at seq {last}"))
+            continue
+        for seq in range(c.first_seq, c.last_seq + 1):
+            ev = by_seq.get(seq)
+            if ev is None or ev.command_id != c.command_id:
+                problems.append((seq, f"the event is not the one command {c.command_id[:64]!r} wrote"))
+                break
+    for ev in events:
+        if ev.command_id is not None and ev.command_id not in rows:
+            problems.append((ev.seq, f"the event's command {ev.command_id[:64]!r} has no commands row"))
+            break
+    if problems:
+        seq, why = min(problems)
+        raise damaged(game, seq, why)
