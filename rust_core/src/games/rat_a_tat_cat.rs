@@ -1008,9 +1008,18 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
                     bad!("a flipped-back card is not a power card");
                 }
             }
+            // A card held back at reveal (see `RevealDraw`) goes on top of the new discard
+            // pile. Logs recorded before that fix shuffled it into the new draw pile; such a
+            // reshuffle holds one card more than the discard pile and replays as recorded.
+            let mut held = if s.phase == Phase::Reveal { s.pending } else { NONE };
             let mut before = [0u8; 13];
             for &c in s.discard.cards() {
                 before[c as usize] += 1;
+            }
+            if held != NONE && e.draw_pile.len() == s.discard.len() {
+                before[held as usize] += 1;
+                held = NONE;
+                s.pending = NONE;
             }
             let mut after = [0u8; 13];
             after[top as usize] += 1;
@@ -1021,6 +1030,10 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             s.draw = draw;
             s.discard = Pile::EMPTY;
             s.discard.push(top)?;
+            if held != NONE {
+                s.discard.push(held)?;
+                s.pending = NONE;
+            }
         }
         E::RoundRevealed(e) => {
             if CHECK && (s.phase != Phase::Reveal || s.revealed) {
@@ -1057,13 +1070,21 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
                 bad!("reveal draw is not the top of the draw pile");
             }
             s.draw.pop();
-            if is_power(c) {
-                s.discard.push(c)?;
+            // The card that leaves the table for the discard: the drawn power card, or the
+            // power card the drawn number card replaces.
+            let out = if is_power(c) {
+                c
             } else {
                 let p = e.seat as usize;
-                let old = s.rows[p][sl];
-                s.rows[p][sl] = c;
-                s.discard.push(old)?;
+                std::mem::replace(&mut s.rows[p][sl], c)
+            };
+            if s.draw.len() == 0 {
+                // R7, AMB9: the reshuffle comes at once, before that card reaches the discard
+                // pile, so it is held (as a card in hand) and put on the discard by the
+                // `pile_reshuffled` that follows.
+                s.pending = out;
+            } else {
+                s.discard.push(out)?;
             }
         }
         E::RoundScored(e) => {
@@ -1811,7 +1832,8 @@ impl Game for RatATatCat {
         if s.phase == Phase::NotStarted {
             return Ok(());
         }
-        let holding = s.phase.holding();
+        // At reveal a card is held only between a draw that empties the pile and its reshuffle.
+        let holding = s.phase.holding() || (s.phase == Phase::Reveal && s.draw.len() == 0);
         if holding != (s.pending != NONE) {
             return Err(format!("card in hand {} in phase {:?}", s.pending, s.phase));
         }
@@ -2616,6 +2638,101 @@ mod tests {
             draw_pile_size: 4,
         }));
         assert!(matches!(RatATatCat::evolve(&mut t, &wrong), Err(CoreError::Corrupt(_))));
+    }
+
+    /// The reveal of a test position (rows, piles top first; P0 called, P1 ended the last turn):
+    /// the events of `end_turn`, and the table right after the reveal replacements (the next
+    /// round is dealt in the same decision, so the reveal's events are replayed up to the scoring).
+    fn reveal_of(rows: &[[u8; 4]], draw: &[u8], discard: &[u8]) -> (Vec<pb::Event>, State) {
+        let position = || {
+            let mut s = State::test_position(cfg(2), rows, draw, discard, 0, 1);
+            s.caller = 0;
+            s.phase = Phase::EndOfTurn;
+            s
+        };
+        let mut s = position();
+        let evs = play(&mut s, end());
+        let mut t = position();
+        for e in evs.iter().take_while(|e| !matches!(e.kind, Some(E::RoundScored(_)))) {
+            RatATatCat::evolve(&mut t, e).unwrap();
+            RatATatCat::check_invariants(&t).unwrap();
+        }
+        assert_eq!((t.phase, t.pending), (Phase::Reveal, NONE));
+        (evs, t)
+    }
+
+    /// The cards a reshuffle put in the new draw pile and face up, as sorted multisets.
+    fn reshuffled(evs: &[pb::Event]) -> Vec<Vec<u8>> {
+        evs.iter()
+            .filter_map(|e| match &e.kind {
+                Some(E::PileReshuffled(r)) => {
+                    let mut c: Vec<u8> = r.draw_pile.iter().chain([&r.discard_top]).map(|&c| from_pbc(c).unwrap()).collect();
+                    c.sort();
+                    Some(c)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reveal_draw_that_empties_the_pile_reshuffles_before_the_replaced_card_is_discarded() {
+        // R7, §4.2 REVEAL step 2, AMB9. P0's SW is replaced by the last card of the draw pile,
+        // a 5: the pile is reshuffled at once from the discard pile [7, 3, 8] alone (the SW is
+        // still in the row), and only then does the SW go face up on the new discard pile.
+        let (evs, t) = reveal_of(&[[0, 2, SW, 1], [1, 1, 1, 1]], &[5], &[7, 3, 8]);
+        assert_eq!(reshuffled(&evs), vec![vec![3, 7, 8]]);
+        assert_eq!(t.rows[0], [0, 2, 5, 1]);
+        let flipped = t.discard.cards()[0];
+        assert_eq!(discard_pile(&t), vec![SW, flipped]);
+        assert!(!t.draw.cards().contains(&SW) && t.draw.len() == 2);
+    }
+
+    #[test]
+    fn reveal_draw_of_a_power_card_that_empties_the_pile_keeps_it_out_of_the_reshuffle() {
+        // The last card of the draw pile is a PK: it is held while the discard pile [7, 3, 8, 4]
+        // is reshuffled, then goes face up on the new discard, and the next draw fills the slot.
+        let (evs, t) = reveal_of(&[[0, 2, SW, 1], [1, 1, 1, 1]], &[PK], &[7, 3, 8, 4]);
+        assert_eq!(reshuffled(&evs), vec![vec![3, 4, 7, 8]]);
+        let flipped = t.discard.cards()[0];
+        let filled = t.rows[0][2];
+        assert!(filled <= 9 && filled != flipped);
+        assert_eq!(discard_pile(&t), vec![SW, PK, flipped]);
+        assert_eq!(t.draw.len(), 2);
+        assert!(!t.draw.cards().iter().any(|&c| is_power(c)));
+    }
+
+    #[test]
+    fn reveal_reshuffles_recorded_before_the_fix_still_replay() {
+        // A log of the old core shuffled the replaced SW into the new draw pile: it replays as
+        // recorded. The new shape replays too; anything else is corrupt.
+        let position = || {
+            let mut s = State::test_position(cfg(2), &[[0, 2, SW, 1], [1, 1, 1, 1]], &[5], &[7, 3], 0, 1);
+            s.caller = 0;
+            s.phase = Phase::Reveal;
+            s.revealed = true;
+            let draw = ev(E::RevealDraw(pb::RevealDraw { seat: 0, slot: 3, card: pbc(5) }));
+            RatATatCat::evolve(&mut s, &draw).unwrap();
+            s
+        };
+        let reshuffle = |top: u8, draw: &[u8]| {
+            ev(E::PileReshuffled(pb::PileReshuffled {
+                flipped_powers: vec![],
+                discard_top: pbc(top),
+                draw_pile: cards(draw),
+                draw_pile_size: draw.len() as u32,
+            }))
+        };
+        let mut old = position();
+        RatATatCat::evolve(&mut old, &reshuffle(7, &[SW, 3])).unwrap();
+        RatATatCat::check_invariants(&old).unwrap();
+        assert_eq!((discard_pile(&old), old.draw.len(), old.pending), (vec![7], 2, NONE));
+        let mut new = position();
+        RatATatCat::evolve(&mut new, &reshuffle(7, &[3])).unwrap();
+        RatATatCat::check_invariants(&new).unwrap();
+        assert_eq!((discard_pile(&new), old.rows[0], new.pending), (vec![SW, 7], [0, 2, 5, 1], NONE));
+        let mut bad = position();
+        assert!(matches!(RatATatCat::evolve(&mut bad, &reshuffle(7, &[8])), Err(CoreError::Corrupt(_))));
     }
 
     /// Plays the round of `s` to its end with the given row scores by rigging the rows, then
