@@ -5,7 +5,8 @@ TABLIER_DATABASE_URL (unset: an embedded PostgreSQL in <data dir>/pgdata),
 TABLIER_HOST_TOKEN (bearer token of the host: host commands), TABLIER_AUDITOR_TOKEN (bearer
 token of the auditor: reads everything), TABLIER_OPERATOR_TOKEN (deprecated: both roles),
 TABLIER_SEED_KEY / TABLIER_SEED_OLD_KEYS (keys sealing seeds at rest, see tablier.seeds; unset:
-a key generated in <data dir>/seed.key).
+a key generated in <data dir>/seed.key),
+TABLIER_WEB_LISTEN (the browser address; unset: none), TABLIER_WEB_DIR, TABLIER_CORS_ORIGINS.
 """
 
 from __future__ import annotations
@@ -94,14 +95,40 @@ async def serve(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        web = await start_web(app, args)
         # Tests and scripts wait for this exact line (with the bound port).
         print(f"tablier listening on {server.address}", flush=True)
+        if web is not None:
+            print(f"tablier web on http://{web.address}/", flush=True)
         await stop.wait()
         err_console.print(f"draining (grace {args.grace:g} s)")
-        await server.stop(args.grace)
+        if web is not None:
+            await asyncio.gather(server.stop(args.grace), web.stop(args.grace))
+        else:
+            await server.stop(args.grace)
         await app.close()
         err_console.print("stopped")
     return 0
+
+
+def web_dir(args: argparse.Namespace) -> Path | None:
+    """`--web-dir`, else the web app built in the source tree (clients/web/dist), if any."""
+    if args.web_dir:
+        return Path(args.web_dir)
+    built = Path(__file__).resolve().parents[2] / "clients" / "web" / "dist"
+    return built if (built / "index.html").is_file() else None
+
+
+async def start_web(app, args: argparse.Namespace):
+    """The browser address (Connect / gRPC-Web, and the web app's files), if one is asked."""
+    if not args.web_listen:
+        return None
+    from tablier.web import WebServer
+
+    origins = [o.strip() for item in args.cors_origin for o in item.split(",") if o.strip()]
+    web = WebServer(app, args.web_listen, web_dir(args), origins)
+    await web.start()
+    return web
 
 
 # --------------------------------------------------------------------------- replay
@@ -229,6 +256,16 @@ def parser() -> argparse.ArgumentParser:
                     help="the certificate's private key (env TABLIER_TLS_KEY)")
     sp.add_argument("--tls-client-ca", default=os.environ.get("TABLIER_TLS_CLIENT_CA"), metavar="PEM",
                     help="require client certificates signed by this CA (env TABLIER_TLS_CLIENT_CA)")
+    sp.add_argument("--web-listen", default=os.environ.get("TABLIER_WEB_LISTEN"), metavar="HOST:PORT",
+                    help="browser address: the API over Connect/gRPC-Web and the web app "
+                         "(env TABLIER_WEB_LISTEN; default: none)")
+    sp.add_argument("--web-dir", default=os.environ.get("TABLIER_WEB_DIR"),
+                    help="built web app served at / (env TABLIER_WEB_DIR; default: clients/web/dist "
+                         "of the source tree when built)")
+    sp.add_argument("--cors-origin", action="append",
+                    default=[os.environ["TABLIER_CORS_ORIGINS"]] if os.environ.get("TABLIER_CORS_ORIGINS") else [],
+                    help="an origin allowed to call the browser address from another site; repeatable, "
+                         "or comma-separated in env TABLIER_CORS_ORIGINS (default: none)")
     database_options(sp)
     sp.set_defaults(run=serve)
 

@@ -46,6 +46,8 @@ class Server:
     log: Path
 
     signalled: bool = False
+    # The browser address (Connect / gRPC-Web and the web app), when started with one.
+    web_url: str = ""
 
     def terminate(self) -> None:
         """One SIGTERM (a second one while it shuts down would not be a clean stop)."""
@@ -59,18 +61,9 @@ class Server:
         return self.proc.wait(STOP_TIMEOUT)
 
 
-def start_server(database_url: str, log_dir: Path, name: str) -> Server:
-    log = log_dir / f"{name}.log"
-    env = dict(os.environ, TABLIER_OPERATOR_TOKEN=OPERATOR_TOKEN)
-    proc = subprocess.Popen(
-        tablier_cmd("serve", "--listen", "127.0.0.1:0", "--database-url", database_url, "--grace", "2"),
-        stdout=subprocess.PIPE,
-        stderr=log.open("wb"),
-        env=env,
-    )
+def _read_line(proc: subprocess.Popen, log: Path, deadline: float) -> str:
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + START_TIMEOUT
     line = b""
     while not line.endswith(b"\n"):
         left = deadline - time.monotonic()
@@ -83,9 +76,28 @@ def start_server(database_url: str, log_dir: Path, name: str) -> Server:
             proc.kill()
             raise RuntimeError(f"tablier serve exited: {log.read_text()}")
     sel.close()
-    text = line.decode().strip()
+    return line.decode().strip()
+
+
+def start_server(database_url: str, log_dir: Path, name: str, *extra: str) -> Server:
+    """`extra` arguments for `tablier serve`; with `--web-listen`, `web_url` is set too."""
+    log = log_dir / f"{name}.log"
+    env = dict(os.environ, TABLIER_OPERATOR_TOKEN=OPERATOR_TOKEN)
+    proc = subprocess.Popen(
+        tablier_cmd("serve", "--listen", "127.0.0.1:0", "--database-url", database_url, "--grace", "2", *extra),
+        stdout=subprocess.PIPE,
+        stderr=log.open("wb"),
+        env=env,
+    )
+    deadline = time.monotonic() + START_TIMEOUT
+    text = _read_line(proc, log, deadline)
     assert text.startswith("tablier listening on "), text
-    return Server(text.rsplit(" ", 1)[1], proc, log)
+    srv = Server(text.rsplit(" ", 1)[1], proc, log)
+    if "--web-listen" in extra:
+        text = _read_line(proc, log, deadline)
+        assert text.startswith("tablier web on http://"), text
+        srv.web_url = text.rsplit(" ", 1)[1].rstrip("/")
+    return srv
 
 
 @pytest.fixture(scope="session")

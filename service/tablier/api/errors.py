@@ -1,9 +1,11 @@
-"""The one place where errors become gRPC statuses.
+"""The one place where errors become statuses, for both transports.
 
-Every error status carries a `google.rpc.Status` (trailer `grpc-status-details-bin`, via
-grpcio-status) with one `google.rpc.ErrorInfo` whose `reason` is a machine code
-(`NOT_YOUR_TURN`, `UNKNOWN_GAME`, ...) in domain `tablier.v1`, and a message a person
-understands. Unexpected errors are logged with an incident id and reported as INTERNAL
+`classify` is the one table from domain errors to (status code, reason, message); the gRPC
+interceptor below and the browser transport (`tablier.web.connect`) both send what
+`describe` gives, so a refusal reads the same whichever way it travels. Every gRPC error
+status carries a `google.rpc.Status` (trailer `grpc-status-details-bin`, via grpcio-status)
+with one `google.rpc.ErrorInfo` whose `reason` is a machine code (`NOT_YOUR_TURN`,
+`UNKNOWN_GAME`, ...) in domain `tablier.v1`, and a message a person understands. Unexpected errors are logged with an incident id and reported as INTERNAL
 without internals.
 """
 
@@ -75,24 +77,31 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
 MAX_MESSAGE = 1000
 
 
-def status_for(exc: BaseException) -> grpc.Status:
+def describe(exc: BaseException) -> tuple[grpc.StatusCode, error_details_pb2.ErrorInfo, str]:
+    """(status code, ErrorInfo, message) that any transport sends for `exc`: `classify`, with
+    the message cut and the error's metadata in the ErrorInfo."""
     code, reason, message = classify(exc)
     if len(message) > MAX_MESSAGE:
         message = message[:MAX_MESSAGE] + "…"
     info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=getattr(exc, "metadata", None))
+    return code, info, message
+
+
+def status_for(exc: BaseException) -> grpc.Status:
+    code, info, message = describe(exc)
     detail = any_pb2.Any()
     detail.Pack(info)
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=[detail])
     return rpc_status.to_status(status)
 
 
-def _passes_through(exc: BaseException) -> bool:
+def passes_through(exc: BaseException) -> bool:
     """Errors that are not the handler's: an abort already under way, a cancelled call, or
     the process being asked to stop."""
     return isinstance(exc, grpc.aio.AbortError | asyncio.CancelledError | GeneratorExit | KeyboardInterrupt | SystemExit)
 
 
-class _Undecodable:
+class Undecodable:
     """A request body that is not the method's message (the deserializer cannot refuse a call)."""
 
     def __init__(self, error: Exception) -> None:
@@ -107,13 +116,13 @@ def _tolerant(deserialize: Callable[[bytes], object] | None) -> Callable[[bytes]
         try:
             return deserialize(data)
         except Exception as exc:  # DecodeError and whatever else the bytes provoke
-            return _Undecodable(exc)
+            return Undecodable(exc)
 
     return read
 
 
-def _decoded(request):
-    if isinstance(request, _Undecodable):
+def decoded(request):
+    if isinstance(request, Undecodable):
         raise app_errors.BadRequest(f"the request is not a valid message: {request.error}", "UNDECODABLE_REQUEST")
     return request
 
@@ -122,9 +131,9 @@ def unary(fn: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
         try:
-            return await fn(_decoded(request), context)
+            return await fn(decoded(request), context)
         except BaseException as exc:  # the one mapping point; a Rust panic is a BaseException
-            if _passes_through(exc):
+            if passes_through(exc):
                 raise
             await context.abort_with_status(status_for(exc))
 
@@ -135,10 +144,10 @@ def stream(fn: Callable[..., AsyncIterator]) -> Callable[..., AsyncIterator]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
         try:
-            async for item in fn(_decoded(request), context):
+            async for item in fn(decoded(request), context):
                 yield item
         except BaseException as exc:  # the one mapping point, as in `unary`
-            if _passes_through(exc):
+            if passes_through(exc):
                 raise
             await context.abort_with_status(status_for(exc))
 

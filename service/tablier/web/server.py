@@ -1,0 +1,103 @@
+"""The browser address of `tablier serve`: one HTTP/1.1 server (uvicorn) that offers
+`tablier.v1.GameService` over Connect and gRPC-Web (`connect.GameServiceConnect`) and, when a
+directory of built web-app files is given, serves them at `/`. CORS allows the listed
+origins only (none by default: the web app served here is same-origin)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from pathlib import Path
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+from tablier.api import load_protos
+from tablier.app import GameApp
+
+from .connect import GameServiceConnect
+
+log = logging.getLogger(__name__)
+
+# What a browser client sends (Connect and gRPC-Web) and may read back.
+CORS_REQUEST_HEADERS = [
+    "authorization", "content-type", "x-tablier-role",
+    "connect-protocol-version", "connect-timeout-ms", "connect-content-encoding", "connect-accept-encoding",
+    "grpc-timeout", "x-grpc-web", "x-user-agent",
+]
+CORS_RESPONSE_HEADERS = ["grpc-status", "grpc-message", "grpc-status-details-bin", "content-encoding"]
+
+
+def asgi_app(app: GameApp, web_dir: Path | None = None, cors_origins: list[str] | None = None) -> Starlette:
+    load_protos()  # JSON clients: every game's messages must be known to the Any codec
+    connect = GameServiceConnect(app)
+    routes = [Mount(connect.path, app=connect)]
+    if web_dir is not None:
+        routes.append(Mount("/", app=StaticFiles(directory=web_dir, html=True)))
+    middleware = []
+    if cors_origins:
+        middleware.append(Middleware(
+            CORSMiddleware, allow_origins=cors_origins, allow_methods=["GET", "POST"],
+            allow_headers=CORS_REQUEST_HEADERS, expose_headers=CORS_RESPONSE_HEADERS, max_age=3600,
+        ))
+    return Starlette(routes=routes, middleware=middleware)
+
+
+def _bind(listen: str) -> socket.socket:
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, int(port)))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    def capture_signals(self):  # `tablier serve` handles the signals and stops both servers
+        return contextlib.nullcontext()
+
+
+class WebServer:
+    """`start()` binds and returns the port; `stop(grace)` closes the socket, lets calls in
+    flight (watch streams included) finish for `grace` seconds, then cancels them."""
+
+    def __init__(self, app: GameApp, listen: str, web_dir: Path | None = None,
+                 cors_origins: list[str] | None = None) -> None:
+        self.listen = listen
+        self.web_dir = web_dir
+        self.config = uvicorn.Config(asgi_app(app, web_dir, cors_origins), lifespan="off",
+                                     log_level="warning", access_log=False)
+        self.server = _Server(self.config)
+        self.port = 0
+        self._sock: socket.socket | None = None
+        self._loop: asyncio.Task | None = None
+
+    async def start(self) -> int:
+        self._sock = _bind(self.listen)
+        self.port = self._sock.getsockname()[1]
+        self.config.load()
+        self.server.lifespan = self.config.lifespan_class(self.config)
+        await self.server.startup(sockets=[self._sock])
+        self._loop = asyncio.create_task(self.server.main_loop())
+        return self.port
+
+    @property
+    def address(self) -> str:
+        host = self.listen.rsplit(":", 1)[0]
+        return f"{host}:{self.port}"
+
+    async def stop(self, grace: float = 10.0) -> None:
+        self.config.timeout_graceful_shutdown = grace
+        self.server.should_exit = True
+        if self._loop is not None:
+            await self._loop
+        await self.server.shutdown(sockets=[self._sock] if self._sock else None)
