@@ -171,13 +171,22 @@ impl<G: Game> DynMatch for Match<G> {
     fn start(&self, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         Ok(encode_events::<G>(G::start(&self.state, rng)?))
     }
+    /// The one turn check for every game: a seat that is not awaited, or any seat once the
+    /// match is over, is refused with `NOT_YOUR_TURN` / `GAME_OVER`, unless the game itself
+    /// gives a more precise reason (e.g. Démocratie's `ALREADY_COMMITTED` and `WRONG_PHASE`,
+    /// spec 004 AMB16): the game is asked first, and the generic reason only replaces a
+    /// refusal that says no more than it, or an acceptance the game should not have given.
     fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         self.check_seat(seat)?;
-        if G::outcome(&self.state).is_some() {
-            return Err(CoreError::game_over());
-        }
+        let over = G::outcome(&self.state).is_some();
+        let awaited = !over && G::to_act(&self.state).contains(seat);
         let action: G::Action = decode(action, "action")?;
-        Ok(encode_events::<G>(G::decide(&self.state, seat, &action, rng)?))
+        match G::decide(&self.state, seat, &action, rng) {
+            Ok(events) if awaited => Ok(encode_events::<G>(events)),
+            Err(e) if awaited || !matches!(e, CoreError::Rule { reason: "NOT_YOUR_TURN" | "GAME_OVER", .. }) => Err(e),
+            _ if over => Err(CoreError::game_over()),
+            _ => Err(CoreError::not_your_turn()),
+        }
     }
     fn host_command(&self, command: &str, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         if !G::HOST_COMMANDS.contains(&command) {
