@@ -355,7 +355,8 @@ class GameApp:
         if expected_seq is not None and expected_seq != seq:
             raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
         check_type(action, self.catalogue.get(game.game_type).action_type, "action")
-        self._require_turn(match, seat)
+        # No turn check here: the core refuses a seat that is not awaited, with the game's
+        # own reason where it has a more precise one than NOT_YOUR_TURN (e.g. ALREADY_COMMITTED).
 
         decided = await asyncio.to_thread(match.decide, seat, action.data, game.seed, seq + 1)
         return await self._commit(game, match, seq, decided, seat, command_id, principal, given)
