@@ -1,11 +1,11 @@
 # The two commands: `make serve` and `make test`. Both create .venv (python3 >= 3.11) if it
-# is missing, install the package editable (maturin: incremental cargo builds in target/)
-# and generate the Python gRPC stubs from proto/.
+# is missing, install both distributions editable (the server through maturin: incremental
+# cargo builds in target/; clients/python, the pure-Python tablier-client) and generate the
+# Python gRPC stubs from proto/ (their builds do it too; `make stubs` redoes it in place).
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-PROTOS := $(wildcard proto/tablier/v1/*.proto)
 
 .PHONY: serve test bench install stubs clean-stubs
 
@@ -16,11 +16,11 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 install: $(PY)
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev]' -e 'clients/python[typing]'
 
 stubs: install
-	$(PY) -m grpc_tools.protoc -I proto --python_out=service --pyi_out=service \
-		--grpc_python_out=service $(PROTOS)
+	$(PY) build_backend/tablier_build.py
+	$(PY) clients/python/hatch_build.py
 
 serve: stubs
 	$(VENV)/bin/tablier serve
@@ -33,4 +33,6 @@ bench:
 	cargo bench --workspace
 
 clean-stubs:
-	rm -f service/tablier/v1/*_pb2*.py service/tablier/v1/*_pb2*.pyi
+	rm -f service/tablier/v1/*_pb2*.py service/tablier/v1/*_pb2*.pyi service/tablier/v1/tablier.protoset
+	rm -f clients/python/tablier_client/v1/*_pb2*.py clients/python/tablier_client/v1/*_pb2*.pyi \
+		clients/python/tablier_client/v1/tablier.protoset clients/python/tablier_client/games.py

@@ -1,4 +1,6 @@
-"""The `tablier` command: serve, replay, verify, bots.
+"""The `tablier` command: serve, replay, verify, protoset, and the subcommands other
+installed distributions register in the `tablier.commands` entry-point group (tablier-client:
+`bots`). Both distributions install a `tablier` script; each gathers the other's commands.
 
 Environment: TABLIER_LISTEN (default 127.0.0.1:50051), TABLIER_DATA_DIR (default ./.tablier),
 TABLIER_DATABASE_URL (unset: an embedded PostgreSQL in <data dir>/pgdata),
@@ -14,11 +16,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from importlib import metadata
 from pathlib import Path
 
 from rich.console import Console
@@ -33,6 +37,8 @@ err_console = Console(stderr=True, highlight=False)
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 DEFAULT_DATA_DIR = "./.tablier"
+ENTRY_POINTS = "tablier.commands"
+PROTOSET = Path(__file__).resolve().parent / "v1" / "tablier.protoset"
 
 
 @contextlib.asynccontextmanager
@@ -208,37 +214,18 @@ async def rotate_seed_key(args: argparse.Namespace) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------- bots
-
-
-def bots(args: argparse.Namespace) -> int:
-    # The bot runner is a gRPC-only client (clients/tablier_clients): it needs neither the
-    # core nor a database. It lives beside the package in the source tree.
-    clients = Path(__file__).resolve().parents[2] / "clients"
-    if clients.is_dir() and str(clients) not in sys.path:
-        sys.path.insert(0, str(clients))
-    from tablier_clients.bots import play_match
-
-    result = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot,
-                                    max_moves=args.max_moves))
-    console.print(f"{args.game} match {result.game_id}: " + ("over" if result.over else "NOT over"))
-    table = Table()
-    table.add_column("seat")
-    table.add_column("score")
-    table.add_column("winner")
-    for seat, score in enumerate(result.scores):
-        table.add_row(str(seat), str(score), "yes" if seat in result.winners else "")
-    console.print(table)
-    console.print(f"{result.moves} moves, {result.events} events, reason {result.reason or '-'}")
-    return 0 if result.over else 1
-
-
 # --------------------------------------------------------------------------- main
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tablier", description="Event-sourced game server")
-    sub = p.add_subparsers(dest="command", required=True)
+def add_command(sub: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser | None:
+    """A new subcommand, or None when another distribution registered `name` first."""
+    if name in sub.choices:
+        return None
+    return sub.add_parser(name, **kwargs)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """The server's subcommands (also the `tablier.commands` entry point `server`)."""
 
     def database_options(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--database-url", default=os.environ.get("TABLIER_DATABASE_URL"),
@@ -246,54 +233,68 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--data-dir", default=os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR),
                         help="where the embedded PostgreSQL keeps its data (env TABLIER_DATA_DIR)")
 
-    sp = sub.add_parser("serve", help="run the gRPC server")
-    sp.add_argument("--listen", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
-                    help="host:port (env TABLIER_LISTEN); port 0 picks a free port")
-    sp.add_argument("--grace", type=float, default=5.0, help="seconds in-flight calls get on shutdown")
-    sp.add_argument("--tls-cert", default=os.environ.get("TABLIER_TLS_CERT"), metavar="PEM",
-                    help="serve TLS with this certificate chain (env TABLIER_TLS_CERT)")
-    sp.add_argument("--tls-key", default=os.environ.get("TABLIER_TLS_KEY"), metavar="PEM",
-                    help="the certificate's private key (env TABLIER_TLS_KEY)")
-    sp.add_argument("--tls-client-ca", default=os.environ.get("TABLIER_TLS_CLIENT_CA"), metavar="PEM",
-                    help="require client certificates signed by this CA (env TABLIER_TLS_CLIENT_CA)")
-    sp.add_argument("--web-listen", default=os.environ.get("TABLIER_WEB_LISTEN"), metavar="HOST:PORT",
-                    help="browser address: the API over Connect/gRPC-Web and the web app "
-                         "(env TABLIER_WEB_LISTEN; default: none)")
-    sp.add_argument("--web-dir", default=os.environ.get("TABLIER_WEB_DIR"),
-                    help="built web app served at / (env TABLIER_WEB_DIR; default: clients/web/dist "
-                         "of the source tree when built)")
-    sp.add_argument("--cors-origin", action="append",
-                    default=[os.environ["TABLIER_CORS_ORIGINS"]] if os.environ.get("TABLIER_CORS_ORIGINS") else [],
-                    help="an origin allowed to call the browser address from another site; repeatable, "
-                         "or comma-separated in env TABLIER_CORS_ORIGINS (default: none)")
-    database_options(sp)
-    sp.set_defaults(run=serve)
+    sp = add_command(sub, "serve", help="run the gRPC server")
+    if sp is not None:
+        sp.add_argument("--listen", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
+                        help="host:port (env TABLIER_LISTEN); port 0 picks a free port")
+        sp.add_argument("--grace", type=float, default=5.0, help="seconds in-flight calls get on shutdown")
+        sp.add_argument("--tls-cert", default=os.environ.get("TABLIER_TLS_CERT"), metavar="PEM",
+                        help="serve TLS with this certificate chain (env TABLIER_TLS_CERT)")
+        sp.add_argument("--tls-key", default=os.environ.get("TABLIER_TLS_KEY"), metavar="PEM",
+                        help="the certificate's private key (env TABLIER_TLS_KEY)")
+        sp.add_argument("--tls-client-ca", default=os.environ.get("TABLIER_TLS_CLIENT_CA"), metavar="PEM",
+                        help="require client certificates signed by this CA (env TABLIER_TLS_CLIENT_CA)")
+        sp.add_argument("--web-listen", default=os.environ.get("TABLIER_WEB_LISTEN"), metavar="HOST:PORT",
+                        help="browser address: the API over Connect/gRPC-Web and the web app "
+                             "(env TABLIER_WEB_LISTEN; default: none)")
+        sp.add_argument("--web-dir", default=os.environ.get("TABLIER_WEB_DIR"),
+                        help="built web app served at / (env TABLIER_WEB_DIR; default: clients/web/dist "
+                             "of the source tree when built)")
+        sp.add_argument("--cors-origin", action="append",
+                        default=[os.environ["TABLIER_CORS_ORIGINS"]] if os.environ.get("TABLIER_CORS_ORIGINS") else [],
+                        help="an origin allowed to call the browser address from another site; repeatable, "
+                             "or comma-separated in env TABLIER_CORS_ORIGINS (default: none)")
+        database_options(sp)
+        sp.set_defaults(run=serve)
 
-    sp = sub.add_parser("rotate-seed-key",
-                        help="reseal every stored seed with TABLIER_SEED_KEY (old keys in TABLIER_SEED_OLD_KEYS)")
-    database_options(sp)
-    sp.set_defaults(run=rotate_seed_key)
+    sp = add_command(sub, "rotate-seed-key",
+                     help="reseal every stored seed with TABLIER_SEED_KEY (old keys in TABLIER_SEED_OLD_KEYS)")
+    if sp is not None:
+        database_options(sp)
+        sp.set_defaults(run=rotate_seed_key)
 
-    sp = sub.add_parser("replay", help="print a match at a seq, from the database")
-    sp.add_argument("game_id")
-    sp.add_argument("--at", type=int, default=None, metavar="SEQ", help="default: the last event")
-    database_options(sp)
-    sp.set_defaults(run=replay)
+    sp = add_command(sub, "replay", help="print a match at a seq, from the database")
+    if sp is not None:
+        sp.add_argument("game_id")
+        sp.add_argument("--at", type=int, default=None, metavar="SEQ", help="default: the last event")
+        database_options(sp)
+        sp.set_defaults(run=replay)
 
-    sp = sub.add_parser("verify", help="replay matches and check every state hash and the hash chain")
-    which = sp.add_mutually_exclusive_group(required=True)
-    which.add_argument("game_id", nargs="?")
-    which.add_argument("--all", action="store_true")
-    database_options(sp)
-    sp.set_defaults(run=verify)
+    sp = add_command(sub, "verify", help="replay matches and check every state hash and the hash chain")
+    if sp is not None:
+        which = sp.add_mutually_exclusive_group(required=True)
+        which.add_argument("game_id", nargs="?")
+        which.add_argument("--all", action="store_true")
+        database_options(sp)
+        sp.set_defaults(run=verify)
 
-    sp = sub.add_parser("bots", help="play a whole match of bots over gRPC against a running server")
-    sp.add_argument("--game", required=True, help="game type id, e.g. qwirkle")
-    sp.add_argument("--seats", type=int, required=True)
-    sp.add_argument("--bot", default="", help="bot name (default: the game's strongest)")
-    sp.add_argument("--server", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN))
-    sp.add_argument("--max-moves", type=int, default=10_000)
-    sp.set_defaults(run=bots, sync=True)
+    sp = add_command(sub, "protoset", help="print the path of the FileDescriptorSet of tablier.v1 "
+                                           "(for ghz --protoset, grpcurl -protoset)")
+    if sp is not None:
+        sp.set_defaults(run=lambda args: print(PROTOSET) or 0)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tablier", description="tablier game server and clients")
+    sub = p.add_subparsers(dest="command", required=True)
+    registers: list[Callable[[argparse._SubParsersAction], None]] = [register]
+    for entry in sorted(metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        try:
+            registers.append(entry.load())
+        except ImportError as exc:  # a half-installed plugin must not break the command
+            logging.getLogger(__name__).warning("tablier command %s unavailable: %s", entry.name, exc)
+    for add in registers:
+        add(sub)
     return p
 
 
@@ -301,15 +302,16 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=os.environ.get("TABLIER_LOG_LEVEL", "WARNING"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parser().parse_args(argv)
-    if getattr(args, "sync", False):
-        return args.run(args)
     from tablier.seeds import SeedKeyError
 
     try:
-        return asyncio.run(args.run(args))
+        result = args.run(args)
+        if inspect.iscoroutine(result):
+            result = asyncio.run(result)
     except SeedKeyError as exc:
         err_console.print(f"[red]{exc}[/red]")
         return 2
+    return int(result or 0)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ from tablier.v1 import common_pb2
 from tablier.v1 import service_pb2_grpc as rpc
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "clients"))  # the gRPC-only clients (not an installed package)
 
 OPERATOR_TOKEN = "e2e-operator-" + uuid.uuid4().hex
 START_TIMEOUT = 60.0

@@ -11,7 +11,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
-from tablier_clients.bots import play_match
+from tablier_client.bots import play_match
 
 from tablier import _core
 from tablier.v1 import grid_knock_pb2

@@ -12,7 +12,7 @@ import grpc
 import psycopg
 import pytest
 
-from .conftest import GAME_IDS, GAME_TYPES, ROOT, start_server, tablier_cmd
+from .conftest import GAME_IDS, GAME_TYPES, start_server, tablier_cmd
 
 RUN_TIMEOUT = 300
 
@@ -112,9 +112,8 @@ def test_serve_reports_not_serving_then_drains_on_sigterm(e2e_database_url, tmp_
 
 
 def _loadtest(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "clients")}
-    return subprocess.run([sys.executable, "-m", "tablier_clients.loadtest", *args],
-                          capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
+    return subprocess.run([sys.executable, "-m", "tablier_client.loadtest", *args],
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT)
 
 
 def test_load_test_client_is_bounded_and_reports_percentiles(server):

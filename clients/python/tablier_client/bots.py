@@ -2,21 +2,27 @@
 the awaited seat asks SuggestMove and plays the suggestion with PlayMove, until the match is
 over.
 
-    python -m tablier_clients.bots --server 127.0.0.1:50051 --game qwirkle --seats 2
+    tablier bots --server 127.0.0.1:50051 --game qwirkle --seats 2
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import grpc
 
-from tablier.v1 import service_pb2 as pb
-from tablier.v1 import service_pb2_grpc as rpc
+from .v1 import service_pb2 as pb
+from .v1 import service_pb2_grpc as rpc
+
+if TYPE_CHECKING:
+    from .cli import Subcommands
 
 
 @dataclass
@@ -36,15 +42,15 @@ def seat_metadata(token: str) -> tuple[tuple[str, str], ...]:
 
 
 async def play_to_end(
-    stub: rpc.GameServiceStub,
+    stub: rpc.GameServiceAsyncStub,
     game_id: str,
     tokens: list[str],
     state: pb.GameState,
     *,
     bot: str = "",
     max_moves: int = 10_000,
-    on_play=None,
-    keep_going=None,
+    on_play: Callable[[float], object] | None = None,
+    keep_going: Callable[[], bool] | None = None,
 ) -> MatchResult:
     """Plays `game_id` from `state` until it is over (or `max_moves`, or `keep_going()` says
     no before a move). `on_play(seconds)` is called with the latency of each PlayMove."""
@@ -105,18 +111,44 @@ async def play_match(
         )
 
 
+def register(sub: Subcommands) -> None:
+    """`tablier bots` (see tablier_client.cli)."""
+    from .cli import DEFAULT_SERVER, add_command
+
+    sp = add_command(sub, "bots", help="play a whole match of bots over gRPC against a running server")
+    if sp is None:
+        return
+    sp.add_argument("--game", required=True, help="game type id, e.g. qwirkle")
+    sp.add_argument("--seats", type=int, required=True)
+    sp.add_argument("--bot", default="", help="bot name (default: the game's strongest)")
+    sp.add_argument("--server", default=os.environ.get("TABLIER_LISTEN", DEFAULT_SERVER))
+    sp.add_argument("--max-moves", type=int, default=10_000)
+    sp.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    result = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot,
+                                    max_moves=args.max_moves))
+    console.print(f"{args.game} match {result.game_id}: " + ("over" if result.over else "NOT over"))
+    table = Table()
+    table.add_column("seat")
+    table.add_column("score")
+    table.add_column("winner")
+    for seat, score in enumerate(result.scores):
+        table.add_row(str(seat), str(score), "yes" if seat in result.winners else "")
+    console.print(table)
+    console.print(f"{result.moves} moves, {result.events} events, reason {result.reason or '-'}")
+    return 0 if result.over else 1
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--server", default="127.0.0.1:50051")
-    p.add_argument("--game", required=True)
-    p.add_argument("--seats", type=int, required=True)
-    p.add_argument("--bot", default="")
-    p.add_argument("--max-moves", type=int, default=10_000)
-    args = p.parse_args(argv)
-    r = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot, max_moves=args.max_moves))
-    print(f"{args.game} {r.game_id}: over={r.over} moves={r.moves} events={r.events} "
-          f"scores={r.scores} winners={r.winners} reason={r.reason or '-'}")
-    return 0 if r.over else 1
+    from .cli import main as tablier_main
+
+    return tablier_main(["bots", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

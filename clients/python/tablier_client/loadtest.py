@@ -1,7 +1,7 @@
 """A small, bounded load test of a tablier server on loopback (never a remote host).
 
-    python -m tablier_clients.loadtest evaluate --game qwirkle --position pos.bin
-    python -m tablier_clients.loadtest play --game qwirkle --seats 2 --matches 8
+    python -m tablier_client.loadtest evaluate --game qwirkle --position pos.bin
+    python -m tablier_client.loadtest play --game qwirkle --seats 2 --matches 8
 
 `evaluate` sends EvaluatePosition with the game's Position message read from a file (binary
 protobuf); `play` runs bot matches side by side (SuggestMove + PlayMove) and measures PlayMove.
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import grpc
 from google.protobuf import any_pb2
 
-from tablier.v1 import service_pb2 as pb
-from tablier.v1 import service_pb2_grpc as rpc
+from .v1 import service_pb2 as pb
+from .v1 import service_pb2_grpc as rpc
 
 from .bots import play_to_end
 
@@ -53,7 +53,8 @@ def require_loopback(address: str) -> None:
             raise SystemExit(f"refusing to load-test {address}: not a loopback address")
 
 
-async def evaluate(stub, args, report: Report, deadline: float) -> None:
+async def evaluate(stub: rpc.GameServiceAsyncStub, args: argparse.Namespace, report: Report,
+                   deadline: float) -> None:
     types = {t.id: t for t in (await stub.ListGameTypes(pb.ListGameTypesRequest())).game_types}
     info = types[args.game]
     if not info.position_type:
@@ -79,7 +80,7 @@ async def evaluate(stub, args, report: Report, deadline: float) -> None:
     await asyncio.gather(*(worker() for _ in range(args.concurrency)))
 
 
-async def play(stub, args, report: Report, deadline: float) -> None:
+async def play(stub: rpc.GameServiceAsyncStub, args: argparse.Namespace, report: Report, deadline: float) -> None:
     loop = asyncio.get_running_loop()
     started = 0
 
@@ -100,7 +101,7 @@ async def play(stub, args, report: Report, deadline: float) -> None:
     await asyncio.gather(*(one_match() for _ in range(args.matches)))
 
 
-async def run(args) -> Report:
+async def run(args: argparse.Namespace) -> Report:
     require_loopback(args.server)
     report = Report()
     async with grpc.aio.insecure_channel(args.server) as channel:

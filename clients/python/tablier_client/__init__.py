@@ -1,0 +1,39 @@
+"""tablier-client: the typed async Python SDK of a tablier game server, its gRPC stubs
+(`tablier_client.v1`, typed), bots and a load test. Needs neither Rust nor PostgreSQL.
+
+    import asyncio
+    from tablier_client import connect, games
+
+    async def main() -> None:
+        async with connect("127.0.0.1:50051") as client:
+            created = await client.create(games.QWIRKLE, seats=2)
+            ...
+
+    asyncio.run(main())
+"""
+
+from . import errors, games
+from .errors import Conflict, Refused, TablierError
+from .kinds import GameKind
+from .sdk import (
+    Client,
+    Created,
+    Event,
+    Match,
+    Moves,
+    Played,
+    Retry,
+    State,
+    Suggestion,
+    Update,
+    connect,
+    message_class,
+    pack,
+    unpack,
+)
+
+__all__ = [
+    "Client", "Conflict", "Created", "Event", "GameKind", "Match", "Moves", "Played", "Refused", "Retry",
+    "State", "Suggestion", "TablierError", "Update", "connect", "errors", "games", "message_class", "pack",
+    "unpack",
+]

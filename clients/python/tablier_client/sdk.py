@@ -1,0 +1,516 @@
+"""The typed async SDK: a `Client` on one channel, and `Match` handles acting with one
+credential (a seat's token, none for a spectator, the operator's for the auditor).
+
+    async with connect("127.0.0.1:50051") as client:
+        created = await client.create(games.QWIRKLE, seats=2)
+        me = created.seats[0]
+        moves = await me.legal_moves()          # list[qwirkle_pb2.Action]
+        played = await me.play(moves.moves[0])  # command id chosen here, retried safely
+        print(played.state.view)                # a qwirkle_pb2.View
+
+Game messages travel as `google.protobuf.Any`; the SDK packs actions and unpacks views,
+events and moves itself (no type URLs to write). Unary calls that are safe to repeat are
+retried when the server is unreachable; `play` keeps one command id across its retries, so a
+move is applied at most once. `watch()` resumes a dropped stream after the last state it
+yielded: no gap, no repeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, TypeVar, overload
+
+import grpc
+from google.protobuf import any_pb2, descriptor_pool, message_factory
+from google.protobuf.message import Message
+
+from . import errors, games
+from .kinds import A, E, V, GameKind
+from .v1 import common_pb2, service_pb2, service_pb2_grpc
+
+TYPE_URL_PREFIX = "type.googleapis.com/"
+ROLE_HEADER = "x-tablier-role"
+
+M = TypeVar("M", bound=Message)
+R = TypeVar("R")
+
+# Codes after which a call that is safe to repeat is repeated.
+_TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def pack(message: Message) -> any_pb2.Any:
+    """`message` as a `google.protobuf.Any` (type URL `type.googleapis.com/<full name>`)."""
+    out = any_pb2.Any()
+    out.Pack(message)
+    return out
+
+
+def message_class(full_name: str) -> type[Message]:
+    """The generated class of a `tablier.v1` message by full name, e.g.
+    `tablier.v1.qwirkle.View` (every game's module is loaded by the SDK)."""
+    return message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(full_name))
+
+
+@overload
+def unpack(value: any_pb2.Any, cls: type[M]) -> M: ...
+@overload
+def unpack(value: any_pb2.Any, cls: None = None) -> Message: ...
+def unpack(value: any_pb2.Any, cls: type[Message] | None = None) -> Message:
+    """The message inside an `Any`: of class `cls` (checked against the type URL), or of
+    whatever `tablier.v1` type the URL names."""
+    name = value.type_url.rpartition("/")[2]
+    if cls is None:
+        try:
+            cls = message_class(name)
+        except KeyError:
+            raise TypeError(f"unknown message type {value.type_url!r}") from None
+    elif cls.DESCRIPTOR.full_name != name:
+        raise TypeError(f"expected {cls.DESCRIPTOR.full_name}, got {value.type_url!r}")
+    return cls.FromString(value.value)
+
+
+@dataclass(frozen=True)
+class State(Generic[V]):
+    """A match at one seq, as one viewer may see it."""
+
+    game_id: str
+    game_type: str
+    seq: int
+    role: service_pb2.Role.ValueType
+    # The viewer's seat (None unless role is ROLE_SEAT).
+    seat: int | None
+    # Seats whose decision the match awaits (several in simultaneous phases).
+    to_act: tuple[int, ...]
+    over: bool
+    outcome: common_pb2.Outcome | None
+    view: V
+    seat_count: int
+    raw: service_pb2.GameState = field(repr=False)
+
+    @property
+    def my_turn(self) -> bool:
+        """True when the viewer holds a seat the match awaits."""
+        return self.seat is not None and self.seat in self.to_act
+
+
+@dataclass(frozen=True)
+class Event(Generic[E]):
+    """One event of the log, redacted for the viewer."""
+
+    seq: int
+    type: str
+    # The seat whose command caused it; None for automatic events.
+    seat: int | None
+    payload: E
+    recorded_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Update(Generic[V, E]):
+    """What `watch()` yields: one event and the viewer's state after it."""
+
+    event: Event[E]
+    state: State[V]
+
+
+@dataclass(frozen=True)
+class Played(Generic[V, E]):
+    events: list[Event[E]]
+    state: State[V]
+    # True when the command id had already been applied: nothing new was written.
+    replayed: bool
+    command_id: str
+
+
+@dataclass(frozen=True)
+class Moves(Generic[A]):
+    """The caller's legal moves at `seq` (empty when it is not the caller's turn)."""
+
+    seq: int
+    moves: list[A]
+
+
+@dataclass(frozen=True)
+class Suggestion(Generic[A]):
+    action: A
+    seq: int
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How calls that are safe to repeat are repeated: up to `attempts` tries, waiting
+    `first_delay` seconds, doubling up to `max_delay`."""
+
+    attempts: int = 6
+    first_delay: float = 0.05
+    max_delay: float = 2.0
+
+    def delays(self) -> Generator[float, None, None]:
+        delay = self.first_delay
+        for _ in range(self.attempts - 1):
+            yield delay
+            delay = min(delay * 2, self.max_delay)
+
+
+# --------------------------------------------------------------------------- client
+
+
+class Client:
+    """One channel to a tablier server. Make one with `connect()`."""
+
+    def __init__(self, channel: grpc.aio.Channel, *, token: str | None = None, retry: Retry = Retry(),
+                 timeout: float | None = 30.0, tls: bool = False) -> None:
+        self.channel = channel
+        self.stub = service_pb2_grpc.GameServiceStub(channel)
+        # The default credential of calls that take one without a match (CreateGame with a
+        # seed, EvaluatePosition): usually the operator token; None for none.
+        self.token = token
+        self.retry = retry
+        self.timeout = timeout
+        self.tls = tls
+        self._types: dict[str, common_pb2.GameType] = {}
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def call(self, method: Callable[..., Awaitable[R]], request: Message,
+                   metadata: Sequence[tuple[str, str]] = (), *, repeatable: bool = True) -> R:
+        """One unary call; repeated on UNAVAILABLE/DEADLINE_EXCEEDED when `repeatable`.
+        Errors come out as `tablier_client.errors` exceptions."""
+        delays = self.retry.delays() if repeatable else iter(())
+        while True:
+            try:
+                return await method(request, metadata=tuple(metadata), timeout=self.timeout)
+            except grpc.aio.AioRpcError as exc:
+                delay = next(delays, None) if exc.code() in _TRANSIENT else None
+                if delay is None:
+                    raise errors.from_rpc_error(exc) from None
+                await asyncio.sleep(delay)
+
+    # ------------------------------------------------------------------ game types
+
+    async def game_types(self) -> list[common_pb2.GameType]:
+        """Every game the server plays, with its options (name, default, allowed values),
+        player counts, bots and message types."""
+        response = await self.call(self.stub.ListGameTypes, service_pb2.ListGameTypesRequest())
+        self._types = {t.id: t for t in response.game_types}
+        return list(response.game_types)
+
+    async def game_type(self, game: str | GameKind[Any, Any, Any]) -> common_pb2.GameType:
+        game_id = game if isinstance(game, str) else game.id
+        if game_id not in self._types:
+            await self.game_types()
+        try:
+            return self._types[game_id]
+        except KeyError:
+            raise KeyError(f"the server has no game type {game_id!r}") from None
+
+    # ------------------------------------------------------------------ matches
+
+    @overload
+    async def create(self, game: GameKind[A, V, E], seats: int, options: dict[str, str] | None = None,
+                     *, seed: bytes = b"") -> Created[A, V, E]: ...
+    @overload
+    async def create(self, game: str, seats: int, options: dict[str, str] | None = None,
+                     *, seed: bytes = b"") -> Created[Message, Message, Message]: ...
+    async def create(self, game: str | GameKind[Any, Any, Any], seats: int,
+                     options: dict[str, str] | None = None, *, seed: bytes = b"") -> Created[Any, Any, Any]:
+        """A new match. `seed` (32 bytes, reproducible matches) needs the operator token as
+        the client's `token`. Not retried: a repeated CreateGame would make a second match."""
+        kind = _kind(game)
+        request = service_pb2.CreateGameRequest(game_type=kind.id if kind else str(game), seats=seats,
+                                                options=options or {}, seed=seed)
+        response = await self.call(self.stub.CreateGame, request, self._metadata(self.token),
+                                   repeatable=False)
+        matches = [Match(self, response.game_id, kind, token=t) for t in response.seat_tokens]
+        return Created(response.game_id, _state(response.state, kind), matches, list(response.seat_tokens))
+
+    @overload
+    def match(self, game_id: str, kind: GameKind[A, V, E], *, token: str | None = None,
+              auditor: bool = False) -> Match[A, V, E]: ...
+    @overload
+    def match(self, game_id: str, kind: None = None, *, token: str | None = None,
+              auditor: bool = False) -> Match[Message, Message, Message]: ...
+    def match(self, game_id: str, kind: GameKind[Any, Any, Any] | None = None, *, token: str | None = None,
+              auditor: bool = False) -> Match[Any, Any, Any]:
+        """A handle on a match: as the seat of `token`, as a spectator (no token), or as the
+        auditor (`auditor=True`: the operator token, or nothing once the match is over)."""
+        return Match(self, game_id, kind, token=token, auditor=auditor)
+
+    async def open(self, game_id: str, *, token: str | None = None,
+                   auditor: bool = False) -> Match[Message, Message, Message]:
+        """As `match()`, for a match whose game is not known yet: asks the server which it is."""
+        handle = self.match(game_id, token=token, auditor=auditor)
+        state = await handle.state()
+        handle.kind = games.BY_ID.get(state.game_type)
+        return handle
+
+    async def evaluate(self, game: str | GameKind[Any, Any, Any], position: Message) -> Message:
+        """The game's Evaluation of a Position message (legal moves with scores)."""
+        game_id = game if isinstance(game, str) else game.id
+        response = await self.call(self.stub.EvaluatePosition,
+                                   service_pb2.EvaluatePositionRequest(game_type=game_id, position=pack(position)),
+                                   self._metadata(self.token))
+        return unpack(response.evaluation)
+
+    @staticmethod
+    def _metadata(token: str | None, auditor: bool = False) -> tuple[tuple[str, str], ...]:
+        md: list[tuple[str, str]] = []
+        if token:
+            md.append(("authorization", f"Bearer {token}"))
+        if auditor and not token:
+            md.append((ROLE_HEADER, "auditor"))
+        return tuple(md)
+
+
+@dataclass(frozen=True)
+class Created(Generic[A, V, E]):
+    game_id: str
+    state: State[V]
+    # One handle per seat, in seat order, each acting with that seat's secret token.
+    seats: list[Match[A, V, E]]
+    tokens: list[str]
+
+
+class Match(Generic[A, V, E]):
+    """A match seen with one credential."""
+
+    def __init__(self, client: Client, game_id: str, kind: GameKind[A, V, E] | None, *,
+                 token: str | None = None, auditor: bool = False) -> None:
+        self.client = client
+        self.game_id = game_id
+        self.kind = kind
+        self.token = token
+        self.auditor = auditor
+        self.metadata = client._metadata(token, auditor)
+
+    def __repr__(self) -> str:
+        who = "seat" if self.token else "auditor" if self.auditor else "spectator"
+        return f"Match({self.game_id!r}, {self.kind.id if self.kind else '?'}, {who})"
+
+    async def state(self, at_seq: int | None = None) -> State[V]:
+        """The match now, or at `at_seq`, as this credential may see it."""
+        request = service_pb2.GetViewRequest(game_id=self.game_id)
+        if at_seq is not None:
+            request.at_seq = at_seq
+        response = await self.client.call(self.client.stub.GetView, request, self.metadata)
+        return _state(response.state, self.kind)
+
+    async def legal_moves(self) -> Moves[A]:
+        response = await self.client.call(self.client.stub.ListLegalMoves,
+                                          service_pb2.ListLegalMovesRequest(game_id=self.game_id), self.metadata)
+        cls = self.kind.action if self.kind else None
+        return Moves(response.seq, [unpack(m, cls) for m in response.moves])  # type: ignore[misc]
+
+    async def play(self, action: A, *, expected_seq: int | None = None,
+                   command_id: str | None = None) -> Played[V, E]:
+        """Plays `action` for this seat. One command id (given, or a new UUID) is used for
+        every try, so the move is applied once however often the call is repeated. Without
+        `expected_seq`, a race lost to another move is retried against the new state; with
+        it, `Conflict` is raised instead (the caller decided on a state that is gone)."""
+        if self.kind is not None and not isinstance(action, self.kind.action):
+            raise TypeError(f"{self.kind.id} plays {self.kind.action.DESCRIPTOR.full_name}, "
+                            f"not {action.DESCRIPTOR.full_name}")
+        command_id = command_id or str(uuid.uuid4())
+        request = service_pb2.PlayMoveRequest(game_id=self.game_id, command_id=command_id, action=pack(action))
+        if expected_seq is not None:
+            request.expected_seq = expected_seq
+        delays = self.client.retry.delays()
+        while True:
+            try:
+                response = await self.client.call(self.client.stub.PlayMove, request, self.metadata)
+                break
+            except errors.Conflict as exc:
+                delay = next(delays, None) if expected_seq is None and exc.reason == "SEQ_CONFLICT" else None
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+        return Played([_event(e, self.kind) for e in response.events], _state(response.state, self.kind),
+                      response.replayed, command_id)
+
+    async def suggest(self, bot: str = "") -> Suggestion[A]:
+        """The move one of the game's bots (default: the strongest) would play for this seat."""
+        response = await self.client.call(self.client.stub.SuggestMove,
+                                          service_pb2.SuggestMoveRequest(game_id=self.game_id, bot=bot), self.metadata)
+        cls = self.kind.action if self.kind else None
+        return Suggestion(unpack(response.action, cls), response.seq)  # type: ignore[arg-type]
+
+    async def events(self, after_seq: int = 0, limit: int = 0) -> list[Event[E]]:
+        """Events with seq > `after_seq` (at most `limit`; 0: all), redacted for this credential."""
+        response = await self.client.call(
+            self.client.stub.ListEvents,
+            service_pb2.ListEventsRequest(game_id=self.game_id, after_seq=after_seq, limit=limit), self.metadata)
+        return [_event(e, self.kind) for e in response.events]
+
+    async def host_command(self, command: str, *, expected_seq: int | None = None,
+                           command_id: str | None = None) -> Played[V, E]:
+        """A command of the table's host (`GameType.host_commands`); needs the operator token."""
+        command_id = command_id or str(uuid.uuid4())
+        request = service_pb2.HostCommandRequest(game_id=self.game_id, command_id=command_id, command=command)
+        if expected_seq is not None:
+            request.expected_seq = expected_seq
+        response = await self.client.call(self.client.stub.HostCommand, request, self.metadata)
+        return Played([_event(e, self.kind) for e in response.events], _state(response.state, self.kind),
+                      response.replayed, command_id)
+
+    async def watch(self, after_seq: int = 0) -> AsyncIterator[Update[V, E]]:
+        """Every event after `after_seq` as it happens, with the state after it, until the
+        match is over. A dropped stream (server restart, network) is resumed after the last
+        state yielded, so nothing is missed or repeated; `Unavailable` only after
+        `client.retry.attempts` failed tries in a row."""
+        seq = after_seq
+        delays = self.client.retry.delays()
+        while True:
+            call = self.client.stub.WatchGame(service_pb2.WatchGameRequest(game_id=self.game_id, after_seq=seq),
+                                              metadata=self.metadata)
+            over = got = False
+            try:
+                async for response in call:
+                    if response.state.seq <= seq:
+                        continue
+                    update = Update(_event(response.event, self.kind), _state(response.state, self.kind))
+                    seq, over, got = update.state.seq, update.state.over, True
+                    delays = self.client.retry.delays()
+                    yield update
+            except grpc.aio.AioRpcError as exc:
+                delay = next(delays, None) if exc.code() in _TRANSIENT + (grpc.StatusCode.CANCELLED,) else None
+                if delay is None:
+                    raise errors.from_rpc_error(exc) from None
+                await asyncio.sleep(delay)
+                continue
+            finally:
+                call.cancel()
+            # The server ends the stream once the match is over (also when the last events
+            # were ones this viewer may not see); a stream ended for any other reason (a
+            # server shutting down) is resumed.
+            if over or (not got and (await self.state()).over):
+                return
+
+
+def _kind(game: str | GameKind[Any, Any, Any]) -> GameKind[Any, Any, Any] | None:
+    return games.BY_ID.get(game) if isinstance(game, str) else game
+
+
+def _state(raw: service_pb2.GameState, kind: GameKind[Any, V, Any] | None) -> State[V]:
+    return State(
+        game_id=raw.game_id,
+        game_type=raw.game_type,
+        seq=raw.seq,
+        role=raw.role,
+        seat=raw.seat if raw.role == service_pb2.ROLE_SEAT else None,
+        to_act=tuple(raw.to_act),
+        over=raw.over,
+        outcome=raw.outcome if raw.HasField("outcome") else None,
+        view=unpack(raw.view, kind.view if kind else None),  # type: ignore[arg-type]
+        seat_count=raw.seat_count,
+        raw=raw,
+    )
+
+
+def _event(raw: service_pb2.Event, kind: GameKind[Any, Any, E] | None) -> Event[E]:
+    return Event(
+        seq=raw.seq,
+        type=raw.type,
+        seat=raw.seat if raw.HasField("seat") else None,
+        payload=unpack(raw.payload, kind.event if kind else None),  # type: ignore[arg-type]
+        recorded_at=raw.recorded_at.ToDatetime() if raw.HasField("recorded_at") else None,
+    )
+
+
+# --------------------------------------------------------------------------- connect
+
+
+class connect:  # noqa: N801  (used like a function: `async with connect(...)` or `await connect(...)`)
+    """A `Client` for `target` (`host:port`; `grpcs://` or `https://` asks for TLS,
+    `grpc://` or `http://` for plaintext).
+
+    `tls=None` (the default, for a bare `host:port`) uses TLS when the server offers it: a
+    TLS handshake is tried first, verified against `root_certificates` (PEM) or the system's
+    roots; a server that offers TLS with a certificate that does not verify is an error,
+    never a reason to fall back to plaintext. `tls=True` requires TLS, `tls=False` never
+    tries it. `token` is the default credential (the operator's) for `create(seed=...)`
+    and `evaluate()`; matches take their own."""
+
+    def __init__(self, target: str, *, token: str | None = None, tls: bool | None = None,
+                 root_certificates: bytes | None = None, retry: Retry = Retry(),
+                 timeout: float | None = 30.0, probe_timeout: float = 5.0) -> None:
+        scheme, sep, rest = target.partition("://")
+        if sep:
+            if scheme not in ("grpc", "http", "grpcs", "https"):
+                raise ValueError(f"unknown scheme {scheme!r} in {target!r}")
+            tls = scheme in ("grpcs", "https") if tls is None else tls
+            target = rest.rstrip("/")
+        self.target = target
+        self.token = token
+        self.tls = tls
+        self.root_certificates = root_certificates
+        self.retry = retry
+        self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self._client: Client | None = None
+
+    async def _open(self) -> Client:
+        tls = self.tls
+        if tls is None:
+            tls = await offers_tls(self.target, self.root_certificates, self.probe_timeout)
+        if tls:
+            channel = grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(self.root_certificates))
+        else:
+            channel = grpc.aio.insecure_channel(self.target)
+        return Client(channel, token=self.token, retry=self.retry, timeout=self.timeout, tls=tls)
+
+    def __await__(self) -> Generator[Any, None, Client]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> Client:
+        self._client = await self._open()
+        return self._client
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+
+def split_host_port(target: str) -> tuple[str, int]:
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"expected host:port, got {target!r}")
+    return host.strip("[]"), int(port)
+
+
+async def offers_tls(target: str, root_certificates: bytes | None = None, timeout: float = 5.0) -> bool:
+    """True when the server at `target` completes a verified TLS handshake, False when it
+    does not speak TLS. Raises `ssl.SSLCertVerificationError` for TLS with an untrusted
+    certificate, `ConnectionError`/`TimeoutError` when nothing answers."""
+    host, port = split_host_port(target)
+    context = ssl.create_default_context(cadata=root_certificates.decode() if root_certificates else None)
+    context.set_alpn_protocols(["h2"])
+    try:
+        _, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=context, server_hostname=host), timeout)
+    except ssl.SSLCertVerificationError:
+        raise
+    except ConnectionRefusedError:
+        raise
+    except (ssl.SSLError, ConnectionError, EOFError):
+        # A plaintext HTTP/2 server answers a ClientHello by closing the connection.
+        return False
+    writer.close()
+    with contextlib.suppress(OSError, ssl.SSLError):
+        await writer.wait_closed()
+    return True

@@ -1,0 +1,134 @@
+"""The two distributions' stubs in one process, the shipped descriptor sets, the docs the
+generated code carries, the typing of the SDK (mypy), and the shared `tablier` command."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from google.protobuf import descriptor_pb2
+
+import tablier.cli
+import tablier.v1
+import tablier_client
+import tablier_client.cli
+import tablier_client.v1
+
+ROOT = Path(__file__).resolve().parents[2]
+PROTOS = sorted(p.stem for p in (ROOT / "proto" / "tablier" / "v1").glob("*.proto"))
+
+
+def modules(package) -> dict[str, object]:
+    return {m.name: importlib.import_module(f"{package.__name__}.{m.name}")
+            for m in pkgutil.iter_modules(package.__path__) if m.name.endswith("_pb2")}
+
+
+def test_both_stub_sets_live_in_one_process_with_one_descriptor_pool():
+    server, client = modules(tablier.v1), modules(tablier_client.v1)
+    assert sorted(server) == sorted(client) == [f"{p}_pb2" for p in PROTOS]
+    for name, mod in server.items():
+        other = client[name]
+        assert mod.DESCRIPTOR.serialized_pb == other.DESCRIPTOR.serialized_pb, name
+        assert mod.DESCRIPTOR is other.DESCRIPTOR, name
+        for message in mod.DESCRIPTOR.message_types_by_name:
+            assert getattr(mod, message) is getattr(other, message), f"{name}.{message}"
+    # A message made with one set is the other's: the server and a client share them.
+    state = client["service_pb2"].GameState(game_id="g", seq=3)
+    assert server["service_pb2"].GameState.FromString(state.SerializeToString()) == state
+    assert isinstance(state, server["service_pb2"].GameState)
+
+
+def load_protoset(path: Path) -> descriptor_pb2.FileDescriptorSet:
+    return descriptor_pb2.FileDescriptorSet.FromString(path.read_bytes())
+
+
+def test_shipped_descriptor_sets_hold_every_file_its_imports_and_comments():
+    server = load_protoset(tablier.cli.PROTOSET)
+    client = load_protoset(tablier_client.cli.PROTOSET)
+    assert server == client
+    names = [f.name for f in server.file]
+    assert {f"tablier/v1/{p}.proto" for p in PROTOS} <= set(names)
+    assert {"google/protobuf/any.proto", "google/protobuf/timestamp.proto"} <= set(names)
+    # Every import precedes its importer (what protoset readers such as ghz expect).
+    for i, f in enumerate(server.file):
+        assert set(f.dependency) <= set(names[:i]), f.name
+    qwirkle = next(f for f in server.file if f.name == "tablier/v1/qwirkle.proto")
+    comments = " ".join(loc.leading_comments + " ".join(loc.leading_detached_comments)
+                        for loc in qwirkle.source_code_info.location)
+    assert "6 * colour + shape" in comments
+
+
+def test_proto_comments_are_the_docstrings_of_the_typed_stubs():
+    stubs = Path(tablier_client.v1.__file__).parent
+    qwirkle = (stubs / "qwirkle_pb2.pyi").read_text()
+    assert "A tile TYPE is `6 * colour + shape` (0..35)" in qwirkle
+    service = (stubs / "service_pb2_grpc.pyi").read_text()
+    assert "class GameServiceAsyncStub" in service and "Credentials travel in metadata" in service
+    assert "Client-chosen id; the same id again returns the first result" in (stubs / "service_pb2.pyi").read_text()
+
+
+GOOD = '''
+from tablier_client import connect, games
+from tablier_client.v1 import qwirkle_pb2
+
+
+async def main() -> None:
+    async with connect("127.0.0.1:50051") as client:
+        created = await client.create(games.QWIRKLE, seats=2)
+        me = created.seats[0]
+        moves = await me.legal_moves()
+        action: qwirkle_pb2.Action = moves.moves[0]
+        played = await me.play(action)
+        view: qwirkle_pb2.View = played.state.view
+        print(view.bag_count)
+        async for update in me.watch():
+            event: qwirkle_pb2.Event = update.event.payload
+            print(event, update.state.to_act)
+'''
+
+BAD = '''
+from tablier_client import connect, games
+from tablier_client.v1 import carre_pb2
+
+
+async def main() -> None:
+    async with connect("127.0.0.1:50051") as client:
+        created = await client.create(games.QWIRKLE, seats=2)
+        await created.seats[0].play(carre_pb2.Action())
+        view: carre_pb2.View = created.state.view
+'''
+
+
+def test_the_sdk_type_checks_and_catches_a_wrong_game_message(tmp_path):
+    pytest.importorskip("mypy", reason="mypy comes with tablier-client[typing] (make install)")
+    (tmp_path / "good.py").write_text(GOOD)
+    (tmp_path / "bad.py").write_text(BAD)
+    package = Path(tablier_client.__file__).parent
+
+    def mypy(*targets: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
+                               "--cache-dir", str(tmp_path / "cache"), *map(str, targets)],
+                              capture_output=True, text=True, timeout=300)
+
+    good = mypy(package, tmp_path / "good.py")
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = mypy(tmp_path / "bad.py")
+    assert bad.returncode == 1
+    assert 'Argument 1 to "play" of "Match" has incompatible type' in bad.stdout, bad.stdout
+    assert 'expression has type "tablier_client.v1.qwirkle_pb2.View"' in bad.stdout, bad.stdout
+
+
+def test_either_tablier_script_offers_every_installed_command():
+    for module in ("tablier.cli", "tablier_client.cli"):
+        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        for command in ("serve", "replay", "verify", "bots", "protoset"):
+            assert command in done.stdout, (module, done.stdout)
+        path = subprocess.run([sys.executable, "-m", module, "protoset"], capture_output=True, text=True,
+                              timeout=60)
+        assert Path(path.stdout.strip()).is_file(), path

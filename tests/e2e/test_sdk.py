@@ -1,0 +1,204 @@
+"""The tablier-client SDK end to end, against a real `tablier serve`: typed per-game
+handles, whole matches in every game, safe retries, refusals, and `watch()` resuming through
+dropped connections without a gap or a repeat."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+import pytest
+from tablier_client import Conflict, Refused, connect, games
+from tablier_client.errors import InvalidArgument, NotFound
+from tablier_client.sdk import Match, Update
+from tablier_client.v1 import common_pb2, qwirkle_pb2, service_pb2
+
+from .conftest import GAME_IDS, GAME_TYPES, OPERATOR_TOKEN
+
+WAIT = 30.0  # seconds: the deadline of any single wait below
+
+
+async def play_out(seats: list[Match], max_moves: int = 5_000) -> int:
+    """Plays the bots' suggestions through `play()` until the match is over; returns the
+    number of moves."""
+    state = await seats[0].state()
+    moves = 0
+    while not state.over:
+        assert moves < max_moves, "the match did not end"
+        me = seats[state.to_act[0]]
+        suggestion = await me.suggest()
+        try:
+            played = await me.play(suggestion.action, expected_seq=suggestion.seq)
+        except Conflict:  # another seat of a simultaneous phase moved first
+            state = await me.state()
+            continue
+        moves += 1
+        state = played.state
+    return moves
+
+
+def test_every_game_has_a_typed_kind():
+    assert sorted(games.BY_ID) == sorted(GAME_IDS)
+    for info in GAME_TYPES:
+        kind = games.BY_ID[info.id]
+        assert kind.action.DESCRIPTOR.full_name == info.action_type
+        assert kind.view.DESCRIPTOR.full_name == info.view_type
+        assert kind.event.DESCRIPTOR.full_name == info.event_type
+
+
+async def test_game_types_with_options(server):
+    async with connect(server.address) as client:
+        assert not client.tls  # the test server speaks plaintext: the probe found no TLS
+        types = await client.game_types()
+    assert [t.SerializeToString() for t in types] == [t.SerializeToString() for t in GAME_TYPES]
+    assert any(t.options for t in types)
+    assert all(isinstance(t, common_pb2.GameType) for t in types)
+
+
+@pytest.mark.parametrize("kind", games.ALL, ids=lambda k: k.id)
+async def test_a_whole_match_through_the_sdk(server, kind):
+    info = {t.id: t for t in GAME_TYPES}[kind.id]
+    async with connect(server.address) as client:
+        created = await client.create(kind, seats=info.min_players)
+        assert len(created.seats) == info.min_players
+        assert isinstance(created.state.view, kind.view)
+        to_act = created.seats[created.state.to_act[0]]
+        first = await to_act.legal_moves()
+        assert first.moves and all(isinstance(m, kind.action) for m in first.moves)
+        assert first.seq == created.state.seq
+        assert created.seats[0].token != created.seats[1].token
+
+        moves = await play_out(created.seats)
+
+        final = await created.seats[0].state()
+        assert final.over and final.outcome is not None and len(final.outcome.scores) == info.min_players
+        assert final.seat == 0 and isinstance(final.view, kind.view)
+        events = await created.seats[1].events()
+        assert [e.seq for e in events] == list(range(1, final.seq + 1))
+        assert all(isinstance(e.payload, kind.event) for e in events)
+        assert sum(e.seat is not None for e in events) >= moves
+        # A spectator of the finished match, and a handle opened by id alone.
+        opened = await client.open(created.game_id)
+        assert opened.kind is kind
+        assert (await opened.state()).seq == final.seq
+
+
+async def test_a_command_id_is_applied_once_and_refusals_explain_why(server):
+    async with connect(server.address) as client:
+        created = await client.create(games.QWIRKLE, seats=2)
+        state = created.state
+        me = created.seats[state.to_act[0]]
+        other = created.seats[1 - state.to_act[0]]
+        move = (await me.legal_moves()).moves[0]
+
+        with pytest.raises(Refused) as refused:
+            await other.play(move)
+        assert refused.value.reason == "NOT_YOUR_TURN" and refused.value.message
+
+        command_id = str(uuid.uuid4())
+        first = await me.play(move, command_id=command_id)
+        again = await me.play(move, command_id=command_id)
+        assert not first.replayed and again.replayed
+        assert [e.seq for e in again.events] == [e.seq for e in first.events]
+        assert again.state.seq == first.state.seq == (await me.state()).seq
+
+        with pytest.raises(Conflict) as stale:
+            await other.play(move, expected_seq=state.seq)
+        assert stale.value.reason == "SEQ_MISMATCH"
+        with pytest.raises(TypeError):
+            await me.play(service_pb2.GetViewRequest())  # type: ignore[arg-type]
+        with pytest.raises(NotFound):
+            await client.match(str(uuid.uuid4()), games.QWIRKLE).state()
+        with pytest.raises(InvalidArgument):
+            await client.create("no_such_game", seats=2)
+
+
+async def test_operator_seeded_match_and_evaluation(server):
+    async with connect(server.address, token=OPERATOR_TOKEN) as client:
+        seed = bytes(range(32))
+        a = await client.create(games.QWIRKLE, seats=2, seed=seed)
+        b = await client.create(games.QWIRKLE, seats=2, seed=seed)
+        assert a.state.view == b.state.view  # the same seed deals the same tiles
+        # A red circle on the board; a hand of red criss-cross, red diamond and orange circle.
+        position = qwirkle_pb2.Position(board=[qwirkle_pb2.BoardTile(x=0, y=0, tile_type=0)],
+                                        hand_types=[1, 2, 6])
+        evaluation = await client.evaluate(games.QWIRKLE, position)
+        assert isinstance(evaluation, qwirkle_pb2.Evaluation)
+        assert evaluation.total == len(evaluation.plays) > 0 and evaluation.best_score >= 2
+
+
+class Cutter:
+    """A loopback TCP relay in front of a server whose open connections the test can cut."""
+
+    def __init__(self, upstream: str) -> None:
+        self.host, port = upstream.rsplit(":", 1)
+        self.port = int(port)
+        self.open: list[asyncio.StreamWriter] = []
+        self.connections = 0
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return f"127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.cut()
+        self.server.close()
+        await self.server.wait_closed()
+
+    def cut(self) -> None:
+        for writer in self.open:
+            writer.transport.abort()
+        self.open.clear()
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        up_reader, up_writer = await asyncio.open_connection(self.host, self.port)
+        self.open += [writer, up_writer]
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            dst.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
+async def test_watch_resumes_after_dropped_connections_without_gaps_or_repeats(server):
+    async with connect(server.address) as client:
+        created = await client.create(games.QWIRKLE, seats=2)
+        cutter = Cutter(server.address)
+        async with cutter as relay, connect(relay) as watcher_client:
+            watcher = watcher_client.match(created.game_id, games.QWIRKLE, token=created.tokens[0])
+            seen: list[Update] = []
+            cut_at = {4, 12, 25}
+
+            async def watch() -> None:
+                async for update in watcher.watch():
+                    seen.append(update)
+                    if update.state.seq in cut_at:
+                        cutter.cut()  # mid-stream, with moves still coming
+
+            watching = asyncio.create_task(watch())
+            moves = await play_out(created.seats)
+            await asyncio.wait_for(watching, WAIT)
+
+        events = await created.seats[0].events()
+        assert [u.state.seq for u in seen] == [e.seq for e in events], "a gap or a repeat"
+        assert [u.event.payload for u in seen] == [e.payload for e in events]
+        assert seen[-1].state.over and moves > 0
+        assert all(isinstance(u.state.view, qwirkle_pb2.View) for u in seen)
+        assert cutter.connections >= 1 + sum(seq <= seen[-1].state.seq for seq in cut_at)
+
+
+async def test_watch_from_a_seq_and_of_a_finished_match(server):
+    async with connect(server.address) as client:
+        created = await client.create(games.CARRE, seats=2)
+        await play_out(created.seats)
+        spectator = client.match(created.game_id, games.CARRE)
+        last = (await spectator.state()).seq
+        tail = [u.state.seq async for u in spectator.watch(after_seq=last - 3)]
+        assert tail == list(range(last - 2, last + 1))
+        assert [u async for u in spectator.watch(after_seq=last)] == []
