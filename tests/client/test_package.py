@@ -114,7 +114,7 @@ def test_the_sdk_type_checks_and_catches_a_wrong_game_message(tmp_path):
                                "--cache-dir", str(tmp_path / "cache"), *map(str, targets)],
                               capture_output=True, text=True, timeout=300)
 
-    good = mypy(package, tmp_path / "good.py")
+    good = mypy(package, tmp_path / "good.py", ROOT / "clients" / "python" / "examples" / "quickstart.py")
     assert good.returncode == 0, good.stdout + good.stderr
     bad = mypy(tmp_path / "bad.py")
     assert bad.returncode == 1

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -14,7 +16,7 @@ from tablier_client.errors import InvalidArgument, NotFound
 from tablier_client.sdk import Match, Update
 from tablier_client.v1 import common_pb2, qwirkle_pb2, service_pb2
 
-from .conftest import GAME_IDS, GAME_TYPES, OPERATOR_TOKEN
+from .conftest import GAME_IDS, GAME_TYPES, OPERATOR_TOKEN, ROOT
 
 WAIT = 30.0  # seconds: the deadline of any single wait below
 
@@ -202,3 +204,19 @@ async def test_watch_from_a_seq_and_of_a_finished_match(server):
         tail = [u.state.seq async for u in spectator.watch(after_seq=last - 3)]
         assert tail == list(range(last - 2, last + 1))
         assert [u async for u in spectator.watch(after_seq=last)] == []
+
+
+EXAMPLE = ROOT / "clients" / "python" / "examples" / "quickstart.py"
+
+
+def test_the_readme_example_is_the_shipped_one_and_plays_a_match(server):
+    """README.md shows examples/quickstart.py verbatim; it plays a whole match."""
+    assert EXAMPLE.read_text().strip() in (ROOT / "README.md").read_text()
+    done = subprocess.run([sys.executable, str(EXAMPLE), server.address], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("qwirkle [") for line in lines)
+    seqs = [int(line.split()[1].rstrip(":")) for line in lines if line.startswith("seq ")]
+    assert seqs == list(range(1, len(seqs) + 1)) and seqs, done.stdout
+    assert "tiles on the board:" in lines[-1] and "scores" in done.stdout
