@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import uuid
+from dataclasses import replace
 
 import pytest
 
@@ -338,3 +340,65 @@ async def test_close_ends_watches(backend):
         await store.close()
         with pytest.raises(StopAsyncIteration):
             await asyncio.wait_for(pending, WAIT)
+
+
+def _seated(seats: int = 3) -> GameRecord:
+    """A match whose seat 0 is held, seat 1 is a bot's, and the others are open (seat 2 by
+    invitation)."""
+    record = game(seats)
+    return replace(
+        record,
+        token_hashes=(record.token_hashes[0],) + (b"",) * (seats - 1),
+        invite_hashes=(b"", b"", hashlib.sha256(b"invite").digest()) + (b"",) * (seats - 3),
+        bots=("", "greedy") + ("",) * (seats - 2),
+    )
+
+
+async def test_seat_assignments_round_trip(backend):
+    record = _seated(4)
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        got = await store.get_game(record.game_id)
+        assert (got.token_hashes, got.invite_hashes, got.bots) == (
+            record.token_hashes, record.invite_hashes, record.bots)
+        assert [got.vacant(s) for s in range(4)] == [False, False, True, True]
+        plain = game(2)
+        await store.create_game(plain, [])
+        got = await store.get_game(plain.game_id)
+        assert (got.invite_hashes, got.bots) == ((), ())
+        assert [got.vacant(s) for s in range(2)] == [False, False]
+
+
+async def test_claim_seat_fills_a_vacant_seat_once(backend):
+    record = _seated(4)
+    mine, theirs = hashlib.sha256(b"mine").digest(), hashlib.sha256(b"theirs").digest()
+    async with backend.open() as store:
+        await store.create_game(record, [event(1)])
+        claimed = await store.claim_seat(record.game_id, 2, mine)
+        assert claimed is not None and claimed.token_hashes[2] == mine
+        assert claimed.token_hashes[:2] + claimed.token_hashes[3:] == record.token_hashes[:2] + (b"",)
+        # The same claim again (a retry) finds itself; another one finds the seat held.
+        assert await store.claim_seat(record.game_id, 2, mine) == claimed
+        assert await store.claim_seat(record.game_id, 2, theirs) is None
+        # Held, a bot's, or no such seat: nothing changes.
+        for seat in (0, 1, 4, 99, -1):
+            assert await store.claim_seat(record.game_id, seat, theirs) is None
+        got = await store.get_game(record.game_id)
+        assert got.token_hashes == claimed.token_hashes
+        assert (got.invite_hashes, got.bots) == (record.invite_hashes, record.bots)
+        assert await store.load_events(record.game_id) != []  # the log is not touched
+        with pytest.raises(UnknownGame):
+            await store.claim_seat(str(uuid.uuid4()), 2, mine)
+
+
+async def test_racing_claims_of_one_seat_have_one_winner(backend):
+    record = _seated(3)
+    hashes = [hashlib.sha256(b"racer%d" % i).digest() for i in range(8)]
+    async with backend.open() as a, backend.open() as b:
+        await a.create_game(record, [])
+        results = await asyncio.gather(
+            *((a, b)[i % 2].claim_seat(record.game_id, 2, h) for i, h in enumerate(hashes)))
+        winners = [h for h, r in zip(hashes, results, strict=True) if r is not None]
+        assert len(winners) == 1
+        assert (await a.get_game(record.game_id)).token_hashes[2] == winners[0]
+        assert (await b.get_game(record.game_id)).token_hashes[2] == winners[0]

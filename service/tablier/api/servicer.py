@@ -7,7 +7,17 @@ from contextlib import aclosing
 
 from google.protobuf import any_pb2, timestamp_pb2
 
-from tablier.app import Credential, EventOut, GameApp, MatchState, Payload, Role
+from tablier.app import (
+    Credential,
+    EventOut,
+    GameApp,
+    MatchState,
+    Payload,
+    Role,
+    SeatAssignment,
+    SeatKind,
+    SeatStatus,
+)
 from tablier.app.errors import Unauthenticated
 from tablier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
@@ -18,6 +28,20 @@ _ROLES = {
     Role.SEAT: service_pb2.ROLE_SEAT,
     Role.SPECTATOR: service_pb2.ROLE_SPECTATOR,
     Role.AUDITOR: service_pb2.ROLE_AUDITOR,
+}
+
+_SEAT_KINDS = {
+    service_pb2.SEAT_KIND_CREATOR: SeatKind.CREATOR,
+    service_pb2.SEAT_KIND_OPEN: SeatKind.OPEN,
+    service_pb2.SEAT_KIND_INVITE: SeatKind.INVITE,
+    service_pb2.SEAT_KIND_BOT: SeatKind.BOT,
+}
+
+_SEAT_STATUSES = {
+    SeatStatus.TAKEN: service_pb2.SEAT_STATUS_TAKEN,
+    SeatStatus.OPEN: service_pb2.SEAT_STATUS_OPEN,
+    SeatStatus.INVITED: service_pb2.SEAT_STATUS_INVITED,
+    SeatStatus.BOT: service_pb2.SEAT_STATUS_BOT,
 }
 
 
@@ -67,6 +91,7 @@ def to_state(state: MatchState) -> service_pb2.GameState:
         seed=state.seed or b"",
         options=state.options,
         integrity_scheme=state.integrity_scheme,
+        seats=[service_pb2.SeatInfo(status=_SEAT_STATUSES[i.status], bot=i.bot) for i in state.seats],
     )
     if state.outcome is not None:
         out.outcome.CopyFrom(common_pb2.Outcome.FromString(state.outcome))
@@ -101,12 +126,27 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return service_pb2.ListGameTypesResponse(game_types=self.app.game_types())
 
     async def CreateGame(self, request, context):
-        # Only a chosen seed needs a credential (the operator's).
-        cred = credential(context) if request.seed else Credential()
-        created = await self.app.create_game(request.game_type, request.seats, dict(request.options), request.seed, cred)
-        return service_pb2.CreateGameResponse(
-            game_id=created.game_id, seat_tokens=created.seat_tokens, state=to_state(created.state)
+        # Only a chosen seed (the auditor's) and a match of bots only (the host's) need a credential.
+        cred = credential(context) if request.seed or request.seat_assignments else Credential()
+        assignments = [SeatAssignment(_SEAT_KINDS.get(a.kind), a.bot) for a in request.seat_assignments]
+        created = await self.app.create_game(
+            request.game_type, request.seats, dict(request.options), request.seed, cred, assignments
         )
+        return service_pb2.CreateGameResponse(
+            game_id=created.game_id,
+            seat_tokens=created.seat_tokens,
+            state=to_state(created.state),
+            invite_codes=created.invite_codes,
+        )
+
+    async def JoinGame(self, request, context):
+        joined = await self.app.join_game(
+            request.game_id,
+            credential(context),
+            request.invite_code,
+            request.seat if request.HasField("seat") else None,
+        )
+        return service_pb2.JoinGameResponse(seat=joined.seat, seat_token=joined.seat_token, state=to_state(joined.state))
 
     async def GetView(self, request, context):
         at_seq = request.at_seq if request.HasField("at_seq") else None

@@ -2,7 +2,8 @@
 
 from .auth import Credential, Principal, Role
 from .errors import AppError
-from .games import Created, EventOut, GameApp, MatchState, Payload, Played
+from .games import Created, EventOut, GameApp, Joined, MatchState, Payload, Played
+from .seats import SeatAssignment, SeatInfo, SeatKind, SeatStatus
 
 __all__ = [
     "AppError",
@@ -10,9 +11,14 @@ __all__ = [
     "Credential",
     "EventOut",
     "GameApp",
+    "Joined",
     "MatchState",
     "Payload",
     "Played",
     "Principal",
     "Role",
+    "SeatAssignment",
+    "SeatInfo",
+    "SeatKind",
+    "SeatStatus",
 ]

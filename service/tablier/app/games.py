@@ -64,6 +64,7 @@ from .errors import (
     PermissionDenied,
     Unauthenticated,
 )
+from .seats import SeatAssignment, SeatInfo, SeatStatus, bot_seed, invited_seat, plan_seats, seat_infos
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,8 @@ class MatchState:
     seed: bytes | None = None
     options: dict[str, str] = field(default_factory=dict)
     integrity_scheme: int = 1
+    # Who fills each seat now, in seat order (public).
+    seats: tuple[SeatInfo, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,17 @@ class CommandOut:
 @dataclass(frozen=True)
 class Created:
     game_id: str
+    # The creator's seat tokens in seat order ("" for seats it does not hold).
     seat_tokens: list[str]
+    state: MatchState
+    # Invite codes in seat order ("" for seats that are not invited; empty when none is).
+    invite_codes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Joined:
+    seat: int
+    seat_token: str
     state: MatchState
 
 
@@ -149,6 +162,8 @@ def parse_game_id(game_id: str) -> str:
 
 # Command ids the server gives its own commands (a core timer's host command) start with this.
 SERVER_COMMAND_PREFIX = "timer:"
+# ... and those of the moves it plays for bot seats (`bot:<seat>:<seq before the move>`).
+BOT_COMMAND_PREFIX = "bot:"
 
 
 def check_command_id(command_id: str) -> None:
@@ -158,9 +173,9 @@ def check_command_id(command_id: str) -> None:
         raise BadRequest(f"command_id is longer than {MAX_COMMAND_ID} characters", "BAD_COMMAND_ID")
     if not command_id.isprintable():
         raise BadRequest("command_id holds a control character", "BAD_COMMAND_ID")
-    if command_id.startswith(SERVER_COMMAND_PREFIX):
-        raise BadRequest(f"command ids starting with {SERVER_COMMAND_PREFIX!r} are the server's own",
-                         "BAD_COMMAND_ID")
+    if command_id.startswith((SERVER_COMMAND_PREFIX, BOT_COMMAND_PREFIX)):
+        raise BadRequest(f"command ids starting with {SERVER_COMMAND_PREFIX!r} or {BOT_COMMAND_PREFIX!r} are the "
+                         "server's own", "BAD_COMMAND_ID")
 
 
 def check_type(payload: Payload, expected: str, what: str) -> None:
@@ -197,11 +212,16 @@ class GameApp:
         self.integrity_failures = 0
         # Per match, the core timer running now and the task that gives its host command.
         self._timers: dict[str, tuple[tuple[str, int, int], asyncio.Task[None]]] = {}
+        # Per match, the task playing its bot seats, and the matches it must look at again.
+        self._bots: dict[str, asyncio.Task[None]] = {}
+        self._bots_again: set[str] = set()
 
     async def close(self) -> None:
-        """Stops the running timers (their waits resume when a server loads the match again)."""
-        timers = [task for _, task in self._timers.values()]
+        """Stops the running timers and bot seats (their waits resume when a server loads the
+        match again)."""
+        timers = [task for _, task in self._timers.values()] + list(self._bots.values())
         self._timers.clear()
+        self._bots.clear()
         for task in timers:
             task.cancel()
         await asyncio.gather(*timers, return_exceptions=True)
@@ -214,11 +234,22 @@ class GameApp:
     # ----------------------------------------------------------------- create
 
     async def create_game(
-        self, game_type: str, seats: int, options: dict[str, str], seed: bytes = b"", cred: Credential = ANONYMOUS
+        self,
+        game_type: str,
+        seats: int,
+        options: dict[str, str],
+        seed: bytes = b"",
+        cred: Credential = ANONYMOUS,
+        assignments: list[SeatAssignment] | None = None,
     ) -> Created:
+        """A new match. `assignments` says who fills each seat (`seats` may be 0 then); none:
+        the creator holds every seat. A match of bots only needs the host token: the server
+        would play all of it for one cheap call."""
         if not game_type:
             raise BadRequest("game_type is required", "MISSING_FIELD")
-        self.catalogue.get(game_type)
+        info = self.catalogue.get(game_type)
+        if assignments and not seats:
+            seats = len(assignments)
         if not seed:
             seed = secrets.token_bytes(32)
         elif len(seed) != 32:
@@ -230,14 +261,18 @@ class GameApp:
                                    "SEED_NEEDS_OPERATOR")
         match = Match(game_type, seats, dict(options))
         game_id = str(uuid.uuid4())
-        tokens = [new_seat_token(game_id) for _ in range(seats)]
+        plan = plan_seats(game_id, seats, assignments or [], list(info.bots))
+        if all(plan.bots) and len(plan.bots) == seats and not is_operator(cred.token, self.host_tokens):
+            raise PermissionDenied("a match of bots only needs the host token", "BOTS_ONLY_NEEDS_HOST")
         record = GameRecord(
             game_id=game_id,
             game_type=game_type,
             seats=seats,
             options=dict(options),
             seed=seed,
-            token_hashes=tuple(token_hash(t) for t in tokens),
+            token_hashes=plan.token_hashes,
+            invite_hashes=plan.invite_hashes,
+            bots=plan.bots,
             hash_scheme=HASH_SCHEME,
         )
         opening = match.start(seed, 1)
@@ -246,8 +281,58 @@ class GameApp:
         seq = stored[-1].seq if stored else 0
         self._remember(game_id, seq, match, stored[-1].chain_hash if stored else genesis_hash(record))
         self._arm(record, match)
-        return Created(game_id, tokens, self._state(record, seq, match, SPECTATOR,
-                                                    stored[-1].chain_hash if stored else None))
+        return Created(game_id, plan.tokens, self._state(record, seq, match, SPECTATOR,
+                                                         stored[-1].chain_hash if stored else None),
+                       plan.invite_codes)
+
+    # ----------------------------------------------------------------- join
+
+    async def join_game(
+        self, game_id: str, cred: Credential, invite_code: str = "", seat: int | None = None
+    ) -> Joined:
+        """Takes a seat nobody holds: the one `invite_code` is for, else `seat` if it is open,
+        else the lowest open seat. Returns the seat's new token (shown once). Of several joins
+        racing for one seat, one wins; the others get SEAT_TAKEN (or, asking for any open
+        seat, the next open seat)."""
+        if not game_id and invite_code:
+            game_id = token_game_id(invite_code) or ""
+        if invite_code and seat is not None:
+            raise BadRequest("give an invite code or a seat, not both: the code names its seat", "BAD_JOIN")
+        game = await self._game(game_id)
+        if cred.token:
+            held = seat_of(cred.token, game.token_hashes)
+            if held is not None:
+                raise NotAllowedNow(f"this token holds seat {held} of the match already", "ALREADY_SEATED")
+        if invite_code:
+            invited = invited_seat(invite_code, game)
+            if invited is None:
+                raise PermissionDenied("the invite code is not valid for this match", "BAD_INVITE_CODE")
+            candidates = [invited]
+        elif seat is not None:
+            if not 0 <= seat < game.seats:
+                raise BadRequest(f"the match has seats 0..{game.seats - 1}, not {seat}", "BAD_SEAT")
+            if seat < len(game.invite_hashes) and game.invite_hashes[seat]:
+                raise NotAllowedNow(f"seat {seat} is for whoever holds its invite code", "SEAT_NOT_OPEN")
+            if game.bot(seat):
+                raise NotAllowedNow(f"seat {seat} is played by the server's bot", "SEAT_NOT_OPEN")
+            candidates = [seat]
+        else:
+            candidates = [s for s, i in enumerate(seat_infos(game)) if i.status is SeatStatus.OPEN]
+            if not candidates:
+                raise NotAllowedNow("the match has no open seat", "NO_OPEN_SEAT")
+        seq, match = await self._load(game)
+        if match.is_over():
+            raise NotAllowedNow("the match is over", "GAME_OVER")
+        token = new_seat_token(game.game_id)
+        for s in candidates:
+            claimed = await self.store.claim_seat(game.game_id, s, token_hash(token))
+            if claimed is not None:
+                self._keep_record(claimed)
+                state = self._state(claimed, seq, match, Principal(Role.SEAT, s), await self._chain_at(claimed, seq))
+                return Joined(s, token, state)
+        if len(candidates) > 1 or not (invite_code or seat is not None):
+            raise NotAllowedNow("every open seat was taken meanwhile", "NO_OPEN_SEAT")
+        raise NotAllowedNow(f"seat {candidates[0]} is taken", "SEAT_TAKEN")
 
     # ----------------------------------------------------------------- reads
 
@@ -462,7 +547,8 @@ class GameApp:
     # ----------------------------------------------------------------- internals
 
     async def _game(self, game_id: str) -> GameRecord:
-        """The match record. Records never change once created, so they are cached."""
+        """The match record. A record changes only while it has vacant seats (a join fills
+        one, possibly through another server): those are read afresh, the others cached."""
         key = parse_game_id(game_id)
         record = self.records.get(key)
         if record is not None:
@@ -477,10 +563,15 @@ class GameApp:
             raise MatchNotFound(f"no match {game_id}") from None
         except SeedUnreadable as exc:
             self._refuse(key, DataLoss(str(exc), exc.reason, seq=0))
-        self.records[key] = record
+        self._keep_record(record)
+        return record
+
+    def _keep_record(self, record: GameRecord) -> None:
+        if any(record.vacant(s) for s in range(record.seats)):
+            return
+        self.records[record.game_id] = record
         while len(self.records) > self.cache.capacity:
             self.records.popitem(last=False)
-        return record
 
     def _blank(self, game: GameRecord) -> Match:
         return Match(game.game_type, game.seats, dict(game.options))
@@ -599,6 +690,7 @@ class GameApp:
         if timer is not None:
             task = asyncio.get_running_loop().create_task(self._expire(game, timer))
             self._timers[game.game_id] = (timer, task)
+        self._wake_bots(game, match)
 
     async def _expire(self, game: GameRecord, timer: tuple[str, int, int]) -> None:
         command, seconds, key = timer
@@ -612,6 +704,55 @@ class GameApp:
             log.info("timer %s of %s not given: %s", command, game.game_id, exc)
         except Exception:
             log.exception("timer %s of %s failed", command, game.game_id)
+
+    # ----------------------------------------------------------------- bot seats
+
+    def _wake_bots(self, game: GameRecord, match: Match) -> None:
+        """Starts this process's player of the match's bot seats when the match awaits one.
+        Like a timer, it lives in the process: after a restart, the next load of the match
+        starts it again. Several servers may play the same bot move; its command id
+        (`bot:<seat>:<seq>`) makes it happen once."""
+        if not game.bots or match.is_over() or not any(game.bot(s) for s in match.to_act()):
+            return
+        if game.game_id in self._bots:
+            self._bots_again.add(game.game_id)  # the running player looks again before it stops
+            return
+        self._bots[game.game_id] = asyncio.get_running_loop().create_task(self._play_bots(game))
+
+    async def _play_bots(self, game: GameRecord) -> None:
+        gid = game.game_id
+        me = asyncio.current_task()
+        try:
+            while True:
+                self._bots_again.discard(gid)
+                seq, match = await self._load(game)
+                awaited = [] if match.is_over() else [s for s in match.to_act() if game.bot(s)]
+                if not awaited:
+                    if gid in self._bots_again:
+                        continue
+                    return
+                try:
+                    await self._bot_move(game, seq, match, awaited[0])
+                except (Conflict, AlreadyExists) as exc:
+                    # Another server or a seat moved first: look at the match again.
+                    log.info("bot move in %s at seq %d not given: %s", gid, seq, exc)
+        except Exception:
+            # A core refusal or a store failure: the next load of the match tries again.
+            log.exception("bot seats of %s stopped", gid)
+        finally:
+            if self._bots.get(gid) is me:
+                del self._bots[gid]
+            self._bots_again.discard(gid)
+
+    async def _bot_move(self, game: GameRecord, seq: int, match: Match, seat: int) -> None:
+        """The bot's move for `seat` at `seq`, recorded as that seat's command."""
+        command_id = f"{BOT_COMMAND_PREFIX}{seat}:{seq}"
+        if await self.store.command_events(game.game_id, command_id) is not None:
+            return  # another server played it
+        action = await asyncio.to_thread(match.bot_action, seat, game.bot(seat), bot_seed(game.seed, seat), seq + 1)
+        decided = await asyncio.to_thread(match.decide, seat, action, game.seed, seq + 1)
+        given = CommandInput(seat=seat, action=bytes(action))
+        await self._commit(game, match, seq, decided, seat, command_id, Principal(Role.SEAT, seat), given)
 
     def _principal_for(self, game: GameRecord, cred: Credential, *, over: bool, read_only: bool) -> Principal:
         if is_operator(cred.token, self.auditor_tokens):
@@ -736,4 +877,5 @@ class GameApp:
             outcome=match.outcome(),
             view=Payload(info.view_type, match.view(seat=who.seat, auditor=who.auditor)),
             seat_count=game.seats,
+            seats=seat_infos(game),
         )

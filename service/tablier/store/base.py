@@ -40,12 +40,25 @@ class GameRecord:
     options: dict[str, str]
     # 32-byte secret seed: every random outcome of the match derives from it and the seq.
     seed: bytes
-    # SHA-256 of each seat's token, in seat order.
+    # SHA-256 of each seat's token, in seat order; b"" while nobody holds the seat (an open or
+    # invited seat not yet joined, a bot seat).
     token_hashes: tuple[bytes, ...]
     created_at: datetime | None = None
     # 1: matches created before seed commitments (plain state hashes, genesis without the
     # commitment); 2: salted state hashes and the seed commitment in the genesis hash.
     hash_scheme: int = 1
+    # Per seat, SHA-256 of its invite code (b"": not an invited seat); () when no seat is.
+    invite_hashes: tuple[bytes, ...] = ()
+    # Per seat, the bot the server plays it with ("": none); () when no seat is a bot's.
+    bots: tuple[str, ...] = ()
+
+    def bot(self, seat: int) -> str:
+        """The bot that plays `seat`, or "" when a person does."""
+        return self.bots[seat] if seat < len(self.bots) else ""
+
+    def vacant(self, seat: int) -> bool:
+        """Nobody holds the seat yet and no bot plays it: JoinGame may fill it."""
+        return not self.token_hashes[seat] and not self.bot(seat)
 
 
 @dataclass(frozen=True)
@@ -145,6 +158,13 @@ class EventStore(Protocol):
 
     async def get_game(self, game_id: str) -> GameRecord:
         """Raises UnknownGame."""
+
+    async def claim_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+        """Gives the vacant `seat` (`GameRecord.vacant`) the holder whose token hashes to
+        `token_hash`, atomically: of several claims of one seat exactly one succeeds, whichever
+        store instance each goes through. Returns the record with the seat held, or None when
+        the seat is not vacant (held already, a bot's, or no such seat). The same claim again
+        (same seat and hash) returns the record again, so a retry is safe. Raises UnknownGame."""
 
     async def append(
         self,

@@ -63,6 +63,22 @@ class MemoryStore:
         except KeyError:
             raise UnknownGame(game_id) from None
 
+    async def claim_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+        key = game_key(game_id)
+        async with self._lock:
+            game = self._games.get(key)
+            if game is None:
+                raise UnknownGame(game_id)
+            if 0 <= seat < game.seats and game.token_hashes[seat] == token_hash:
+                return game  # claimed by this very claim before
+            if not 0 <= seat < game.seats or not game.vacant(seat):
+                return None
+            hashes = list(game.token_hashes)
+            hashes[seat] = token_hash
+            claimed = replace(game, token_hashes=tuple(hashes))
+            self._games[key] = claimed
+            return claimed
+
     async def append(
         self,
         game_id: str,

@@ -122,6 +122,11 @@ class PostgresStore:
                     (key, game.game_type, game.seats, Jsonb(dict(game.options)), plain,
                      list(game.token_hashes), sealed, kid, game.hash_scheme),
                 )
+                if game.invite_hashes or game.bots:
+                    await conn.execute(
+                        "UPDATE games SET invite_hashes = %s::bytea[], bots = %s::text[] WHERE game_id = %s",
+                        (list(game.invite_hashes), list(game.bots), key),
+                    )
                 return await self._insert(conn, key, 0, stored, None)
 
         try:
@@ -129,6 +134,26 @@ class PostgresStore:
         except psycopg.errors.UniqueViolation:
             raise DuplicateGame(key) from None
         return self._committed(key, stored, recorded_at)
+
+    async def claim_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+        key = game_key(game_id)
+
+        async def claim(conn: psycopg.AsyncConnection) -> GameRecord | None:
+            # One conditional UPDATE: a second claim waits for the first's row lock, then finds
+            # the entry no longer empty and updates nothing. Out-of-range seats read NULL. The
+            # same hash again (a retry after a lost connection) finds its own claim.
+            cur = await conn.execute(
+                """UPDATE games SET token_hashes[%(i)s] = %(h)s
+                   WHERE game_id = %(g)s AND %(i)s BETWEEN 1 AND seats
+                     AND token_hashes[%(i)s] IN (''::bytea, %(h)s) AND coalesce(bots[%(i)s], '') = ''
+                   RETURNING game_id""",
+                {"i": seat + 1, "h": token_hash, "g": key},
+            )
+            claimed = await cur.fetchone() is not None
+            record = await self._get_game(conn, key)  # UnknownGame when there is no match
+            return record if claimed else None
+
+        return await self._run(claim)
 
     async def append(
         self,
@@ -235,7 +260,7 @@ class PostgresStore:
     async def _get_game(self, conn: psycopg.AsyncConnection, key: str) -> GameRecord:
         cur = await conn.execute(
             """SELECT game_id, game_type, seats, options, seed, token_hashes, created_at,
-                      sealed_seed, seed_key_id, hash_scheme
+                      sealed_seed, seed_key_id, hash_scheme, invite_hashes, bots
                FROM games WHERE game_id = %s""",
             (key,),
         )
@@ -251,6 +276,8 @@ class PostgresStore:
             token_hashes=tuple(bytes(h) for h in row[5]),
             created_at=row[6],
             hash_scheme=row[9],
+            invite_hashes=tuple(bytes(h) for h in row[10]),
+            bots=tuple(row[11]),
         )
 
     def _open_seed(self, key: str, plain: bytes | None, sealed: bytes | None, kid: str | None) -> bytes:

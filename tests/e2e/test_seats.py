@@ -1,0 +1,245 @@
+"""Seats you join and seats the server plays, end to end: real `tablier serve` processes on
+loopback, a real PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import threading
+import time
+import uuid
+
+import grpc
+import psycopg
+import pytest
+
+from tablier import _core
+from tablier.app import Credential, GameApp
+from tablier.cli import DEFAULT_DATA_DIR
+from tablier.seeds import SeedKeys
+from tablier.store.postgres import open_store
+from tablier.v1 import service_pb2 as pb
+from tablier.v1 import service_pb2_grpc as rpc
+
+from .conftest import START_TIMEOUT, start_server, tablier_cmd
+from .helpers import INFO, error_of, expect_error, seat
+
+WAIT = 60.0  # seconds: the deadline of any single wait below
+CREATOR = pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR)
+OPEN = pb.SeatAssignment(kind=pb.SEAT_KIND_OPEN)
+INVITE = pb.SeatAssignment(kind=pb.SEAT_KIND_INVITE)
+
+
+def bot(name: str = "") -> pb.SeatAssignment:
+    return pb.SeatAssignment(kind=pb.SEAT_KIND_BOT, bot=name)
+
+
+def create(stub, game: str, *assignments: pb.SeatAssignment) -> pb.CreateGameResponse:
+    return stub.CreateGame(pb.CreateGameRequest(game_type=game, seat_assignments=assignments))
+
+
+def view(stub, game_id: str, token: str | None = None) -> pb.GameState:
+    return stub.GetView(pb.GetViewRequest(game_id=game_id), metadata=seat(token) if token else ()).state
+
+
+def wait_for(stub, game_id: str, condition, what: str) -> pb.GameState:
+    """Polls the public view until `condition(state)` holds."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        state = view(stub, game_id)
+        if condition(state):
+            return state
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; at seq {state.seq}, awaiting {list(state.to_act)}")
+        time.sleep(0.02)
+
+
+def play_suggested(stub, game_id: str, token: str) -> pb.PlayMoveResponse | None:
+    """The seat of `token` plays the core's suggestion; None when a bot moved first (the
+    suggestion was for an older seq)."""
+    md = seat(token)
+    suggestion = stub.SuggestMove(pb.SuggestMoveRequest(game_id=game_id), metadata=md)
+    try:
+        return stub.PlayMove(pb.PlayMoveRequest(game_id=game_id, command_id=str(uuid.uuid4()),
+                                                action=suggestion.action, expected_seq=suggestion.seq), metadata=md)
+    except grpc.RpcError as exc:
+        assert exc.code() == grpc.StatusCode.ABORTED, exc
+        return None
+
+
+def bot_commands(database_url: str, game_id: str) -> list[tuple[str, int]]:
+    """(command id, seat) of each move the server played for a bot seat, in seq order."""
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute("SELECT command_id, seat FROM commands WHERE game_id = %s AND command_id LIKE 'bot:%%'"
+                            " ORDER BY first_seq", (game_id,)).fetchall()
+    return [(cid, s) for cid, s in rows]
+
+
+def play_human_to_the_end(stub, game_id: str, token: str, human: int, max_moves: int = 3000) -> pb.GameState:
+    """Seat `human` plays whenever it is awaited; everyone else is the server's bots."""
+    for _ in range(max_moves):
+        state = wait_for(stub, game_id, lambda s: s.over or human in s.to_act, f"seat {human}'s turn")
+        if state.over:
+            return state
+        play_suggested(stub, game_id, token)
+    raise AssertionError(f"not over after {max_moves} moves")
+
+
+def test_open_and_invited_seats_are_joined_and_played_with_their_own_tokens(stub, second_server):
+    created = create(stub, "qwirkle", CREATOR, OPEN, INVITE)
+    gid = created.game_id
+    assert created.seat_tokens[0] and created.seat_tokens[1:] == ["", ""]
+    assert list(created.invite_codes) == ["", "", created.invite_codes[2]] and created.invite_codes[2]
+    public = view(stub, gid)
+    assert [s.status for s in public.seats] == [pb.SEAT_STATUS_TAKEN, pb.SEAT_STATUS_OPEN, pb.SEAT_STATUS_INVITED]
+    assert public.seq > 0, "the match starts at once"
+
+    # The invited seat is joined through another server with only the code; the open seat here.
+    with grpc.insecure_channel(second_server.address) as ch:
+        other = rpc.GameServiceStub(ch)
+        invited = other.JoinGame(pb.JoinGameRequest(invite_code=created.invite_codes[2]))
+        assert invited.seat == 2 and invited.state.role == pb.ROLE_SEAT and invited.state.seat == 2
+        code, reason, _ = expect_error(other.JoinGame, pb.JoinGameRequest(invite_code=created.invite_codes[2]))
+        assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "SEAT_TAKEN")
+    code, reason, _ = expect_error(stub.JoinGame, pb.JoinGameRequest(game_id=gid, seat=2))
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "SEAT_NOT_OPEN")
+    code, reason, _ = expect_error(stub.JoinGame, pb.JoinGameRequest(game_id=gid, invite_code=gid + ".nope"))
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "BAD_INVITE_CODE")
+    joined = stub.JoinGame(pb.JoinGameRequest(game_id=gid))
+    assert joined.seat == 1
+    tokens = [created.seat_tokens[0], joined.seat_token, invited.seat_token]
+    assert len(set(tokens)) == 3
+    code, reason, _ = expect_error(stub.JoinGame, pb.JoinGameRequest(game_id=gid))
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NO_OPEN_SEAT")
+    assert [s.status for s in view(stub, gid).seats] == [pb.SEAT_STATUS_TAKEN] * 3
+    # Each token is its own seat's, on either server; an invite code is no credential.
+    for s, token in enumerate(tokens):
+        assert view(stub, gid, token).seat == s
+    with grpc.insecure_channel(second_server.address) as ch:
+        assert rpc.GameServiceStub(ch).GetView(pb.GetViewRequest(game_id=gid), metadata=seat(joined.seat_token)).state.seat == 1
+    code, _, _ = expect_error(stub.GetView, pb.GetViewRequest(game_id=gid), metadata=seat(created.invite_codes[2]))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+
+    # A few rounds: whoever is awaited plays with its own token; the others cannot act for it.
+    for _ in range(6):
+        state = view(stub, gid)
+        awaited = state.to_act[0]
+        for s, token in enumerate(tokens):
+            if s != awaited:
+                code, reason, _ = expect_error(stub.SuggestMove, pb.SuggestMoveRequest(game_id=gid),
+                                               metadata=seat(token))
+                assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN")
+        played = play_suggested(stub, gid, tokens[awaited])
+        assert played is not None and played.events[0].seat == awaited
+
+
+def test_two_joins_of_one_seat_at_once_give_one_winner(stub, second_server):
+    created = create(stub, "grid_knock", CREATOR, OPEN, OPEN)
+    gid = created.game_id
+    with grpc.insecure_channel(second_server.address) as ch:
+        stubs = [stub, rpc.GameServiceStub(ch)]
+        view(stubs[1], gid)  # the second server has seen the seats open
+        racers = 8
+        start = threading.Barrier(racers)
+        results: list[object] = [None] * racers
+
+        def join(i: int) -> None:
+            start.wait(WAIT)
+            try:
+                results[i] = stubs[i % 2].JoinGame(pb.JoinGameRequest(game_id=gid, seat=2))
+            except grpc.RpcError as exc:
+                results[i] = error_of(exc)
+
+        threads = [threading.Thread(target=join, args=(i,)) for i in range(racers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(WAIT)
+    won = [r for r in results if isinstance(r, pb.JoinGameResponse)]
+    lost = [r for r in results if isinstance(r, tuple)]
+    assert len(won) == 1 and len(lost) == racers - 1, results
+    assert all(code == grpc.StatusCode.FAILED_PRECONDITION and reason == "SEAT_TAKEN" for code, reason, _ in lost)
+    assert won[0].seat == 2 and view(stub, gid, won[0].seat_token).seat == 2
+    assert [s.status for s in view(stub, gid).seats] == [pb.SEAT_STATUS_TAKEN, pb.SEAT_STATUS_OPEN, pb.SEAT_STATUS_TAKEN]
+
+
+@pytest.mark.parametrize("game", ["democratie", "grid_knock"])
+def test_a_match_with_bot_seats_plays_to_the_end(stub, e2e_database_url, game):
+    info = INFO[game]
+    # The bots sit first: the server moves before the creator ever does.
+    created = create(stub, game, bot(info.bots[0]), bot(), CREATOR)
+    gid, token = created.game_id, created.seat_tokens[2]
+    assert created.seat_tokens[:2] == ["", ""]
+    assert [(s.status, s.bot) for s in created.state.seats] == [
+        (pb.SEAT_STATUS_BOT, info.bots[0]), (pb.SEAT_STATUS_BOT, info.bots[-1]), (pb.SEAT_STATUS_TAKEN, "")]
+    final = play_human_to_the_end(stub, gid, token, human=2)
+    assert final.over and len(final.outcome.scores) == 3
+    moved = bot_commands(e2e_database_url, gid)
+    assert {s for _, s in moved} == {0, 1}
+    assert all(cid.startswith(f"bot:{s}:") for cid, s in moved)
+    # Nobody holds a bot seat's token: a client cannot take one or act for it.
+    code, reason, _ = expect_error(stub.JoinGame, pb.JoinGameRequest(game_id=gid, seat=0))
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "SEAT_NOT_OPEN")
+
+
+def test_bot_moves_are_the_servers_own_command_ids(stub):
+    created = create(stub, "carre", CREATOR, bot())
+    code, reason, _ = expect_error(stub.PlayMove, pb.PlayMoveRequest(
+        game_id=created.game_id, command_id="bot:1:1", action=view(stub, created.game_id).view),
+        metadata=seat(created.seat_tokens[0]))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_COMMAND_ID")
+
+
+def test_a_server_restart_in_the_middle_still_moves_the_bot(e2e_database_url, tmp_path):
+    first = start_server(e2e_database_url, tmp_path, "seats-1")
+    try:
+        with grpc.insecure_channel(first.address) as ch:
+            grpc.channel_ready_future(ch).result(timeout=START_TIMEOUT)
+            stub = rpc.GameServiceStub(ch)
+            created = create(stub, "carre", CREATOR, bot("random"))
+            gid, token = created.game_id, created.seat_tokens[0]
+            for _ in range(3):  # a few moves each, the bot's by this server
+                wait_for(stub, gid, lambda s: 0 in s.to_act, "seat 0's turn")
+                play_suggested(stub, gid, token)
+            wait_for(stub, gid, lambda s: 0 in s.to_act, "seat 0's turn")
+            before = len(bot_commands(e2e_database_url, gid))
+            assert before >= 2
+    finally:
+        assert first.stop() == 0, first.log.read_text()
+
+    # A server that appends seat 0's move and stops before it moves the bot (its bot player
+    # is cancelled by the shutdown before it starts).
+    async def move_and_stop() -> list[int]:
+        # The servers' seed key: they run here with the default data dir.
+        keys = SeedKeys.from_env(os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR))
+        store = await open_store(e2e_database_url, seed_keys=keys)
+        app = GameApp(store)
+        try:
+            action, seq = await app.suggest(gid, Credential(token))
+            await app.play(gid, Credential(token), "before-restart", action, expected_seq=seq)
+        finally:
+            await app.close()
+            events = await store.load_events(gid)
+            await store.close()
+        match = _core.Match("carre", 2, {})
+        match.apply_all([e.payload for e in events])
+        return match.to_act()
+
+    assert 1 in asyncio.run(move_and_stop()), "the bot must be awaited for this test to mean anything"
+
+    second = start_server(e2e_database_url, tmp_path, "seats-2")
+    try:
+        with grpc.insecure_channel(second.address) as ch:
+            grpc.channel_ready_future(ch).result(timeout=START_TIMEOUT)
+            stub = rpc.GameServiceStub(ch)
+            # Anyone looking at the match (here a spectator) lets the new server find the bot awaited.
+            wait_for(stub, gid, lambda s: 1 not in s.to_act or s.over, "the bot's move after the restart")
+            assert len(bot_commands(e2e_database_url, gid)) == before + 1
+            final = play_human_to_the_end(stub, gid, token, human=0)
+            assert final.over
+    finally:
+        assert second.stop() == 0, second.log.read_text()
+    done = subprocess.run(tablier_cmd("verify", gid, "--database-url", e2e_database_url), capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ))
+    assert done.returncode == 0, done.stdout + done.stderr
