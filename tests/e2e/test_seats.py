@@ -121,17 +121,21 @@ def test_open_and_invited_seats_are_joined_and_played_with_their_own_tokens(stub
     code, _, _ = expect_error(stub.GetView, pb.GetViewRequest(game_id=gid), metadata=seat(created.invite_codes[2]))
     assert code == grpc.StatusCode.UNAUTHENTICATED
 
-    # A few rounds: whoever is awaited plays with its own token; the others cannot act for it.
+    # A few rounds: whoever is awaited plays with its own token; nobody else can play its move,
+    # the creator included.
     for _ in range(6):
         state = view(stub, gid)
         awaited = state.to_act[0]
+        suggestion = stub.SuggestMove(pb.SuggestMoveRequest(game_id=gid), metadata=seat(tokens[awaited]))
         for s, token in enumerate(tokens):
             if s != awaited:
-                code, reason, _ = expect_error(stub.SuggestMove, pb.SuggestMoveRequest(game_id=gid),
-                                               metadata=seat(token))
+                code, reason, _ = expect_error(stub.PlayMove, pb.PlayMoveRequest(
+                    game_id=gid, command_id=str(uuid.uuid4()), action=suggestion.action), metadata=seat(token))
                 assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN")
-        played = play_suggested(stub, gid, tokens[awaited])
-        assert played is not None and played.events[0].seat == awaited
+        assert view(stub, gid).seq == state.seq
+        played = stub.PlayMove(pb.PlayMoveRequest(game_id=gid, command_id=str(uuid.uuid4()), action=suggestion.action,
+                                                  expected_seq=suggestion.seq), metadata=seat(tokens[awaited]))
+        assert played.events[0].seat == awaited
 
 
 def test_two_joins_of_one_seat_at_once_give_one_winner(stub, second_server):
@@ -243,3 +247,34 @@ def test_a_server_restart_in_the_middle_still_moves_the_bot(e2e_database_url, tm
     done = subprocess.run(tablier_cmd("verify", gid, "--database-url", e2e_database_url), capture_output=True,
                           text=True, timeout=300, env=dict(os.environ))
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+async def test_the_sdk_creates_joins_and_plays_against_a_server_bot(server):
+    from tablier_client import Refused, bot_seat, connect, creator_seat, games, invited_seat
+
+    async with connect(server.address) as client:
+        created = await client.create(games.QWIRKLE, 0, assignments=[creator_seat(), invited_seat(), bot_seat()])
+        assert [bool(t) for t in created.tokens] == [True, False, False]
+        assert created.invite_codes[1] and not created.invite_codes[0] and not created.invite_codes[2]
+        assert [s.status for s in created.state.seats] == [
+            pb.SEAT_STATUS_TAKEN, pb.SEAT_STATUS_INVITED, pb.SEAT_STATUS_BOT]
+        joined = await client.join(invite_code=created.invite_codes[1])
+        assert joined.seat == 1 and joined.match.kind is games.QWIRKLE and joined.state.seat == 1
+        with pytest.raises(Refused) as err:
+            await client.join(invite_code=created.invite_codes[1])
+        assert err.value.reason == "SEAT_TAKEN"
+        seats = {0: created.seats[0], 1: joined.match}
+        for _ in range(12):  # both people move in turn; the server moves seat 2 between
+            state = await created.seats[0].state()
+            deadline = time.monotonic() + WAIT
+            while not (state.over or set(state.to_act) & {0, 1}):
+                assert time.monotonic() < deadline, "the server's bot did not move"
+                await asyncio.sleep(0.02)
+                state = await created.seats[0].state()
+            if state.over:
+                break
+            me = seats[state.to_act[0]]
+            suggestion = await me.suggest()
+            played = await me.play(suggestion.action, expected_seq=suggestion.seq)
+            assert played.events[0].seat == state.to_act[0]
+        assert any(e.seat == 2 for e in await created.seats[0].events())

@@ -19,6 +19,7 @@ from .sdk import (
     Client,
     Created,
     Event,
+    Joined,
     Match,
     Moves,
     Played,
@@ -26,14 +27,18 @@ from .sdk import (
     State,
     Suggestion,
     Update,
+    bot_seat,
     connect,
+    creator_seat,
+    invited_seat,
     message_class,
+    open_seat,
     pack,
     unpack,
 )
 
 __all__ = [
-    "Client", "Conflict", "Created", "Event", "GameKind", "Match", "Moves", "Played", "Refused", "Retry",
-    "State", "Suggestion", "TablierError", "Update", "connect", "errors", "games", "message_class", "pack",
-    "unpack",
+    "Client", "Conflict", "Created", "Event", "GameKind", "Joined", "Match", "Moves", "Played", "Refused", "Retry",
+    "State", "Suggestion", "TablierError", "Update", "bot_seat", "connect", "creator_seat", "errors", "games",
+    "invited_seat", "message_class", "open_seat", "pack", "unpack",
 ]

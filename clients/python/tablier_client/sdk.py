@@ -95,6 +95,8 @@ class State(Generic[V]):
     view: V
     seat_count: int
     raw: service_pb2.GameState = field(repr=False)
+    # Who fills each seat, in seat order: taken, open, invited, or a server bot.
+    seats: tuple[service_pb2.SeatInfo, ...] = ()
 
     @property
     def my_turn(self) -> bool:
@@ -224,21 +226,49 @@ class Client:
 
     @overload
     async def create(self, game: GameKind[A, V, E], seats: int, options: dict[str, str] | None = None,
-                     *, seed: bytes = b"") -> Created[A, V, E]: ...
+                     *, seed: bytes = b"",
+                     assignments: Sequence[service_pb2.SeatAssignment] = ()) -> Created[A, V, E]: ...
     @overload
     async def create(self, game: str, seats: int, options: dict[str, str] | None = None,
-                     *, seed: bytes = b"") -> Created[Message, Message, Message]: ...
+                     *, seed: bytes = b"",
+                     assignments: Sequence[service_pb2.SeatAssignment] = ()) -> Created[Message, Message, Message]: ...
     async def create(self, game: str | GameKind[Any, Any, Any], seats: int,
-                     options: dict[str, str] | None = None, *, seed: bytes = b"") -> Created[Any, Any, Any]:
+                     options: dict[str, str] | None = None, *, seed: bytes = b"",
+                     assignments: Sequence[service_pb2.SeatAssignment] = ()) -> Created[Any, Any, Any]:
         """A new match. `seed` (32 bytes, reproducible matches) needs the operator token as
-        the client's `token`. Not retried: a repeated CreateGame would make a second match."""
+        the client's `token`. `assignments` (one per seat; `seats` may be 0 then) make seats
+        open, invited or the server's bots (`open_seat()`, `invited_seat()`, `bot_seat()`); the
+        creator gets the tokens of the others. Not retried: a repeated CreateGame would make a
+        second match."""
         kind = _kind(game)
         request = service_pb2.CreateGameRequest(game_type=kind.id if kind else str(game), seats=seats,
-                                                options=options or {}, seed=seed)
+                                                options=options or {}, seed=seed, seat_assignments=assignments)
         response = await self.call(self.stub.CreateGame, request, self._metadata(self.token),
                                    repeatable=False)
-        matches = [Match(self, response.game_id, kind, token=t) for t in response.seat_tokens]
-        return Created(response.game_id, _state(response.state, kind), matches, list(response.seat_tokens))
+        matches = [Match(self, response.game_id, kind, token=t or None) for t in response.seat_tokens]
+        return Created(response.game_id, _state(response.state, kind), matches, list(response.seat_tokens),
+                       list(response.invite_codes))
+
+    @overload
+    async def join(self, game_id: str = "", kind: None = None, *, invite_code: str = "",
+                   seat: int | None = None) -> Joined[Message, Message, Message]: ...
+    @overload
+    async def join(self, game_id: str, kind: GameKind[A, V, E], *, invite_code: str = "",
+                   seat: int | None = None) -> Joined[A, V, E]: ...
+    async def join(self, game_id: str = "", kind: GameKind[Any, Any, Any] | None = None, *,
+                   invite_code: str = "", seat: int | None = None) -> Joined[Any, Any, Any]:
+        """Takes a seat nobody holds: the one `invite_code` is for (the game id may be left
+        out), else open seat `seat`, else the lowest open seat. The handle acts with the
+        seat's new token (shown once: keep `Joined.token`). Not retried: of racing joins one
+        wins, the others get `errors.Refused` with reason SEAT_TAKEN."""
+        request = service_pb2.JoinGameRequest(game_id=game_id, invite_code=invite_code)
+        if seat is not None:
+            request.seat = seat
+        response = await self.call(self.stub.JoinGame, request, repeatable=False)
+        kind = kind or games.BY_ID.get(response.state.game_type)
+        return Joined(response.seat, response.seat_token,
+                      Match(self, response.state.game_id, kind, token=response.seat_token),
+                      _state(response.state, kind))
 
     @overload
     def match(self, game_id: str, kind: GameKind[A, V, E], *, token: str | None = None,
@@ -282,9 +312,41 @@ class Client:
 class Created(Generic[A, V, E]):
     game_id: str
     state: State[V]
-    # One handle per seat, in seat order, each acting with that seat's secret token.
+    # One handle per seat, in seat order, each acting with that seat's secret token (a
+    # spectator's handle for seats the creator does not hold; their token is "").
     seats: list[Match[A, V, E]]
     tokens: list[str]
+    # Invite codes in seat order ("" for seats not invited; empty when none is).
+    invite_codes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Joined(Generic[A, V, E]):
+    seat: int
+    # The seat's secret token; the server keeps only its hash.
+    token: str
+    match: Match[A, V, E]
+    state: State[V]
+
+
+def open_seat() -> service_pb2.SeatAssignment:
+    """A seat anyone may take with `Client.join`."""
+    return service_pb2.SeatAssignment(kind=service_pb2.SEAT_KIND_OPEN)
+
+
+def invited_seat() -> service_pb2.SeatAssignment:
+    """A seat for whoever holds its invite code (`Created.invite_codes`)."""
+    return service_pb2.SeatAssignment(kind=service_pb2.SEAT_KIND_INVITE)
+
+
+def bot_seat(bot: str = "") -> service_pb2.SeatAssignment:
+    """A seat the server plays with one of `GameType.bots` ("" for the strongest)."""
+    return service_pb2.SeatAssignment(kind=service_pb2.SEAT_KIND_BOT, bot=bot)
+
+
+def creator_seat() -> service_pb2.SeatAssignment:
+    """A seat whose token goes to the creator."""
+    return service_pb2.SeatAssignment(kind=service_pb2.SEAT_KIND_CREATOR)
 
 
 class Match(Generic[A, V, E]):
@@ -419,6 +481,7 @@ def _state(raw: service_pb2.GameState, kind: GameKind[Any, V, Any] | None) -> St
         view=unpack(raw.view, kind.view if kind else None),  # type: ignore[arg-type]
         seat_count=raw.seat_count,
         raw=raw,
+        seats=tuple(raw.seats),
     )
 
 
