@@ -612,6 +612,8 @@ fn idle_cap_aborts() {
     let o = Qwirkle::outcome(&st).unwrap();
     assert!(o.aborted);
     assert_eq!(o.reason, "IDLE_CAP");
+    // Spec §10.4: the cap is reported as an abort, not a result, so nobody wins.
+    assert!(o.winners.is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1524,7 +1524,8 @@ impl Game for Qwirkle {
         }
         let scores = state.scores[..state.seats() as usize].to_vec();
         Some(Outcome {
-            winners: winners(&scores),
+            // An administrative cap is reported as an abort, not a result (spec §10.4, AMB18).
+            winners: if state.aborted { vec![] } else { winners(&scores) },
             scores,
             reason: match state.end_reason {
                 pb::EndReason::HandEmptied => "HAND_EMPTIED",
