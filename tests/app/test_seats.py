@@ -191,3 +191,30 @@ async def _bot_moved(store: MemoryStore, gid: str, seat: int) -> bool:
 
 async def _over(app: GameApp, gid: str) -> bool:
     return (await app.get_view(gid, Credential())).over
+
+
+async def test_a_join_with_a_join_key_is_safe_to_repeat():
+    app = GameApp(MemoryStore())
+    created = await app.create_game("qwirkle", 0, {}, assignments=[CREATOR, OPEN, OPEN, INVITE])
+    gid, key = created.game_id, "k" * 40
+    first = await app.join_game(gid, Credential(), join_key=key)
+    again = await app.join_game(gid, Credential(), join_key=key)
+    assert (first.seat, first.replayed) == (1, False)
+    assert (again.seat, again.seat_token, again.replayed) == (1, first.seat_token, True)
+    assert (await app.join_game(gid, Credential(), seat=1, join_key=key)).seat_token == first.seat_token
+    assert (await app.get_view(gid, Credential(first.seat_token))).principal.seat == 1
+    # The key names one seat: asking for another with it is refused and takes nothing.
+    with pytest.raises(AppError) as err:
+        await app.join_game(gid, Credential(), seat=2, join_key=key)
+    assert err.value.reason == "JOIN_KEY_REUSED"
+    with pytest.raises(AppError) as err:
+        await app.join_game(gid, Credential(), invite_code=created.invite_codes[3], join_key=key)
+    assert err.value.reason == "JOIN_KEY_REUSED"
+    # Another key joins another seat, with another token.
+    other = await app.join_game(gid, Credential(), join_key="z" * 40)
+    assert other.seat == 2 and other.seat_token != first.seat_token
+    for bad in ("short", "x" * 129, "é" * 40, "tab\t" * 10):
+        with pytest.raises(BadRequest) as err:
+            await app.join_game(gid, Credential(), invite_code=created.invite_codes[3], join_key=bad)
+        assert err.value.reason == "BAD_JOIN_KEY"
+    assert [i.status for i in (await app.get_view(gid, Credential())).seats][3] is SeatStatus.INVITED

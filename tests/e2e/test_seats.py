@@ -250,24 +250,30 @@ def test_a_server_restart_in_the_middle_still_moves_the_bot(e2e_database_url, tm
 
 
 async def test_the_sdk_creates_joins_and_plays_against_a_server_bot(server):
-    from tablier_client import Refused, bot_seat, connect, creator_seat, games, invited_seat
+    from tablier_client import Refused, bot_seat, connect, creator_seat, games, invited_seat, open_seat
 
     async with connect(server.address) as client:
-        created = await client.create(games.QWIRKLE, 0, assignments=[creator_seat(), invited_seat(), bot_seat()])
-        assert [bool(t) for t in created.tokens] == [True, False, False]
-        assert created.invite_codes[1] and not created.invite_codes[0] and not created.invite_codes[2]
+        created = await client.create(games.QWIRKLE, 0,
+                                      assignments=[creator_seat(), invited_seat(), bot_seat(), open_seat()])
+        assert [bool(t) for t in created.tokens] == [True, False, False, False]
+        assert [bool(c) for c in created.invite_codes] == [False, True, False, False]
         assert [s.status for s in created.state.seats] == [
-            pb.SEAT_STATUS_TAKEN, pb.SEAT_STATUS_INVITED, pb.SEAT_STATUS_BOT]
+            pb.SEAT_STATUS_TAKEN, pb.SEAT_STATUS_INVITED, pb.SEAT_STATUS_BOT, pb.SEAT_STATUS_OPEN]
         joined = await client.join(invite_code=created.invite_codes[1])
         assert joined.seat == 1 and joined.match.kind is games.QWIRKLE and joined.state.seat == 1
         with pytest.raises(Refused) as err:
             await client.join(invite_code=created.invite_codes[1])
         assert err.value.reason == "SEAT_TAKEN"
-        seats = {0: created.seats[0], 1: joined.match}
+        # A join repeated with its key (as after a lost response) gets the same seat and token.
+        key = "e2e-join-key-" + uuid.uuid4().hex
+        repeated = [await client.join(created.game_id, games.QWIRKLE, join_key=key) for _ in range(2)]
+        assert repeated[0].seat == repeated[1].seat == 3 and repeated[0].token == repeated[1].token
+        assert (repeated[0].replayed, repeated[1].replayed) == (False, True)
+        seats = {0: created.seats[0], 1: joined.match, 3: repeated[0].match}
         for _ in range(12):  # both people move in turn; the server moves seat 2 between
             state = await created.seats[0].state()
             deadline = time.monotonic() + WAIT
-            while not (state.over or set(state.to_act) & {0, 1}):
+            while not (state.over or set(state.to_act) & {0, 1, 3}):
                 assert time.monotonic() < deadline, "the server's bot did not move"
                 await asyncio.sleep(0.02)
                 state = await created.seats[0].state()

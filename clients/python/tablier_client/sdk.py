@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import ssl
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
@@ -251,24 +252,27 @@ class Client:
 
     @overload
     async def join(self, game_id: str = "", kind: None = None, *, invite_code: str = "",
-                   seat: int | None = None) -> Joined[Message, Message, Message]: ...
+                   seat: int | None = None, join_key: str | None = None) -> Joined[Message, Message, Message]: ...
     @overload
     async def join(self, game_id: str, kind: GameKind[A, V, E], *, invite_code: str = "",
-                   seat: int | None = None) -> Joined[A, V, E]: ...
+                   seat: int | None = None, join_key: str | None = None) -> Joined[A, V, E]: ...
     async def join(self, game_id: str = "", kind: GameKind[Any, Any, Any] | None = None, *,
-                   invite_code: str = "", seat: int | None = None) -> Joined[Any, Any, Any]:
+                   invite_code: str = "", seat: int | None = None,
+                   join_key: str | None = None) -> Joined[Any, Any, Any]:
         """Takes a seat nobody holds: the one `invite_code` is for (the game id may be left
         out), else open seat `seat`, else the lowest open seat. The handle acts with the
-        seat's new token (shown once: keep `Joined.token`). Not retried: of racing joins one
-        wins, the others get `errors.Refused` with reason SEAT_TAKEN."""
-        request = service_pb2.JoinGameRequest(game_id=game_id, invite_code=invite_code)
+        seat's token (keep `Joined.token`). One join key (given, or a new random one) is used
+        for every try, so a join repeated after a lost response gets the same seat and token.
+        Of racing joins one wins, the others get `errors.Refused` with reason SEAT_TAKEN."""
+        request = service_pb2.JoinGameRequest(game_id=game_id, invite_code=invite_code,
+                                              join_key=join_key or secrets.token_urlsafe(32))
         if seat is not None:
             request.seat = seat
-        response = await self.call(self.stub.JoinGame, request, repeatable=False)
+        response = await self.call(self.stub.JoinGame, request)
         kind = kind or games.BY_ID.get(response.state.game_type)
         return Joined(response.seat, response.seat_token,
                       Match(self, response.state.game_id, kind, token=response.seat_token),
-                      _state(response.state, kind))
+                      _state(response.state, kind), response.replayed)
 
     @overload
     def match(self, game_id: str, kind: GameKind[A, V, E], *, token: str | None = None,
@@ -327,6 +331,8 @@ class Joined(Generic[A, V, E]):
     token: str
     match: Match[A, V, E]
     state: State[V]
+    # True when the join key had joined already (a repeat): the same seat and token.
+    replayed: bool = False
 
 
 def open_seat() -> service_pb2.SeatAssignment:

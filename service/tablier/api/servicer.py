@@ -145,8 +145,11 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             credential(context),
             request.invite_code,
             request.seat if request.HasField("seat") else None,
+            request.join_key,
         )
-        return service_pb2.JoinGameResponse(seat=joined.seat, seat_token=joined.seat_token, state=to_state(joined.state))
+        return service_pb2.JoinGameResponse(
+            seat=joined.seat, seat_token=joined.seat_token, state=to_state(joined.state), replayed=joined.replayed
+        )
 
     async def GetView(self, request, context):
         at_seq = request.at_seq if request.HasField("at_seq") else None

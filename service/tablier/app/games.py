@@ -64,7 +64,16 @@ from .errors import (
     PermissionDenied,
     Unauthenticated,
 )
-from .seats import SeatAssignment, SeatInfo, SeatStatus, bot_seed, invited_seat, plan_seats, seat_infos
+from .seats import (
+    SeatAssignment,
+    SeatInfo,
+    SeatStatus,
+    bot_seed,
+    invited_seat,
+    join_token,
+    plan_seats,
+    seat_infos,
+)
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +151,8 @@ class Joined:
     seat: int
     seat_token: str
     state: MatchState
+    # True when this join_key had joined already: the same seat and token again.
+    replayed: bool = False
 
 
 @dataclass(frozen=True)
@@ -288,12 +299,13 @@ class GameApp:
     # ----------------------------------------------------------------- join
 
     async def join_game(
-        self, game_id: str, cred: Credential, invite_code: str = "", seat: int | None = None
+        self, game_id: str, cred: Credential, invite_code: str = "", seat: int | None = None, join_key: str = ""
     ) -> Joined:
         """Takes a seat nobody holds: the one `invite_code` is for, else `seat` if it is open,
         else the lowest open seat. Returns the seat's new token (shown once). Of several joins
         racing for one seat, one wins; the others get SEAT_TAKEN (or, asking for any open
-        seat, the next open seat)."""
+        seat, the next open seat). With a `join_key` the token derives from the key, so the
+        same join repeated returns the same seat and token."""
         if not game_id and invite_code:
             game_id = token_game_id(invite_code) or ""
         if invite_code and seat is not None:
@@ -303,10 +315,19 @@ class GameApp:
             held = seat_of(cred.token, game.token_hashes)
             if held is not None:
                 raise NotAllowedNow(f"this token holds seat {held} of the match already", "ALREADY_SEATED")
-        if invite_code:
-            invited = invited_seat(invite_code, game)
-            if invited is None:
-                raise PermissionDenied("the invite code is not valid for this match", "BAD_INVITE_CODE")
+        invited = invited_seat(invite_code, game) if invite_code else None
+        if invite_code and invited is None:
+            raise PermissionDenied("the invite code is not valid for this match", "BAD_INVITE_CODE")
+        token = join_token(game.game_id, join_key) if join_key else new_seat_token(game.game_id)
+        held = seat_of(token, game.token_hashes) if join_key else None
+        if held is not None:
+            wanted = invited if invite_code else seat
+            if wanted is not None and wanted != held:
+                raise AlreadyExists(f"this join_key joined seat {held} of the match, not {wanted}", "JOIN_KEY_REUSED")
+            seq, match = await self._load(game)
+            state = self._state(game, seq, match, Principal(Role.SEAT, held), await self._chain_at(game, seq))
+            return Joined(held, token, state, replayed=True)
+        if invited is not None:
             candidates = [invited]
         elif seat is not None:
             if not 0 <= seat < game.seats:
@@ -323,7 +344,6 @@ class GameApp:
         seq, match = await self._load(game)
         if match.is_over():
             raise NotAllowedNow("the match is over", "GAME_OVER")
-        token = new_seat_token(game.game_id)
         for s in candidates:
             claimed = await self.store.claim_seat(game.game_id, s, token_hash(token))
             if claimed is not None:

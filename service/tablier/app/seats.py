@@ -14,6 +14,7 @@ server gives the same move, and records it as that seat's command like any other
 
 from __future__ import annotations
 
+import base64
 import enum
 import hashlib
 import hmac
@@ -23,6 +24,8 @@ from tablier.store.base import GameRecord
 
 from .auth import new_seat_token, token_hash
 from .errors import BadRequest
+
+MIN_JOIN_KEY, MAX_JOIN_KEY = 32, 128
 
 
 class SeatKind(enum.Enum):
@@ -124,6 +127,16 @@ def invited_seat(code: str, game: GameRecord) -> int | None:
         if stored and hmac.compare_digest(digest, stored):
             found = seat
     return found
+
+
+def join_token(game_id: str, join_key: str) -> str:
+    """The seat token a join with `join_key` gives: derived from the key, so the same join
+    repeated (its response was lost) finds its seat again and gets the same token."""
+    if not MIN_JOIN_KEY <= len(join_key) <= MAX_JOIN_KEY or not join_key.isascii() or not join_key.isprintable():
+        raise BadRequest(f"a join_key is {MIN_JOIN_KEY} to {MAX_JOIN_KEY} printable ASCII characters (a fresh "
+                         "random one per join)", "BAD_JOIN_KEY")
+    digest = hashlib.sha256(b"tablier/join-token\0" + game_id.encode() + b"\0" + join_key.encode()).digest()
+    return f"{game_id}.{base64.urlsafe_b64encode(digest).rstrip(b'=').decode()}"
 
 
 def bot_seed(seed: bytes, seat: int) -> bytes:
