@@ -4,6 +4,7 @@ loopback, a real PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import threading
@@ -195,6 +196,26 @@ def test_bot_moves_are_the_servers_own_command_ids(stub):
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "BAD_COMMAND_ID")
 
 
+async def move_and_stop(database_url: str, game_id: str, token: str) -> list[int]:
+    """Plays the seat of `token` as a server would that stops right after the append, before
+    its bot player starts (the shutdown cancels it); returns the seats awaited then."""
+    # The servers' seed key: they run here with the default data dir.
+    keys = SeedKeys.from_env(os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR))
+    store = await open_store(database_url, seed_keys=keys)
+    app = GameApp(store)
+    try:
+        action, seq = await app.suggest(game_id, Credential(token))
+        await app.play(game_id, Credential(token), f"stopping-{seq}", action, expected_seq=seq)
+    finally:
+        await app.close()
+        events = await store.load_events(game_id)
+        game = await store.get_game(game_id)
+        await store.close()
+    match = _core.Match(game.game_type, game.seats, dict(game.options))
+    match.apply_all([e.payload for e in events])
+    return match.to_act()
+
+
 def test_a_server_restart_in_the_middle_still_moves_the_bot(e2e_database_url, tmp_path):
     first = start_server(e2e_database_url, tmp_path, "seats-1")
     try:
@@ -212,25 +233,9 @@ def test_a_server_restart_in_the_middle_still_moves_the_bot(e2e_database_url, tm
     finally:
         assert first.stop() == 0, first.log.read_text()
 
-    # A server that appends seat 0's move and stops before it moves the bot (its bot player
-    # is cancelled by the shutdown before it starts).
-    async def move_and_stop() -> list[int]:
-        # The servers' seed key: they run here with the default data dir.
-        keys = SeedKeys.from_env(os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR))
-        store = await open_store(e2e_database_url, seed_keys=keys)
-        app = GameApp(store)
-        try:
-            action, seq = await app.suggest(gid, Credential(token))
-            await app.play(gid, Credential(token), "before-restart", action, expected_seq=seq)
-        finally:
-            await app.close()
-            events = await store.load_events(gid)
-            await store.close()
-        match = _core.Match("carre", 2, {})
-        match.apply_all([e.payload for e in events])
-        return match.to_act()
-
-    assert 1 in asyncio.run(move_and_stop()), "the bot must be awaited for this test to mean anything"
+    # A server that appends seat 0's move and stops before it moves the bot.
+    assert 1 in asyncio.run(move_and_stop(e2e_database_url, gid, token)), \
+        "the bot must be awaited for this test to mean anything"
 
     second = start_server(e2e_database_url, tmp_path, "seats-2")
     try:
@@ -284,3 +289,33 @@ async def test_the_sdk_creates_joins_and_plays_against_a_server_bot(server):
             played = await me.play(suggestion.action, expected_seq=suggestion.seq)
             assert played.events[0].seat == state.to_act[0]
         assert any(e.seat == 2 for e in await created.seats[0].events())
+
+
+def test_a_server_watching_the_match_moves_the_bot_if_the_appending_server_stopped(e2e_database_url, second_server):
+    with grpc.insecure_channel(second_server.address) as ch:
+        stub = rpc.GameServiceStub(ch)
+        created = create(stub, "carre", CREATOR, bot("random"))
+        gid, token = created.game_id, created.seat_tokens[0]
+        start = wait_for(stub, gid, lambda s: 0 in s.to_act, "seat 0's turn")
+        seen: list[pb.WatchGameResponse] = []
+        watch = stub.WatchGame(pb.WatchGameRequest(game_id=gid, after_seq=start.seq), timeout=WAIT)
+
+        def read() -> None:
+            with contextlib.suppress(grpc.RpcError):  # cancelled at the end
+                for response in watch:
+                    seen.append(response)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            # Another server appends seat 0's move and stops before its bot player runs. From
+            # here on nothing asks this server about the match: only its watcher sees it.
+            assert 1 in asyncio.run(move_and_stop(e2e_database_url, gid, token)), "the bot must be awaited"
+            deadline = time.monotonic() + WAIT
+            while not any(r.event.seat == 1 for r in seen):
+                assert time.monotonic() < deadline, f"the bot did not move; the watcher saw {len(seen)} events"
+                time.sleep(0.05)
+        finally:
+            watch.cancel()
+            reader.join(WAIT)
+    assert [s for _, s in bot_commands(e2e_database_url, gid)][-1] == 1

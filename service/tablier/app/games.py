@@ -175,6 +175,9 @@ def parse_game_id(game_id: str) -> str:
 SERVER_COMMAND_PREFIX = "timer:"
 # ... and those of the moves it plays for bot seats (`bot:<seat>:<seq before the move>`).
 BOT_COMMAND_PREFIX = "bot:"
+# Seconds after which a server watching a match plays a bot seat still awaited (the server that
+# appended the move before it should have, but may have stopped).
+BOT_BACKSTOP_SECONDS = 5.0
 
 
 def check_command_id(command_id: str) -> None:
@@ -226,13 +229,18 @@ class GameApp:
         # Per match, the task playing its bot seats, and the matches it must look at again.
         self._bots: dict[str, asyncio.Task[None]] = {}
         self._bots_again: set[str] = set()
+        # Per watched match awaiting a bot, the task that checks later that the bot moved.
+        self._backstops: dict[str, asyncio.Task[None]] = {}
+        self._backstops_again: set[str] = set()
 
     async def close(self) -> None:
         """Stops the running timers and bot seats (their waits resume when a server loads the
         match again)."""
         timers = [task for _, task in self._timers.values()] + list(self._bots.values())
+        timers += self._backstops.values()
         self._timers.clear()
         self._bots.clear()
+        self._backstops.clear()
         for task in timers:
             task.cancel()
         await asyncio.gather(*timers, return_exceptions=True)
@@ -432,6 +440,7 @@ class GameApp:
                         out = self._event_out(game, match, ev, principal)
                         if out is not None:
                             yield out, self._state(game, seq, match, principal, ev.chain_hash)
+                    self._backstop_bots(game, match)
                 if match.is_over():
                     return
 
@@ -763,6 +772,33 @@ class GameApp:
             if self._bots.get(gid) is me:
                 del self._bots[gid]
             self._bots_again.discard(gid)
+
+    def _backstop_bots(self, game: GameRecord, match: Match) -> None:
+        """A watcher here saw the match come to await a bot seat. The server that appended the
+        last move plays the bot at once; in case it stopped before, this server looks at the
+        match again after BOT_BACKSTOP_SECONDS, which plays the bot if it is still awaited."""
+        if not game.bots or match.is_over() or not any(game.bot(s) for s in match.to_act()):
+            return
+        if game.game_id in self._backstops:
+            self._backstops_again.add(game.game_id)
+            return
+        self._backstops[game.game_id] = asyncio.get_running_loop().create_task(self._backstop(game))
+
+    async def _backstop(self, game: GameRecord) -> None:
+        gid = game.game_id
+        me = asyncio.current_task()
+        try:
+            while True:
+                self._backstops_again.discard(gid)
+                await asyncio.sleep(BOT_BACKSTOP_SECONDS)  # a grace period, not a wait for a condition
+                await self._load(game)  # starts this server's bot player if a bot seat is awaited
+                if gid not in self._backstops_again:
+                    return
+        except Exception:
+            log.exception("bot backstop of %s failed", gid)
+        finally:
+            if self._backstops.get(gid) is me:
+                del self._backstops[gid]
 
     async def _bot_move(self, game: GameRecord, seq: int, match: Match, seat: int) -> None:
         """The bot's move for `seat` at `seq`, recorded as that seat's command."""
