@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from google.protobuf import any_pb2
 
-from tablier.v1 import carre_pb2, common_pb2, qwirkle_pb2
+from tablier.v1 import carre_pb2, common_pb2, grid_knock_pb2, qwirkle_pb2
 from tablier.v1 import service_pb2 as pb
 
 from .helpers import OPERATOR, seat
@@ -146,3 +146,139 @@ def test_carre_tie_break_rounds_stop_at_the_cap(stub):
     assert (out.aborted, out.reason, list(out.winners), list(out.scores)) == (True, "ROUND_CAP", [], [0, 0])
     view = _carre_view(stub, created.game_id)
     assert view.result.result == carre_pb2.MATCH_RESULT_ABORTED and view.result.rounds_played == 1 + 8
+
+
+# ---------------------------------------------------------------- Grid Knock
+#
+# The two scripts below were found by a search over seeds in the Rust core (a one-turn lookahead
+# that empties domains, seeing every card): each is the match seed and, move by move, the index
+# of the chosen move in ListLegalMoves of the lowest awaited seat. The core's RNG for a command
+# depends only on the seed and the seq, so the same moves give the same match through the API.
+# If a rules change alters the listing or a deal, the script ends elsewhere and the test fails:
+# search again.
+
+GK_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _gk_seed(n: int) -> bytes:
+    return n.to_bytes(8, "little") + b"\x6b" + bytes(23)
+
+
+def _play_script(stub, created: pb.CreateGameResponse, script: str) -> pb.GameState:
+    state = created.state
+    for i, ch in enumerate(script):
+        assert not state.over, f"the match ended after {i} of {len(script)} scripted moves"
+        state = _move(stub, created, lambda _s, _m, _st, k=GK_ALPHABET.index(ch): k, state)
+    return state
+
+
+def _gk_events(stub, game_id: str) -> list[tuple[int, grid_knock_pb2.Event]]:
+    out = []
+    for e in stub.ListEvents(pb.ListEventsRequest(game_id=game_id), metadata=OPERATOR).events:
+        ev = grid_knock_pb2.Event()
+        assert e.payload.Unpack(ev)
+        out.append((e.seq, ev))
+    return out
+
+
+def _gk_view_at(stub, game_id: str, seq: int) -> grid_knock_pb2.View:
+    view = grid_knock_pb2.View()
+    state = stub.GetView(pb.GetViewRequest(game_id=game_id, at_seq=seq), metadata=OPERATOR).state
+    assert state.view.Unpack(view) and view.auditor
+    return view
+
+
+def _gk_domain(i: int, n: int) -> set[int]:
+    """Slot indexes (owner * 12 + (row - 1) * 4 + col - 1) of D[i]: its own block and column 4
+    of the block of seat i + 1 (spec 000 §2: every column 4 belongs to two domains)."""
+    right = (i + 1) % n
+    return {i * 12 + r * 4 + c for r in range(3) for c in range(4)} | {right * 12 + r * 4 + 3 for r in range(3)}
+
+
+def _slot(s: grid_knock_pb2.Slot) -> int:
+    return s.owner * 12 + (s.row - 1) * 4 + s.col - 1
+
+
+GK_AMB14_SCRIPT = (
+    "0000000000120000000915000036e000002210000263000020420000123000100200002c0010024011000022500002020000"
+    "5210000226000022415000020200000050000720000022300002250000774000002240160000442000022400002241200000"
+    "04000201500002200005020000009900000ba00000801500000540000001000002071400000610002b000002800000000400"
+    "0022100002200000225000022500002200000372000004240000220131500000440000022400004420000440000022400004"
+    "4200004460000022400004420000440000025400004020000000000000010000020200000179000027600000090141b01600"
+    "0030140010003000004100005370140000322000033000002230000322000033100008021000002300000020000450000030"
+    "4000030020000000000232000302000000000022000000200000000002200000020000020000400000200000000012000000"
+    "0000000000000001000000000000010000000111000002200002200200022000022002000220000220020002200002210200"
+    "022000020"
+)
+
+
+def test_grid_knock_knockers_card_is_discarded_when_nothing_can_be_taken(stub):
+    """Spec 000 R12 and AMB14: when no slot of the knocker's domain outside the active seat's
+    domain holds a card after the knocker's triples, Y is discarded face up, the active seat's
+    turn ends and its own cards are untouched; the discard pile ends `..., triples of K, Y` (R6)."""
+    created = _start(stub, "grid_knock", 3, {"knock_timeout": "0"}, seed=_gk_seed(0))
+    _play_script(stub, created, GK_AMB14_SCRIPT)
+    events = _gk_events(stub, created.game_id)
+    kinds = [ev.WhichOneof("kind") for _, ev in events]
+    at = kinds.index("held_card_discarded")
+    start = max(i for i in range(at) if kinds[i] == "turn_ended")
+    turn = events[start + 1:at + 2]
+    turn_kinds = [ev.WhichOneof("kind") for _, ev in turn]
+    accepted = next(ev.knock_accepted for _, ev in turn if ev.WhichOneof("kind") == "knock_accepted")
+    a, k = accepted.seat, accepted.knocker
+    y = events[at][1].held_card_discarded
+    assert y.knocker == k
+    # The active seat takes nothing and swaps nothing back; its turn ends right away.
+    assert not {"took_from_knocker", "return_swapped", "exchanged_card_discarded"} & set(turn_kinds)
+    assert kinds[at + 1] == "turn_ended" and events[at + 1][1].turn_ended.seat == a
+    before = _gk_view_at(stub, created.game_id, events[start][0])
+    after = _gk_view_at(stub, created.game_id, events[at][0])
+    assert before.active == a and before.phase == grid_knock_pb2.PHASE_CHOOSE_SOURCE
+    n = 3
+    empty = grid_knock_pb2.SLOT_STATE_EMPTY
+    # Nothing qualified: every slot of D[K] outside D[A] is empty.
+    assert all(after.slots[s].state == empty for s in _gk_domain(k, n) - _gk_domain(a, n))
+    assert any(after.slots[s].state != empty for s in _gk_domain(a, n)), "AMB14, not AMB24: A still has cards"
+    # A's own cards (outside the knocker's domain) are untouched.
+    for s in _gk_domain(a, n) - _gk_domain(k, n):
+        assert after.slots[s] == before.slots[s], s
+    # Discard pile: ..., the knocker's triples of this turn (line order), then Y on top.
+    triples = [ev.triple_discarded for _, ev in turn if ev.WhichOneof("kind") == "triple_discarded"]
+    assert triples and all(t.seat == k for t in triples)
+    tail = [t.value for t in triples for _ in range(3)] + [y.value]
+    assert list(after.discard_pile[-len(tail):]) == tail
+
+
+GK_R16_SCRIPT = (
+    "0055000i0000000004020h030004090040004001400040c01012001020202030203030304002000000000000000060004000"
+    "30003100302030203020312003000300020000000040200020000000001316050005000200e0001121900b00140100007060"
+    "000000000070800020000103110001000200011601160116011601040000014000j00001c0000005000i0i1a001190010015"
+    "000a000100020013017050900110500002000400020002060201000402040204020402040204021402040204020402040204"
+    "00040204020402040204020300004700000205020i02010900090502010201020102010201021203010h010e1c0050800200"
+    "0000000001400080000000011000301040004000400040004000400040004000001000030000000311000013000200002500"
+    "0g00000001000000d0061703010c010f0d070020307003010301031010500102010201120102010301040603150050"
+)
+
+
+def test_grid_knock_empty_domain_passes_closes_and_scores_zero(stub):
+    """Spec 000 R16 and AMB21: a seat whose domain is empty at TURN_START does nothing
+    (pass_empty), its turn ends, it becomes the closer if nobody is yet, and its round score is 0."""
+    created = _start(stub, "grid_knock", 2, {"knock_timeout": "0"}, seed=_gk_seed(8))
+    _play_script(stub, created, GK_R16_SCRIPT)
+    events = _gk_events(stub, created.game_id)
+    kinds = [ev.WhichOneof("kind") for _, ev in events]
+    at = kinds.index("empty_passed")
+    a = events[at][1].empty_passed.seat
+    before = _gk_view_at(stub, created.game_id, events[at - 1][0])
+    assert all(before.slots[s].state == grid_knock_pb2.SLOT_STATE_EMPTY for s in _gk_domain(a, 2))
+    # The seat's domain was emptied by the other seat (its own turn would have closed the round).
+    prev_turn = max(i for i in range(at) if kinds[i] == "turn_ended")
+    assert events[prev_turn][1].turn_ended.seat != a
+    closer_before = before.closer if before.HasField("closer") else None
+    ended = events[at + 1][1]
+    assert ended.WhichOneof("kind") == "turn_ended" and ended.turn_ended.seat == a
+    assert ended.turn_ended.closed == (closer_before is None)
+    scored = next(ev.round_scored for _, ev in events[at:] if ev.WhichOneof("kind") == "round_scored")
+    assert scored.raw_scores[a] == 0 and scored.round_scores[a] == 0
+    if closer_before is None:
+        assert scored.closer == a
