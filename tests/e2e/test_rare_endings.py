@@ -88,6 +88,75 @@ def test_qwirkle_idle_cap_is_an_abort_not_a_result(stub):
     assert view.end_reason == qwirkle_pb2.END_REASON_IDLE_CAP and view.aborted
 
 
+def _qwirkle_view(stub, game_id: str, metadata=()) -> qwirkle_pb2.View:
+    view = qwirkle_pb2.View()
+    assert stub.GetView(pb.GetViewRequest(game_id=game_id), metadata=metadata).state.view.Unpack(view)
+    return view
+
+
+def test_qwirkle_blocked_game_ends_without_bonus(stub):
+    """Spec 003 R15, AMB9 and TV29: once no tile type still in the bag or a hand fits anywhere,
+    the game ends at the start of the next turn, BLOCKED, with no bonus, even with tiles left in
+    the bag. Both seats build TV29's 6 x 6 block (every row a colour line of 6, every column a
+    shape line of 6) on the opening line, exchanging whole hands while nothing fits it."""
+    created = _start(stub, "qwirkle", 2, {}, seed=bytes(range(100, 132)))
+    state = _move(stub, created, lambda _s, _m, _st: 0, created.state)  # the opening play
+    opening = sorted((t.x, t.tile_type) for t in _qwirkle_view(stub, created.game_id).board)
+    assert [x for x, _ in opening] == list(range(len(opening)))
+    colours, shapes = {t // 6 for _, t in opening}, {t % 6 for _, t in opening}
+    # Row y = 0 is the opening line, extended to x = 0..5; the block fills y = 0..5.
+    if len(colours) == 1:  # a colour line: rows are colours, columns shapes
+        cols = [t % 6 for _, t in opening] + sorted(set(range(6)) - shapes)
+        rows = [next(iter(colours))] + sorted(set(range(6)) - colours)
+
+        def target(x: int, y: int) -> int:
+            return rows[y] * 6 + cols[x]
+    else:  # a shape line: rows are shapes, columns colours
+        cols = [t // 6 for _, t in opening] + sorted(set(range(6)) - colours)
+        rows = [next(iter(shapes))] + sorted(set(range(6)) - shapes)
+
+        def target(x: int, y: int) -> int:
+            return cols[x] * 6 + rows[y]
+
+    def build_the_block(_s, moves, _state):
+        actions = []
+        for m in moves:
+            a = qwirkle_pb2.Action()
+            assert m.Unpack(a)
+            actions.append(a)
+        fitting = [i for i, a in enumerate(actions) if a.WhichOneof("kind") == "play" and all(
+            0 <= p.x < 6 and 0 <= p.y < 6 and p.tile_type == target(p.x, p.y) for p in a.play.placements)]
+        if fitting:
+            return max(fitting, key=lambda i: len(actions[i].play.placements))
+        exchanges = [i for i, a in enumerate(actions) if a.WhichOneof("kind") == "exchange"]
+        return max(exchanges, key=lambda i: len(actions[i].exchange.tile_types))
+
+    while not state.over:
+        state = _move(stub, created, build_the_block, state)
+    view = _qwirkle_view(stub, created.game_id, OPERATOR)
+    assert sorted((t.x, t.y, t.tile_type) for t in view.board) == sorted(
+        (x, y, target(x, y)) for x in range(6) for y in range(6))
+    assert view.bag_count > 0, "TV29: tiles are still in the bag"
+    events = []
+    for e in stub.ListEvents(pb.ListEventsRequest(game_id=created.game_id), metadata=OPERATOR).events:
+        ev = qwirkle_pb2.Event()
+        assert e.payload.Unpack(ev)
+        events.append(ev)
+    scores = [0, 0]
+    for ev in events:
+        if ev.WhichOneof("kind") == "placed":
+            scores[ev.placed.seat] += ev.placed.points
+    # The last play completed the block; the game ended at the start of the next turn.
+    assert [ev.WhichOneof("kind") for ev in events[-3:]] == ["placed", "drew", "ended"]
+    ended = events[-1].ended
+    assert (ended.reason, ended.bonus, ended.aborted) == (qwirkle_pb2.END_REASON_BLOCKED, 0, False)
+    out = _outcome(state)
+    assert (out.reason, out.aborted) == ("BLOCKED", False)
+    assert list(out.scores) == list(ended.final_scores) == scores, "no end bonus"
+    assert list(out.winners) == [i for i, v in enumerate(scores) if v == max(scores)]
+    assert view.end_reason == qwirkle_pb2.END_REASON_BLOCKED
+
+
 # ---------------------------------------------------------------- Carré
 
 
