@@ -78,10 +78,12 @@ def _read_line(proc: subprocess.Popen, log: Path, deadline: float) -> str:
     return line.decode().strip()
 
 
-def start_server(database_url: str, log_dir: Path, name: str, *extra: str) -> Server:
-    """`extra` arguments for `tablier serve`; with `--web-listen`, `web_url` is set too."""
+def start_server(database_url: str, log_dir: Path, name: str, *extra: str,
+                 env: dict[str, str] | None = None) -> Server:
+    """`extra` arguments for `tablier serve`; with `--web-listen`, `web_url` is set too. `env`
+    replaces the operator token in its environment."""
     log = log_dir / f"{name}.log"
-    env = dict(os.environ, TABLIER_OPERATOR_TOKEN=OPERATOR_TOKEN)
+    env = dict(os.environ, **(env if env is not None else {"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN}))
     proc = subprocess.Popen(
         tablier_cmd("serve", "--listen", "127.0.0.1:0", "--database-url", database_url, "--grace", "2", *extra),
         stdout=subprocess.PIPE,
