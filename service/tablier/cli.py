@@ -142,6 +142,7 @@ async def start_web(app, args: argparse.Namespace):
 
 async def replay(args: argparse.Namespace) -> int:
     from tablier import _core
+    from tablier.seeds import SeedUnreadable
     from tablier.store.base import UnknownGame
     from tablier.v1.common_pb2 import Outcome
 
@@ -151,6 +152,9 @@ async def replay(args: argparse.Namespace) -> int:
         except UnknownGame:
             err_console.print(f"[red]no match {args.game_id}[/red]")
             return 2
+        except SeedUnreadable as exc:
+            err_console.print(f"[red]{exc}[/red]")
+            return 1
         events = await store.load_events(game.game_id, upto_seq=args.at)
     match = _core.Match(game.game_type, game.seats, dict(game.options))
     match.apply_all([e.payload for e in events])
@@ -174,11 +178,13 @@ async def replay(args: argparse.Namespace) -> int:
 
 
 async def verify(args: argparse.Namespace) -> int:
+    from tablier.public_verify import read_log
     from tablier.verify import verify_game
 
+    transcripts = [read_log(path) for path in args.transcript]
     async with open_database(args) as store:
         ids = await store.list_games() if args.all else [args.game_id]
-        results = [await verify_game(store, gid) for gid in ids]
+        results = [await verify_game(store, gid, transcripts) for gid in ids]
     table = Table(title=f"verified {len(results)} match(es)")
     for col in ("match", "game", "events", "re-decided", "result"):
         table.add_column(col)
@@ -193,6 +199,59 @@ async def verify(args: argparse.Namespace) -> int:
     if bad:
         err_console.print(f"[red]{bad} match(es) failed verification[/red]")
         return 1
+    return 0
+
+
+def verify_public(args: argparse.Namespace) -> int:
+    from tablier.public_verify import read_log, verify_log
+
+    try:
+        seed = bytes.fromhex(args.seed)
+    except ValueError:
+        err_console.print("[red]--seed must be hex[/red]")
+        return 2
+    r = verify_log(read_log(args.log), seed or None, [read_log(p) for p in args.transcript])
+    console.print(f"{r.game_type} {r.game_id}: {r.events} events, {r.redecided} commands decided again "
+                  f"from the seed, {r.transcript_events} viewer events checked")
+    for problem in r.problems:
+        console.print(f"[red]{problem}[/red]")
+    console.print("[green]ok[/green]" if r.ok else f"[red]{len(r.problems)} problem(s)[/red]")
+    return 0 if r.ok else 1
+
+
+def export(args: argparse.Namespace) -> int:
+    import grpc
+
+    from tablier.api.server import load_protos
+    from tablier.public_verify import write_log
+    from tablier.v1 import service_pb2 as pb
+    from tablier.v1 import service_pb2_grpc as rpc
+
+    load_protos()  # every game's messages, to write the Any payloads as JSON
+
+    metadata = []
+    if args.token:
+        metadata.append(("authorization", f"Bearer {args.token}"))
+    if args.auditor:
+        metadata.append(("x-tablier-role", "auditor"))
+    channel = (grpc.secure_channel(args.server, grpc.ssl_channel_credentials(Path(args.tls_ca).read_bytes()))
+               if args.tls_ca else grpc.insecure_channel(args.server))
+    with channel:
+        stub = rpc.GameServiceStub(channel)
+        try:
+            listed = stub.ListEvents(pb.ListEventsRequest(game_id=args.game_id), metadata=metadata)
+            state = stub.GetView(pb.GetViewRequest(game_id=args.game_id, at_seq=listed.last_seq),
+                                 metadata=metadata).state
+        except grpc.RpcError as exc:
+            err_console.print(f"[red]{exc.code().name}: {exc.details()}[/red]")
+            return 1
+    log = pb.MatchLog(state=state, events=listed.events, pinned_commitment=state.seed_commitment)
+    if args.output == "-":
+        from google.protobuf import json_format
+
+        print(json_format.MessageToJson(log, indent=1))
+    else:
+        write_log(args.output, log)
     return 0
 
 
@@ -275,8 +334,31 @@ def register(sub: argparse._SubParsersAction) -> None:
         which = sp.add_mutually_exclusive_group(required=True)
         which.add_argument("game_id", nargs="?")
         which.add_argument("--all", action="store_true")
+        sp.add_argument("--transcript", action="append", default=[], metavar="FILE",
+                        help="a MatchLog a client kept (tablier export): every chain hash it received must "
+                             "still be in the log; repeatable")
         database_options(sp)
         sp.set_defaults(run=verify)
+
+    sp = add_command(sub, "verify-public", help="check a finished match's public log against its revealed "
+                                                "seed, with no database and no trust in the server")
+    if sp is not None:
+        sp.add_argument("log", help="the match's MatchLog as its auditor view (tablier export --auditor)")
+        sp.add_argument("--seed", default="", metavar="HEX", help="the revealed seed (default: the one in the log)")
+        sp.add_argument("--transcript", action="append", default=[], metavar="FILE",
+                        help="a MatchLog a seat or spectator kept during the match; repeatable")
+        sp.set_defaults(run=verify_public)
+
+    sp = add_command(sub, "export", help="write a match's log as a viewer receives it (a MatchLog, protobuf JSON)")
+    if sp is not None:
+        sp.add_argument("game_id")
+        sp.add_argument("--server", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN))
+        sp.add_argument("--token", default="", help="a seat token, or a role token (default: a spectator)")
+        sp.add_argument("--auditor", action="store_true",
+                        help="ask for the auditor view (anyone may, once the match is over)")
+        sp.add_argument("--tls-ca", default="", metavar="PEM", help="connect with TLS, trusting this CA")
+        sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+        sp.set_defaults(run=export)
 
     sp = add_command(sub, "protoset", help="print the path of the FileDescriptorSet of tablier.v1 "
                                            "(for ghz --protoset, grpcurl -protoset)")

@@ -8,7 +8,10 @@ hash after it equals the stored one. The opening events must be exactly what the
 command is decided again from what it asked (kept with the command) and the seed, and must
 give exactly its stored events, so no later shuffle or draw was chosen by hand either.
 Commands stored before their inputs were kept (schema version 1) cannot be decided again and
-are counted apart.
+are counted apart. The `commands` rows must agree with the events (an acknowledged command's
+events are all there and carry its id). Given transcripts (logs a client kept, with the chain
+hashes it received), every event and head they pinned must still be in the log: a log cut or
+rewritten after a client saw it fails here even when it is consistent in itself.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tablier import _core
+from tablier.app.errors import DataLoss
+from tablier.app.integrity import check_commands
+from tablier.seeds import SeedUnreadable
 from tablier.store.base import (
     EventStore,
     NewEvent,
@@ -26,6 +32,7 @@ from tablier.store.base import (
     genesis_hash,
     stored_state_hash,
 )
+from tablier.v1.service_pb2 import MatchLog
 
 
 @dataclass
@@ -44,17 +51,25 @@ class Verdict:
         return not self.problems
 
 
-async def verify_game(store: EventStore, game_id: str) -> Verdict:
+async def verify_game(store: EventStore, game_id: str, transcripts: list[MatchLog] = ()) -> Verdict:
     try:
         game = await store.get_game(game_id)
     except UnknownGame:
         return Verdict(game_id, problems=["no such match"])
+    except SeedUnreadable as exc:
+        return Verdict(game_id, problems=[str(exc)])
     verdict = Verdict(game.game_id, game.game_type)
     events = await store.load_events(game.game_id)
     verdict.events = len(events)
     # By first event; a command that wrote no event has nothing to compare.
-    commands = {c.first_seq: c for c in await store.commands(game.game_id) if c.last_seq >= c.first_seq}
+    stored_commands = await store.commands(game.game_id)
+    commands = {c.first_seq: c for c in stored_commands if c.last_seq >= c.first_seq}
     problems = verdict.problems
+    try:
+        check_commands(game, events, stored_commands)
+    except DataLoss as exc:
+        problems.append(f"seq {exc.seq}: {exc.message.partition(': ')[2]}")
+    problems.extend(check_transcripts(game.game_id, events, transcripts))
     try:
         match = _core.Match(game.game_type, game.seats, dict(game.options))
         opening = match.start(game.seed, 1)
@@ -90,6 +105,26 @@ async def verify_game(store: EventStore, game_id: str) -> Verdict:
         if stored_state_hash(game, match.state_hash()) != ev.state_hash:
             problems.append(f"{where}: state hash mismatch (core {ev.core_version})")
     return verdict
+
+
+def check_transcripts(game_id: str, events: list[StoredEvent], transcripts: list[MatchLog]) -> list[str]:
+    """What the transcripts of this match pinned that the log no longer holds."""
+    chains = {e.seq: e.chain_hash for e in events}
+    problems = []
+    for i, t in enumerate(transcripts, start=1):
+        if t.state.game_id != game_id:
+            continue
+        pinned = [(ev.seq, ev.chain_hash) for ev in t.events if ev.chain_hash]
+        if t.state.chain_head:
+            pinned.append((t.state.seq, t.state.chain_head))
+        for seq, chain in sorted(set(pinned)):
+            if seq not in chains:
+                problems.append(f"seq {seq}: transcript {i} received it; the log no longer holds it (cut)")
+                break
+            if chains[seq] != chain:
+                problems.append(f"seq {seq}: transcript {i} received another event there (rewritten)")
+                break
+    return problems
 
 
 def _redecide(

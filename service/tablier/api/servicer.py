@@ -101,7 +101,7 @@ def to_state(state: MatchState) -> service_pb2.GameState:
 def to_event(event: EventOut) -> service_pb2.Event:
     out = service_pb2.Event(seq=event.seq, type=event.kind, payload=to_any(event.payload),
                             chain_hash=event.chain_hash or b"", command_id=event.command_id or "",
-                            core_version=event.core_version or "")
+                            core_version=event.core_version or "", state_hash=event.state_hash or b"")
     if event.seat is not None:
         out.seat = event.seat
     if event.command is not None:

@@ -125,6 +125,7 @@ class EventOut:
     command_id: str | None = None
     core_version: str | None = None
     command: CommandOut | None = None
+    state_hash: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -899,7 +900,7 @@ class GameApp:
             None if given.action is None else Payload(self.catalogue.get(game.game_type).action_type, given.action),
             given.host_command)
         return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at, ev.chain_hash,
-                        ev.command_id, ev.core_version, asked)
+                        ev.command_id, ev.core_version, asked, ev.state_hash)
 
     async def _chain_at(self, game: GameRecord, seq: int) -> bytes | None:
         head = self._heads.get(game.game_id)

@@ -1,0 +1,193 @@
+"""Checking a finished match from its public log and its revealed seed, with no database.
+
+Once a match is over anyone may read it as the auditor (`x-tablier-role: auditor`): every
+event unredacted, each with its chain hash, command id, core version and (on each command's
+first event) what the command asked; the state carries the revealed seed. `tablier export`
+writes that as a `tablier.v1.MatchLog`. From it, `verify_log` checks, trusting nothing the
+server says:
+
+1. the seed matches the commitment published when the match was created
+   (SHA-256("tablier/seed-commitment\\0" || game id || seed)), and the one a viewer pinned;
+2. the opening events are exactly what the core deals from the seed (`start(seed, seq 1)`);
+3. every later command, decided again from what it asked and the seed (the RNG of the command
+   appending at seq n is ChaCha20 keyed by the seed with stream n), gives exactly the events
+   that follow it; so every chance outcome (deal, draw, reshuffle) is re-derived;
+4. the chain: each event's hash recomputes from the previous one (the first from the genesis
+   hash, which binds the commitment), with the state hash salted per match;
+5. the outcome in the final state is the core's;
+6. each viewer transcript (a log a seat or a spectator kept during the match, with the chain
+   hashes it received): every event it received is the redaction, for that viewer, of the
+   event at that seq, and carries the same chain hash; its head is in the chain. A log cut or
+   rewritten after the viewer saw it is caught here.
+
+The scheme is in the README ("Checking a match") for anyone writing their own verifier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from tablier import _core
+from tablier.store.base import (
+    GameRecord,
+    NewEvent,
+    chain_hash,
+    genesis_hash,
+    seed_commitment,
+    state_salt,
+    stored_state_hash,
+)
+from tablier.v1 import service_pb2
+
+
+@dataclass
+class PublicVerdict:
+    game_id: str
+    game_type: str = "?"
+    events: int = 0
+    # Commands decided again from the seed and found to give their events.
+    redecided: int = 0
+    # Viewer events checked against their unredacted event.
+    transcript_events: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def read_log(path: str | Path) -> service_pb2.MatchLog:
+    """A MatchLog file: protobuf JSON (what `tablier export` writes) or binary."""
+    data = Path(path).read_bytes()
+    log = service_pb2.MatchLog()
+    if data.lstrip()[:1] == b"{":
+        from tablier.api.server import load_protos
+
+        load_protos()  # every game's messages, for the Any payloads
+        json_format.Parse(data.decode(), log)
+    else:
+        log.ParseFromString(data)
+    return log
+
+
+def write_log(path: str | Path, log: service_pb2.MatchLog) -> None:
+    Path(path).write_text(json_format.MessageToJson(log, indent=1) + "\n")
+
+
+def verify_log(
+    log: service_pb2.MatchLog, seed: bytes | None = None, transcripts: list[service_pb2.MatchLog] = ()
+) -> PublicVerdict:
+    st = log.state
+    verdict = PublicVerdict(st.game_id, st.game_type, len(log.events))
+    problems = verdict.problems
+    seed = seed or st.seed
+    if len(seed) != 32:
+        problems.append("no revealed seed (it is published once the match is over; or give --seed)")
+        return verdict
+    if st.integrity_scheme < 2:
+        problems.append(f"integrity scheme {st.integrity_scheme}: the match predates seed commitments")
+        return verdict
+    commitment = seed_commitment(st.game_id, seed)
+    for name, pinned in [("the state's", st.seed_commitment), ("the pinned", log.pinned_commitment)] + [
+        (f"transcript {i + 1}'s", t.pinned_commitment or t.state.seed_commitment) for i, t in enumerate(transcripts)
+    ]:
+        if pinned and pinned != commitment:
+            problems.append(f"the seed does not match {name} seed commitment")
+
+    game = GameRecord(st.game_id, st.game_type, st.seat_count, dict(st.options), seed, (), hash_scheme=2)
+    salt = state_salt(game)
+    try:
+        match = _core.Match(st.game_type, st.seat_count, dict(st.options))
+        opening = match.start(seed, 1)
+    except _core.CoreError as exc:
+        problems.append(f"the core refuses the match ({exc})")
+        return verdict
+    events = list(log.events)
+    expected: dict[int, tuple[str, bytes]] = {i: (k, bytes(p)) for i, (k, p) in enumerate(opening, start=1)}
+    # The viewers' events by seq: (transcript number, viewer, event).
+    seen: dict[int, list[tuple[int, service_pb2.GameState, service_pb2.Event]]] = {}
+    for i, t in enumerate(transcripts, start=1):
+        if t.state.game_id != st.game_id:
+            problems.append(f"transcript {i} is of match {t.state.game_id}, not {st.game_id}")
+            continue
+        for ev in t.events:
+            seen.setdefault(ev.seq, []).append((i, t.state, ev))
+    chains: dict[int, bytes] = {}
+    prev = genesis_hash(game)
+    broken = False
+    for n, ev in enumerate(events, start=1):
+        where = f"seq {ev.seq}"
+        if ev.seq != n:
+            problems.append(f"{where}: expected seq {n} (the log skips or repeats)")
+            break
+        if ev.HasField("command"):
+            again = _redecide(match, seed, ev)
+            if isinstance(again, str):
+                problems.append(f"{where}: {again}")
+            else:
+                verdict.redecided += 1
+                expected.update({ev.seq + i: (k, bytes(p)) for i, (k, p) in enumerate(again)})
+        payload = ev.payload.value
+        if ev.seq not in expected:
+            problems.append(f"{where}: no command or opening deal accounts for this event")
+        elif expected.pop(ev.seq) != (ev.type, payload):
+            problems.append(f"{where}: not what the core decides from the seed")
+        try:
+            match.apply(payload)
+        except _core.CoreError as exc:
+            problems.append(f"{where}: does not apply ({exc})")
+            broken = True
+            break
+        state_hash = stored_state_hash(game, match.state_hash(), salt)
+        if ev.state_hash and ev.state_hash != state_hash:
+            problems.append(f"{where}: state hash mismatch")
+        prev = chain_hash(prev, ev.seq, NewEvent(ev.type, payload, ev.seat if ev.HasField("seat") else None,
+                                                 ev.core_version, state_hash), ev.command_id or None)
+        chains[ev.seq] = prev
+        if ev.chain_hash != prev:
+            problems.append(f"{where}: chain hash mismatch")
+        for i, viewer, got in seen.pop(ev.seq, []):
+            verdict.transcript_events += 1
+            _check_seen(match, payload, prev, i, viewer, got, problems)
+    if broken:
+        return verdict
+    if expected:
+        problems.append(f"seq {min(expected)}: events decided from the seed are missing from the log")
+    for seq, views in sorted(seen.items()):
+        problems.append(f"seq {seq}: transcript {views[0][0]} received an event the log does not hold (cut?)")
+    if st.seq and chains.get(st.seq, b"") != st.chain_head:
+        problems.append(f"seq {st.seq}: the state's chain head is not the log's")
+    for i, t in enumerate(transcripts, start=1):
+        if t.state.chain_head and chains.get(t.state.seq) != t.state.chain_head:
+            problems.append(f"seq {t.state.seq}: transcript {i}'s chain head is not in the log (cut or rewritten)")
+    if not match.is_over():
+        problems.append("the log does not reach the end of the match")
+    elif st.HasField("outcome") and match.outcome() != st.outcome.SerializeToString():
+        problems.append("the final state's outcome is not the core's")
+    return verdict
+
+
+def _redecide(match: _core.Match, seed: bytes, ev: service_pb2.Event) -> list[tuple[str, bytes]] | str:
+    asked = ev.command
+    try:
+        if asked.host_command:
+            return match.host_command(asked.host_command, seed, ev.seq)
+        if not asked.HasField("seat"):
+            return "a command with neither a seat nor a host command"
+        return match.decide(asked.seat, asked.action.value, seed, ev.seq)
+    except _core.CoreError as exc:
+        return f"command {ev.command_id!r} is refused when decided again ({exc})"
+
+
+def _check_seen(match: _core.Match, payload: bytes, chain: bytes, i: int, viewer: service_pb2.GameState,
+                got: service_pb2.Event, problems: list[str]) -> None:
+    where = f"seq {got.seq}: transcript {i}"
+    if got.chain_hash and got.chain_hash != chain:
+        problems.append(f"{where} received another chain hash than the log's (rewritten?)")
+    auditor = viewer.role == service_pb2.ROLE_AUDITOR
+    seat = viewer.seat if viewer.role == service_pb2.ROLE_SEAT else None
+    if match.redact(payload, seat=seat, auditor=auditor) != got.payload.value:
+        problems.append(f"{where} received an event that is not this event as its viewer may see it")
