@@ -674,11 +674,16 @@ class GameApp:
             rewritten = head
             self.cache.drop(gid)
             self._heads.pop(gid, None)
-        stored = await self.store.load_events(gid)
+        # Commands before and after the events (see integrity.check_commands): other servers
+        # may append meanwhile.
         commands = await self.store.commands(gid)
+        stored = await self.store.load_events(gid)
         match = self._blank(game)
         last_chain = await asyncio.to_thread(integrity.replay_checked, game, stored, match)
-        integrity.check_commands(game, stored, commands)
+        known = {c.command_id for c in commands}
+        later = (await self.store.commands(gid)
+                 if any(e.command_id is not None and e.command_id not in known for e in stored) else commands)
+        integrity.check_commands(game, stored, commands, later)
         seq = stored[-1].seq if stored else 0
         if rewritten is not None:
             if seq < rewritten[0]:

@@ -76,15 +76,25 @@ def replay_checked(
     return prev
 
 
-def check_commands(game: GameRecord, events: list[StoredEvent], commands: list[StoredCommand]) -> None:
+def check_commands(
+    game: GameRecord,
+    events: list[StoredEvent],
+    commands: list[StoredCommand],
+    later: list[StoredCommand] | None = None,
+) -> None:
     """The `commands` rows agree with the events: each acknowledged command's events exist and
-    carry its id, and each event of a command has its row. Raises DataLoss at the first bad seq."""
+    carry its id, and each event of a command has its row. Raises DataLoss at the first bad seq.
+
+    On a live database, read `commands` before the events and `later` after them: a command row
+    commits with its events, so every command read before has its events in what was read, and
+    every event read has its row in what is read after (commands appended in between are in
+    neither check's way)."""
+    later = commands if later is None else later
     last = events[-1].seq if events else 0
     by_seq = {ev.seq: ev for ev in events}
     problems: list[tuple[int, str]] = []
-    rows = set()
+    rows = {c.command_id for c in later}
     for c in commands:
-        rows.add(c.command_id)
         if c.last_seq < c.first_seq:
             continue
         if c.last_seq > last:
