@@ -6,8 +6,10 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+TOOLS  := .tools/bin
+GHZ    := v0.93.0
 
-.PHONY: serve test bench install stubs clean-stubs
+.PHONY: serve test bench install stubs clean-stubs tools
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -25,7 +27,15 @@ stubs: install
 serve: stubs
 	$(VENV)/bin/tablier serve
 
-test: stubs
+# ghz (the usual gRPC load tool; tests/e2e/test_ghz.py), built from its Go module when Go is here.
+tools:
+	@if [ -x $(TOOLS)/ghz ]; then :; \
+	elif command -v go >/dev/null 2>&1; then \
+		echo "installing ghz $(GHZ) into $(TOOLS) (go install, about 2 min the first time)"; \
+		GOBIN=$(CURDIR)/$(TOOLS) go install github.com/bojand/ghz/cmd/ghz@$(GHZ); \
+	else echo "no Go toolchain: the ghz test will be skipped"; fi
+
+test: stubs tools
 	cargo test --workspace --release
 	$(PY) -m pytest
 
