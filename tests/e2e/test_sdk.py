@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
+import ssl
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from tablier_client import Conflict, Refused, connect, games
@@ -16,7 +19,7 @@ from tablier_client.errors import InvalidArgument, NotFound
 from tablier_client.sdk import Match, Update
 from tablier_client.v1 import common_pb2, qwirkle_pb2, service_pb2
 
-from .conftest import GAME_IDS, GAME_TYPES, OPERATOR_TOKEN, ROOT
+from .conftest import GAME_IDS, GAME_TYPES, OPERATOR_TOKEN, ROOT, start_server
 
 WAIT = 30.0  # seconds: the deadline of any single wait below
 
@@ -220,3 +223,47 @@ def test_the_readme_example_is_the_shipped_one_and_plays_a_match(server):
     seqs = [int(line.split()[1].rstrip(":")) for line in lines if line.startswith("seq ")]
     assert seqs == list(range(1, len(seqs) + 1)) and seqs, done.stdout
     assert "tiles on the board:" in lines[-1] and "scores" in done.stdout
+
+
+def self_signed(tmp_path) -> tuple[Path, Path, bytes]:
+    """A certificate for 127.0.0.1 and localhost, its key, and its PEM (the client's root)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tablier test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+            .sign(key, hashes.SHA256()))
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    (tmp_path / "cert.pem").write_bytes(pem)
+    (tmp_path / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                         serialization.PrivateFormat.PKCS8,
+                                                         serialization.NoEncryption()))
+    return tmp_path / "cert.pem", tmp_path / "key.pem", pem
+
+
+async def test_connect_uses_tls_when_the_server_offers_it(e2e_database_url, tmp_path):
+    cert, key, pem = self_signed(tmp_path)
+    server = start_server(e2e_database_url, tmp_path, "tls", "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        async with connect(server.address, root_certificates=pem) as client:
+            assert client.tls
+            created = await client.create(games.CARRE, seats=2)
+            assert (await created.seats[0].state()).seat == 0
+        async with connect(f"grpcs://{server.address}", root_certificates=pem) as client:
+            assert client.tls and await client.game_types()
+        # Offered, but not trusted: an error, never a fallback to plaintext.
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await connect(server.address)
+    finally:
+        assert server.stop() == 0
