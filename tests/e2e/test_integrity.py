@@ -232,3 +232,17 @@ def test_tampered_logs_are_refused_warm_and_cold(two_servers):
 
     text = warm.log.read_text() + cold.log.read_text()
     assert "refusing match" in text and "INTERNAL" not in text
+
+
+def test_a_watch_streams_only_the_verified_log(two_servers):
+    """A server holding a verified state still checks the older events it streams."""
+    url, warm, _ = two_servers
+    with grpc.insecure_channel(warm.address) as ch:
+        stub = rpc.GameServiceStub(ch)
+        m = new_match(stub, 4)
+        head = last_seq(stub, m.game_id)
+        bad = tamper(url, m.game_id, "payload_bit", 3)
+        assert last_seq(stub, m.game_id) == head  # the verified state is not re-read
+        watch = stub.WatchGame(pb.WatchGameRequest(game_id=m.game_id), timeout=30)
+        assert data_loss_seq(lambda: list(watch)) == bad
+        assert data_loss_seq(lambda: stub.GetView(pb.GetViewRequest(game_id=m.game_id))) == bad

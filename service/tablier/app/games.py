@@ -428,15 +428,28 @@ class GameApp:
         principal = self._principal_for(game, cred, over=current.is_over(), read_only=False)
         if after_seq > last:
             raise OutOfRange(f"the match is at seq {last}; cannot resume after seq {after_seq}")
-        match = await self._replay(game, upto_seq=after_seq)
+        # What is streamed is checked as it is read: chained from the genesis hash, and equal to
+        # the verified head when it reaches it (see `_load`).
+        verified = self._heads.get(game.game_id)
+        match = self._blank(game)
+        try:
+            prefix = await self.store.load_events(game.game_id, upto_seq=after_seq)
+            chain = await asyncio.to_thread(integrity.replay_checked, game, prefix, match, None, 0, False)
+            if verified is not None and verified[0] == after_seq and chain != verified[1]:
+                raise integrity.damaged(game, after_seq, "the log was rewritten after it was verified")
+        except DataLoss as exc:
+            self._refuse(game.game_id, exc)
         seq = after_seq
         async with aclosing(self.store.watch(game.game_id)) as feed:
             async for latest in feed:
                 if latest > seq:
                     for ev in await self.store.load_events(game.game_id, after_seq=seq, upto_seq=latest):
-                        if ev.seq != seq + 1:
-                            raise _core.CorruptLog(f"event log of {game.game_id} skips from {seq} to {ev.seq}")
-                        match.apply(ev.payload)
+                        try:
+                            chain = integrity.replay_checked(game, [ev], match, chain, seq, False)
+                            if verified is not None and ev.seq == verified[0] and chain != verified[1]:
+                                raise integrity.damaged(game, ev.seq, "the log was rewritten after it was verified")
+                        except DataLoss as exc:
+                            self._refuse(game.game_id, exc)
                         seq = ev.seq
                         out = self._event_out(game, match, ev, principal)
                         if out is not None:
