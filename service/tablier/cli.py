@@ -101,11 +101,11 @@ async def serve(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        web = await start_web(app, args)
+        web = await start_web(app, args, tls)
         # Tests and scripts wait for this exact line (with the bound port).
         print(f"tablier listening on {server.address}", flush=True)
         if web is not None:
-            print(f"tablier web on http://{web.address}/", flush=True)
+            print(f"tablier web on {'https' if tls else 'http'}://{web.address}/", flush=True)
         await stop.wait()
         err_console.print(f"draining (grace {args.grace:g} s)")
         if web is not None:
@@ -125,14 +125,14 @@ def web_dir(args: argparse.Namespace) -> Path | None:
     return built if (built / "index.html").is_file() else None
 
 
-async def start_web(app, args: argparse.Namespace):
+async def start_web(app, args: argparse.Namespace, tls=None):
     """The browser address (Connect / gRPC-Web, and the web app's files), if one is asked."""
     if not args.web_listen:
         return None
     from tablier.web import WebServer
 
     origins = [o.strip() for item in args.cors_origin for o in item.split(",") if o.strip()]
-    web = WebServer(app, args.web_listen, web_dir(args), origins)
+    web = WebServer(app, args.web_listen, web_dir(args), origins, tls)
     await web.start()
     return web
 

@@ -96,7 +96,7 @@ def start_server(database_url: str, log_dir: Path, name: str, *extra: str,
     srv = Server(text.rsplit(" ", 1)[1], proc, log)
     if "--web-listen" in extra:
         text = _read_line(proc, log, deadline)
-        assert text.startswith("tablier web on http://"), text
+        assert text.startswith(("tablier web on http://", "tablier web on https://")), text
         srv.web_url = text.rsplit(" ", 1)[1].rstrip("/")
     return srv
 

@@ -252,3 +252,25 @@ def test_grpcurl_over_tls_as_the_readme_shows(fresh_database_url, tmp_path, pki)
         assert json.loads(view.stdout)["state"]["role"] == "ROLE_AUDITOR"
     finally:
         assert srv.stop() == 0, srv.log.read_text()
+
+
+def test_the_browser_address_serves_tls_too(fresh_database_url, tmp_path, pki):
+    """With --tls-cert, --web-listen is HTTPS only (tokens travel there as well)."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    srv = _tls_server(fresh_database_url, tmp_path, pki, "--web-listen", "127.0.0.1:0")
+    try:
+        assert srv.web_url.startswith("https://"), srv.web_url
+        url = f"{srv.web_url}/tablier.v1.GameService/ListGameTypes"
+        ask = {"content-type": "application/json", "connect-protocol-version": "1"}
+        context = ssl.create_default_context(cafile=str(pki["ca"]))
+        req = urllib.request.Request(url, data=b"{}", headers=ask, method="POST")
+        with urllib.request.urlopen(req, timeout=30, context=context) as resp:
+            assert resp.status == 200 and b"carre" in resp.read()
+        plain = urllib.request.Request(url.replace("https://", "http://"), data=b"{}", headers=ask, method="POST")
+        with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+            urllib.request.urlopen(plain, timeout=30).read()
+    finally:
+        assert srv.stop() == 0, srv.log.read_text()

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 from pathlib import Path
 
 import uvicorn
@@ -19,6 +20,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from tablier.api import load_protos
+from tablier.api.server import TlsFiles
 from tablier.app import GameApp
 
 from .connect import GameServiceConnect
@@ -71,11 +73,19 @@ class WebServer:
     flight (watch streams included) finish for `grace` seconds, then cancels them."""
 
     def __init__(self, app: GameApp, listen: str, web_dir: Path | None = None,
-                 cors_origins: list[str] | None = None) -> None:
+                 cors_origins: list[str] | None = None, tls: TlsFiles | None = None) -> None:
+        """With `tls` (the gRPC address's files) it serves HTTPS only, and requires client
+        certificates when `tls.client_ca` is set."""
         self.listen = listen
         self.web_dir = web_dir
+        self.tls = tls
+        secure = {}
+        if tls is not None:
+            secure = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
+            if tls.client_ca is not None:
+                secure.update(ssl_ca_certs=str(tls.client_ca), ssl_cert_reqs=ssl.CERT_REQUIRED)
         self.config = uvicorn.Config(asgi_app(app, web_dir, cors_origins), lifespan="off",
-                                     log_level="warning", access_log=False)
+                                     log_level="warning", access_log=False, **secure)
         self.server = _Server(self.config)
         self.port = 0
         self._sock: socket.socket | None = None
