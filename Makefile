@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 TOOLS  := .tools/bin
 GHZ    := v0.93.0
 
-.PHONY: serve test bench install stubs clean-stubs tools
+.PHONY: serve test bench bench-service install stubs clean-stubs tools
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -41,6 +41,10 @@ test: stubs tools
 
 bench:
 	cargo bench --workspace
+
+# The service against a bare gRPC echo, one run, loopback only (see `tablier bench-service -h`).
+bench-service: stubs
+	$(VENV)/bin/tablier bench-service $(BENCH_ARGS)
 
 clean-stubs:
 	rm -f service/tablier/v1/*_pb2*.py service/tablier/v1/*_pb2*.pyi service/tablier/v1/tablier.protoset

@@ -297,6 +297,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--listen", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
                         help="host:port (env TABLIER_LISTEN); port 0 picks a free port")
         sp.add_argument("--grace", type=float, default=5.0, help="seconds in-flight calls get on shutdown")
+        sp.add_argument("--workers", type=int, default=1,
+                        help="server processes sharing the address and the database (default 1)")
         sp.add_argument("--tls-cert", default=os.environ.get("TABLIER_TLS_CERT"), metavar="PEM",
                         help="serve TLS with this certificate chain (env TABLIER_TLS_CERT)")
         sp.add_argument("--tls-key", default=os.environ.get("TABLIER_TLS_KEY"), metavar="PEM",
@@ -359,6 +361,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--tls-ca", default="", metavar="PEM", help="connect with TLS, trusting this CA")
         sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
         sp.set_defaults(run=export)
+
+    from tablier import bench
+
+    bench.add_parser(sub, add_command)
 
     sp = add_command(sub, "protoset", help="print the path of the FileDescriptorSet of tablier.v1 "
                                            "(for ghz --protoset, grpcurl -protoset)")

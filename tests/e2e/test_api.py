@@ -362,6 +362,26 @@ def test_same_command_racing_is_written_once(stub, game):
     assert {r.replayed for r in results} in ({True, False}, {False})
 
 
+@pytest.mark.parametrize("game", GAME_IDS)
+def test_replayed_is_false_only_for_the_answer_that_wrote(second_server, stub, game):
+    """100 calls with one command id, in flight together through two server processes: one
+    set of events is written, and exactly one answer says it was not a replay."""
+    created = create(stub, game)
+    gid = created.game_id
+    s = created.state.to_act[0]
+    md = seat(created.seat_tokens[s])
+    action = stub.SuggestMove(pb.SuggestMoveRequest(game_id=gid), metadata=md).action
+    request = pb.PlayMoveRequest(game_id=gid, command_id="once", action=action)
+    with grpc.insecure_channel(second_server.address) as ch_b:
+        stubs = [stub, rpc.GameServiceStub(ch_b)]
+        futures = [stubs[i % 2].PlayMove.future(request, metadata=md, timeout=WAIT) for i in range(100)]
+        results = [f.result() for f in futures]
+    assert [r.replayed for r in results].count(False) == 1
+    assert all(r.events == results[0].events and r.state == results[0].state for r in results)
+    assert last_seq(stub, gid) == results[0].state.seq == created.state.seq + len(
+        [e for e in raw_events(stub, gid).events if e.seq > created.state.seq])
+
+
 def _watch(address: str, game_id: str, after_seq: int, metadata=()):
     """A WatchGame stream on its own channel, with a deadline."""
     channel = grpc.insecure_channel(address)

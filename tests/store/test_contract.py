@@ -194,6 +194,22 @@ async def test_same_command_id_twice_writes_once(backend):
         assert [e.seq for e in await store.append(other.game_id, 0, [event(1)], "move-1")] == [1]
 
 
+async def test_exactly_one_append_of_a_command_id_says_it_wrote(backend):
+    record = game()
+    async with backend.open() as a, backend.open() as b:
+        await a.create_game(record, [event(1)])
+        results = await asyncio.gather(
+            *((a, b)[i % 2].append(record.game_id, 1, [event(2)], "once") for i in range(20)),
+            return_exceptions=True,
+        )
+        assert not [r for r in results if isinstance(r, BaseException)], results
+        assert [r.written for r in results].count(True) == 1
+        assert all(r == results[0] for r in results)
+        again = await a.append(record.game_id, 2, [event(3)], "once")
+        assert not again.written and again == results[0]
+        assert [e.seq for e in await b.load_events(record.game_id)] == [1, 2]
+
+
 async def test_commands_keep_what_they_asked(backend):
     record = game()
     move = CommandInput(seat=1, action=b"\x0a\x02\x08\x07")

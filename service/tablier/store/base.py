@@ -86,6 +86,16 @@ class StoredEvent:
     recorded_at: datetime | None = field(default=None, compare=False)
 
 
+class Appended(list[StoredEvent]):
+    """What `append` returns: the events of the command, in seq order. `written` is True when
+    this call wrote them, False when the command id was used before in the match and these
+    are the events that command wrote then (a retry, or the same command racing itself)."""
+
+    def __init__(self, events: list[StoredEvent], written: bool) -> None:
+        super().__init__(events)
+        self.written = written
+
+
 @dataclass(frozen=True)
 class CommandInput:
     """What a command asked, kept so that an auditor can decide it again from the seed: a
@@ -173,14 +183,15 @@ class EventStore(Protocol):
         events: list[NewEvent],
         command_id: str | None,
         command: CommandInput | None = None,
-    ) -> list[StoredEvent]:
+    ) -> Appended:
         """Appends events at expected_seq+1.. in one transaction, all carrying command_id;
         `command`, what the command asked, is kept with it.
 
         Raises SeqConflict when the match is no longer at expected_seq, UnknownGame. When
         command_id was already used in this match, nothing is written and the events that
-        command wrote the first time are returned instead (check `command_events` first to
-        tell the two apart cheaply)."""
+        command wrote the first time are returned instead, with `written` False. Exactly one
+        of several calls with one command id (at any seqs, from any process) returns
+        `written` True."""
 
     async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
         """The events a command wrote, or None if the command id is new for this match."""

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
 from tablier.store.base import (
+    Appended,
     CommandInput,
     DuplicateGame,
     GameRecord,
@@ -86,7 +87,7 @@ class MemoryStore:
         events: list[NewEvent],
         command_id: str | None,
         command: CommandInput | None = None,
-    ) -> list[StoredEvent]:
+    ) -> Appended:
         key = game_key(game_id)
         async with self._lock:
             game = self._games.get(key)
@@ -95,7 +96,7 @@ class MemoryStore:
             log = self._events[key]
             if command_id is not None and (key, command_id) in self._commands:
                 first, last, _ = self._commands[key, command_id]
-                return log[first - 1 : last]
+                return Appended(log[first - 1 : last], written=False)
             if expected_seq != len(log):
                 raise SeqConflict(f"{key} is at seq {len(log)}, not {expected_seq}")
             prev = log[-1].chain_hash if log else genesis_hash(game)
@@ -105,7 +106,7 @@ class MemoryStore:
                 self._commands[key, command_id] = (expected_seq + 1, expected_seq + len(stored), command)
         if stored:
             self._hub.publish(key, stored[-1].seq)
-        return stored
+        return Appended(stored, written=True)
 
     async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
         key = game_key(game_id)

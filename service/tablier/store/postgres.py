@@ -6,13 +6,21 @@
 
 Appends are optimistic: the events of a command are inserted at expected_seq+1.. and the
 primary key (game_id, seq) lets only one of two racing commands commit; the loser gets
-`SeqConflict`. One statement, hence one transaction, inserts the event rows, the `commands` row
-and sends `pg_notify('tablier_events', '<game_id>:<last_seq>')`, which PostgreSQL delivers at
-commit. The previous event's chain hash is read before that statement (or taken from a small
-cache of chain heads): event rows are immutable, so the value cannot change under us, and if
-the match moved on meanwhile the insert at expected_seq+1 fails. A command id already used
-fails the insert on the `commands` key, or on the seq if the match moved; either way the events
-that command wrote first are returned and nothing is written.
+`SeqConflict`. One statement, hence one transaction and one round trip, looks the command id
+up and, if it is new, inserts the event rows and the `commands` row. The previous event's
+chain hash is taken from a small cache of chain heads (filled by appends and by reads of a
+match's latest events) or read first: event rows are immutable, so the value cannot change
+under us, and if the match moved on meanwhile the insert at expected_seq+1 fails. A command id
+already used writes nothing (found by that statement, or, when the same command races itself,
+by the `commands` key or the seq failing); the events that command wrote first are returned,
+marked as not written by this call.
+
+After the commit, `pg_notify('tablier_events', '<game_id>:<last_seq>')` is sent in a separate
+transaction without a commit flush, batching every append committed meanwhile. In the append's
+own transaction it would serialize all appends' commits behind PostgreSQL's notification lock
+(measured: half the durable commits per second with 16 writers). A process that dies between
+the two leaves other processes' watchers unaware of that append until the next one of the
+match, or until the client's retry of the command, which announces it again.
 
 Watching: one LISTEN connection per store, opened on the first `watch()`, fans notifications
 out to the watchers of this process, so a watcher sees appends made by any process on the same
@@ -38,6 +46,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
 from tablier.store.base import (
+    Appended,
     CommandInput,
     DuplicateGame,
     GameRecord,
@@ -65,9 +74,14 @@ _EVENT_COLUMNS = (
     "recorded_at"
 )
 
-# Event rows, commands row and notification: one statement, one transaction.
-_APPEND = f"""
-WITH ins AS (
+# Event rows and commands row: one statement, one transaction, one round trip. A command id
+# already used in the match writes nothing and returns the span that command wrote; two
+# requests with one command id racing each other fail on a primary key instead.
+_APPEND = """
+WITH prior AS (
+    SELECT first_seq, last_seq FROM commands
+    WHERE game_id = %(game_id)s AND command_id = %(command_id)s
+), ins AS (
     INSERT INTO events (game_id, seq, kind, payload, seat, command_id, core_version,
                         state_hash, chain_hash)
     SELECT %(game_id)s, e.seq, e.kind, e.payload, e.seat, %(command_id)s, e.core_version,
@@ -75,16 +89,23 @@ WITH ins AS (
     FROM unnest(%(seq)s::bigint[], %(kind)s::text[], %(payload)s::bytea[], %(seat)s::int[],
                 %(core_version)s::text[], %(state_hash)s::bytea[], %(chain_hash)s::bytea[])
          AS e(seq, kind, payload, seat, core_version, state_hash, chain_hash)
+    WHERE NOT EXISTS (SELECT FROM prior)
     RETURNING recorded_at
 ), cmd AS (
     INSERT INTO commands (game_id, command_id, first_seq, last_seq, seat, action, host_command)
     SELECT %(game_id)s, %(command_id)s, %(first_seq)s, %(last_seq)s, %(command_seat)s,
            %(action)s, %(host_command)s
-    WHERE %(command_id)s::text IS NOT NULL
-), note AS (
-    SELECT pg_notify('{CHANNEL}', %(note)s) WHERE %(note)s::text IS NOT NULL
+    WHERE %(command_id)s::text IS NOT NULL AND NOT EXISTS (SELECT FROM prior)
 )
-SELECT (SELECT min(recorded_at) FROM ins), (SELECT count(*) FROM note)
+SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELECT last_seq FROM prior)
+"""
+
+# Notifications go out after the appends they announce committed, in a transaction of their
+# own that need not wait for the disk: a NOTIFY inside the append's transaction would hold
+# PostgreSQL's notification lock through the append's commit flush, one commit at a time.
+_NOTIFY = f"""
+SELECT set_config('synchronous_commit', 'off', true), pg_notify('{CHANNEL}', n)
+FROM unnest(%s::text[]) AS n
 """
 
 
@@ -99,6 +120,10 @@ class PostgresStore:
         self._dsn = dsn  # for the LISTEN connection, which is not the pool's
         self._hub = WatchHub()
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        # Notifications not sent yet (game -> last seq), and the task that sends them.
+        self._notes: dict[str, int] = {}
+        self._notes_ready = asyncio.Event()
+        self._notifier: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._closed = False
@@ -127,7 +152,7 @@ class PostgresStore:
                         "UPDATE games SET invite_hashes = %s::bytea[], bots = %s::text[] WHERE game_id = %s",
                         (list(game.invite_hashes), list(game.bots), key),
                     )
-                return await self._insert(conn, key, 0, stored, None)
+                return (await self._insert(conn, key, 0, stored, None))[0]
 
         try:
             recorded_at = await self._run(create)
@@ -162,28 +187,36 @@ class PostgresStore:
         events: list[NewEvent],
         command_id: str | None,
         command: CommandInput | None = None,
-    ) -> list[StoredEvent]:
+    ) -> Appended:
         key = game_key(game_id)
 
-        async def write(conn: psycopg.AsyncConnection) -> tuple[list[StoredEvent], Any]:
+        async def write(conn: psycopg.AsyncConnection) -> tuple[list[StoredEvent], Any, tuple[int, int] | None]:
             if expected_seq < 0:
                 raise SeqConflict(f"{key}: no seq {expected_seq}")
             prev = await self._chain_head(conn, key, expected_seq)
             if not events and await self._last_seq(conn, key) != expected_seq:
                 raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
             stored = chain_events(key, prev, expected_seq, events, command_id)
-            return stored, await self._insert(conn, key, expected_seq, stored, command_id, command)
+            row = await self._insert(conn, key, expected_seq, stored, command_id, command)
+            prior = (row[1], row[2]) if row is not None and row[1] is not None else None
+            if prior is not None:
+                return stored, None, prior
+            return stored, row[0] if row else None, None
 
         try:
-            stored, recorded_at = await self._run(write)
+            stored, recorded_at, prior = await self._run(write)
         except (psycopg.errors.UniqueViolation, SeqConflict):
-            # The seq is taken (lost race), or the command id is: a retry.
+            # The seq is taken (lost race), or the command id is (the same command racing).
             if command_id is not None:
                 earlier = await self.command_events(key, command_id)
                 if earlier is not None:
-                    return earlier
+                    self._announce(key, earlier[-1].seq if earlier else expected_seq)
+                    return Appended(earlier, written=False)
             raise SeqConflict(f"{key} is no longer at seq {expected_seq}") from None
-        return self._committed(key, stored, recorded_at)
+        if prior is not None:
+            earlier = await self._run(lambda conn: self._load(conn, key, prior[0] - 1, prior[1]))
+            return Appended(earlier, written=False)
+        return Appended(self._committed(key, stored, recorded_at), written=True)
 
     async def _insert(
         self,
@@ -194,6 +227,8 @@ class PostgresStore:
         command_id: str | None,
         command: CommandInput | None = None,
     ) -> Any:
+        """Inserts the rows; returns (recorded_at, None, None), or (None, first_seq, last_seq)
+        of the earlier command when command_id was used before (nothing written)."""
         given = command or CommandInput()
         cur = await conn.execute(
             _APPEND,
@@ -212,11 +247,9 @@ class PostgresStore:
                 "command_seat": given.seat,
                 "action": given.action,
                 "host_command": given.host_command,
-                "note": f"{key}:{stored[-1].seq}" if stored else None,
             },
         )
-        row = await cur.fetchone()
-        return row[0] if row else None
+        return await cur.fetchone()
 
     def _committed(
         self, key: str, stored: list[StoredEvent], recorded_at: Any
@@ -225,8 +258,40 @@ class PostgresStore:
             return []
         stored = [replace(e, recorded_at=recorded_at) for e in stored]
         self._remember_head(key, stored[-1].seq, stored[-1].chain_hash)
-        self._hub.publish(key, stored[-1].seq)
+        self._announce(key, stored[-1].seq)
         return stored
+
+    def _announce(self, key: str, seq: int) -> None:
+        """Tells this process's watchers now, and every process's (NOTIFY) just after."""
+        self._hub.publish(key, seq)
+        if seq > self._notes.get(key, 0):
+            self._notes[key] = seq
+        if self._notifier is None:
+            self._notifier = asyncio.create_task(self._notify_loop(), name="tablier-store-notifier")
+        self._notes_ready.set()
+
+    async def _notify_loop(self) -> None:
+        """Sends the pending notifications, all of them in one statement, as soon as the
+        previous statement is done: under load one NOTIFY transaction announces many appends."""
+        while True:
+            await self._notes_ready.wait()
+            self._notes_ready.clear()
+            notes, self._notes = self._notes, {}
+            if not notes:
+                if self._closed:
+                    return
+                continue
+            try:
+                await self._run(lambda conn: conn.execute(_NOTIFY, ([f"{k}:{v}" for k, v in notes.items()],)))
+            except psycopg.Error as exc:
+                if self._closed:
+                    return
+                log.warning("could not send %d notification(s): %s; retrying", len(notes), exc)
+                for k, v in notes.items():
+                    self._notes[k] = max(v, self._notes.get(k, 0))
+                self._notes_ready.set()
+                # Back off before the next attempt (not waiting for a condition).
+                await asyncio.sleep(0.2)
 
     async def _chain_head(self, conn: psycopg.AsyncConnection, key: str, seq: int) -> bytes:
         """The chain hash of event `seq` (genesis for 0). SeqConflict if there is no such
@@ -364,6 +429,11 @@ class PostgresStore:
             events = await self._load(conn, key, after_seq, upto_seq)
             if not events:
                 await self._get_game(conn, key)  # UnknownGame, or truly nothing in range
+            elif upto_seq is None:
+                # The match's last event when read: the next append chains to it.
+                head = self._heads.get(key)
+                if head is None or head[0] < events[-1].seq:
+                    self._remember_head(key, events[-1].seq, events[-1].chain_hash)
             return events
 
         return await self._run(read)
@@ -485,8 +555,16 @@ class PostgresStore:
             log.warning("ignoring malformed %s notification %r", CHANNEL, payload)
 
     async def close(self) -> None:
-        """Ends every watch, stops listening and closes the pool."""
+        """Sends the pending notifications, ends every watch, stops listening and closes
+        the pool."""
         self._closed = True
+        if self._notifier is not None:
+            self._notes_ready.set()
+            done, _ = await asyncio.wait([self._notifier], timeout=5.0)
+            if not done:
+                log.warning("gave up sending %d notification(s) on close", len(self._notes))
+                self._notifier.cancel()
+            self._notifier = None
         self._hub.close()
         self._listening.set()  # releases watchers still waiting for the listener
         if self._listener is not None:
@@ -497,8 +575,14 @@ class PostgresStore:
         await self._pool.close()
 
 
+# Connections per store. Commits wait for the disk; PostgreSQL flushes the commits waiting
+# together at once (group commit), so the pool must not be the limit on how many wait: with
+# 10 connections for 16 moves in flight, half the durable appends per second of 20.
+DEFAULT_POOL_SIZE = 32
+
+
 async def open_store(
-    dsn: str, *, min_size: int = 1, max_size: int = 10, seed_keys: SeedKeys | None = None
+    dsn: str, *, min_size: int = 1, max_size: int = DEFAULT_POOL_SIZE, seed_keys: SeedKeys | None = None
 ) -> PostgresStore:
     """Connects to `dsn` (URL or key=value conninfo), applies pending migrations and returns
     the store. Close it with `await store.close()`. With `seed_keys`, seeds are sealed at rest."""
