@@ -1,0 +1,51 @@
+"""`tablier play`: a terminal player for every game of a tablier server (textual).
+
+    tablier play [--server HOST:PORT] [--tls | --no-tls] [--ca FILE]
+                 [--watch GAME_ID | --join CODE | --replay GAME_ID | --game GAME_ID --token TOKEN]
+
+Registered in the `tablier.commands` entry-point group, so whichever distribution's `tablier`
+script runs has it. textual is imported only when the command runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..cli import Subcommands
+
+
+def register(sub: Subcommands) -> None:
+    from ..cli import DEFAULT_SERVER, add_command
+
+    sp = add_command(sub, "play", help="play, watch or replay matches in the terminal")
+    if sp is None:
+        return
+    sp.add_argument("--server", default=os.environ.get("TABLIER_SERVER", DEFAULT_SERVER),
+                    help="host:port of the server (grpcs://host:port asks for TLS)")
+    tls = sp.add_mutually_exclusive_group()
+    tls.add_argument("--tls", dest="tls", action="store_const", const=True, default=None,
+                     help="require TLS (default: TLS when the server offers it)")
+    tls.add_argument("--no-tls", dest="tls", action="store_const", const=False, help="plaintext only")
+    sp.add_argument("--ca", type=Path, help="PEM file of the root certificates to trust for TLS")
+    sp.add_argument("--watch", default="", metavar="GAME_ID", help="watch a match as a spectator")
+    sp.add_argument("--join", default="", metavar="CODE", help="take a seat: an invite code, or a game id (open seat)")
+    sp.add_argument("--replay", default="", metavar="GAME_ID", help="step through a finished match")
+    sp.add_argument("--game", default="", metavar="GAME_ID", help="play a match you hold a seat of (with --token)")
+    sp.add_argument("--token", default=os.environ.get("TABLIER_SEAT_TOKEN", ""), help="the seat's token")
+    sp.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .app import PlayApp, Start
+
+    app = PlayApp(args.server, tls=args.tls, root_certificates=args.ca.read_bytes() if args.ca else None,
+                  operator_token=os.environ.get("TABLIER_OPERATOR_TOKEN") or None,
+                  start=Start(watch=args.watch, join=args.join, replay=args.replay, game_id=args.game,
+                              token=args.token))
+    app.run()
+    if app.return_code:
+        return app.return_code
+    return 0
