@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input, OptionList, Select, Static
 
 from tablier_client import connect, games
+from tablier_client.sdk import creator_seat, invited_seat
 from tablier_client.play.app import LobbyScreen, MatchScreen, PlayApp, ReplayScreen, Start
-from tablier_client.v1 import qwirkle_pb2
+from tablier_client.v1 import qwirkle_pb2, service_pb2
 
 from .conftest import GAME_IDS
 
@@ -177,10 +178,19 @@ async def test_a_refused_move_is_explained_and_changes_nothing(server):
         # A move that does not parse is caught before it is sent.
         await pilot.press("ctrl+a", "backspace", *"no such move", "enter")
         await until(pilot, lambda: "Could not read" in text(app, "#message"), "the parse error")
-        # A legal move still plays.
-        screen.query_one("#moves", OptionList).focus()
-        await pilot.press("enter")
+        # A legal move still plays: narrowed by a word of its label, then chosen.
+        moves = screen.query_one("#moves", OptionList)
+        moves.focus()
+        word = str(moves.get_option_at_index(moves.option_count - 1).prompt).split()[-2]
+        await pilot.press("slash", *word)
+        await until(pilot, lambda: all(word in str(moves.get_option_at_index(i).prompt)
+                                       for i in range(moves.option_count)), "the filtered moves")
+        assert 0 < moves.option_count <= len(offered)
+        chosen = screen.moves[int(moves.get_option_at_index(0).id or 0)]
+        await pilot.press("enter", "enter")
         await until(pilot, lambda: screen.state is not None and screen.state.seq > seq, "the move")
+        assert "Played: " in text(app, "#message") and screen.last_error is None
+        assert chosen in offered
 
 
 async def test_a_spectator_sees_the_match_move(server):
@@ -202,6 +212,49 @@ async def test_a_spectator_sees_the_match_move(server):
             await until(pilot, lambda: screen.state is not None and screen.state.seq > seq, "the move seen")
             log = "\n".join(str(line.text) for line in screen.query_one("#log").lines)
             assert "placed" in log or "discarded" in log or "went out" in log, log
+
+
+async def test_open_and_invited_seats_are_joined_from_the_lobby(server):
+    app = PlayApp(server.address, tls=False)
+    async with app.run_test(size=SIZE) as pilot:
+        lobby = await open_lobby(pilot)
+        games_list = lobby.query_one("#games", OptionList)
+        games_list.focus()
+        for _ in range(GAME_IDS.index("carre")):
+            await pilot.press("down")
+        await until(pilot, lambda: lobby.game_type.id == "carre", "Carré highlighted")
+        # The second choice of "the other seats": open.
+        others = lobby.query_one("#others", Select)
+        others.focus()
+        await pilot.press("enter", "down", "enter")
+        await until(pilot, lambda: others.value == "open", "open seats chosen")
+        await pilot.click("#create")
+        await until(pilot, lambda: isinstance(app.screen, MatchScreen) and app.screen.state is not None, "the match")
+        host = app.screen
+        assert isinstance(host, MatchScreen) and host.state is not None
+        game_id = host.state.game_id
+        assert f"--join {game_id}" in text(app, "#message")
+        assert [s.status for s in host.state.seats] == [service_pb2.SEAT_STATUS_TAKEN, service_pb2.SEAT_STATUS_OPEN]
+
+    async with connect(server.address, tls=False) as client:
+        invited = await client.create(games.CARRE, 2, assignments=[invited_seat(), creator_seat()])
+        code = invited.invite_codes[0]
+    for seat, key in ((1, game_id), (0, code)):
+        app = PlayApp(server.address, tls=False)
+        async with app.run_test(size=SIZE) as pilot:
+            lobby = await open_lobby(pilot)
+            lobby.query_one("#game-id", Input).focus()
+            await pilot.press(*key)
+            await pilot.click("#join")
+            await until(pilot, lambda: isinstance(app.screen, MatchScreen) and app.screen.state is not None,
+                        "the joined match")
+            assert app.screen.state.seat == seat and f"seat {seat}" in text(app, "#title")
+            # The code was good once: joining with it again is refused, in words.
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby again")
+            await pilot.click("#join")
+            await until(pilot, lambda: text(app, "#message").strip() != "", "the second join's answer")
+            assert "[" in text(app, "#message"), text(app, "#message")
 
 
 async def test_replay_steps_through_a_finished_match(server):

@@ -89,6 +89,7 @@ class MatchScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "leave", "Lobby"),
         Binding("ctrl+r", "refresh", "Refresh"),
+        Binding("slash", "filter", "Filter moves"),
         Binding("ctrl+t", "type_move", "Type a move"),
         Binding("ctrl+e", "replay", "Replay"),
     ]
@@ -101,6 +102,7 @@ class MatchScreen(Screen[None]):
         self.note = note
         self.state: State[Any] | None = None
         self.moves: list[Any] = []
+        self.labels: list[Text] = []
         self.moves_seq = -1
         self.preview: Any = None
         self.last_error: Text | None = None
@@ -120,6 +122,7 @@ class MatchScreen(Screen[None]):
                 yield Static(id="table")
             with Vertical(id="side"):
                 yield Label("Your moves", id="moves-label")
+                yield Input(placeholder="/ filter the moves: words of their labels", id="filter")
                 yield OptionList(id="moves")
                 yield Input(placeholder="type a move (protobuf text), Enter to play", id="typed")
                 yield Static(id="message")
@@ -129,6 +132,7 @@ class MatchScreen(Screen[None]):
     async def on_mount(self) -> None:
         self.query_one("#typed", Input).display = False
         self.state = await self.handle.state()
+        self.query_one("#filter", Input).display = self.state.seat is not None
         log = self.query_one("#log", RichLog)
         with contextlib.suppress(errors.TablierError):
             for event in (await self.handle.events())[-30:]:
@@ -184,7 +188,7 @@ class MatchScreen(Screen[None]):
         state = self.state
         moves_list = self.query_one("#moves", OptionList)
         if state is None or state.seat is None or state.over or not state.my_turn:
-            self.moves, self.moves_seq = [], state.seq if state else -1
+            self.moves, self.moves_seq, self.labels = [], state.seq if state else -1, []
             moves_list.clear_options()
             self.preview = None
             self.redraw_soon()
@@ -197,15 +201,34 @@ class MatchScreen(Screen[None]):
             self.show_error(exc)
             return
         self.moves, self.moves_seq = listed.moves, listed.seq
-        moves_list.clear_options()
-        moves_list.add_options(Option(drawings.action_label(self.game, m, state.view, state.seat), id=str(i))
-                               for i, m in enumerate(self.moves))
-        if self.moves:
-            moves_list.highlighted = 0
-            self.preview = self.moves[0]
-            if not isinstance(self.focused, Input):
-                moves_list.focus()
+        self.labels = [drawings.action_label(self.game, m, state.view, state.seat) for m in self.moves]
+        self.query_one("#filter", Input).value = ""
+        self.list_moves()
+        if self.moves and not isinstance(self.focused, Input):
+            moves_list.focus()
         self.redraw_soon()
+
+    def list_moves(self) -> None:
+        """The legal moves whose label holds every word of the filter (e.g. `blue (2,-1)`)."""
+        words = self.query_one("#filter", Input).value.lower().split()
+        moves_list = self.query_one("#moves", OptionList)
+        moves_list.clear_options()
+        moves_list.add_options(Option(label, id=str(i)) for i, label in enumerate(self.labels)
+                               if all(w in label.plain.lower() for w in words))
+        if moves_list.option_count:
+            moves_list.highlighted = 0
+            self.preview = self.moves[int(moves_list.get_option_at_index(0).id or 0)]
+        else:
+            self.preview = None
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self) -> None:
+        self.list_moves()
+        self.redraw()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one("#moves", OptionList).focus()
 
     def show_error(self, exc: errors.TablierError) -> None:
         self.last_error = explain(exc)
@@ -287,6 +310,9 @@ class MatchScreen(Screen[None]):
         self.moves_seq = -1
         await self.refresh_moves()
         self.redraw()
+
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
 
     def action_type_move(self) -> None:
         typed = self.query_one("#typed", Input)
@@ -557,6 +583,7 @@ class PlayApp(App[None]):
     #table-box { width: 1fr; padding: 0 1; }
     #side { width: 64; border-left: solid $primary; }
     #moves, #events { height: 1fr; min-height: 6; }
+    #filter { border: none; height: 1; padding: 0 1; }
     #moves-label { padding: 0 1; height: 2; }
     #message { height: 4; padding: 0 1; }
     #log { height: 12; border-top: solid $primary; }

@@ -2,22 +2,22 @@
 
 The creator sits at seat 0; the server fills the others (CreateGame's seat assignments):
 its bots, open seats anyone with the game id may join, or invited seats (one code each, to
-hand out). The SDK has no call for these yet, so they go through its stub."""
+hand out)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import games
-from ..sdk import Client, Match
+from ..sdk import Client, Match, bot_seat, creator_seat, invited_seat, open_seat
 from ..v1 import service_pb2
 
-# Lobby choice -> the kind of every seat but the creator's.
-OTHERS: dict[str, service_pb2.SeatKind.ValueType] = {
-    "bots": service_pb2.SEAT_KIND_BOT,
-    "open": service_pb2.SEAT_KIND_OPEN,
-    "invite": service_pb2.SEAT_KIND_INVITE,
+# Lobby choice -> how each seat but the creator's is filled (given the bot's name).
+OTHERS: dict[str, Callable[[str], service_pb2.SeatAssignment]] = {
+    "bots": bot_seat,
+    "open": lambda bot: open_seat(),
+    "invite": lambda bot: invited_seat(),
 }
 
 
@@ -34,28 +34,16 @@ async def create_match(client: Client, game: str, seats: int, options: dict[str,
                        others: str = "bots", bot: str = "") -> Seated:
     """A new match with the creator at seat 0 and the other seats filled as `others` says
     (`bots`: the server's bot `bot`, empty for the strongest; `open`; `invite`)."""
-    kind = OTHERS[others]
-    assignments = [service_pb2.SeatAssignment(kind=service_pb2.SEAT_KIND_CREATOR)]
-    assignments += [service_pb2.SeatAssignment(kind=kind, bot=bot if kind == service_pb2.SEAT_KIND_BOT else "")
-                    for _ in range(seats - 1)]
-    request = service_pb2.CreateGameRequest(game_type=game, seats=seats, options=options,
-                                            seat_assignments=assignments)
-    # Not repeated: a repeated CreateGame would make a second match.
-    response: service_pb2.CreateGameResponse = await client.call(
-        client.stub.CreateGame, request, client._metadata(client.token), repeatable=False)
-    handle = client.match(response.game_id, games.BY_ID.get(game), token=response.seat_tokens[0])
-    return Seated(handle, list(response.invite_codes))
+    assignments = [creator_seat()] + [OTHERS[others](bot) for _ in range(seats - 1)]
+    created = await client.create(game, seats, options, assignments=assignments)
+    return Seated(created.seats[0], created.invite_codes)
 
 
-async def join_match(client: Client, code_or_id: str, seat: int | None = None) -> Match[Any, Any, Any]:
-    """Takes a seat: the one an invite code (`<game id>.<secret>`) names, or an open seat of
-    a game id (`seat`, or the lowest). A handle acting with the new seat's own token."""
-    invite = "." in code_or_id
-    request = service_pb2.JoinGameRequest(game_id="" if invite else code_or_id,
-                                          invite_code=code_or_id if invite else "")
-    if seat is not None and not invite:
-        request.seat = seat
-    # Not repeated: the token is shown once, so a repeated join would lose the first seat.
-    response: service_pb2.JoinGameResponse = await client.call(client.stub.JoinGame, request, repeatable=False)
-    kind = games.BY_ID.get(response.state.game_type)
-    return client.match(response.state.game_id, kind, token=response.seat_token)
+async def join_match(client: Client, code_or_id: str) -> Match[Any, Any, Any]:
+    """Takes a seat: the one an invite code (`<game id>.<secret>`) names, or the lowest open
+    seat of a game id. A handle acting with the new seat's own token."""
+    if "." in code_or_id:
+        joined = await client.join(invite_code=code_or_id)
+    else:
+        joined = await client.join(code_or_id)
+    return joined.match

@@ -175,6 +175,7 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
             total = view.totals[owner] if owner < len(view.totals) else 0
             head.append(f"{label} ({total})"[:16].ljust(16) + "  ", style="bold" if owner == me else "")
         lines.append(head)
+        lines.append(Text("".join("".join(f"  c{c}" for c in range(1, 5)) + "  " for _ in chunk), style=DIM))
         for row in range(1, 4):
             line = Text()
             for owner in chunk:
