@@ -39,6 +39,11 @@ test: stubs tools
 	cargo test --workspace --release
 	$(PY) -m pytest
 
+# The TypeScript client and the web app (clients/web/dist, served by `tablier serve --web-listen`).
+.PHONY: web
+web:
+	cd clients/web && npm ci --no-audit --no-fund && npm run build
+
 bench:
 	cargo bench --workspace
 

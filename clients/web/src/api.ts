@@ -1,0 +1,71 @@
+// The TypeScript client of tablier.v1.GameService: the generated messages and service
+// descriptor (src/gen, from proto/ by protoc-gen-es) over the Connect protocol
+// (@connectrpc/connect-web), plus what every page needs: credentials as headers, the
+// ErrorInfo reason of a refusal, and the game messages inside google.protobuf.Any.
+
+import { createClient, ConnectError, type Client } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-web";
+import { createRegistry, fromJson, toJson, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
+import { anyPack, AnySchema, type Any } from "@bufbuild/protobuf/wkt";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { GameService } from "./gen/tablier/v1/service_pb";
+import { file_tablier_v1_carre } from "./gen/tablier/v1/carre_pb";
+import { file_tablier_v1_democratie } from "./gen/tablier/v1/democratie_pb";
+import { file_tablier_v1_grid_knock } from "./gen/tablier/v1/grid_knock_pb";
+import { file_tablier_v1_qwirkle } from "./gen/tablier/v1/qwirkle_pb";
+import { file_tablier_v1_rat_a_tat_cat } from "./gen/tablier/v1/rat_a_tat_cat_pb";
+
+export * from "./gen/tablier/v1/service_pb";
+export * from "./gen/tablier/v1/common_pb";
+
+export type GameClient = Client<typeof GameService>;
+
+/** A client of the server that served this page (or of `baseUrl`). */
+export function gameClient(baseUrl: string = location.origin): GameClient {
+  return createClient(GameService, createConnectTransport({ baseUrl, useBinaryFormat: true }));
+}
+
+/** Every game's messages, to read and write the Any payloads. */
+export const registry = createRegistry(
+  file_tablier_v1_carre,
+  file_tablier_v1_democratie,
+  file_tablier_v1_grid_knock,
+  file_tablier_v1_qwirkle,
+  file_tablier_v1_rat_a_tat_cat,
+);
+
+/** Call options acting as a seat (its token), as the auditor role, or as a spectator. */
+export function asSeat(token: string | undefined): { headers: Record<string, string> } {
+  return { headers: token ? { authorization: `Bearer ${token}` } : {} };
+}
+export const asAuditorRole = { headers: { "x-tablier-role": "auditor" } };
+
+/** A game message (view, action, event) as protobuf JSON, every field present. */
+export function anyJson(any: Any | undefined): any {
+  if (!any) return undefined;
+  return toJson(AnySchema, any, { registry, alwaysEmitImplicit: true });
+}
+
+/** An action of `typeName` (GameType.action_type) from its protobuf JSON. */
+export function packAction(typeName: string, json: JsonValue): Any {
+  const desc = registry.getMessage(typeName) as DescMessage | undefined;
+  if (!desc) throw new Error(`unknown action type ${typeName}`);
+  return anyPack(desc, fromJson(desc, json, { registry }));
+}
+
+/** What went wrong, in words, and the server's machine reason (google.rpc.ErrorInfo). */
+export function refusal(err: unknown): { code: string; reason: string; message: string } {
+  const e = ConnectError.from(err);
+  let reason = "";
+  for (const d of e.details) {
+    if ("type" in d && d.type === "google.rpc.ErrorInfo") {
+      const r = new BinaryReader(d.value);
+      while (r.pos < r.len) {
+        const [no, wt] = r.tag();
+        if (no === 1) reason = r.string();
+        else r.skip(wt);
+      }
+    }
+  }
+  return { code: String(e.code), reason, message: e.rawMessage };
+}
