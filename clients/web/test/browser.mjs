@@ -1,0 +1,223 @@
+// Browser scenarios of the web app, in Debian's Chromium driven by playwright-core (no browser
+// download). Run by tests/e2e/test_browser.py against a real `tablier serve --web-listen`:
+//   node test/browser.mjs <base url> <scenario> <screenshot dir>
+// Scenarios: lobby, play:<game>, invite, refusal, replay. Exit 0 when the scenario passed;
+// every wait has a deadline, so a scenario always ends by itself.
+
+import { chromium } from "playwright-core";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const [base, scenario, shots] = process.argv.slice(2);
+const PHONE = { width: 390, height: 844 };
+const WAIT = 20_000;
+const MATCH_DEADLINE = Number(process.env.TABLIER_BROWSER_MATCH_SECONDS ?? 240) * 1000;
+// Options that keep a match short (entered through the lobby's option fields).
+const SHORT = {
+  carre: { rounds_per_match: "1" },
+  rat_a_tat_cat: { match_mode: "fixed_rounds", rounds: "1" },
+  democratie: { target: "1" },
+  grid_knock: { target_score: "1" },
+  qwirkle: {},
+};
+
+function check(cond, what) {
+  if (!cond) throw new Error(`check failed: ${what}`);
+}
+
+async function launch() {
+  const profile = mkdtempSync(join(tmpdir(), "tablier-chromium-"));
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    viewport: PHONE,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const close = browser.close.bind(browser);
+  browser.close = async () => {
+    await close();
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  };
+  return browser;
+}
+
+const pages = [];
+async function newPage(ctx) {
+  const page = await ctx.newPage();
+  pages.push(page);
+  page.setDefaultTimeout(WAIT);
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.errors = errors;
+  return page;
+}
+
+/** Creates a match in the lobby: `roles[s]` is "me", "bot" or "invite". */
+async function create(page, game, roles, options = SHORT[game] ?? {}) {
+  await page.goto(`${base}/#/`);
+  const form = page.locator(`form[data-game="${game}"]`);
+  await form.locator('select[name="seats"]').selectOption(String(roles.length));
+  for (const [s, role] of roles.entries()) await form.locator(`select[data-seat="${s}"]`).selectOption(role);
+  if (Object.keys(options).length) {
+    await form.locator("details summary").click();
+    for (const [name, value] of Object.entries(options)) {
+      const field = form.locator(`[name="${name}"]`);
+      if ((await field.evaluate((e) => e.tagName)) === "SELECT") await field.selectOption(value);
+      else await field.fill(value);
+    }
+  }
+  await form.locator('button[type="submit"]').click();
+  await page.waitForSelector(".match .board");
+  return page.url().split("/").pop();
+}
+
+const seqOf = async (page) => (await page.locator(".match-head .seq").textContent()) ?? "";
+
+/** Plays seat `me`'s moves by pointer until the final scores show. Prefers a highlighted
+ *  element on the table (pick it, then its move), else the first legal move's button. */
+async function playToTheEnd(page, deadline, shotName) {
+  let moves = 0;
+  let shot = false;
+  while (Date.now() < deadline) {
+    await page.waitForSelector(".move, .result h2", { timeout: Math.max(1, deadline - Date.now()) });
+    if (await page.locator(".result h2").count()) return moves;
+    const before = await seqOf(page);
+    if (!shot && moves >= 3) { await page.screenshot({ path: join(shots, `${shotName}-playing.png`), fullPage: true }); shot = true; }
+    const lit = page.locator(".board .legal");
+    if (moves % 2 === 0 && (await lit.count())) {
+      await lit.first().click(); // the move list narrows to moves using it (or it plays the only one)
+      if ((await seqOf(page)) === before && (await page.locator(".move").count())) await page.locator(".move").first().click();
+    } else {
+      await page.locator(".move").first().click();
+    }
+    moves++;
+    await page.waitForFunction((b) => {
+      const seq = document.querySelector(".match-head .seq")?.textContent ?? "";
+      return seq !== b || document.querySelector("#refusal")?.textContent;
+    }, before, { timeout: WAIT });
+    const refused = await page.locator("#refusal").textContent();
+    check(!refused, `a legal move was refused: ${refused}`);
+  }
+  throw new Error(`the match did not end within the deadline (${moves} moves)`);
+}
+
+const scenarios = {
+  async lobby(ctx) {
+    const page = await newPage(ctx);
+    await page.goto(`${base}/#/`);
+    await page.waitForSelector("form.game-type");
+    const games = await page.locator("form.game-type").evaluateAll((fs) => fs.map((f) => f.dataset.game));
+    check(games.length === 5, `five game types in the lobby, got ${games}`);
+    for (const g of games) {
+      const form = page.locator(`form[data-game="${g}"]`);
+      check(await form.locator("h2").textContent(), `${g} has a name`);
+      check(await form.locator('button[type="submit"]').isVisible(), `${g} can be created`);
+      check((await form.locator(".option").count()) > 0, `${g} shows its options`);
+    }
+    // Nothing is wider than a phone.
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(wide <= 390, `the lobby fits 390 px (scrollWidth ${wide})`);
+    await page.screenshot({ path: join(shots, "lobby.png"), fullPage: true });
+    check(!page.errors.length, page.errors.join("; "));
+  },
+
+  async play(ctx, game) {
+    const page = await newPage(ctx);
+    const roles = ["me", "bot"];
+    const gameId = await create(page, game, roles);
+    const moves = await playToTheEnd(page, Date.now() + MATCH_DEADLINE, game);
+    const rows = await page.locator(".result table.scores tr").count();
+    check(rows === roles.length, `final scores for every seat (${rows})`);
+    check(moves > 0, "the seat played at least one move");
+    await page.screenshot({ path: join(shots, `${game}-final.png`), fullPage: true });
+    check(!page.errors.length, page.errors.join("; "));
+    console.log(`${game} ${gameId}: ${moves} moves by pointer`);
+  },
+
+  async invite(ctx) {
+    const host = await newPage(ctx);
+    const gameId = await create(host, "carre", ["me", "invite"]);
+    const link = await host.locator('input[data-invite-seat="1"]').inputValue();
+    check(link.includes(`#/join/${gameId}/1/`), `an invite link for seat 1: ${link}`);
+    // The friend opens the link in another browser (its own storage).
+    const other = await launch();
+    try {
+      const guest = await newPage(other);
+      await guest.goto(link);
+      await guest.waitForSelector(".match .board");
+      check((await guest.locator(".match-head").textContent()).includes("you are seat 1"), "the guest holds seat 1");
+      // Whoever is to act moves; the other browser sees it live (WatchGame), a few times over.
+      for (let i = 0; i < 4; i++) {
+        const mover = (await host.locator(".move").count()) ? host : guest;
+        const watcher = mover === host ? guest : host;
+        await mover.waitForSelector(".move");
+        const before = await seqOf(watcher);
+        await mover.locator(".move").first().click();
+        await watcher.waitForFunction((b) => (document.querySelector(".match-head .seq")?.textContent ?? "") !== b, before);
+        await Promise.race([host.waitForSelector(".move"), guest.waitForSelector(".move")]);
+      }
+      await guest.screenshot({ path: join(shots, "invite-guest.png"), fullPage: true });
+      check(!guest.errors.length, guest.errors.join("; "));
+    } finally {
+      await other.close();
+    }
+    check(!host.errors.length, host.errors.join("; "));
+  },
+
+  async refusal(ctx) {
+    const page = await newPage(ctx);
+    await create(page, "carre", ["me", "bot"]);
+    await page.waitForSelector(".move");
+    // Pick a card in hand, then a cell no legal move puts it on: the server refuses, in words.
+    await page.locator('.hand [data-key^="card:"]').first().click();
+    const cell = page.locator('.board [data-key^="cell:"]:not(.legal)').first();
+    await cell.click();
+    await page.waitForFunction(() => document.querySelector("#refusal")?.textContent);
+    const text = await page.locator("#refusal").textContent();
+    const reason = await page.locator("#refusal").getAttribute("data-reason");
+    check(text.startsWith("Refused: ") && text.length > 15, `a refusal in words: ${text}`);
+    check(/^[A-Z_]+$/.test(reason ?? ""), `the server's reason: ${reason}`);
+    await page.screenshot({ path: join(shots, "refusal.png"), fullPage: true });
+    // The match goes on: the legal moves are offered again.
+    await page.waitForSelector(".move");
+    console.log(`refused: ${text} (${reason})`);
+  },
+
+  async replay(ctx) {
+    const page = await newPage(ctx);
+    await create(page, "carre", ["bot", "bot"]);
+    await page.waitForSelector(".result h2", { timeout: MATCH_DEADLINE });
+    await page.locator(".replay-link").click();
+    await page.waitForSelector("#verification");
+    const verdict = await page.locator("#verification").textContent();
+    check(verdict.startsWith("Verified"), `the replay is verified: ${verdict}`);
+    const slider = page.locator("#seq-slider");
+    const max = Number(await slider.getAttribute("max"));
+    check(max > 5, `a slider over ${max} seqs`);
+    const boardAt = async () => page.locator(".replay .board").innerHTML();
+    const last = await boardAt();
+    await slider.fill("3");
+    await page.waitForFunction(() => document.querySelector(".replay .seq")?.textContent?.startsWith("seq 3 /"));
+    check((await boardAt()) !== last, "an earlier seq draws an earlier table");
+    await page.screenshot({ path: join(shots, "replay.png"), fullPage: true });
+    check(!page.errors.length, page.errors.join("; "));
+  },
+};
+
+const ctx = await launch();
+try {
+  const [name, arg] = scenario.split(":");
+  if (!scenarios[name]) throw new Error(`no scenario ${scenario}`);
+  await scenarios[name](ctx, arg);
+  console.log(`scenario ${scenario}: passed`);
+} catch (err) {
+  console.error(`scenario ${scenario}: FAILED: ${err.stack ?? err}`);
+  for (const [i, page] of pages.entries()) {
+    await page.screenshot({ path: join(shots, `FAILED-${scenario.replace(":", "-")}-${i}.png`), fullPage: true }).catch(() => {});
+  }
+  process.exitCode = 1;
+} finally {
+  await ctx.close();
+}
