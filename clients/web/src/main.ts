@@ -2,12 +2,13 @@
 // Routes live in the URL hash, so the server only serves static files:
 //   #/                          lobby
 //   #/game/<id>                 a match (as the seats this browser holds)
-//   #/join/<id>/<seat>/<token>  an invite link: take that seat, then open the match
+//   #/join/<invite code>        an invite link: JoinGame with the code, then the match
+//   #/open/<id>                 a link to a match's open seats: JoinGame, then the match
 //   #/replay/<id>               a finished match, seq by seq
 
 import "./style.css";
-import { h, words } from "./dom";
-import { anyJson, asAuditorRole, asSeat, gameClient, packAction, refusal, type GameState, type GameType } from "./api";
+import { h } from "./dom";
+import { anyJson, asAuditorRole, asSeat, gameClient, packAction, refusal, SeatKind, SeatStatus, type GameState, type GameType } from "./api";
 import { gameUI } from "./games";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
@@ -24,14 +25,40 @@ async function types(): Promise<GameType[]> {
 
 // ------------------------------------------------------------------ seats this browser holds
 
-type Held = { tokens: Record<number, string>; bots: number[]; mine: number[]; invites: Record<number, string> };
+// The seat tokens this browser holds, per match (the tokens are shown once by the server).
+type Held = { tokens: Record<number, string>; mine: number[]; invites: Record<number, string> };
 
 function held(gameId: string): Held {
   const raw = localStorage.getItem(`tablier:match:${gameId}`);
-  return raw ? JSON.parse(raw) : { tokens: {}, bots: [], mine: [], invites: {} };
+  return raw ? JSON.parse(raw) : { tokens: {}, mine: [], invites: {} };
 }
 function keep(gameId: string, record: Held) {
   localStorage.setItem(`tablier:match:${gameId}`, JSON.stringify(record));
+}
+
+function randomKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** JoinGame (safe to repeat: one join key for every try), then the match page. */
+async function join(request: { gameId?: string; inviteCode?: string }) {
+  const joinKey = randomKey();
+  let joined;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      joined = await client.joinGame({ ...request, joinKey });
+      break;
+    } catch (err) {
+      if (attempt >= 2 || refusal(err).code !== String(Code.Unavailable)) throw err;
+    }
+  }
+  const gameId = joined.state!.gameId;
+  const record = held(gameId);
+  record.tokens[joined.seat] = joined.seatToken;
+  record.mine = [joined.seat, ...record.mine.filter((s) => s !== joined.seat)];
+  keep(gameId, record);
+  location.replace(`#/game/${gameId}`);
 }
 
 function say(text: string, kind: "info" | "error" = "info") {
@@ -53,8 +80,9 @@ async function lobby(): Promise<HTMLElement> {
         seatRoles.replaceChildren(...Array.from({ length: Number(seatsSel.value) }, (_, s) =>
           h("label", {}, `seat ${s} `, h("select", { "data-seat": s, "aria-label": `seat ${s}` },
             h("option", { value: "me", selected: s === 0 }, "you"),
-            h("option", { value: "bot", selected: s !== 0 }, "bot"),
-            h("option", { value: "invite" }, "invite a friend")))));
+            h("option", { value: "bot", selected: s !== 0 }, "server bot"),
+            h("option", { value: "invite" }, "invite a friend"),
+            h("option", { value: "open" }, "open to anyone")))));
       };
       seatsSel.addEventListener("change", drawRoles);
       drawRoles();
@@ -78,14 +106,17 @@ async function lobby(): Promise<HTMLElement> {
           if (input && input.value) opts[o.name] = input.value;
         }
         try {
-          const created = await client.createGame({ gameType: t.id, seats: Number(seatsSel.value), options: opts });
-          const record: Held = { tokens: {}, bots: [], mine: [], invites: {} };
-          seatRoles.querySelectorAll("select").forEach((sel) => {
-            const s = Number((sel as HTMLElement).dataset.seat);
-            const role = (sel as HTMLSelectElement).value;
-            const token = created.seatTokens[s];
-            if (role === "invite") record.invites[s] = token;
-            else { record.tokens[s] = token; (role === "bot" ? record.bots : record.mine).push(s); }
+          const roles = [...seatRoles.querySelectorAll("select")].map((sel) => (sel as HTMLSelectElement).value);
+          const kinds: Record<string, SeatKind> = {
+            me: SeatKind.CREATOR, bot: SeatKind.BOT, invite: SeatKind.INVITE, open: SeatKind.OPEN,
+          };
+          const created = await client.createGame({
+            gameType: t.id, options: opts, seatAssignments: roles.map((r) => ({ kind: kinds[r], bot: "" })),
+          });
+          const record: Held = { tokens: {}, mine: [], invites: {} };
+          roles.forEach((role, s) => {
+            if (role === "me") { record.tokens[s] = created.seatTokens[s]; record.mine.push(s); }
+            if (role === "invite") record.invites[s] = created.inviteCodes[s];
           });
           keep(created.gameId, record);
           location.hash = `#/game/${created.gameId}`;
@@ -116,12 +147,17 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const refused = h("p", { class: "refusal", id: "refusal", role: "alert" });
   const header = h("div", { class: "match-head" });
   const result = h("div", { class: "result" });
-  const invites = Object.entries(record.invites).map(([s, t]) => {
-    const link = `${location.origin}${location.pathname}#/join/${gameId}/${s}/${encodeURIComponent(t)}`;
-    return h("div", { class: "invite" }, `Invite for seat ${s}: `,
-      h("input", { readonly: true, value: link, "data-invite-seat": s, size: 30, onclick: (e: Event) => (e.target as HTMLInputElement).select() }),
+  const shareLink = (label: string, link: string, attrs: Record<string, unknown>) =>
+    h("div", { class: "invite" }, label,
+      h("input", { readonly: true, value: link, size: 30, ...attrs, onclick: (e: Event) => (e.target as HTMLInputElement).select() }),
       h("button", { type: "button", onclick: () => navigator.clipboard?.writeText(link) }, "copy"));
-  });
+  const here = `${location.origin}${location.pathname}`;
+  const invites = Object.entries(record.invites)
+    .filter(([s]) => first.seats[Number(s)]?.status === SeatStatus.INVITED)
+    .map(([s, code]) => shareLink(`Invite for seat ${s}: `, `${here}#/join/${encodeURIComponent(code)}`, { "data-invite-seat": s }));
+  if (first.seats.some((x) => x.status === SeatStatus.OPEN)) {
+    invites.push(shareLink("Open seats, for anyone: ", `${here}#/open/${gameId}`, { "data-open-link": "" }));
+  }
   const page = h("section", { class: "match", "data-game": first.gameType },
     header, invites, board, refused, moves, result);
 
@@ -140,7 +176,10 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
       h("h1", {}, info?.name ?? state.gameType),
       h("div", { class: "seq" }, `seq ${state.seq} · `, state.over ? "match over" :
         `to act: ${state.toAct.map((s) => (s === viewer ? "you" : `seat ${s}`)).join(", ")}`),
-      viewer === undefined ? h("div", {}, "watching as a spectator") : h("div", {}, `you are seat ${viewer}`));
+      viewer === undefined ? h("div", {}, "watching as a spectator") : h("div", {}, `you are seat ${viewer}`),
+      h("div", { class: "seats" }, state.seats.map((x, s) => h("span", { class: "seat", "data-seat": s },
+        `seat ${s}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? `bot ${x.bot}` :
+          x.status === SeatStatus.OPEN ? "open" : x.status === SeatStatus.INVITED ? "invited" : "player"}`))));
     // Highlight what the seat's legal moves touch; the picked elements narrow the list.
     const shown = legal;
     const all = (shown?.json ?? []).map((m, i) => ({ i, m, keys: viewer === undefined ? [] : ui.keys(m, viewer) }));
@@ -167,7 +206,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
         h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", {},
           h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, String(sc)),
           h("td", {}, o?.winners.includes(s) ? "winner" : "")))),
-        h("div", {}, `${o?.lowerIsBetter ? "lower is better · " : ""}${o?.reason ? words(o.reason, "") : ""}`),
+        h("div", {}, `${o?.lowerIsBetter ? "lower is better · " : ""}${o?.reason ? o.reason.toLowerCase().replace(/_/g, " ") : ""}`),
         h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"));
     }
   };
@@ -198,7 +237,6 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     showAll = false;
     picked = [];
     draw();
-    driveBots();
   };
 
   const play = async (action: Any) => {
@@ -223,42 +261,14 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
       }
     } catch (err) {
       const r = refusal(err);
-      refused.textContent = `Refused: ${r.message}`;
+      refused.textContent = r.code === String(Code.Aborted)
+        ? `The table changed before your move arrived (${r.message}): choose again.`
+        : `Refused: ${r.message}`;
       refused.dataset.reason = r.reason;
     } finally {
       busy = false;
       picked = [];
       await refresh();
-    }
-  };
-
-  // Seats this browser plays for a bot: the core suggests, the seat plays it.
-  let botRunning = false;
-  const driveBots = async () => {
-    if (botRunning || closed) return;
-    botRunning = true;
-    try {
-      while (!closed && !state.over) {
-        const bot = state.toAct.find((s) => record.bots.includes(s));
-        if (bot === undefined) break;
-        const md = asSeat(record.tokens[bot]);
-        try {
-          const s = await client.suggestMove({ gameId }, md);
-          const done = await client.playMove({ gameId, commandId: crypto.randomUUID(), action: s.action, expectedSeq: s.seq }, md);
-          if (done.state && done.state.seq > state.seq) {
-            // The bot's view is not ours: take the seq from it, the view from our own GetView.
-            state = (await client.getView({ gameId }, asSeat(token))).state!;
-            await refresh();
-          }
-        } catch (err) {
-          if (refusal(err).code !== String(Code.Aborted)) throw err; // someone moved first: look again
-          state = (await client.getView({ gameId }, asSeat(token))).state!;
-        }
-      }
-    } catch (err) {
-      if (!closed) say(`bot stopped: ${refusal(err).message}`, "error");
-    } finally {
-      botRunning = false;
     }
   };
 
@@ -339,15 +349,9 @@ async function route() {
     let page: HTMLElement;
     if (parts[0] === "game" && parts[1]) page = await matchPage(parts[1]);
     else if (parts[0] === "replay" && parts[1]) page = await replayPage(parts[1]);
-    else if (parts[0] === "join" && parts[3]) {
-      const [, gameId, seat, token] = parts;
-      const record = held(gameId);
-      record.tokens[Number(seat)] = decodeURIComponent(token);
-      record.mine = [Number(seat), ...record.mine.filter((s) => s !== Number(seat))];
-      keep(gameId, record);
-      location.replace(`#/game/${gameId}`);
-      return;
-    } else page = await lobby();
+    else if (parts[0] === "join" && parts[1]) return await join({ inviteCode: decodeURIComponent(parts[1]) });
+    else if (parts[0] === "open" && parts[1]) return await join({ gameId: parts[1] });
+    else page = await lobby();
     app.replaceChildren(page);
   } catch (err) {
     const r = refusal(err);
