@@ -70,8 +70,30 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
 # --------------------------------------------------------------------------- serve
 
 
-async def serve(args: argparse.Namespace) -> int:
+def serve(args: argparse.Namespace):
+    """One server process, or with --workers N a parent supervising N of them."""
+    if args.workers < 1:
+        err_console.print("[red]refusing to start: --workers is at least 1[/red]")
+        return 2
+    if args.workers == 1:
+        return serve_one(args)
+    if args.web_listen:
+        err_console.print("[red]refusing to start: --web-listen serves from one process; "
+                          "run it without --workers[/red]")
+        return 2
+    from tablier import workers
+
+    dsn, pg = workers.start_database(args)
+    try:
+        return workers.supervise(args, dsn, err_console)
+    finally:
+        if pg is not None:
+            pg.stop()
+
+
+async def serve_one(args: argparse.Namespace) -> int:
     from tablier.api import GameServer
+    from tablier.api.server import ListenError
     from tablier.api.server import TlsFiles
     from tablier.app import GameApp
     from tablier.app.auth import check_role_tokens
@@ -95,8 +117,13 @@ async def serve(args: argparse.Namespace) -> int:
         tls = TlsFiles(Path(args.tls_cert), Path(args.tls_key), Path(args.tls_client_ca) if args.tls_client_ca else None)
     async with open_database(args) as store:
         app = GameApp(store, operator_token=operator, host_token=host, auditor_token=auditor)
-        server = GameServer(app, args.listen, tls)
-        await server.start()
+        server = GameServer(app, args.listen, tls, reuse_port=args.reuse_port)
+        try:
+            await server.start()
+        except ListenError as exc:
+            err_console.print(f"[red]refusing to start: {exc}[/red]")
+            await app.close()
+            return 2
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -299,6 +326,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--grace", type=float, default=5.0, help="seconds in-flight calls get on shutdown")
         sp.add_argument("--workers", type=int, default=1,
                         help="server processes sharing the address and the database (default 1)")
+        # Set by `--workers` for its processes only: they share the address among themselves.
+        sp.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
         sp.add_argument("--tls-cert", default=os.environ.get("TABLIER_TLS_CERT"), metavar="PEM",
                         help="serve TLS with this certificate chain (env TABLIER_TLS_CERT)")
         sp.add_argument("--tls-key", default=os.environ.get("TABLIER_TLS_KEY"), metavar="PEM",

@@ -54,16 +54,24 @@ class TlsFiles:
         )
 
 
+class ListenError(Exception):
+    """The server cannot listen on its address (most often: another process holds it)."""
+
+
 class GameServer:
     """One grpc.aio server. `start()` binds and returns the port; `stop()` drains. With `tls`
     it serves TLS only."""
 
-    def __init__(self, app: GameApp, listen: str, tls: TlsFiles | None = None) -> None:
+    def __init__(self, app: GameApp, listen: str, tls: TlsFiles | None = None, reuse_port: bool = False) -> None:
+        """`reuse_port`: share the address with other processes that ask for it too (the workers
+        of `tablier serve --workers`). Off, a port another process listens on is refused
+        (gRPC's own default would share it silently, and half of the calls would go there)."""
         self.app = app
         self.listen = listen
         self.tls = tls
         self.health = health.aio.HealthServicer()
-        self.server = grpc.aio.server(interceptors=[ErrorMappingInterceptor()])
+        self.server = grpc.aio.server(interceptors=[ErrorMappingInterceptor()],
+                                      options=[("grpc.so_reuseport", 1 if reuse_port else 0)])
         service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(app), self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = load_protos() + [health.SERVICE_NAME, reflection.SERVICE_NAME]
@@ -71,10 +79,14 @@ class GameServer:
         self.port = 0
 
     async def start(self) -> int:
-        if self.tls is not None:
-            self.port = self.server.add_secure_port(self.listen, self.tls.credentials())
-        else:
-            self.port = self.server.add_insecure_port(self.listen)
+        try:
+            if self.tls is not None:
+                self.port = self.server.add_secure_port(self.listen, self.tls.credentials())
+            else:
+                self.port = self.server.add_insecure_port(self.listen)
+        except RuntimeError:
+            raise ListenError(f"cannot listen on {self.listen}: the address is in use by another process, "
+                              "or not an address of this machine") from None
         await self.server.start()
         for name in ("", GAME_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
