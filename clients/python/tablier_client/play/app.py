@@ -175,7 +175,7 @@ class MatchScreen(Screen[None]):
         elif state.seat is None:
             label.update("Spectating (no seat)", layout=False)
         elif state.my_turn:
-            label.update(Text(f"Your move — {len(self.moves)} legal (Enter plays the highlighted one)",
+            label.update(Text(f"Your move: {len(self.moves)} legal — Enter plays the highlighted one",
                               style="bold green"), layout=False)
         else:
             label.update(f"Waiting for {to_act}", layout=False)
@@ -340,8 +340,8 @@ class ReplayScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "leave", "Back"),
-        Binding("right,n", "step(1)", "Next"),
-        Binding("left,p", "step(-1)", "Previous"),
+        Binding("right,n", "step(1)", "Next", priority=True),
+        Binding("left,p", "step(-1)", "Previous", priority=True),
         Binding("home", "jump(0)", "First", show=False),
         Binding("end", "jump(-1)", "Last", show=False),
     ]
@@ -410,7 +410,8 @@ class ReplayScreen(Screen[None]):
 
     def action_step(self, delta: int) -> None:
         listing = self.query_one("#events", OptionList)
-        listing.highlighted = max(0, min(self.index + delta, len(self.events) - 1))
+        # From the highlighted event, not the one shown: keys pressed quickly all count.
+        listing.highlighted = max(0, min((listing.highlighted or 0) + delta, len(self.events) - 1))
 
     def action_jump(self, where: int) -> None:
         listing = self.query_one("#events", OptionList)
@@ -449,17 +450,16 @@ class LobbyScreen(Screen[None]):
                               ("invited (a code for each)", "invite")], id="others", allow_blank=False)
                 yield Label("Bot")
                 yield Select([], id="bot", allow_blank=True, prompt="the strongest")
-                yield Label("Options (empty: the default)")
-                yield Vertical(id="options")
                 yield Button("Create and play", id="create", variant="primary")
-                yield Label("")
+                yield Static(id="message")
                 yield Label("Game id, or an invite code")
                 yield Input(id="game-id", placeholder="game id or invite code")
                 with Horizontal(id="by-id"):
                     yield Button("Join", id="join")
                     yield Button("Watch", id="watch")
                     yield Button("Replay", id="replay")
-                yield Static(id="message")
+                yield Label("Options of the new match (empty: the default)")
+                yield Vertical(id="options")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -581,12 +581,13 @@ class PlayApp(App[None]):
     CSS = """
     #title { height: 1; background: $primary-background; }
     #table-box { width: 1fr; padding: 0 1; }
-    #side { width: 64; border-left: solid $primary; }
-    #moves, #events { height: 1fr; min-height: 6; }
+    #side { width: 42%; min-width: 40; max-width: 72; border-left: solid $primary; }
+    #moves { height: 2fr; min-height: 6; }
+    #events { height: 1fr; min-height: 6; }
     #filter { border: none; height: 1; padding: 0 1; }
-    #moves-label { padding: 0 1; height: 2; }
+    #moves-label { padding: 0 1; height: 2; width: 100%; }
     #message { height: 4; padding: 0 1; }
-    #log { height: 12; border-top: solid $primary; }
+    #log { height: 1fr; min-height: 5; border-top: solid $primary; }
     #games-box { width: 36; }
     #games { height: 1fr; }
     #form { width: 1fr; padding: 0 1; }

@@ -43,7 +43,8 @@ def action_label(action: pb.Action, view: pb.View, me: int | None) -> Text:
 def event_label(event: pb.Event, me: int | None) -> Text:
     name, e = which(event)
     if name == "match_started":
-        return Text(f"Match of {e.rounds_per_match} rounds; {seat_name(e.first_starter, me)} starts")
+        rounds = f"{e.rounds_per_match} round{'s' if e.rounds_per_match != 1 else ''}"
+        return Text(f"Match of {rounds}; {seat_name(e.first_starter, me)} starts")
     if name == "round_dealt":
         return Text(f"Round {e.round} dealt: {seat_name(e.starter, me)} starts")
     if name == "card_drawn":
@@ -52,7 +53,8 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     if name == "card_placed":
         out = Text(f"{Seat_name(e.seat, me)} placed ")
         out.append_text(card(e.card) if e.card.rank else Text("a card"))
-        return out.append(f"{' face down' if e.face_down else ''} on {_square_of(e.square_owner, me)}, cell {e.cell}")
+        where = "its own square" if e.square_owner == e.seat != me else _square_of(e.square_owner, me)
+        return out.append(f"{' face down' if e.face_down else ''} on {where}, cell {e.cell}")
     if name == "card_discarded":
         return Text(f"{Seat_name(e.seat, me)} discarded ").append_text(card(e.card))
     if name == "went_out":

@@ -32,7 +32,7 @@ def _cards(cards: object) -> Text:
 def action_label(action: pb.Action, view: pb.View, me: int | None) -> Text:
     name, a = which(action)
     if name == "commit_card":
-        return Text("Play ").append_text(card(a.card)).append(" (sealed until everyone has played)")
+        return Text("Play ").append_text(card(a.card))
     return Text(str(action))
 
 
@@ -73,8 +73,8 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
                    f"trick {view.trick_no}/{view.tricks_in_day}", f"first to {view.target} tribes")
     ]
     vote = Text("Vote card: ").append_text(card(view.vote_card) if view.vote_card else Text("—"))
-    vote.append(f"   trump: {SUIT_NAMES[view.trump]}   vote cards left {view.vote_pile_count}"
-                f"   set aside for day 2: {view.stock_count}")
+    vote.append(f"   trump {SUIT_NAMES[view.trump]}   vote cards left {view.vote_pile_count}"
+                f"   for day 2 {view.stock_count}")
     lines += [vote, Text("")]
     for s in view.seat_info:
         row = Text(f"{'▶' if s.awaited else ' '} {seat_name(s.seat, me):8} cards {s.hand_count:2}   "
@@ -105,6 +105,8 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
         lines.append(hand)
         if view.my_commit:
             lines.append(Text("Your sealed card: ").append_text(card(view.my_commit)))
+        elif view.has_viewer_seat and view.viewer_seat in view.to_act:
+            lines.append(Text("The card you play stays sealed until every seat has played.", style=DIM))
     if view.over:
         lines.append(Text("Winner: " + (", ".join(seat_name(w, me) for w in view.winners) or "none"), style="bold"))
     return Group(*lines)

@@ -107,7 +107,7 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     if name == "triple_discarded":
         return Text(f"{who} discarded a triple of ").append_text(value(e.value))
     if name == "triples_ended":
-        return Text(f"{who} stopped discarding triples")
+        return Text(f"{who}: no triple to discard" if e.automatic else f"{who} stopped discarding triples")
     if name == "took_from_knocker":
         return Text(f"{who} took ").append_text(value(e.value)).append(f" from {slot_name(e.slot, me)}")
     if name == "return_swapped":
@@ -207,7 +207,7 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
         notes.append(f"accepted knocker: {seat_name(view.knocker, me)}")
     if view.HasField("closer"):
         notes.append(f"{seat_name(view.closer, me)} closed: last turns")
-    if view.last_round_scores:
+    if view.last_round_scores and view.round > 1:
         notes.append("last round: " + ", ".join(f"{seat_name(s, me)} {v}" for s, v in enumerate(view.last_round_scores)))
     if view.winners:
         notes.append("winner: " + ", ".join(seat_name(w, me) for w in view.winners))

@@ -55,7 +55,8 @@ def event_label(event: pb.Event, me: int | None) -> Text:
         return Text("Six tiles dealt to every seat")
     if name == "announced":
         sizes = ", ".join(f"{seat_name(s, me)} {g}" for s, g in enumerate(e.group_sizes))
-        return Text(f"Largest groups: {sizes}; {seat_name(e.start_seat, me)} opens")
+        opener = "yours" if me is not None and e.start_seat == me else f"seat {e.start_seat}'s"
+        return Text(f"Largest groups: {sizes}; the opening play is {opener}")
     if name == "placed":
         out = Text(f"{Seat_name(e.seat, me)} {'opened with' if e.opening else 'played'} ")
         out.append_text(_tiles(p.tile_type for p in e.placements)).append(f" for {e.points} points")
