@@ -11,7 +11,10 @@ flight:
 - EvaluatePosition: one mid-game Qwirkle position (from a greedy self-play match);
 - PlayMove: Qwirkle matches whose moves were decided beforehand by the local core from the
   match's seed (the server decides the same events), so every call is one durable move;
-- GetView, and GetView at a seq in the past, on one long Grid Knock match.
+- GetView, GetView at the middle seq, and WatchGame resumed one event before the end, on one
+  6-player Démocratie match of about 1,000 events;
+- the rebuild of a 300-event match cold from PostgreSQL (this process, the server's code path:
+  every event read and checked), as a median time.
 
 Each figure is printed with its ratio to the echo of the same round; the summary gives the
 median and range over the rounds. Everything stops by itself; the temporary embedded
@@ -352,6 +355,13 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     long_id, long_seq = await _long_match(first_stubs[0], pb, operator, args.history)
     past = max(1, long_seq // 2)
     print(f"long match {long_id}: {long_seq} events; reads at seq {past}", file=sys.stderr)
+    cold = []
+    if "reads" in args.only:
+        rebuilt_id, rebuilt_seq = await _long_match(first_stubs[0], pb, operator, 300)
+        cold = await _cold_rebuilds(args.dsn, args.seed_dir, rebuilt_id, 15)
+        print(f"cold rebuild of a {rebuilt_seq}-event match: median {statistics.median(cold):.1f} ms "
+              f"({min(cold):.1f}-{max(cold):.1f}, {len(cold)} times)", file=sys.stderr)
+        args.cold = (rebuilt_seq, cold)
 
     rows: dict[str, Row] = {}
 
@@ -387,8 +397,10 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                 measured.append((f"GetView at_seq={past} {tag}", await _drive(
                     [(lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id, at_seq=past))))
                      for s in stubs], args.seconds), workers))
-                measured.append((f"WatchGame after_seq={past} {tag}", await _drive(
-                    [(lambda s=s: _resume(s, pb, long_id, past, past + 1)) for s in stubs], args.seconds), workers))
+                # A watcher reconnecting: everything before its seq is history to rebuild.
+                measured.append((f"WatchGame after_seq={long_seq - 1} {tag}", await _drive(
+                    [(lambda s=s: _resume(s, pb, long_id, long_seq - 1, long_seq)) for s in stubs], args.seconds),
+                    workers))
         echo_b = await run_echo()
         base = (echo_a.rate + echo_b.rate) / 2
         e = row("bare grpc.aio echo")
@@ -414,6 +426,27 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         for ch in channels:
             await ch.close()
     return list(rows.values())
+
+
+async def _cold_rebuilds(dsn: str, seed_dir: Path, game_id: str, times: int) -> list[float]:
+    """Milliseconds to load a match with nothing cached, as a server does (GameApp._load: every
+    event read from PostgreSQL and checked), `times` times."""
+    from tablier.app import GameApp
+    from tablier.seeds import SeedKeys
+    from tablier.store.postgres import open_store
+
+    store = await open_store(dsn, seed_keys=SeedKeys.from_env(seed_dir))
+    out = []
+    try:
+        for _ in range(times):
+            app = GameApp(store)
+            started = time.perf_counter()
+            await app._load(await app._game(game_id))
+            out.append(1000 * (time.perf_counter() - started))
+            await app.close()
+    finally:
+        await store.close()
+    return out
 
 
 async def _echo(call, body: bytes) -> bool:
@@ -501,10 +534,11 @@ def run(args: argparse.Namespace) -> int:
                 servers[w] = _start(
                     f"tablier serve --workers {w}",
                     [sys.executable, "-m", "tablier.cli", "serve", "--listen", f"{LOOPBACK}:0",
-                     "--database-url", dsn, "--workers", str(w), "--grace", "1"],
+                     "--database-url", dsn, "--workers", str(w), "--grace", "1", "--data-dir", str(logs)],
                     env, logs / f"serve-{w}.log")
                 procs.append(servers[w])
                 METER.add(f"serve-{w}", servers[w].proc.pid)
+            args.dsn, args.seed_dir, args.cold = dsn, logs, None
             rows = asyncio.run(_bench(args, servers, echo, operator))
         finally:
             for p in reversed(procs):
@@ -518,6 +552,10 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
               f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30}")
+    if args.cold:
+        events, ms = args.cold
+        print(f"\nrebuilding a {events}-event match cold from PostgreSQL: median {statistics.median(ms):.1f} ms "
+              f"(range {min(ms):.1f}-{max(ms):.1f}, {len(ms)} times)")
     return 0
 
 

@@ -37,3 +37,56 @@ class MatchCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class Snapshots:
+    """States of matches at past seqs, about every `every` events, for reads into the past
+    (GetView at_seq, WatchGame resumed after a seq): such a read starts from the nearest
+    snapshot at or before its seq and checks the events after it, instead of replaying the
+    match from its first event. Each snapshot carries the chain hash of its last event, as
+    verified when the state was made; the events read after it must chain to it.
+
+    The Match objects kept are never changed afterwards (callers copy before applying).
+    Kept for the `matches` most recently used matches."""
+
+    def __init__(self, every: int = 32, matches: int = 256) -> None:
+        self.every = every
+        self.capacity = matches
+        self._by_match: OrderedDict[str, list[tuple[int, Match, bytes]]] = OrderedDict()
+
+    def wants(self, game_id: str, seq: int) -> bool:
+        """Whether a state at `seq` would be kept (none kept within `every` events before it)."""
+        if self.capacity <= 0 or seq <= 0:
+            return False
+        snaps = self._by_match.get(game_id)
+        if not snaps:
+            return seq >= self.every
+        below = [s for s, _, _ in snaps if s <= seq]
+        return not below or seq - below[-1] >= self.every
+
+    def offer(self, game_id: str, seq: int, match: Match, chain: bytes) -> None:
+        """Keeps the state at `seq` if `wants` says so. `match` must not change afterwards."""
+        if not self.wants(game_id, seq):
+            return
+        snaps = self._by_match.setdefault(game_id, [])
+        snaps.append((seq, match, chain))
+        snaps.sort(key=lambda s: s[0])
+        self._by_match.move_to_end(game_id)
+        while len(self._by_match) > self.capacity:
+            self._by_match.popitem(last=False)
+
+    def before(self, game_id: str, seq: int) -> tuple[int, Match, bytes] | None:
+        """The latest snapshot at or before `seq`."""
+        snaps = self._by_match.get(game_id)
+        if not snaps:
+            return None
+        self._by_match.move_to_end(game_id)
+        found = None
+        for snap in snaps:
+            if snap[0] > seq:
+                break
+            found = snap
+        return found
+
+    def drop(self, game_id: str) -> None:
+        self._by_match.pop(game_id, None)

@@ -50,7 +50,7 @@ from .auth import (
     token_hash,
 )
 from . import integrity
-from .cache import MatchCache
+from .cache import MatchCache, Snapshots
 from .catalogue import Catalogue
 from .errors import (
     AlreadyExists,
@@ -201,6 +201,11 @@ def check_type(payload: Payload, expected: str, what: str) -> None:
         )
 
 
+# Replays of more events than this run in a thread: at tens of microseconds an event (checked),
+# shorter ones cost less than the thread hop.
+_INLINE_REPLAY = 128
+
+
 class GameApp:
     def __init__(
         self,
@@ -219,6 +224,7 @@ class GameApp:
         self.auditor_tokens = tuple(t for t in (auditor_token, operator_token) if t)
         self.catalogue = Catalogue()
         self.cache = MatchCache(cache_size)
+        self.snapshots = Snapshots()
         self.records: OrderedDict[str, GameRecord] = OrderedDict()
         # Chain hash of the last event of each cached state, as verified (see `_load`).
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
@@ -372,8 +378,8 @@ class GameApp:
         if at_seq and at_seq != seq:
             if at_seq > seq:
                 raise OutOfRange(f"the match is at seq {seq}; there is no seq {at_seq} yet")
-            match = await self._replay(game, upto_seq=at_seq)
-            seq = at_seq
+            match, chain = await self._state_at(game, at_seq)
+            return self._state(game, at_seq, match, principal, chain)
         return self._state(game, seq, match, principal, await self._chain_at(game, seq))
 
     async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[Payload]]:
@@ -431,10 +437,8 @@ class GameApp:
         # What is streamed is checked as it is read: chained from the genesis hash, and equal to
         # the verified head when it reaches it (see `_load`).
         verified = self._heads.get(game.game_id)
-        match = self._blank(game)
+        match, chain = await self._state_at(game, after_seq)
         try:
-            prefix = await self.store.load_events(game.game_id, upto_seq=after_seq)
-            chain = await asyncio.to_thread(integrity.replay_checked, game, prefix, match, None, 0, False)
             if verified is not None and verified[0] == after_seq and chain != verified[1]:
                 raise integrity.damaged(game, after_seq, "the log was rewritten after it was verified")
         except DataLoss as exc:
@@ -663,6 +667,46 @@ class GameApp:
         await asyncio.to_thread(match.apply_all, [e.payload for e in stored])
         return match
 
+    async def _state_at(self, game: GameRecord, seq: int) -> tuple[Match, bytes | None]:
+        """The match at a past `seq` (at most the verified head) and the chain hash there (None
+        at 0), for the caller to change as it likes. Starts from the nearest snapshot at or
+        before `seq` (else from the first event) and checks every event after it, chained to
+        the snapshot's verified chain hash (integrity.replay_checked), leaving snapshots on
+        the way; DataLoss refuses the match."""
+        gid = game.game_id
+        snap = self.snapshots.before(gid, seq)
+        if snap is None:
+            at, match, chain = 0, self._blank(game), None
+        else:
+            at, base, chain = snap
+            match = base.copy()
+        if at == seq:
+            return match, chain
+        events = await self.store.load_events(gid, after_seq=at, upto_seq=seq)
+        step = self.snapshots.every
+
+        def replay() -> list[tuple[int, Match, bytes]]:
+            nonlocal at, chain
+            kept = []
+            for i in range(0, len(events), step):
+                chunk = events[i:i + step]
+                chain = integrity.replay_checked(game, chunk, match, chain, at, False)
+                at = chunk[-1].seq
+                if at < seq:
+                    kept.append((at, match.copy(), chain))
+            if at != seq:
+                raise integrity.damaged(game, at + 1, f"the log ends at seq {at}, before seq {seq}")
+            return kept
+
+        try:
+            # Tens of microseconds an event: a long replay runs in a thread.
+            kept = replay() if len(events) <= _INLINE_REPLAY else await asyncio.to_thread(replay)
+        except DataLoss as exc:
+            self._refuse(gid, exc)
+        for snap in kept:
+            self.snapshots.offer(gid, *snap)
+        return match, chain
+
     async def _load(self, game: GameRecord) -> tuple[int, Match]:
         """The match at its last seq. A match loaded cold is replayed with every event checked
         (integrity.replay_checked, check_commands). A cached state is trusted only while the log
@@ -683,6 +727,7 @@ class GameApp:
         self.damaged[gid] = exc
         self.integrity_failures += 1
         self.cache.drop(gid)
+        self.snapshots.drop(gid)
         self._heads.pop(gid, None)
         self.records.pop(gid, None)
         log.error("refusing match %s: %s", gid, exc.message)
@@ -754,6 +799,7 @@ class GameApp:
         if current is not None and current[0] > seq:
             return
         self.cache.put(gid, seq, match)
+        self.snapshots.offer(gid, seq, match, chain)
         self._heads[gid] = (seq, chain)
         self._heads.move_to_end(gid)
         while len(self._heads) > max(self.cache.capacity, 0):
