@@ -132,3 +132,19 @@ def test_either_tablier_script_offers_every_installed_command():
         path = subprocess.run([sys.executable, "-m", module, "protoset"], capture_output=True, text=True,
                               timeout=60)
         assert Path(path.stdout.strip()).is_file(), path
+
+
+def test_both_distributions_require_the_protobuf_runtime_their_stubs_were_generated_for():
+    """Generated code refuses a protobuf runtime older than the protoc that made it."""
+    import re
+    import tomllib
+
+    text = Path(tablier_client.v1.__file__).with_name("common_pb2.py").read_text()
+    numbers = re.search(r"ValidateProtobufRuntimeVersion\(\s*\S+,\s*(\d+),\s*(\d+),\s*(\d+),", text)
+    generated = tuple(int(n) for n in numbers.groups())
+    for pyproject in (ROOT / "pyproject.toml", ROOT / "clients" / "python" / "pyproject.toml"):
+        deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+        spec = next(d for d in deps if re.match(r"protobuf\b", d))
+        low = tuple(int(n) for n in re.search(r">=\s*([\d.]+)", spec).group(1).split("."))
+        high = int(re.search(r"<\s*(\d+)", spec).group(1))
+        assert low >= generated and generated[0] < high, (pyproject, spec, generated)
