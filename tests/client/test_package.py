@@ -104,6 +104,7 @@ async def main() -> None:
 
 
 def test_the_sdk_type_checks_and_catches_a_wrong_game_message(tmp_path):
+    """mypy --strict on the SDK (with the typed stubs it imports), code using it, and a misuse."""
     pytest.importorskip("mypy", reason="mypy comes with tablier-client[typing] (make install)")
     (tmp_path / "good.py").write_text(GOOD)
     (tmp_path / "bad.py").write_text(BAD)
@@ -114,7 +115,8 @@ def test_the_sdk_type_checks_and_catches_a_wrong_game_message(tmp_path):
                                "--cache-dir", str(tmp_path / "cache"), *map(str, targets)],
                               capture_output=True, text=True, timeout=300)
 
-    good = mypy(package, tmp_path / "good.py", ROOT / "clients" / "python" / "examples" / "quickstart.py")
+    sdk = [package / f"{name}.py" for name in ("__init__", "sdk", "errors", "kinds", "games")]
+    good = mypy(*sdk, tmp_path / "good.py", ROOT / "clients" / "python" / "examples" / "quickstart.py")
     assert good.returncode == 0, good.stdout + good.stderr
     bad = mypy(tmp_path / "bad.py")
     assert bad.returncode == 1
