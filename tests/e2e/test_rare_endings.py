@@ -281,15 +281,13 @@ GK_AMB14_SCRIPT = (
 )
 
 
-def test_grid_knock_knockers_card_is_discarded_when_nothing_can_be_taken(stub):
-    """Spec 000 R12 and AMB14: when no slot of the knocker's domain outside the active seat's
-    domain holds a card after the knocker's triples, Y is discarded face up, the active seat's
-    turn ends and its own cards are untouched; the discard pile ends `..., triples of K, Y` (R6)."""
-    created = _start(stub, "grid_knock", 3, {"knock_timeout": "0"}, seed=_gk_seed(0))
-    _play_script(stub, created, GK_AMB14_SCRIPT)
+def _knock_turn_with_y_discarded(stub, created: pb.CreateGameResponse, n: int):
+    """The turn in which the knocker's held card Y was discarded: checks what R12, AMB14 and
+    AMB24 share (A takes nothing, its turn ends, its own cards are untouched, the discard pile
+    ends `..., triples of K, Y`, R6) and returns (A, K, view before the turn, view after)."""
     events = _gk_events(stub, created.game_id)
     kinds = [ev.WhichOneof("kind") for _, ev in events]
-    at = kinds.index("held_card_discarded")
+    at = max(i for i, kind in enumerate(kinds) if kind == "held_card_discarded")  # the script's last move
     start = max(i for i in range(at) if kinds[i] == "turn_ended")
     turn = events[start + 1:at + 2]
     turn_kinds = [ev.WhichOneof("kind") for _, ev in turn]
@@ -303,11 +301,6 @@ def test_grid_knock_knockers_card_is_discarded_when_nothing_can_be_taken(stub):
     before = _gk_view_at(stub, created.game_id, events[start][0])
     after = _gk_view_at(stub, created.game_id, events[at][0])
     assert before.active == a and before.phase == grid_knock_pb2.PHASE_CHOOSE_SOURCE
-    n = 3
-    empty = grid_knock_pb2.SLOT_STATE_EMPTY
-    # Nothing qualified: every slot of D[K] outside D[A] is empty.
-    assert all(after.slots[s].state == empty for s in _gk_domain(k, n) - _gk_domain(a, n))
-    assert any(after.slots[s].state != empty for s in _gk_domain(a, n)), "AMB14, not AMB24: A still has cards"
     # A's own cards (outside the knocker's domain) are untouched.
     for s in _gk_domain(a, n) - _gk_domain(k, n):
         assert after.slots[s] == before.slots[s], s
@@ -316,6 +309,48 @@ def test_grid_knock_knockers_card_is_discarded_when_nothing_can_be_taken(stub):
     assert triples and all(t.seat == k for t in triples)
     tail = [t.value for t in triples for _ in range(3)] + [y.value]
     assert list(after.discard_pile[-len(tail):]) == tail
+    return a, k, before, after
+
+
+def test_grid_knock_knockers_card_is_discarded_when_nothing_can_be_taken(stub):
+    """Spec 000 R12 and AMB14: when no slot of the knocker's domain outside the active seat's
+    domain holds a card after the knocker's triples, Y is discarded face up and A's turn ends."""
+    created = _start(stub, "grid_knock", 3, {"knock_timeout": "0"}, seed=_gk_seed(0))
+    _play_script(stub, created, GK_AMB14_SCRIPT)
+    a, k, _before, after = _knock_turn_with_y_discarded(stub, created, 3)
+    # Nothing qualified: every slot of D[K] outside D[A] is empty.
+    empty = grid_knock_pb2.SLOT_STATE_EMPTY
+    assert all(after.slots[s].state == empty for s in _gk_domain(k, 3) - _gk_domain(a, 3))
+    assert any(after.slots[s].state != grid_knock_pb2.SLOT_STATE_EMPTY for s in _gk_domain(a, 3)), \
+        "AMB14, not AMB24: A still has cards"
+
+
+GK_AMB24_SCRIPT = (
+    "0000000000021000048200000094000010600001100000842000010100000110000011100001720000560000081a000068a1"
+    "b000000070000a04000007021000025500106650000632000055300003150000100000055000000051416000000150000003"
+    "0000550010033500000030000550000000500000031100003350000113000005520000105000000300005500000035000030"
+    "40000552000245000000aa000005c011000005900002201b0000016100002551900000100000045900000078000005000008"
+    "5000000011000000000000011000021000056011000332000003011000032000003011000046000007011000068011160007"
+    "0000000001101000000001100000000020110000700000000111100007000800001000000001100040000000011000000000"
+    "0001400000000003000000440000400100004400004001000044000040010000440000400010000000000001120000000003"
+    "0"
+)
+
+
+def test_grid_knock_knockers_card_is_discarded_when_a_has_no_card_left(stub):
+    """Spec 000 R12 and AMB24: the knocker's triples removed the active seat's last cards (all
+    in the column their domains share), so A has nothing to swap back: Y is discarded and A's
+    turn ends."""
+    created = _start(stub, "grid_knock", 3, {"knock_timeout": "0"}, seed=_gk_seed(5))
+    _play_script(stub, created, GK_AMB24_SCRIPT)
+    a, k, before, after = _knock_turn_with_y_discarded(stub, created, 3)
+    empty = grid_knock_pb2.SLOT_STATE_EMPTY
+    assert all(before.slots[s].state == empty for s in _gk_domain(a, 3) - _gk_domain(k, 3)), \
+        "all of A's cards were in the shared column"
+    assert any(before.slots[s].state != empty for s in _gk_domain(a, 3))
+    assert all(after.slots[s].state == empty for s in _gk_domain(a, 3)), "cnt(D[A]) = 0"
+    # The knocker still had cards A could have taken: only A's empty domain ended the turn.
+    assert any(after.slots[s].state != empty for s in _gk_domain(k, 3) - _gk_domain(a, 3))
 
 
 GK_R16_SCRIPT = (
