@@ -549,7 +549,9 @@ impl Out<'_> {
         if self.s.draw.len() > 0 {
             return Ok(());
         }
-        let n = self.s.discard.len();
+        // At reveal, the card the emptying draw sent to the discard pile (its top) stays out
+        // of the reshuffle and ends on top of the new discard pile (see `PileReshuffled`).
+        let n = self.s.discard.len() - (self.s.phase == Phase::Reveal) as usize;
         let mut cards = self.s.discard.c;
         let cards = &mut cards[..n];
         if !cards.iter().any(|&c| c <= 9) {
@@ -1008,18 +1010,21 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
                     bad!("a flipped-back card is not a power card");
                 }
             }
-            // A card held back at reveal (see `RevealDraw`) goes on top of the new discard
-            // pile. Logs recorded before that fix shuffled it into the new draw pile; such a
-            // reshuffle holds one card more than the discard pile and replays as recorded.
-            let mut held = if s.phase == Phase::Reveal { s.pending } else { NONE };
+            // At reveal the reshuffle follows the draw that emptied the pile, and the card
+            // that draw sent to the discard pile (on top) is not part of it: it ends on top of
+            // the new discard pile (R7: a card in hand is not reshuffled; AMB9: the replaced
+            // card is discarded after its slot is filled). Logs recorded before this rule was
+            // fixed reshuffled it too; such a reshuffle holds one card more and replays as recorded.
+            let held = match s.discard.top() {
+                Some(top) if s.phase == Phase::Reveal && e.draw_pile.len() + 2 == s.discard.len() => top,
+                _ => NONE,
+            };
             let mut before = [0u8; 13];
             for &c in s.discard.cards() {
                 before[c as usize] += 1;
             }
-            if held != NONE && e.draw_pile.len() == s.discard.len() {
-                before[held as usize] += 1;
-                held = NONE;
-                s.pending = NONE;
+            if held != NONE {
+                before[held as usize] -= 1;
             }
             let mut after = [0u8; 13];
             after[top as usize] += 1;
@@ -1032,7 +1037,6 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             s.discard.push(top)?;
             if held != NONE {
                 s.discard.push(held)?;
-                s.pending = NONE;
             }
         }
         E::RoundRevealed(e) => {
@@ -1070,21 +1074,16 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
                 bad!("reveal draw is not the top of the draw pile");
             }
             s.draw.pop();
-            // The card that leaves the table for the discard: the drawn power card, or the
-            // power card the drawn number card replaces.
-            let out = if is_power(c) {
-                c
+            // The drawn power card, or the power card the drawn number card replaces, goes on
+            // the discard pile; when this draw emptied the draw pile, the `pile_reshuffled`
+            // that follows leaves it out (R7, AMB9).
+            if is_power(c) {
+                s.discard.push(c)?;
             } else {
                 let p = e.seat as usize;
-                std::mem::replace(&mut s.rows[p][sl], c)
-            };
-            if s.draw.len() == 0 {
-                // R7, AMB9: the reshuffle comes at once, before that card reaches the discard
-                // pile, so it is held (as a card in hand) and put on the discard by the
-                // `pile_reshuffled` that follows.
-                s.pending = out;
-            } else {
-                s.discard.push(out)?;
+                let old = s.rows[p][sl];
+                s.rows[p][sl] = c;
+                s.discard.push(old)?;
             }
         }
         E::RoundScored(e) => {
@@ -1832,8 +1831,7 @@ impl Game for RatATatCat {
         if s.phase == Phase::NotStarted {
             return Ok(());
         }
-        // At reveal a card is held only between a draw that empties the pile and its reshuffle.
-        let holding = s.phase.holding() || (s.phase == Phase::Reveal && s.draw.len() == 0);
+        let holding = s.phase.holding();
         if holding != (s.pending != NONE) {
             return Err(format!("card in hand {} in phase {:?}", s.pending, s.phase));
         }
@@ -2705,7 +2703,9 @@ mod tests {
     #[test]
     fn reveal_reshuffles_recorded_before_the_fix_still_replay() {
         // A log of the old core shuffled the replaced SW into the new draw pile: it replays as
-        // recorded. The new shape replays too; anything else is corrupt.
+        // recorded, through the same states as before (the reveal draw still puts the SW on the
+        // discard pile; only the reshuffle leaves it out). The new shape replays too; anything
+        // else is corrupt.
         let position = || {
             let mut s = State::test_position(cfg(2), &[[0, 2, SW, 1], [1, 1, 1, 1]], &[5], &[7, 3], 0, 1);
             s.caller = 0;
@@ -2724,6 +2724,7 @@ mod tests {
             }))
         };
         let mut old = position();
+        assert_eq!((discard_pile(&old), old.pending, old.rows[0]), (vec![SW, 7, 3], NONE, [0, 2, 5, 1]));
         RatATatCat::evolve(&mut old, &reshuffle(7, &[SW, 3])).unwrap();
         RatATatCat::check_invariants(&old).unwrap();
         assert_eq!((discard_pile(&old), old.draw.len(), old.pending), (vec![7], 2, NONE));
