@@ -22,6 +22,7 @@ from tablier_client.v1 import qwirkle_pb2, service_pb2
 from .conftest import GAME_IDS
 
 WAIT = 20.0  # seconds: the deadline of any single wait below
+MATCH_DEADLINE = 180.0  # seconds: a whole match played through the screen
 SIZE = (170, 50)
 
 # Small matches where the game has options for it (ListGameTypes).
@@ -89,7 +90,13 @@ def ready(screen: MatchScreen) -> bool:
 
 
 @pytest.mark.parametrize("game", GAME_IDS)
-async def test_a_whole_match_against_bots_through_the_screen(server, game):
+def test_a_whole_match_against_bots_through_the_screen(server, game):
+    # A whole match through the screen can outlast the suite's 60 s deadline for one async
+    # test on a busy machine; it has its own.
+    asyncio.run(asyncio.wait_for(whole_match(server, game), MATCH_DEADLINE))
+
+
+async def whole_match(server, game):
     rng = random.Random(f"tablier-play-{game}")
     app = PlayApp(server.address, tls=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -212,6 +219,17 @@ async def test_a_spectator_sees_the_match_move(server):
             await until(pilot, lambda: screen.state is not None and screen.state.seq > seq, "the move seen")
             log = "\n".join(str(line.text) for line in screen.query_one("#log").lines)
             assert "placed" in log or "discarded" in log or "went out" in log, log
+            # A match in progress is replayed as the viewer sees it (here: the public view).
+            await pilot.press("ctrl+e")
+            await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.shown_seq,
+                        "the replay")
+            assert "spectator" in text(app, "#title")
+        # Asked for by id, too: the auditor view is refused before the end, the public one is shown.
+        app = PlayApp(server.address, tls=False, start=Start(replay=game_id))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.shown_seq,
+                        "the replay")
+            assert "spectator" in text(app, "#title")
 
 
 async def test_open_and_invited_seats_are_joined_from_the_lobby(server):

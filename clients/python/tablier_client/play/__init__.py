@@ -42,10 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from .app import PlayApp, Start
 
     app = PlayApp(args.server, tls=args.tls, root_certificates=args.ca.read_bytes() if args.ca else None,
-                  operator_token=os.environ.get("TABLIER_OPERATOR_TOKEN") or None,
+                  auditor_token=os.environ.get("TABLIER_AUDITOR_TOKEN")
+                  or os.environ.get("TABLIER_OPERATOR_TOKEN") or None,
                   start=Start(watch=args.watch, join=args.join, replay=args.replay, game_id=args.game,
                               token=args.token))
     app.run()
-    if app.return_code:
-        return app.return_code
-    return 0
+    return app.return_code or 0

@@ -31,11 +31,16 @@ from .seating import create_match, join_match
 REASONS = {
     "NOT_YOUR_TURN": "it is not your turn",
     "SEQ_CONFLICT": "the match moved on before the move arrived",
-    "WRONG_ACTION_TYPE": "that is not a move of this game",
-    "UNDECODABLE_ACTION": "the move could not be read",
+    "SEQ_MISMATCH": "the match moved on before the move arrived",
+    "WRONG_PAYLOAD_TYPE": "that is not a move of this game",
+    "MALFORMED": "the move could not be read",
     "GAME_OVER": "the match is over",
     "SEAT_TAKEN": "someone took that seat first",
-    "BAD_INVITE_CODE": "that invite code is not valid",
+    "SEAT_NOT_OPEN": "that seat is not open",
+    "NO_OPEN_SEAT": "no seat is open",
+    "BAD_INVITE_CODE": "that invite code is not valid (or was used)",
+    "UNKNOWN_MATCH": "there is no such match",
+    "MATCH_NOT_OVER": "the match is not over yet",
 }
 
 HEADS: dict[type[errors.TablierError], str] = {
@@ -131,7 +136,11 @@ class MatchScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         self.query_one("#typed", Input).display = False
-        self.state = await self.handle.state()
+        try:
+            self.state = await self.handle.state()
+        except errors.TablierError as exc:
+            self.show_error(exc)
+            return
         self.query_one("#filter", Input).display = self.state.seat is not None
         log = self.query_one("#log", RichLog)
         with contextlib.suppress(errors.TablierError):
@@ -421,6 +430,15 @@ class ReplayScreen(Screen[None]):
         self.app.pop_screen()
 
 
+async def replay_handle(client: Client, game_id: str) -> Match[Any, Any, Any]:
+    """A finished match is replayed as the auditor (every card shown), and so is one in
+    progress with the auditor's token (the client's); otherwise as a spectator sees it."""
+    try:
+        return await client.open(game_id, token=client.token, auditor=True)
+    except errors.PermissionDenied:
+        return await client.open(game_id)
+
+
 # --------------------------------------------------------------------------- lobby
 
 
@@ -554,8 +572,7 @@ class LobbyScreen(Screen[None]):
     @on(Button.Pressed, "#replay")
     async def replay(self) -> None:
         try:
-            handle = await self.client.open(self._game_id(), auditor=True)
-            await handle.state()
+            handle = await replay_handle(self.client, self._game_id())
         except errors.TablierError as exc:
             self.message(explain(exc))
             return
@@ -600,22 +617,22 @@ class PlayApp(App[None]):
     """
 
     def __init__(self, target: str, *, tls: bool | None = None, root_certificates: bytes | None = None,
-                 operator_token: str | None = None, start: Start | None = None) -> None:
+                 auditor_token: str | None = None, start: Start | None = None) -> None:
         super().__init__()
         self.target = target
         self.tls = tls
         self.root_certificates = root_certificates
-        self.operator_token = operator_token
+        self.auditor_token = auditor_token
         self.start = start or Start()
         self.client: Client | None = None
 
     async def on_mount(self) -> None:
         try:
             self.client = await connect(self.target, tls=self.tls, root_certificates=self.root_certificates,
-                                        token=self.operator_token)
+                                        token=self.auditor_token)
             types = await self.client.game_types()
         except (errors.TablierError, OSError) as exc:
-            self.exit(message=f"cannot reach {self.target}: {exc}")
+            self.exit(return_code=1, message=f"cannot reach {self.target}: {exc}")
             return
         await self.push_screen(LobbyScreen(self.client, types))
         s = self.start
@@ -625,7 +642,7 @@ class PlayApp(App[None]):
             elif s.join:
                 await self.push_screen(MatchScreen(self.client, await join_match(self.client, s.join)))
             elif s.replay:
-                await self.push_screen(ReplayScreen(await self.client.open(s.replay, auditor=True)))
+                await self.push_screen(ReplayScreen(await replay_handle(self.client, s.replay)))
             elif s.game_id and s.token:
                 await self.push_screen(MatchScreen(self.client, await self.client.open(s.game_id, token=s.token)))
         except errors.TablierError as exc:
