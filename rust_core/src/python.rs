@@ -217,6 +217,14 @@ fn evaluate<'py>(py: Python<'py>, game_type: &str, position: &[u8]) -> PyResult<
     Ok(PyBytes::new(py, &out))
 }
 
+/// The action as the rules decode it, re-encoded: what a server stores of a client's move.
+#[pyfunction]
+fn canonical_action<'py>(py: Python<'py>, game_type: &str, action: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let game = registry::find(game_type).map_err(to_py)?;
+    let out = game.canonical_action(action).map_err(to_py)?;
+    Ok(PyBytes::new(py, &out))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -224,6 +232,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Match>()?;
     m.add_function(wrap_pyfunction!(game_types, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_action, m)?)?;
     m.add("CoreError", py.get_type::<CoreException>())?;
     m.add("MalformedInput", py.get_type::<MalformedInput>())?;
     m.add("InvalidOption", py.get_type::<InvalidOption>())?;

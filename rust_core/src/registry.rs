@@ -44,6 +44,10 @@ pub trait DynGame: Send + Sync {
     fn info(&self) -> GameType;
     fn new_match(&self, seats: u32, options: &Options) -> CoreResult<Box<dyn DynMatch>>;
     fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>>;
+    /// The action re-encoded from what it decodes to: what the rules read, and nothing else
+    /// (unknown fields, repeated scalars, non-minimal varints are gone). `Malformed` if it
+    /// does not decode.
+    fn canonical_action(&self, action: &[u8]) -> CoreResult<Vec<u8>>;
 }
 
 /// One match's state, with the operations the service needs.
@@ -122,6 +126,10 @@ impl<G: Game> DynGame for Registered<G> {
 
     fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>> {
         G::evaluate(position)
+    }
+
+    fn canonical_action(&self, action: &[u8]) -> CoreResult<Vec<u8>> {
+        Ok(decode::<G::Action>(action, "action")?.encode_to_vec())
     }
 }
 

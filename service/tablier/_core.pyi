@@ -64,3 +64,6 @@ class Match:
 
 def game_types() -> list[bytes]: ...
 def evaluate(game_type: str, position: bytes) -> bytes: ...
+def canonical_action(game_type: str, action: bytes) -> bytes:
+    """The action re-encoded from what the rules decode of it (unknown fields dropped);
+    MalformedInput if it does not decode."""
