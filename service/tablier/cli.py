@@ -8,7 +8,10 @@ TABLIER_HOST_TOKEN (bearer token of the host: host commands), TABLIER_AUDITOR_TO
 token of the auditor: reads everything), TABLIER_OPERATOR_TOKEN (deprecated: both roles),
 TABLIER_SEED_KEY / TABLIER_SEED_OLD_KEYS (keys sealing seeds at rest, see tablier.seeds; unset:
 a key generated in <data dir>/seed.key),
-TABLIER_WEB_LISTEN (the browser address; unset: none), TABLIER_WEB_DIR, TABLIER_CORS_ORIGINS.
+TABLIER_WEB_LISTEN (the browser address; unset: none), TABLIER_WEB_DIR, TABLIER_CORS_ORIGINS,
+TABLIER_CREATOR_TOKEN (bearer token that may create matches under `--create-policy token`),
+and one TABLIER_<OPTION> per `serve` option below (README, "Limits and operations").
+A bad value, from an option or the environment, is a one-line error.
 """
 
 from __future__ import annotations
@@ -57,7 +60,9 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
         pg = await asyncio.to_thread(embedded.start, Path(args.data_dir) / "pgdata", temporary=False)
         dsn = pg.dsn
     try:
-        store = await open_store(dsn, seed_keys=keys)
+        serving = args.command == "serve"
+        store = await open_store(dsn, seed_keys=keys, timeout=getattr(args, "database_timeout", 5.0),
+                                 monitor=serving)
         try:
             yield store
         finally:
@@ -68,6 +73,21 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
 
 
 # --------------------------------------------------------------------------- serve
+
+
+def limits_of(args: argparse.Namespace):
+    from tablier.app.limits import Limits
+
+    return Limits(
+        watch_per_peer=args.watch_per_peer,
+        watch_per_match=args.watch_per_match,
+        watch_buffer=args.watch_buffer,
+        create_policy=args.create_policy,
+        create_rate=args.create_rate,
+        create_burst=args.create_burst,
+        bad_credential_rate=args.bad_credential_rate,
+        bad_credential_burst=args.bad_credential_burst,
+    )
 
 
 def serve(args: argparse.Namespace):
@@ -81,6 +101,8 @@ def serve(args: argparse.Namespace):
         err_console.print("[red]refusing to start: --web-listen serves from one process; "
                           "run it without --workers[/red]")
         return 2
+    if args.metrics_listen:
+        raise ConfigError("--metrics-listen serves one process's metrics; run it without --workers")
     from tablier import workers
 
     dsn, pg = workers.start_database(args)
@@ -93,6 +115,8 @@ def serve(args: argparse.Namespace):
 
 async def serve_one(args: argparse.Namespace) -> int:
     from tablier.api import GameServer
+    from tablier.api.metrics import Metrics, MeteredStore
+    from tablier.api.observe import configure_access_log
     from tablier.api.server import ListenError
     from tablier.api.server import TlsFiles
     from tablier.app import GameApp
@@ -112,34 +136,58 @@ async def serve_one(args: argparse.Namespace) -> int:
     if operator:
         err_console.print("[yellow]TABLIER_OPERATOR_TOKEN is one credential for host and auditor: "
                           "prefer TABLIER_HOST_TOKEN and TABLIER_AUDITOR_TOKEN[/yellow]")
+    creator = os.environ.get("TABLIER_CREATOR_TOKEN") or None
+    if args.create_policy == "token" and not (creator or host or operator):
+        raise ConfigError("--create-policy token needs TABLIER_CREATOR_TOKEN (or the host token)")
+    limits = limits_of(args)
     tls = None
     if args.tls_cert:
         tls = TlsFiles(Path(args.tls_cert), Path(args.tls_key), Path(args.tls_client_ca) if args.tls_client_ca else None)
+    configure_access_log(args.access_log)
+    metrics = Metrics()
     async with open_database(args) as store:
-        app = GameApp(store, operator_token=operator, host_token=host, auditor_token=auditor)
-        server = GameServer(app, args.listen, tls, reuse_port=args.reuse_port)
+        app = GameApp(MeteredStore(store, metrics), operator_token=operator, host_token=host, auditor_token=auditor,
+                      limits=limits, creator_token=creator)
+        metrics.watch_app(app)
+        server = GameServer(app, args.listen, tls, reuse_port=args.reuse_port,
+                            max_request_bytes=args.max_request_bytes, metrics=metrics)
         try:
             await server.start()
         except ListenError as exc:
             err_console.print(f"[red]refusing to start: {exc}[/red]")
             await app.close()
             return 2
+        if args.metrics_listen:
+            try:
+                where = metrics.serve(args.metrics_listen)
+            except OSError as exc:
+                await server.stop(0)
+                raise ConfigError(f"--metrics-listen {args.metrics_listen}: {exc.strerror or exc}") from None
+            print(f"tablier metrics on http://{where}/metrics", file=sys.stderr, flush=True)
         stop = asyncio.Event()
+        hurry = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def signalled() -> None:
+            # The first signal starts the drain; a second one cuts it short.
+            (hurry if stop.is_set() else stop).set()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, signalled)
         web = await start_web(app, args, tls)
         # Tests and scripts wait for this exact line (with the bound port).
         print(f"tablier listening on {server.address}", flush=True)
         if web is not None:
             print(f"tablier web on {'https' if tls else 'http'}://{web.address}/", flush=True)
         await stop.wait()
-        err_console.print(f"draining (grace {args.grace:g} s)")
+        err_console.print(f"draining: NOT_SERVING for {args.drain:g} s, then grace {args.grace:g} s")
+        await server.drain(args.drain, cut_short=hurry)
         if web is not None:
             await asyncio.gather(server.stop(args.grace), web.stop(args.grace))
         else:
             await server.stop(args.grace)
         await app.close()
+        metrics.close()
         err_console.print("stopped")
     return 0
 
@@ -303,11 +351,117 @@ async def rotate_seed_key(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- main
 
 
+class ConfigError(Exception):
+    """A configuration value the server cannot use: reported as one line, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Reports a bad option or environment value in one line, not usage and a traceback."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _env(name: str, default: object) -> object:
+    return os.environ.get(f"TABLIER_{name}", default)
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
+    return value
+
+
+def _host_port(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    return text
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from tablier import _core
+
+    try:
+        dist = version("tablier")
+    except PackageNotFoundError:
+        dist = "unknown"
+    return f"tablier {dist} (core {_core.CORE_VERSION})"
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
+
+
 def add_command(sub: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser | None:
     """A new subcommand, or None when another distribution registered `name` first."""
     if name in sub.choices:
         return None
     return sub.add_parser(name, **kwargs)
+
+
+def serve_options(sp: argparse.ArgumentParser) -> None:
+    """Shutdown, observability and the per-peer limits of `serve` (each also from the environment)."""
+    sp.add_argument("--grace", type=_seconds, default=_env("GRACE", "5"),
+                    help="seconds in-flight calls get on shutdown, after the drain (env TABLIER_GRACE)")
+    sp.add_argument("--drain", type=_seconds, default=_env("DRAIN", "5"),
+                    help="seconds health reports NOT_SERVING while calls are still served, before new calls"
+                         " are refused (env TABLIER_DRAIN; a second signal cuts it short)")
+    sp.add_argument("--metrics-listen", type=_host_port, default=_env("METRICS_LISTEN", None),
+                    help="serve Prometheus metrics at http://HOST:PORT/metrics (env TABLIER_METRICS_LISTEN)")
+    sp.add_argument("--access-log", choices=("off", "text", "json"), default=_env("ACCESS_LOG", "text"),
+                    help="one line per call on stderr (env TABLIER_ACCESS_LOG)")
+    sp.add_argument("--max-request-bytes", type=_positive(int), default=_env("MAX_REQUEST_BYTES", "65536"),
+                    help="largest request accepted (env TABLIER_MAX_REQUEST_BYTES)")
+    sp.add_argument("--database-timeout", type=_positive(float), default=_env("DATABASE_TIMEOUT", "5"),
+                    help="seconds a database operation may take before the call is UNAVAILABLE"
+                         " (env TABLIER_DATABASE_TIMEOUT)")
+    sp.add_argument("--watch-per-peer", type=_positive(int), default=_env("WATCH_PER_PEER", "64"),
+                    help="WatchGame streams one peer (address) may hold open (env TABLIER_WATCH_PER_PEER)")
+    sp.add_argument("--watch-per-match", type=_positive(int), default=_env("WATCH_PER_MATCH", "1000"),
+                    help="WatchGame streams on one match, per server (env TABLIER_WATCH_PER_MATCH)")
+    sp.add_argument("--watch-buffer", type=_positive(int), default=_env("WATCH_BUFFER", "256"),
+                    help="events buffered for a watcher that does not read (env TABLIER_WATCH_BUFFER)")
+    sp.add_argument("--create-policy", choices=("open", "token"), default=_env("CREATE_POLICY", "open"),
+                    help="who may create matches: anyone at --create-rate per peer, or holders of"
+                         " TABLIER_CREATOR_TOKEN / the operator token (env TABLIER_CREATE_POLICY)")
+    sp.add_argument("--create-rate", type=_positive(float), default=_env("CREATE_RATE", "1"),
+                    help="matches per second one peer may create, after --create-burst (env TABLIER_CREATE_RATE)")
+    sp.add_argument("--create-burst", type=_positive(int), default=_env("CREATE_BURST", "30"),
+                    help="matches one peer may create at once (env TABLIER_CREATE_BURST)")
+    sp.add_argument("--bad-credential-rate", type=_positive(float), default=_env("BAD_CREDENTIAL_RATE", "2"),
+                    help="wrong credentials per second one peer may present, after --bad-credential-burst"
+                         " (env TABLIER_BAD_CREDENTIAL_RATE)")
+    sp.add_argument("--bad-credential-burst", type=_positive(int), default=_env("BAD_CREDENTIAL_BURST", "20"),
+                    help="wrong credentials one peer may present at once (env TABLIER_BAD_CREDENTIAL_BURST)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -321,9 +475,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     sp = add_command(sub, "serve", help="run the gRPC server")
     if sp is not None:
-        sp.add_argument("--listen", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
+        sp.add_argument("--listen", type=_host_port, default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
                         help="host:port (env TABLIER_LISTEN); port 0 picks a free port")
-        sp.add_argument("--grace", type=float, default=5.0, help="seconds in-flight calls get on shutdown")
+        serve_options(sp)
         sp.add_argument("--workers", type=int, default=1,
                         help="server processes sharing the address and the database (default 1)")
         # Set by `--workers` for its processes only: they share the address among themselves.
@@ -402,8 +556,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tablier", description="tablier game server and clients")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = OneLineParser(prog="tablier", description="tablier game server and clients")
+    p.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     registers: list[Callable[[argparse._SubParsersAction], None]] = [register]
     for entry in sorted(metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
         try:
@@ -416,8 +571,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=os.environ.get("TABLIER_LOG_LEVEL", "WARNING"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    level = os.environ.get("TABLIER_LOG_LEVEL", "WARNING").strip().upper()
+    if level not in LOG_LEVELS:
+        print(f"tablier: error: TABLIER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level[:40]!r}",
+              file=sys.stderr)
+        return 2
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parser().parse_args(argv)
     from tablier.seeds import SeedKeyError
 
@@ -427,6 +586,9 @@ def main(argv: list[str] | None = None) -> int:
             result = asyncio.run(result)
     except SeedKeyError as exc:
         err_console.print(f"[red]{exc}[/red]")
+        return 2
+    except ConfigError as exc:
+        print(f"tablier: error: {exc}", file=sys.stderr)
         return 2
     return int(result or 0)
 

@@ -88,6 +88,11 @@ def worker_command(args: argparse.Namespace, address: str, dsn: str) -> list[str
                         ("--tls-client-ca", args.tls_client_ca)):
         if value:
             cmd += [flag, str(value)]
+    # Shutdown, logging and the limits (each worker counts its own peers and streams).
+    for name in ("drain", "access_log", "max_request_bytes", "database_timeout", "watch_per_peer",
+                 "watch_per_match", "watch_buffer", "create_policy", "create_rate", "create_burst",
+                 "bad_credential_rate", "bad_credential_burst"):
+        cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return cmd
 
 
@@ -152,7 +157,7 @@ def supervise(args: argparse.Namespace, dsn: str, err) -> int:
         codes = []
         for proc in workers:
             try:
-                codes.append(proc.wait(args.grace + 30))
+                codes.append(proc.wait(args.drain + args.grace + 30))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 codes.append(proc.wait())

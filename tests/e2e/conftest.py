@@ -78,14 +78,21 @@ def _read_line(proc: subprocess.Popen, log: Path, deadline: float) -> str:
     return line.decode().strip()
 
 
+# Every test client is the one peer 127.0.0.1: the shared servers lift the per-peer limits
+# (tests/e2e/test_limits.py starts servers with the real ones).
+GENEROUS = ("--create-burst", "1000000", "--watch-per-peer", "100000", "--bad-credential-burst", "1000000")
+
+
 def start_server(database_url: str, log_dir: Path, name: str, *extra: str,
-                 env: dict[str, str] | None = None) -> Server:
+                 env: dict[str, str] | None = None, limits: tuple[str, ...] = GENEROUS) -> Server:
     """`extra` arguments for `tablier serve`; with `--web-listen`, `web_url` is set too. `env`
-    replaces the operator token in its environment."""
+    replaces the operator token in its environment. `limits`: the per-peer limit options (the
+    real defaults with `()`)."""
     log = log_dir / f"{name}.log"
     env = dict(os.environ, **(env if env is not None else {"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN}))
     proc = subprocess.Popen(
-        tablier_cmd("serve", "--listen", "127.0.0.1:0", "--database-url", database_url, "--grace", "2", *extra),
+        tablier_cmd("serve", "--listen", "127.0.0.1:0", "--database-url", database_url, "--grace", "2",
+                    "--drain", "0", *limits, *extra),
         stdout=subprocess.PIPE,
         stderr=log.open("wb"),
         env=env,
@@ -144,3 +151,22 @@ def channel(server: Server) -> Iterator[grpc.Channel]:
 @pytest.fixture(scope="session")
 def stub(channel: grpc.Channel) -> rpc.GameServiceStub:
     return rpc.GameServiceStub(channel)
+
+
+@pytest.fixture
+def serving(e2e_database_url, tmp_path) -> Iterator:
+    """start(*args, env=...) -> (server, stub); every server is stopped at the end."""
+    started: list[tuple[Server, grpc.Channel]] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> tuple[Server, rpc.GameServiceStub]:
+        srv = start_server(e2e_database_url, tmp_path, f"s{len(started)}", *args,
+                           env={"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN, **(env or {})}, limits=())
+        ch = grpc.insecure_channel(srv.address)
+        grpc.channel_ready_future(ch).result(timeout=START_TIMEOUT)
+        started.append((srv, ch))
+        return srv, rpc.GameServiceStub(ch)
+
+    yield start
+    for srv, ch in started:
+        ch.close()
+        assert srv.stop() == 0, srv.log.read_text()

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import time
+import urllib.request
 import uuid
 
 import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from prometheus_client.parser import text_string_to_metric_families
 
 from tablier import _core
 from tablier.v1 import service_pb2 as pb
+from tablier.v1 import service_pb2_grpc as rpc
 
-from .conftest import GAME_TYPES, OPERATOR_TOKEN
+from .conftest import GAME_TYPES, OPERATOR_TOKEN, Server
 
 OPERATOR = (("authorization", f"Bearer {OPERATOR_TOKEN}"),)
 INFO = {t.id: t for t in GAME_TYPES}
@@ -75,3 +79,34 @@ def bot_move(stub, created: pb.CreateGameResponse, state: pb.GameState | None = 
     return stub.PlayMove(pb.PlayMoveRequest(
         game_id=created.game_id, command_id=str(uuid.uuid4()), action=suggestion.action,
         expected_seq=suggestion.seq), metadata=md)
+
+
+def info_metadata(exc: grpc.RpcError) -> dict[str, str]:
+    for detail in rpc_status.from_call(exc).details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return dict(info.metadata)
+    return {}
+
+
+def metrics_address(srv: Server) -> str:
+    """The URL of the server's /metrics, from its log."""
+    deadline = time.monotonic() + 20.0
+    while time.monotonic() < deadline:
+        for line in srv.log.read_text().splitlines():
+            if "tablier metrics on " in line:
+                return line.split("tablier metrics on ", 1)[1].strip()
+        time.sleep(0.05)
+    raise AssertionError(f"no metrics address in the log: {srv.log.read_text()}")
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = urllib.request.urlopen(url, timeout=20.0).read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def open_watch(address: str, game_id: str, after_seq: int = 0):
+    channel = grpc.insecure_channel(address)
+    stream = rpc.GameServiceStub(channel).WatchGame(pb.WatchGameRequest(game_id=game_id, after_seq=after_seq))
+    return channel, stream

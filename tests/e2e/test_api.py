@@ -214,6 +214,11 @@ def test_long_client_strings_are_cut_in_error_messages(stub):
     """An echoed option value or bot name cannot push the status past the metadata limit."""
     code, reason, message = expect_error(stub.CreateGame, pb.CreateGameRequest(
         game_type="qwirkle", seats=2, options={"x" * 20_000: "y" * 20_000}))
+    # Refused for its length before the core reads it (test_limits.py); the message is cut.
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "OPTION_TOO_LONG")
+    assert len(message) <= 1001
+    code, reason, message = expect_error(stub.CreateGame, pb.CreateGameRequest(
+        game_type="qwirkle", seats=2, options={"x" * 64: "y" * 64}))
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION")
     assert message.startswith("unknown option") and len(message) <= 1001
 

@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
@@ -25,6 +26,8 @@ from grpc_status import rpc_status
 from tablier import _core
 from tablier.app import errors as app_errors
 from tablier.store import base as store_base
+
+from .observe import CallObserver, peer_of
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,8 @@ _APP_CODES: list[tuple[type[app_errors.AppError], grpc.StatusCode]] = [
     (app_errors.AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
     (app_errors.NotImplementedForGame, grpc.StatusCode.UNIMPLEMENTED),
     (app_errors.DataLoss, grpc.StatusCode.DATA_LOSS),
+    (app_errors.ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (app_errors.Unavailable, grpc.StatusCode.UNAVAILABLE),
 ]
 
 
@@ -67,6 +72,9 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         return grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH", f"no match {exc}"
     if isinstance(exc, store_base.SeqConflict):
         return grpc.StatusCode.ABORTED, "SEQ_CONFLICT", "another move was applied first: reload and retry"
+    if isinstance(exc, store_base.StoreUnavailable):
+        return (grpc.StatusCode.UNAVAILABLE, "DATABASE_UNAVAILABLE",
+                f"the database cannot be reached ({exc}); retry (a move with the same command id)")
     incident = secrets.token_hex(6)
     log.error("internal error %s", incident, exc_info=exc)
     return grpc.StatusCode.INTERNAL, "INTERNAL", f"internal error (incident {incident})"
@@ -77,18 +85,20 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
 MAX_MESSAGE = 1000
 
 
-def describe(exc: BaseException) -> tuple[grpc.StatusCode, error_details_pb2.ErrorInfo, str]:
-    """(status code, ErrorInfo, message) that any transport sends for `exc`: `classify`, with
-    the message cut and the error's metadata in the ErrorInfo."""
-    code, reason, message = classify(exc)
+def describe(
+    exc: BaseException, classified: tuple[grpc.StatusCode, str, str] | None = None
+) -> tuple[grpc.StatusCode, error_details_pb2.ErrorInfo, str]:
+    """(status code, ErrorInfo, message) that any transport sends for `exc`: `classify` (or
+    what it already gave), with the message cut and the error's metadata in the ErrorInfo."""
+    code, reason, message = classified or classify(exc)
     if len(message) > MAX_MESSAGE:
         message = message[:MAX_MESSAGE] + "…"
     info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=getattr(exc, "metadata", None))
     return code, info, message
 
 
-def status_for(exc: BaseException) -> grpc.Status:
-    code, info, message = describe(exc)
+def status_for(exc: BaseException, classified: tuple[grpc.StatusCode, str, str] | None = None) -> grpc.Status:
+    code, info, message = describe(exc, classified)
     detail = any_pb2.Any()
     detail.Pack(info)
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message, details=[detail])
@@ -127,50 +137,106 @@ def decoded(request):
     return request
 
 
-def unary(fn: Callable[..., Awaitable]) -> Callable[..., Awaitable]:
+def _ended(exc: BaseException) -> str:
+    """The status name of a call that ended by an error that passes through."""
+    if isinstance(exc, grpc.aio.AbortError):
+        return "ABORTED_BY_HANDLER"
+    return "CANCELLED"
+
+
+def unary(fn: Callable[..., Awaitable], method: str = "", observer: CallObserver | None = None) -> Callable[..., Awaitable]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
+        started = time.perf_counter()
+        peer = peer_of(context)
+        code, reason = "OK", ""
         try:
-            return await fn(decoded(request), context)
+            request = decoded(request)
+            if observer is not None:
+                observer.before(peer, context)
+            return await fn(request, context)
         except BaseException as exc:  # the one mapping point; a Rust panic is a BaseException
             if passes_through(exc):
+                code = _ended(exc)
                 raise
-            await context.abort_with_status(status_for(exc))
+            classified = classify(exc)
+            code, reason = classified[0].name, classified[1]
+            if observer is not None:
+                observer.failed(peer, exc)
+            await context.abort_with_status(status_for(exc, classified))
+        finally:
+            if observer is not None:
+                observer.done(method, peer, request, code, reason, time.perf_counter() - started)
 
     return call
 
 
-def stream(fn: Callable[..., AsyncIterator]) -> Callable[..., AsyncIterator]:
+def stream(fn: Callable[..., AsyncIterator], method: str = "", observer: CallObserver | None = None) -> Callable[..., AsyncIterator]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
+        started = time.perf_counter()
+        peer = peer_of(context)
+        code, reason = "OK", ""
+        if observer is not None:
+            observer.stream_opened(method)
         try:
-            async for item in fn(decoded(request), context):
+            request = decoded(request)
+            if observer is not None:
+                observer.before(peer, context)
+            async for item in fn(request, context):
                 yield item
         except BaseException as exc:  # the one mapping point, as in `unary`
             if passes_through(exc):
+                code = _ended(exc)
                 raise
-            await context.abort_with_status(status_for(exc))
+            classified = classify(exc)
+            code, reason = classified[0].name, classified[1]
+            if observer is not None:
+                observer.failed(peer, exc)
+            await context.abort_with_status(status_for(exc, classified))
+        finally:
+            if observer is not None:
+                observer.stream_closed(method)
+                observer.done(method, peer, request, code, reason, time.perf_counter() - started)
 
     return call
 
 
+def _passing_bytes(serialize: Callable[[object], bytes] | None) -> Callable[[object], bytes] | None:
+    """A response serializer that also takes a response encoded already (bytes): a watch item
+    shared by many streams is encoded once."""
+    if serialize is None:
+        return None
+
+    def write(message: object) -> bytes:
+        return message if isinstance(message, bytes) else serialize(message)
+
+    return write
+
+
 class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
-    """Wraps every tablier.v1 method so that any error it raises leaves as a mapped status."""
+    """Wraps every tablier.v1 method so that any error it raises leaves as a mapped status;
+    an `observer` (api.observe) throttles, counts and logs each call."""
+
+    def __init__(self, observer: CallObserver | None = None) -> None:
+        self.observer = observer
 
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
-        if handler is None or not handler_call_details.method.startswith(f"/{DOMAIN}."):
+        method = handler_call_details.method
+        if handler is None or not method.startswith(f"/{DOMAIN}."):
             return handler
+        name = method.rsplit("/", 1)[-1]
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                unary(handler.unary_unary),
+                unary(handler.unary_unary, name, self.observer),
                 request_deserializer=_tolerant(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                stream(handler.unary_stream),
+                stream(handler.unary_stream, name, self.observer),
                 request_deserializer=_tolerant(handler.request_deserializer),
-                response_serializer=handler.response_serializer,
+                response_serializer=_passing_bytes(handler.response_serializer),
             )
         return handler

@@ -1,8 +1,20 @@
 """Assembles the gRPC server: GameService behind the error-mapping interceptor, health
-(grpcio-health-checking) and reflection (grpcio-reflection) always on."""
+(grpcio-health-checking) and reflection (grpcio-reflection) always on.
+
+Health is SERVING only while the database answers (the store's monitor says when it stops
+and starts again). Shutdown: NOT_SERVING for a drain period while calls are still served (so
+load balancers take the server out first), then the watch streams end with UNAVAILABLE
+(`SHUTTING_DOWN`, resume elsewhere), new calls are refused, and calls in flight get the grace
+period.
+
+Requests are at most `max_request_bytes` (default 64 KiB: a move, a position or a creation
+is far smaller); a larger one is refused by gRPC with RESOURCE_EXHAUSTED before it is read.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import logging
 import pkgutil
@@ -18,11 +30,14 @@ from tablier.app import GameApp
 from tablier.v1 import service_pb2_grpc
 
 from .errors import ErrorMappingInterceptor
+from .metrics import Metrics
+from .observe import CallObserver
 from .servicer import GameServicer
 
 log = logging.getLogger(__name__)
 
 GAME_SERVICE = "tablier.v1.GameService"
+MAX_REQUEST_BYTES = 64 * 1024
 
 
 def load_protos() -> list[str]:
@@ -62,21 +77,36 @@ class GameServer:
     """One grpc.aio server. `start()` binds and returns the port; `stop()` drains. With `tls`
     it serves TLS only."""
 
-    def __init__(self, app: GameApp, listen: str, tls: TlsFiles | None = None, reuse_port: bool = False) -> None:
+    def __init__(
+        self,
+        app: GameApp,
+        listen: str,
+        tls: TlsFiles | None = None,
+        reuse_port: bool = False,
+        *,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+        metrics: Metrics | None = None,
+    ) -> None:
         """`reuse_port`: share the address with other processes that ask for it too (the workers
         of `tablier serve --workers`). Off, a port another process listens on is refused
         (gRPC's own default would share it silently, and half of the calls would go there)."""
         self.app = app
         self.listen = listen
         self.tls = tls
+        self.metrics = metrics
         self.health = health.aio.HealthServicer()
-        self.server = grpc.aio.server(interceptors=[ErrorMappingInterceptor()],
-                                      options=[("grpc.so_reuseport", 1 if reuse_port else 0)])
+        observer = CallObserver(app.limiter, metrics)
+        self.server = grpc.aio.server(
+            interceptors=[ErrorMappingInterceptor(observer)],
+            options=[("grpc.so_reuseport", 1 if reuse_port else 0),
+                     ("grpc.max_receive_message_length", max_request_bytes)],
+        )
         service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(app), self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = load_protos() + [health.SERVICE_NAME, reflection.SERVICE_NAME]
         reflection.enable_server_reflection(names, self.server)
         self.port = 0
+        self._health_update: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
         try:
@@ -88,19 +118,41 @@ class GameServer:
             raise ListenError(f"cannot listen on {self.listen}: the address is in use by another process, "
                               "or not an address of this machine") from None
         await self.server.start()
-        for name in ("", GAME_SERVICE):
-            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        store = self.app.store
+        if hasattr(store, "on_availability"):
+            store.on_availability = self._availability_changed
+        await self._set_health(getattr(store, "available", True))
         return self.port
+
+    def _availability_changed(self, up: bool) -> None:
+        self._health_update = asyncio.get_running_loop().create_task(self._set_health(up))
+
+    async def _set_health(self, up: bool) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if up else health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in ("", GAME_SERVICE):
+            await self.health.set(name, status)
 
     @property
     def address(self) -> str:
         host = self.listen.rsplit(":", 1)[0]
         return f"{host}:{self.port}"
 
-    async def stop(self, grace: float = 10.0) -> None:
-        """Health goes NOT_SERVING, new calls are refused, calls in flight get `grace`
-        seconds to finish (then are cancelled)."""
+    async def drain(self, seconds: float, cut_short: asyncio.Event | None = None) -> None:
+        """Health goes NOT_SERVING; calls are still served for `seconds` (less if `cut_short`
+        is set meanwhile), so load balancers take this server out before it refuses calls."""
         await self.health.enter_graceful_shutdown()
+        if seconds > 0:
+            cut_short = cut_short or asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                # The drain period is a duration the operator chose, not a condition to poll.
+                async with asyncio.timeout(seconds):
+                    await cut_short.wait()
+
+    async def stop(self, grace: float = 10.0, drain: float = 0.0, cut_short: asyncio.Event | None = None) -> None:
+        """`drain` (if not done already), then watch streams end, new calls are refused, and
+        calls in flight get `grace` seconds to finish (then are cancelled)."""
+        await self.drain(drain, cut_short)
+        self.app.end_watches()
         await self.server.stop(grace)
 
     async def wait(self) -> None:

@@ -21,6 +21,8 @@ from tablier.app import (
 from tablier.app.errors import Unauthenticated
 from tablier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
+from .observe import peer_of
+
 TYPE_URL_PREFIX = "type.googleapis.com/"
 ROLE_HEADER = "x-tablier-role"
 
@@ -126,11 +128,20 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return service_pb2.ListGameTypesResponse(game_types=self.app.game_types())
 
     async def CreateGame(self, request, context):
-        # Only a chosen seed (the auditor's) and a match of bots only (the host's) need a credential.
-        cred = credential(context) if request.seed or request.seat_assignments else Credential()
+        # Only a chosen seed (the auditor's) and a match of bots only (the host's) need a
+        # well-formed credential; otherwise a malformed one counts as none (the creation policy
+        # may then refuse it).
+        if request.seed or request.seat_assignments:
+            cred = credential(context)
+        else:
+            try:
+                cred = credential(context)
+            except Unauthenticated:
+                cred = Credential()
         assignments = [SeatAssignment(_SEAT_KINDS.get(a.kind), a.bot) for a in request.seat_assignments]
         created = await self.app.create_game(
-            request.game_type, request.seats, dict(request.options), request.seed, cred, assignments
+            request.game_type, request.seats, dict(request.options), request.seed, cred, assignments,
+            peer=peer_of(context),
         )
         return service_pb2.CreateGameResponse(
             game_id=created.game_id,
@@ -191,10 +202,16 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return service_pb2.ListEventsResponse(events=[to_event(e) for e in events], last_seq=last_seq)
 
     async def WatchGame(self, request, context):
-        # Closed as soon as the call ends, so the store stops watching for this client.
-        async with aclosing(self.app.watch(request.game_id, credential(context), request.after_seq)) as feed:
-            async for event, state in feed:
-                yield service_pb2.WatchGameResponse(event=to_event(event), state=to_state(state))
+        # Closed as soon as the call ends, so the feed stops counting this client.
+        watch = self.app.watch(request.game_id, credential(context), request.after_seq, peer=peer_of(context))
+        async with aclosing(watch) as feed:
+            async for item in feed:
+                # One encoding per item, shared by every stream of the same viewer.
+                if item.rendered is None:
+                    event, state = item
+                    item.rendered = service_pb2.WatchGameResponse(
+                        event=to_event(event), state=to_state(state)).SerializeToString()
+                yield item.rendered
 
     async def EvaluatePosition(self, request, context):
         evaluation = await self.app.evaluate(request.game_type, from_any(request, "position"))

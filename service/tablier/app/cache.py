@@ -12,11 +12,16 @@ class MatchCache:
     def __init__(self, capacity: int = 1024) -> None:
         self.capacity = capacity
         self._entries: OrderedDict[str, tuple[int, Match]] = OrderedDict()
+        self.hits = 0  # lookups that found a state (metrics)
+        self.misses = 0
 
     def get(self, game_id: str) -> tuple[int, Match] | None:
         entry = self._entries.get(game_id)
         if entry is not None:
             self._entries.move_to_end(game_id)
+            self.hits += 1
+        else:
+            self.misses += 1
         return entry
 
     def put(self, game_id: str, seq: int, match: Match) -> None:

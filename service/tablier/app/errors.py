@@ -9,10 +9,12 @@ class AppError(Exception):
 
     default_reason = "ERROR"
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(self, message: str, reason: str | None = None, metadata: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason or self.default_reason
+        # Machine-readable details a client can act on (ErrorInfo.metadata), e.g. where to resume.
+        self.metadata = metadata or {}
 
 
 class BadRequest(AppError):
@@ -76,3 +78,18 @@ class DataLoss(AppError):
         super().__init__(message, reason)
         self.seq = seq
         self.metadata = {"seq": str(seq)}
+
+
+class ResourceExhausted(AppError):
+    """A limit of the server: too many streams, too many matches created, too many bad
+    credentials from one peer, a watcher that did not keep up. Retry later (the metadata may
+    say when, or where to resume)."""
+
+    default_reason = "LIMIT_REACHED"
+
+
+class Unavailable(AppError):
+    """The server cannot do this now (its database is unreachable): retry, with the same
+    command id for a move (its outcome may be unknown)."""
+
+    default_reason = "UNAVAILABLE"

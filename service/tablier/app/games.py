@@ -13,7 +13,6 @@ import secrets
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NoReturn
@@ -62,8 +61,11 @@ from .errors import (
     NotAllowedNow,
     OutOfRange,
     PermissionDenied,
+    ResourceExhausted,
     Unauthenticated,
+    Unavailable,
 )
+from .limits import Limiter, Limits
 from .seats import (
     SeatAssignment,
     SeatInfo,
@@ -74,6 +76,7 @@ from .seats import (
     plan_seats,
     seat_infos,
 )
+from .watch import Feeds, WatchItem
 
 log = logging.getLogger(__name__)
 
@@ -215,13 +218,20 @@ class GameApp:
         *,
         host_token: str | None = None,
         auditor_token: str | None = None,
+        limits: Limits | None = None,
+        creator_token: str | None = None,
     ) -> None:
         """`host_token` gives host commands and sees what a spectator sees; `auditor_token` reads
-        everything and changes nothing; `operator_token` (deprecated) is both."""
+        everything and changes nothing; `operator_token` (deprecated) is both. `creator_token`
+        creates matches under the `token` creation policy, as the host token does; `limits`
+        are the per-peer limits (`limits.Limits`)."""
         self.store = store
         self.operator_token = operator_token or None
         self.host_tokens = tuple(t for t in (host_token, operator_token) if t)
         self.auditor_tokens = tuple(t for t in (auditor_token, operator_token) if t)
+        self.creator_tokens = tuple(t for t in (creator_token, host_token, operator_token) if t)
+        self.limiter = Limiter(limits)
+        self.feeds = Feeds(store, self._event_out, self._state, self._checked_step, after=self._backstop_bots)
         self.catalogue = Catalogue()
         self.cache = MatchCache(cache_size)
         self.snapshots = Snapshots()
@@ -242,7 +252,8 @@ class GameApp:
 
     async def close(self) -> None:
         """Stops the running timers and bot seats (their waits resume when a server loads the
-        match again)."""
+        match again) and ends the watch feeds."""
+        await self.feeds.close()
         timers = [task for _, task in self._timers.values()] + list(self._bots.values())
         timers += self._backstops.values()
         self._timers.clear()
@@ -251,6 +262,10 @@ class GameApp:
         for task in timers:
             task.cancel()
         await asyncio.gather(*timers, return_exceptions=True)
+
+    def end_watches(self) -> None:
+        """Ends every watch stream with UNAVAILABLE (SHUTTING_DOWN): the server is stopping."""
+        self.feeds.end_all()
 
     # ----------------------------------------------------------------- game types
 
@@ -267,6 +282,7 @@ class GameApp:
         seed: bytes = b"",
         cred: Credential = ANONYMOUS,
         assignments: list[SeatAssignment] | None = None,
+        peer: str | None = None,
     ) -> Created:
         """A new match. `assignments` says who fills each seat (`seats` may be 0 then); none:
         the creator holds every seat. A match of bots only needs the host token: the server
@@ -274,6 +290,8 @@ class GameApp:
         if not game_type:
             raise BadRequest("game_type is required", "MISSING_FIELD")
         info = self.catalogue.get(game_type)
+        self.limiter.check_options(options)
+        self._admit_creator(cred, peer)
         if assignments and not seats:
             seats = len(assignments)
         if not seed:
@@ -369,6 +387,14 @@ class GameApp:
             raise NotAllowedNow("every open seat was taken meanwhile", "NO_OPEN_SEAT")
         raise NotAllowedNow(f"seat {candidates[0]} is taken", "SEAT_TAKEN")
 
+    def _admit_creator(self, cred: Credential, peer: str | None) -> None:
+        """The creation policy: the creator, host or operator token passes; otherwise `open`
+        admits anyone at the peer's creation rate and `token` no one."""
+        creator = is_operator(cred.token, self.creator_tokens)
+        if cred.token and not creator and self.limiter.limits.create_policy == "token":
+            raise Unauthenticated("this token is not the creator token", "BAD_CREATOR_TOKEN")
+        self.limiter.admit_create(peer, creator)
+
     # ----------------------------------------------------------------- reads
 
     async def get_view(self, game_id: str, cred: Credential, at_seq: int | None = None) -> MatchState:
@@ -424,43 +450,75 @@ class GameApp:
                 if e], seq
 
     async def watch(
-        self, game_id: str, cred: Credential, after_seq: int = 0
-    ) -> AsyncIterator[tuple[EventOut, MatchState]]:
+        self,
+        game_id: str,
+        cred: Credential,
+        after_seq: int = 0,
+        peer: str | None = None,
+    ) -> AsyncIterator[WatchItem]:
         """Events after `after_seq`, then each new one as it is appended (by any server on
-        the same database), each with the viewer's state after it. Ends once the match is
-        over and everything was sent."""
+        the same database), each with the viewer's state after it: `WatchItem`s of
+        (EventOut, MatchState). Ends once the match is over and everything was sent.
+
+        New events come from the match's shared feed (`watch.MatchFeed`). Streams count
+        against the peer's and the match's limits. A watcher whose buffer overflows (its
+        client stopped reading, so the transport stopped taking its items) is dropped from
+        the feed and ends with ResourceExhausted (`resume_after_seq` in its metadata) once
+        the transport takes its next item."""
         game = await self._game(game_id)
-        last, current = await self._load(game)
-        principal = self._principal_for(game, cred, over=current.is_over(), read_only=False)
-        if after_seq > last:
-            raise OutOfRange(f"the match is at seq {last}; cannot resume after seq {after_seq}")
-        # What is streamed is checked as it is read: chained from the genesis hash, and equal to
-        # the verified head when it reaches it (see `_load`).
-        verified = self._heads.get(game.game_id)
-        match, chain = await self._state_at(game, after_seq)
+        release = self.limiter.open_watch(peer, game.game_id)
         try:
-            if verified is not None and verified[0] == after_seq and chain != verified[1]:
-                raise integrity.damaged(game, after_seq, "the log was rewritten after it was verified")
-        except DataLoss as exc:
-            self._refuse(game.game_id, exc)
-        seq = after_seq
-        async with aclosing(self.store.watch(game.game_id)) as feed:
-            async for latest in feed:
-                if latest > seq:
-                    for ev in await self.store.load_events(game.game_id, after_seq=seq, upto_seq=latest):
-                        try:
-                            chain = integrity.replay_checked(game, [ev], match, chain, seq, False)
-                            if verified is not None and ev.seq == verified[0] and chain != verified[1]:
-                                raise integrity.damaged(game, ev.seq, "the log was rewritten after it was verified")
-                        except DataLoss as exc:
-                            self._refuse(game.game_id, exc)
+            last, current = await self._load(game)
+            principal = self._principal_for(game, cred, over=current.is_over(), read_only=False)
+            if after_seq > last:
+                raise OutOfRange(f"the match is at seq {last}; cannot resume after seq {after_seq}")
+            feed = self.feeds.feed(game, last, current, await self._chain_at_verified(game, last))
+            start = feed.seq
+            sub = feed.subscribe(principal, self.limiter.limits.watch_buffer)
+            try:
+                sent = seq = after_seq
+                if seq < start:
+                    # Catching up: this watcher's own replay, up to where the feed took over,
+                    # checked as it is read: chained from the genesis hash, and equal to the
+                    # verified head when it reaches it (see `_load`).
+                    verified = self._heads.get(game.game_id)
+                    match, chain = await self._state_at(game, seq)
+                    try:
+                        if verified is not None and verified[0] == seq and chain != verified[1]:
+                            raise integrity.damaged(game, seq, "the log was rewritten after it was verified")
+                    except DataLoss as exc:
+                        self._refuse(game.game_id, exc)
+                    for ev in await self.store.load_events(game.game_id, after_seq=seq, upto_seq=start):
+                        chain = self._checked_step(game, ev, match, chain, seq)
                         seq = ev.seq
                         out = self._event_out(game, match, ev, principal)
                         if out is not None:
-                            yield out, self._state(game, seq, match, principal, ev.chain_hash)
-                    self._backstop_bots(game, match)
-                if match.is_over():
-                    return
+                            yield WatchItem((out, self._state(game, seq, match, principal, ev.chain_hash)))
+                            sent = seq
+                while True:
+                    while sub.items:
+                        item = sub.items.popleft()
+                        if item.seq > seq:
+                            seq = sent = item.seq
+                            yield item
+                    if sub.overflowed:
+                        raise ResourceExhausted(
+                            f"this watcher fell more than {sub.limit} events behind; resume after seq {sent}",
+                            "WATCH_BUFFER_FULL", {"resume_after_seq": str(sent)})
+                    if sub.shutdown:
+                        raise Unavailable(f"this server is stopping; resume after seq {sent} on another",
+                                          "SHUTTING_DOWN", {"resume_after_seq": str(sent)})
+                    if sub.ended:
+                        if feed.error is not None:
+                            raise feed.error
+                        return
+                    sub.wakeup.clear()
+                    if not (sub.items or sub.ended or sub.overflowed):
+                        await sub.wakeup.wait()
+            finally:
+                feed.unsubscribe(sub)
+        finally:
+            release()
 
     # ----------------------------------------------------------------- play
 
@@ -476,7 +534,8 @@ class GameApp:
         if action is None:
             raise BadRequest("action is required", "MISSING_FIELD")
         game = await self._game(game_id)
-        given_action = bytes(action.data)
+        # What is decided and stored is what the rules decode of the action, never padding.
+        given_action = bytes(self._canonical(game, action).data)
         action_type = self.catalogue.get(game.game_type).action_type
 
         def decide(match: Match, seq: int, principal: Principal) -> list[tuple[str, bytes]]:
@@ -657,6 +716,17 @@ class GameApp:
         self.records[record.game_id] = record
         while len(self.records) > self.cache.capacity:
             self.records.popitem(last=False)
+
+    def _canonical(self, game: GameRecord, action: Payload) -> Payload:
+        """The action as the rules decode it, re-encoded by the core: what is decided and
+        stored is what the rules read, never padding a client added (unknown fields)."""
+        action_type = self.catalogue.get(game.game_type).action_type
+        if action.type_name != action_type:
+            return action  # refused below as WRONG_PAYLOAD_TYPE
+        try:
+            return Payload(action_type, _core.canonical_action(game.game_type, bytes(action.data)))
+        except _core.MalformedInput:
+            return action  # refused by the core's decide (or as another command under a used id)
 
     def _blank(self, game: GameRecord) -> Match:
         return Match(game.game_type, game.seats, dict(game.options))
@@ -886,6 +956,28 @@ class GameApp:
             self._backstops_again.add(game.game_id)
             return
         self._backstops[game.game_id] = asyncio.get_running_loop().create_task(self._backstop(game))
+
+    def _checked_step(self, game: GameRecord, ev: StoredEvent, match: Match, chain: bytes, seq: int) -> bytes:
+        """Applies one streamed event (the one after `seq`, chained from `chain`) to `match`,
+        checked; and equal to the verified head when it is at its seq. Returns its chain hash."""
+        try:
+            chain = integrity.replay_checked(game, [ev], match, chain, seq, False)
+            verified = self._heads.get(game.game_id)
+            if verified is not None and ev.seq == verified[0] and chain != verified[1]:
+                raise integrity.damaged(game, ev.seq, "the log was rewritten after it was verified")
+        except DataLoss as exc:
+            self._refuse(game.game_id, exc)
+        return chain
+
+    async def _chain_at_verified(self, game: GameRecord, seq: int) -> bytes:
+        """The chain hash at `seq` as `_load` verified it (read from the log if it moved on)."""
+        verified = self._heads.get(game.game_id)
+        if verified is not None and verified[0] == seq:
+            return verified[1]
+        if seq == 0:
+            return genesis_hash(game)
+        found = await self.store.load_events(game.game_id, after_seq=seq - 1, upto_seq=seq)
+        return found[0].chain_hash
 
     async def _backstop(self, game: GameRecord) -> None:
         gid = game.game_id

@@ -20,6 +20,11 @@ class StoreError(Exception):
     """Base class of store errors."""
 
 
+class StoreUnavailable(StoreError):
+    """The database cannot be reached now (down, restarting, no connection within the
+    store's bound). Nothing is known to have been written: retry."""
+
+
 class SeqConflict(StoreError):
     """Another command appended at this seq first (lost race): retry against the new state."""
 

@@ -27,6 +27,14 @@ out to the watchers of this process, so a watcher sees appends made by any proce
 database. When that connection drops it is reopened, and every watcher re-reads its match's
 last seq, so no append is missed. Likewise an operation that finds its pooled connection
 dead checks the whole pool and is retried once, so a database restart costs no failed calls.
+
+Outages: every operation is bounded (`timeout`, seconds: waiting for a connection included)
+and ends as `StoreUnavailable` when the database cannot be reached, never hangs. A monitor
+task probes the database (every `probe_interval` s on one connection while it answers, every
+`retry_interval` s with a new connection while it does not, and at once when an operation
+fails): while it is down, operations fail at once, `available` is False and `on_availability`
+is told; when it answers again the store takes a fresh pool (the old one may be backing off
+its reconnection attempts for seconds) before it reports itself available.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from tablier.store.base import (
     GameRecord,
     NewEvent,
     SeqConflict,
+    StoreUnavailable,
     StoredCommand,
     StoredEvent,
     UnknownGame,
@@ -109,15 +118,31 @@ FROM unnest(%s::text[]) AS n
 """
 
 
+# Outage handling (see the module docstring), in seconds.
+OPERATION_TIMEOUT = 5.0
+PROBE_INTERVAL = 1.0
+RETRY_INTERVAL = 0.2
+PROBE_TIMEOUT = 2.0
+
+
 class PostgresStore:
     """An `EventStore` on a connection pool. Use `open_store(dsn)` to make one."""
 
-    def __init__(self, pool: AsyncConnectionPool, dsn: str, seed_keys: SeedKeys | None = None) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        dsn: str,
+        seed_keys: SeedKeys | None = None,
+        make_pool: Callable[[], AsyncConnectionPool] | None = None,
+        timeout: float = OPERATION_TIMEOUT,
+    ) -> None:
         self._pool = pool
         # Seeds are sealed with these keys (tablier.seeds); without keys they are kept in
         # clear (tests of the store only: `tablier serve` always has a key).
         self._seed_keys = seed_keys
         self._dsn = dsn  # for the LISTEN connection, which is not the pool's
+        self._make_pool = make_pool
+        self.timeout = timeout
         self._hub = WatchHub()
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
         # Notifications not sent yet (game -> last seq), and the task that sends them.
@@ -127,6 +152,13 @@ class PostgresStore:
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._closed = False
+        # Availability: the monitor's verdict, why, and who wants to hear of a change.
+        self.available = True
+        self._down_reason = ""
+        self.on_availability: Callable[[bool], None] | None = None
+        self._suspect = asyncio.Event()
+        self._monitor: asyncio.Task[None] | None = None
+        self._retired: set[asyncio.Task[None]] = set()
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -283,7 +315,7 @@ class PostgresStore:
                 continue
             try:
                 await self._run(lambda conn: conn.execute(_NOTIFY, ([f"{k}:{v}" for k, v in notes.items()],)))
-            except psycopg.Error as exc:
+            except (psycopg.Error, StoreUnavailable) as exc:
                 if self._closed:
                     return
                 log.warning("could not send %d notification(s): %s; retrying", len(notes), exc)
@@ -493,15 +525,102 @@ class PostgresStore:
         restarted or dropped it), checks every idle pooled connection, discarding the dead
         ones, and runs `op` once more on a live one. Repeating any operation here is safe:
         a write that did commit the first time fails its second insert on the seq or the
-        command id, and `append` then returns what the command wrote, or SeqConflict."""
+        command id, and `append` then returns what the command wrote, or SeqConflict.
+
+        Bounded by `timeout`; StoreUnavailable when the database cannot be reached (at once
+        while the monitor knows it is down)."""
+        if not self.available:
+            raise StoreUnavailable(self._down_reason or "the database is not answering")
         try:
-            async with self._pool.connection() as conn:
-                return await op(conn)
-        except psycopg.OperationalError as exc:
-            log.warning("database connection failed (%s); checking the pool and retrying", exc)
-        await self._pool.check()
-        async with self._pool.connection() as conn:
-            return await op(conn)
+            async with asyncio.timeout(self.timeout):
+                try:
+                    async with self._pool.connection() as conn:
+                        return await op(conn)
+                except psycopg.OperationalError as exc:
+                    log.warning("database connection failed (%s); checking the pool and retrying", exc)
+                await self._pool.check()
+                async with self._pool.connection() as conn:
+                    return await op(conn)
+        except (psycopg.OperationalError, TimeoutError) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else f"no answer within {self.timeout:g} s"
+            self.suspect()
+            raise StoreUnavailable(reason[:200]) from exc
+
+    # -- availability ---------------------------------------------------------------------
+
+    def start_monitor(self) -> None:
+        if self._monitor is None and not self._closed:
+            self._monitor = asyncio.get_running_loop().create_task(self._watch_database(), name="tablier-store-monitor")
+
+    def suspect(self) -> None:
+        """An operation saw the database fail: probe it now."""
+        self._suspect.set()
+
+    def pool_stats(self) -> dict[str, int]:
+        stats = self._pool.get_stats()
+        stats["pool_max"] = self._pool.max_size
+        return stats
+
+    async def _probe(self, conn: psycopg.AsyncConnection | None) -> psycopg.AsyncConnection:
+        """SELECT 1 on `conn`, or on a new connection; returns the live connection."""
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            if conn is None or conn.closed:
+                conn = await psycopg.AsyncConnection.connect(
+                    self._dsn, autocommit=True, application_name="tablier-probe",
+                    connect_timeout=max(2, int(PROBE_TIMEOUT)))
+            await conn.execute("SELECT 1")
+            return conn
+
+    async def _watch_database(self) -> None:
+        conn: psycopg.AsyncConnection | None = None
+        try:
+            while not self._closed:
+                if self.available:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(PROBE_INTERVAL):
+                            await self._suspect.wait()
+                self._suspect.clear()
+                try:
+                    try:
+                        conn = await self._probe(conn)
+                    except (psycopg.Error, OSError, TimeoutError):
+                        # That one connection may be all that died: ask once more, anew.
+                        await _close_quietly(conn)
+                        conn = await self._probe(None)
+                except (psycopg.Error, OSError, TimeoutError) as exc:
+                    await _close_quietly(conn)
+                    conn = None
+                    if self.available:
+                        self._down_reason = (str(exc).strip().splitlines() or ["no answer"])[0][:200]
+                        log.error("database unreachable: %s", self._down_reason)
+                        self._set_available(False)
+                    await asyncio.sleep(RETRY_INTERVAL)  # the retry period while it is down
+                    continue
+                if not self.available:
+                    await self._renew_pool()
+                    log.warning("database reachable again")
+                    self._set_available(True)
+        finally:
+            await _close_quietly(conn)
+
+    def _set_available(self, up: bool) -> None:
+        self.available = up
+        if self.on_availability is not None:
+            try:
+                self.on_availability(up)
+            except Exception:
+                log.exception("availability callback failed")
+
+    async def _renew_pool(self) -> None:
+        """A fresh pool: the old one's reconnection attempts back off for seconds."""
+        if self._make_pool is None:
+            await self._pool.check()
+            return
+        old, self._pool = self._pool, self._make_pool()
+        await self._pool.open(wait=False)
+        task = asyncio.get_running_loop().create_task(old.close(timeout=1.0))
+        self._retired.add(task)
+        task.add_done_callback(self._retired.discard)
 
     # -- watching -------------------------------------------------------------------------
 
@@ -567,6 +686,12 @@ class PostgresStore:
             self._notifier = None
         self._hub.close()
         self._listening.set()  # releases watchers still waiting for the listener
+        if self._monitor is not None:
+            self._monitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._monitor
+            self._monitor = None
+        await asyncio.gather(*self._retired, return_exceptions=True)
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -581,19 +706,38 @@ class PostgresStore:
 DEFAULT_POOL_SIZE = 32
 
 
+async def _close_quietly(conn: psycopg.AsyncConnection | None) -> None:
+    if conn is not None and not conn.closed:
+        with contextlib.suppress(psycopg.Error, OSError):
+            await conn.close()
+
+
 async def open_store(
-    dsn: str, *, min_size: int = 1, max_size: int = DEFAULT_POOL_SIZE, seed_keys: SeedKeys | None = None
+    dsn: str,
+    *,
+    min_size: int = 1,
+    max_size: int = DEFAULT_POOL_SIZE,
+    seed_keys: SeedKeys | None = None,
+    timeout: float = OPERATION_TIMEOUT,
+    monitor: bool = True,
 ) -> PostgresStore:
     """Connects to `dsn` (URL or key=value conninfo), applies pending migrations and returns
-    the store. Close it with `await store.close()`. With `seed_keys`, seeds are sealed at rest."""
-    pool = AsyncConnectionPool(
-        dsn,
-        min_size=min_size,
-        max_size=max_size,
-        kwargs={"autocommit": True, "application_name": POOL_APPLICATION_NAME},
-        open=False,
-        name="tablier-store",
-    )
+    the store. Close it with `await store.close()`. With `seed_keys`, seeds are sealed at rest.
+    `timeout` bounds every operation; `monitor` starts the availability monitor (see the
+    module docstring)."""
+
+    def make_pool() -> AsyncConnectionPool:
+        return AsyncConnectionPool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"autocommit": True, "application_name": POOL_APPLICATION_NAME},
+            open=False,
+            name="tablier-store",
+        )
+
+    pool = make_pool()
     await pool.open(wait=True)
     try:
         async with pool.connection() as conn:
@@ -603,6 +747,7 @@ async def open_store(
     except BaseException:
         await pool.close()
         raise
-    return PostgresStore(pool, dsn, seed_keys)
-
-
+    store = PostgresStore(pool, dsn, seed_keys, make_pool=make_pool, timeout=timeout)
+    if monitor:
+        store.start_monitor()
+    return store

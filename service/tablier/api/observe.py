@@ -1,0 +1,98 @@
+"""What the server notes about each call: the wrong-credential throttle (before), and the
+metrics and the access log (after). The error interceptor calls it; handlers never do.
+
+Access log: one line per call on the logger `tablier.access` (level INFO), in text or JSON
+(`tablier serve --access-log text|json|off`): method, peer, status, reason, duration and the
+match id when the request names one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from tablier.app.limits import Limiter
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
+
+access_log = logging.getLogger("tablier.access")
+
+
+def peer_of(context) -> str:
+    """The caller's address without its port (`127.0.0.1`, `::1`), or gRPC's peer string for
+    anything else. Limits count per peer, so every connection from one host is one peer."""
+    try:
+        peer = context.peer() or ""
+    except Exception:  # a context without a transport peer (never for a real call)
+        return ""
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return unquote(rest).rsplit(":", 1)[0].strip("[]")
+    return peer
+
+
+class CallObserver:
+    def __init__(self, limiter: Limiter, metrics: Metrics | None = None) -> None:
+        self.limiter = limiter
+        self.metrics = metrics
+
+    def before(self, peer: str, context) -> None:
+        """Refuses a call carrying a credential from a peer that guessed too often."""
+        for key, _ in context.invocation_metadata() or ():
+            if key == "authorization":
+                self.limiter.check_credential_allowed(peer)
+                return
+
+    def failed(self, peer: str, exc: BaseException) -> None:
+        self.limiter.note_failure(peer, exc)
+
+    def stream_opened(self, method: str) -> None:
+        if self.metrics is not None:
+            self.metrics.streams.labels(method).inc()
+
+    def stream_closed(self, method: str) -> None:
+        if self.metrics is not None:
+            self.metrics.streams.labels(method).dec()
+
+    def done(self, method: str, peer: str, request, code: str, reason: str, seconds: float) -> None:
+        if self.metrics is not None:
+            self.metrics.rpc.labels(method, code).observe(seconds)
+        if access_log.isEnabledFor(logging.INFO):
+            game_id = getattr(request, "game_id", "") or ""
+            access_log.info(
+                "%s %s %s %.1fms peer=%s%s", method, code, reason or "-", seconds * 1000, peer or "-",
+                f" game={game_id[:64]}" if game_id else "",
+                extra={"call": {"method": method, "code": code, "reason": reason, "ms": round(seconds * 1000, 2),
+                                "peer": peer, "game_id": game_id[:64]}},
+            )
+
+
+class JsonAccessFormatter(logging.Formatter):
+    """One JSON object per line: time, then the call's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = {"time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+                  + f".{int(record.msecs):03d}Z"}
+        fields.update(getattr(record, "call", None) or {"message": record.getMessage()})
+        return json.dumps(fields, separators=(",", ":"))
+
+
+def configure_access_log(kind: str) -> None:
+    """`off`, `text` or `json`: the access log goes to stderr, apart from the other logs'
+    level (it is INFO; the rest default to WARNING)."""
+    access_log.handlers.clear()
+    access_log.propagate = False
+    if kind == "off":
+        access_log.setLevel(logging.CRITICAL + 1)
+        return
+    handler = logging.StreamHandler()
+    if kind == "json":
+        handler.setFormatter(JsonAccessFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s access %(message)s"))
+    access_log.addHandler(handler)
+    access_log.setLevel(logging.INFO)

@@ -1,0 +1,85 @@
+"""The shared watch feed and the per-peer limits, without gRPC (in-memory store)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tablier.app import Credential, GameApp
+from tablier.app.errors import ResourceExhausted
+from tablier.app.limits import Limiter, Limits, PeerBuckets
+from tablier.store.memory import MemoryStore
+
+SEED = bytes(range(32))
+OP = "watch-operator"
+
+
+async def _next(it, timeout: float = 10.0):
+    return await asyncio.wait_for(anext(it), timeout)
+
+
+async def test_watchers_of_one_viewer_share_each_item():
+    app = GameApp(MemoryStore(), OP)
+    created = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
+    gid, tokens = created.game_id, created.seat_tokens
+    opened = created.state.seq
+    spectators = [app.watch(gid, Credential(), after_seq=opened) for _ in range(3)]
+    seat0 = app.watch(gid, Credential(tokens[0]), after_seq=opened)
+    firsts = [asyncio.ensure_future(_next(w)) for w in [*spectators, seat0]]
+    await asyncio.sleep(0)  # every watcher subscribes before the move
+    while app.feeds.watchers < 4:
+        await asyncio.sleep(0.01)
+    state = await app.get_view(gid, Credential())
+    token = tokens[state.to_act[0]]
+    action, seq = await app.suggest(gid, Credential(token))
+    played = await app.play(gid, Credential(token), "c1", action, expected_seq=seq)
+    items = [await f for f in firsts]
+    assert {item.seq for item in items} == {played.events[0].seq}
+    # One redaction and one state per viewer: every spectator got the very same object.
+    assert items[0] is items[1] is items[2]
+    assert items[3] is not items[0] and items[3][1].principal.seat == 0
+    assert app.feeds.count == 1
+    for w in [*spectators, seat0]:
+        await w.aclose()
+    assert app.feeds.watchers == 0 and app.feeds.count == 0
+    assert app.limiter.open_watches == 0
+
+
+async def test_per_match_watch_limit_and_release():
+    app = GameApp(MemoryStore(), OP, limits=Limits(watch_per_match=2, watch_per_peer=10))
+    created = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
+    gid = created.game_id
+    a, b = app.watch(gid, Credential(), peer="p"), app.watch(gid, Credential(), peer="p")
+    await _next(a)
+    await _next(b)
+    c = app.watch(gid, Credential(), peer="q")
+    with pytest.raises(ResourceExhausted) as refused:
+        await _next(c)
+    assert refused.value.reason == "TOO_MANY_WATCHES_ON_MATCH"
+    await a.aclose()
+    d = app.watch(gid, Credential(), peer="q")
+    assert (await _next(d)).seq == 1
+    await b.aclose()
+    await d.aclose()
+
+
+def test_peer_buckets_refill_at_their_rate():
+    now = [0.0]
+    buckets = PeerBuckets(rate=2.0, burst=3, clock=lambda: now[0])
+    assert [buckets.take("a") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert buckets.take("a") == pytest.approx(0.5)
+    assert buckets.take("b") == 0.0  # another peer has its own bucket
+    now[0] += 0.5
+    assert buckets.take("a") == 0.0
+    assert buckets.wait("a") == pytest.approx(0.5)
+
+
+def test_limits_refuse_unusable_values():
+    with pytest.raises(ValueError):
+        Limits(create_policy="closed")
+    with pytest.raises(ValueError):
+        Limits(watch_buffer=0)
+    with pytest.raises(ValueError):
+        Limits(create_rate=float("nan"))
+    Limiter(Limits())  # the defaults are usable
