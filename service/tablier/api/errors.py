@@ -202,18 +202,6 @@ def stream(fn: Callable[..., AsyncIterator], method: str = "", observer: CallObs
     return call
 
 
-def _passing_bytes(serialize: Callable[[object], bytes] | None) -> Callable[[object], bytes] | None:
-    """A response serializer that also takes a response encoded already (bytes): a watch item
-    shared by many streams is encoded once."""
-    if serialize is None:
-        return None
-
-    def write(message: object) -> bytes:
-        return message if isinstance(message, bytes) else serialize(message)
-
-    return write
-
-
 class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
     """Wraps every tablier.v1 method so that any error it raises leaves as a mapped status;
     an `observer` (api.observe) throttles, counts and logs each call."""
@@ -237,6 +225,6 @@ class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
             return grpc.unary_stream_rpc_method_handler(
                 stream(handler.unary_stream, name, self.observer),
                 request_deserializer=_tolerant(handler.request_deserializer),
-                response_serializer=_passing_bytes(handler.response_serializer),
+                response_serializer=handler.response_serializer,
             )
         return handler

@@ -8,6 +8,7 @@ match id when the request names one.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import time
@@ -32,6 +33,12 @@ def peer_of(context) -> str:
     kind, _, rest = peer.partition(":")
     if kind in ("ipv4", "ipv6"):
         return unquote(rest).rsplit(":", 1)[0].strip("[]")
+    host, sep, port = peer.rpartition(":")  # another transport's "host:port"
+    if sep and port.isdigit():
+        try:
+            return str(ipaddress.ip_address(host.strip("[]")))
+        except ValueError:
+            pass
     return peer
 
 

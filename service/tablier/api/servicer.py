@@ -206,11 +206,10 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         watch = self.app.watch(request.game_id, credential(context), request.after_seq, peer=peer_of(context))
         async with aclosing(watch) as feed:
             async for item in feed:
-                # One encoding per item, shared by every stream of the same viewer.
+                # One message per item, shared by every stream of the same viewer.
                 if item.rendered is None:
                     event, state = item
-                    item.rendered = service_pb2.WatchGameResponse(
-                        event=to_event(event), state=to_state(state)).SerializeToString()
+                    item.rendered = service_pb2.WatchGameResponse(event=to_event(event), state=to_state(state))
                 yield item.rendered
 
     async def EvaluatePosition(self, request, context):

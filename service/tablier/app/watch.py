@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 class WatchItem(tuple):
     """(EventOut, MatchState) for one viewer. The same object reaches every watcher of that
-    viewer, so a transport may keep its encoding on it (`rendered`) and encode it once."""
+    viewer, so a transport may keep its message for it on it (`rendered`) and build it once."""
 
     rendered: object = None
 

@@ -24,6 +24,7 @@ from google.protobuf import message_factory
 from protobuf.wkt import Any as WireAny
 
 from tablier.api.errors import Undecodable, decoded, describe, passes_through
+from tablier.api.observe import CallObserver, peer_of
 from tablier.api.servicer import GameServicer
 from tablier.app import GameApp
 from tablier.v1 import service_pb2
@@ -52,28 +53,36 @@ class _Context:
         return self._ctx.client_address or ""
 
 
-def _unary(method):
+def _unary(method, observer: CallObserver):
     @functools.wraps(method)
     async def call(request, ctx):
+        context = _Context(ctx)
+        peer = peer_of(context)
         try:
-            return await method(decoded(request), _Context(ctx))
+            observer.before(peer, context)  # the wrong-credential throttle, as over gRPC
+            return await method(decoded(request), context)
         except BaseException as exc:  # the one mapping point, as in the gRPC interceptor
             if passes_through(exc):
                 raise
+            observer.failed(peer, exc)
             raise connect_error(exc) from None
 
     return call
 
 
-def _stream(method):
+def _stream(method, observer: CallObserver):
     @functools.wraps(method)
     async def call(request, ctx) -> AsyncIterator:
+        context = _Context(ctx)
+        peer = peer_of(context)
         try:
-            async for item in method(decoded(request), _Context(ctx)):
+            observer.before(peer, context)
+            async for item in method(decoded(request), context):
                 yield item
         except BaseException as exc:  # the one mapping point, as in `_unary`
             if passes_through(exc):
                 raise
+            observer.failed(peer, exc)
             raise connect_error(exc) from None
 
     return call
@@ -100,6 +109,7 @@ class _Tolerant:
 
 
 def endpoints(servicer: GameServicer) -> Mapping[str, TypingAny]:
+    observer = CallObserver(servicer.app.limiter)
     out = {}
     for m in SERVICE.methods:
         info = MethodInfo(
@@ -114,9 +124,9 @@ def endpoints(servicer: GameServicer) -> Mapping[str, TypingAny]:
         if m.client_streaming:
             raise TypeError(f"{m.full_name}: client streams are not served to browsers")
         if m.server_streaming:
-            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(handler))
+            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(handler, observer))
         else:
-            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.unary(info, _unary(handler))
+            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.unary(info, _unary(handler, observer))
     return out
 
 
