@@ -167,7 +167,7 @@ async def padding(addr: str, dsn: str, args) -> None:
             before = conn.execute("select pg_database_size(current_database())").fetchone()[0]
         pad = b"\xfa\x3f" + bytes(_varint(args.pad)) + os.urandom(args.pad)  # field 1023, length-delimited, incompressible
         state = a.state
-        ok = refused = 0
+        ok = 0
         codes = {}
         for _ in range(args.moves):
             s = state.to_act[0]

@@ -14,7 +14,6 @@ import pytest
 from google.protobuf import any_pb2
 
 from tablier.v1 import service_pb2 as pb
-from tablier.v1 import service_pb2_grpc as rpc
 
 from .helpers import OPERATOR, bot_move, create, error_of, expect_error, info_metadata, metrics_address, open_watch, scrape, seat
 

@@ -15,7 +15,6 @@ it was sent; the client resumes from there.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import deque
 from collections.abc import Callable
 from contextlib import aclosing
@@ -24,8 +23,6 @@ from tablier._core import Match
 from tablier.store.base import EventStore, GameRecord, StoredEvent
 
 from .auth import Principal
-
-log = logging.getLogger(__name__)
 
 
 class WatchItem(tuple):
