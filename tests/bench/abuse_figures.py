@@ -38,7 +38,7 @@ def start_server(dsn: str, extra: list[str], log: Path) -> tuple[subprocess.Pope
     proc = subprocess.Popen(
         [sys.executable, "-m", "tablier.cli", "serve", "--listen", "127.0.0.1:0", "--database-url", dsn, *extra],
         stdout=subprocess.PIPE, stderr=log.open("wb"),
-        env=dict(os.environ, TABLIER_OPERATOR_TOKEN="bench-operator"),
+        env=dict(os.environ, TABLIER_OPERATOR_TOKEN="bench-operator-" + uuid.uuid4().hex),
     )
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
