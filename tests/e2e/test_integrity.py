@@ -43,6 +43,9 @@ class Played:
     tokens: list[str]
     last_request: pb.PlayMoveRequest | None = None
     last_seat: int = 0
+    # A legal move for the state after the last one (asked before any tampering).
+    next_request: pb.PlayMoveRequest | None = None
+    next_seat: int = 0
 
 
 def new_match(stub, moves: int) -> Played:
@@ -57,6 +60,11 @@ def new_match(stub, moves: int) -> Played:
                                      action=suggestion.action, expected_seq=suggestion.seq)
         state = stub.PlayMove(request, metadata=md).state
         played.last_request, played.last_seat = request, s
+    s = state.to_act[0]
+    suggestion = stub.SuggestMove(pb.SuggestMoveRequest(game_id=played.game_id), metadata=seat(played.tokens[s]))
+    played.next_request = pb.PlayMoveRequest(game_id=played.game_id, command_id=str(uuid.uuid4()),
+                                             action=suggestion.action)
+    played.next_seat = s
     return played
 
 
@@ -211,6 +219,13 @@ def test_tampered_logs_are_refused_warm_and_cold(two_servers):
                 # A server holding the match keeps the seed it read when the match was verified.
                 assert last_seq(stub, m.game_id) > 0
                 continue
+            if kind.startswith("cut_tail"):
+                # A move first, legal on the state the server holds: it must not be appended
+                # after the hole; then the retry: never applied again.
+                nxt = seat(m.tokens[m.next_seat])
+                assert data_loss_seq(lambda: stub.PlayMove(m.next_request, metadata=nxt)) == expected["warm", kind]
+                md = seat(m.tokens[m.last_seat])
+                assert data_loss_seq(lambda: stub.PlayMove(m.last_request, metadata=md)) == expected["warm", kind]
             assert refused_everywhere(stub, m) == {expected["warm", kind]}, kind
             # Every later call too, the same way.
             assert refused_everywhere(stub, m) == {expected["warm", kind]}, kind

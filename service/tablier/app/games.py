@@ -21,6 +21,7 @@ from tablier import _core
 from tablier._core import Match
 from tablier.store.base import (
     HASH_SCHEME,
+    ChainBroken,
     CommandInput,
     EventStore,
     GameRecord,
@@ -655,7 +656,13 @@ class GameApp:
             raise RuntimeError(f"the core decided no events for a command in {game.game_id}")
         after = match.copy()
         events = self._evolve(game, after, decided, seat=given.seat)
-        stored = await self.store.append(game.game_id, seq, events, command_id, given)
+        try:
+            stored = await self.store.append(game.game_id, seq, events, command_id, given)
+        except ChainBroken:
+            # The log lost or changed the event this state was verified at: `_load` names the
+            # damage (DataLoss); if it finds none, the log simply moved on.
+            await self._load(game)
+            raise SeqConflict(f"{game.game_id} is no longer at seq {seq}") from None
         if not stored.written:
             return await self._repeated(game, command_id, given, stored, principal)
         last = stored[-1].seq

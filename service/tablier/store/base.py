@@ -29,6 +29,11 @@ class SeqConflict(StoreError):
     """Another command appended at this seq first (lost race): retry against the new state."""
 
 
+class ChainBroken(StoreError):
+    """The event an append continues is no longer in the log as it was (the log was cut or
+    changed under the appender): nothing was written."""
+
+
 class UnknownGame(StoreError):
     """No match with this id."""
 

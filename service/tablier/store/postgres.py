@@ -55,6 +55,7 @@ from psycopg_pool import AsyncConnectionPool
 from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
 from tablier.store.base import (
     Appended,
+    ChainBroken,
     CommandInput,
     DuplicateGame,
     GameRecord,
@@ -90,6 +91,11 @@ _APPEND = """
 WITH prior AS (
     SELECT first_seq, last_seq FROM commands
     WHERE game_id = %(game_id)s AND command_id = %(command_id)s
+), anchor AS (
+    -- The event appended after must still be there with the chain hash it continues.
+    SELECT %(expected_seq)s::bigint = 0 OR EXISTS (
+        SELECT FROM events WHERE game_id = %(game_id)s AND seq = %(expected_seq)s
+                             AND chain_hash = %(prev_chain)s) AS ok
 ), ins AS (
     INSERT INTO events (game_id, seq, kind, payload, seat, command_id, core_version,
                         state_hash, chain_hash)
@@ -98,15 +104,16 @@ WITH prior AS (
     FROM unnest(%(seq)s::bigint[], %(kind)s::text[], %(payload)s::bytea[], %(seat)s::int[],
                 %(core_version)s::text[], %(state_hash)s::bytea[], %(chain_hash)s::bytea[])
          AS e(seq, kind, payload, seat, core_version, state_hash, chain_hash)
-    WHERE NOT EXISTS (SELECT FROM prior)
+    WHERE NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor)
     RETURNING recorded_at
 ), cmd AS (
     INSERT INTO commands (game_id, command_id, first_seq, last_seq, seat, action, host_command)
     SELECT %(game_id)s, %(command_id)s, %(first_seq)s, %(last_seq)s, %(command_seat)s,
            %(action)s, %(host_command)s
-    WHERE %(command_id)s::text IS NOT NULL AND NOT EXISTS (SELECT FROM prior)
+    WHERE %(command_id)s::text IS NOT NULL AND NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor)
 )
-SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELECT last_seq FROM prior)
+SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELECT last_seq FROM prior),
+       (SELECT ok FROM anchor)
 """
 
 # Notifications go out after the appends they announce committed, in a transaction of their
@@ -229,10 +236,12 @@ class PostgresStore:
             if not events and await self._last_seq(conn, key) != expected_seq:
                 raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
             stored = chain_events(key, prev, expected_seq, events, command_id)
-            row = await self._insert(conn, key, expected_seq, stored, command_id, command)
+            row = await self._insert(conn, key, expected_seq, stored, command_id, command, prev)
             prior = (row[1], row[2]) if row is not None and row[1] is not None else None
             if prior is not None:
                 return stored, None, prior
+            if row is not None and not row[3]:
+                raise ChainBroken(f"{key}: event {expected_seq} is gone or changed")
             return stored, row[0] if row else None, None
 
         try:
@@ -258,9 +267,12 @@ class PostgresStore:
         stored: list[StoredEvent],
         command_id: str | None,
         command: CommandInput | None = None,
+        prev_chain: bytes | None = None,
     ) -> Any:
-        """Inserts the rows; returns (recorded_at, None, None), or (None, first_seq, last_seq)
-        of the earlier command when command_id was used before (nothing written)."""
+        """Inserts the rows; returns (recorded_at, None, None, True), or (None, first_seq,
+        last_seq, _) of the earlier command when command_id was used before, or (None, None,
+        None, False) when event expected_seq is not there with chain hash `prev_chain` (nothing
+        written either way)."""
         given = command or CommandInput()
         cur = await conn.execute(
             _APPEND,
@@ -274,6 +286,8 @@ class PostgresStore:
                 "core_version": [e.core_version for e in stored],
                 "state_hash": [e.state_hash for e in stored],
                 "chain_hash": [e.chain_hash for e in stored],
+                "expected_seq": expected_seq,
+                "prev_chain": prev_chain,
                 "first_seq": expected_seq + 1,
                 "last_seq": expected_seq + len(stored),
                 "command_seat": given.seat,
