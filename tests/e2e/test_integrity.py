@@ -19,7 +19,7 @@ from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
 from .conftest import start_server
-from .helpers import error_of, seat
+from .helpers import error_of, metrics_address, scrape, seat
 
 GAME = "carre"
 
@@ -183,7 +183,7 @@ def two_servers(fresh_database_url, tmp_path):
     started = []
 
     def start(name: str):
-        srv = start_server(fresh_database_url, tmp_path, name)
+        srv = start_server(fresh_database_url, tmp_path, name, "--metrics-listen", "127.0.0.1:0")
         started.append(srv)
         return srv
 
@@ -230,6 +230,11 @@ def test_tampered_logs_are_refused_warm_and_cold(two_servers):
             # Every later call too, the same way.
             assert refused_everywhere(stub, m) == {expected["warm", kind]}, kind
         assert last_seq(stub, control.game_id) > 0
+        # Counted once per match, however often it was asked for since.
+        got = scrape(metrics_address(warm))
+        refused = len(KINDS) - 2  # the seed kinds do not touch what a warm server holds
+        assert got[("tablier_integrity_failures_total", ())] == refused
+        assert got[("tablier_damaged_matches", ())] == refused
 
     cold = start("cold")
     with grpc.insecure_channel(cold.address) as ch:

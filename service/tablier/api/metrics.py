@@ -11,6 +11,7 @@ at `/metrics`. Each server keeps its own registry.
 | `tablier_cache_hits_total`, `tablier_cache_misses_total` | match-state cache lookups |
 | `tablier_watchers`, `tablier_watch_feeds` | watchers and shared per-match feeds in this process |
 | `tablier_timers` | core timers running in this process |
+| `tablier_integrity_failures_total`, `tablier_damaged_matches` | matches whose stored log or seed failed its checks (DATA_LOSS), and how many this process refuses now |
 | `tablier_pool_connections`, `tablier_pool_idle`, `tablier_pool_waiting`, `tablier_pool_max` | the PostgreSQL pool |
 """
 
@@ -72,6 +73,10 @@ class _AppCollector:
                                   value=getattr(cache, "hits", 0))
         yield CounterMetricFamily("tablier_cache_misses", "match-state cache lookups that found none",
                                   value=getattr(cache, "misses", 0))
+        yield CounterMetricFamily("tablier_integrity_failures", "matches whose stored log or seed failed its checks",
+                                  value=getattr(app, "integrity_failures", 0))
+        yield GaugeMetricFamily("tablier_damaged_matches", "matches this process refuses (DATA_LOSS) until restart",
+                                value=len(getattr(app, "damaged", ())))
         yield GaugeMetricFamily("tablier_watchers", "WatchGame watchers in this process", value=app.feeds.watchers)
         yield GaugeMetricFamily("tablier_watch_feeds", "matches watched in this process (one feed each)",
                                 value=app.feeds.count)
