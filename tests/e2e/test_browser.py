@@ -43,7 +43,8 @@ def web_app_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
         if os.environ.get("CI"):
             pytest.fail(missing)
         pytest.skip(missing)
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(SHOTS, ignore_errors=True)  # this run's screenshots only
+    SHOTS.mkdir(parents=True)
     srv = start_server(e2e_database_url, tmp_path_factory.mktemp("servers"), "browser",
                        "--web-listen", "127.0.0.1:0", "--web-dir", str(WEB / "dist"))
     try:

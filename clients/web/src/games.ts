@@ -189,7 +189,7 @@ const ratATatCat: GameUI = {
     const rows = (v.players ?? []).map((p: any) =>
       h("div", { class: `player-row${(v.toAct ?? []).includes(p.seat) ? " active" : ""}` },
         h("div", { class: "caption" }, `${seatName(p.seat, viewer)} · total ${p.totalScore}${p.active ? "" : " (out)"}`),
-        h("div", { class: "row" }, (p.row ?? []).map((c: string, i: number) => {
+        h("div", { class: "row" }, (v.over && p.lastRoundRow?.length ? p.lastRoundRow : p.row ?? []).map((c: string, i: number) => {
           const known = p.known?.[i];
           const [l, down] = ratCard(c !== "CARD_UNSPECIFIED" ? c : known ?? c);
           return card(l, { down: down && !l, key: `slot:${p.seat}:${i + 1}`, cls: c === "CARD_UNSPECIFIED" && known && known !== "CARD_UNSPECIFIED" ? "known" : "" });

@@ -127,7 +127,7 @@ const scenarios = {
     }
     // Nothing is wider than a phone.
     const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-    check(wide <= 390, `the lobby fits 390 px (scrollWidth ${wide})`);
+    check(wide <= PHONE.width, `the lobby fits ${PHONE.width} px (scrollWidth ${wide})`);
     await page.screenshot({ path: join(shots, "lobby.png"), fullPage: true });
     check(!page.errors.length, page.errors.join("; "));
   },
@@ -140,6 +140,8 @@ const scenarios = {
     const rows = await page.locator(".result table.scores tr").count();
     check(rows === roles.length, `final scores for every seat (${rows})`);
     check(moves > 0, "the seat played at least one move");
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(wide <= PHONE.width, `the match page fits ${PHONE.width} px (scrollWidth ${wide})`);
     await page.screenshot({ path: join(shots, `${game}-final.png`), fullPage: true });
     check(!page.errors.length, page.errors.join("; "));
     console.log(`${game} ${gameId}: ${moves} moves by pointer`);
