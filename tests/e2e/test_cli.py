@@ -109,23 +109,3 @@ def test_serve_reports_not_serving_then_drains_on_sigterm(e2e_database_url, tmp_
     assert code == 0
     log = server.log.read_text()
     assert "draining" in log and "stopped" in log
-
-
-def _loadtest(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tablier_client.loadtest", *args],
-                          capture_output=True, text=True, timeout=RUN_TIMEOUT)
-
-
-def test_load_test_client_is_bounded_and_reports_percentiles(server):
-    game = GAME_IDS[0]
-    done = _loadtest("--server", server.address, "--requests", "30", "--duration", "20",
-                     "play", "--game", game, "--matches", "2")
-    assert done.returncode == 0, done.stdout + done.stderr
-    ok = int(re.search(r"(\d+) ok, 0 errors", done.stdout).group(1))
-    assert 0 < ok <= 30
-    assert "req/s" in done.stdout and "median" in done.stdout and "p99" in done.stdout
-
-
-def test_load_test_client_refuses_remote_hosts():
-    done = _loadtest("--server", "192.0.2.1:50051", "--requests", "1", "play", "--game", GAME_IDS[0])
-    assert done.returncode != 0 and "not a loopback address" in done.stderr

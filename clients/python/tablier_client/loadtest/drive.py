@@ -1,0 +1,193 @@
+"""Load shapes: a closed loop (N workers, each starting its next unit when the last one is
+answered) or an open loop (units started at a target rate whatever the answers; a unit's
+latency counts from its intended start, so time spent queued behind a slow server is
+measured, not hidden: no coordinated omission). Both follow stages (seconds at a concurrency
+or a rate); the duration alone ends the run, unless a unit count is given."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .. import errors
+from .scenarios import UNITS, Context, Slot
+
+
+@dataclass(frozen=True)
+class Stage:
+    seconds: float
+    level: float  # workers (closed loop) or units per second (open loop)
+
+
+def parse_stages(text: str) -> list[Stage]:
+    """"5:4,10:16" -> 5 s at 4, then 10 s at 16."""
+    stages = []
+    for part in text.split(","):
+        seconds, _, level = part.partition(":")
+        stages.append(Stage(float(seconds.rstrip("s")), float(level)))
+    if not stages or any(s.seconds <= 0 or s.level <= 0 for s in stages):
+        raise ValueError(f"bad stages {text!r}: expected SECONDS:LEVEL[,SECONDS:LEVEL...], all > 0")
+    return stages
+
+
+def level_at(stages: list[Stage], t: float) -> float | None:
+    for s in stages:
+        if t < s.seconds:
+            return s.level
+        t -= s.seconds
+    return None
+
+
+@dataclass
+class Run:
+    open_loop: bool
+    stages: list[Stage]
+    units: int | None  # stop after this many units (None: the stages' duration alone)
+    mix: dict[str, float]
+    max_in_flight: int
+    seed: int
+    intended: int = 0
+    started: int = 0
+    completed: int = 0
+    failed: int = 0
+    unsent: int = 0  # open loop: units still queued when the run ended
+    cancelled: int = 0  # units in flight when the run ended
+    seconds: float = 0.0
+    slots: list[dict[str, Slot]] = field(default_factory=list)
+
+    @property
+    def duration(self) -> float:
+        return sum(s.seconds for s in self.stages)
+
+
+def _picker(mix: dict[str, float], rng: random.Random) -> Callable[[], str]:
+    names, weights = list(mix), list(mix.values())
+    if len(names) == 1:
+        return lambda: names[0]
+    return lambda: rng.choices(names, weights)[0]
+
+
+async def _unit(ctx: Context, run: Run, slots: dict[str, Slot], name: str, started: float) -> None:
+    run.started += 1
+    try:
+        await UNITS[name](ctx, slots[name], started)
+        run.completed += 1
+    except errors.TablierError:
+        run.failed += 1
+
+
+def _slots(run: Run, index: int) -> dict[str, Slot]:
+    slots = {name: Slot(index, random.Random(f"{run.seed}:{index}:{name}")) for name in run.mix}
+    run.slots.append(slots)
+    return slots
+
+
+async def drive(ctx: Context, run: Run, on_tick: Callable[[], None] | None = None) -> None:
+    loop = asyncio.get_running_loop()
+    start = ctx.rec.start = loop.time()
+    pick = _picker(run.mix, random.Random(run.seed))
+    stop = asyncio.Event()
+
+    def more() -> bool:
+        if stop.is_set():
+            return False
+        if run.units is not None:
+            return run.intended < run.units
+        return level_at(run.stages, loop.time() - start) is not None
+
+    async def ticker() -> None:
+        while not stop.is_set():
+            if on_tick is not None:
+                on_tick()
+            if run.units is None and loop.time() - start >= run.duration:
+                stop.set()
+            try:
+                await asyncio.wait_for(stop.wait(), 0.25)
+            except TimeoutError:
+                pass
+
+    tasks: set[asyncio.Task[None]] = set()
+    tick = asyncio.create_task(ticker())
+    if run.open_loop:
+        pool: asyncio.Queue[dict[str, Slot]] = asyncio.Queue()
+        for i in range(run.max_in_flight):
+            pool.put_nowait(_slots(run, i))
+        queued = 0
+
+        async def arrival(intended: float, name: str) -> None:
+            nonlocal queued
+            queued += 1
+            try:
+                slots = await pool.get()
+            finally:
+                queued -= 1
+            try:
+                await _unit(ctx, run, slots, name, intended)
+            finally:
+                pool.put_nowait(slots)
+
+        intended = start
+        while more():
+            level = level_at(run.stages, intended - start)
+            if level is None:
+                if run.units is None:
+                    break
+                level = run.stages[-1].level
+            intended += 1.0 / level
+            delay = intended - loop.time()
+            if delay > 0:
+                try:
+                    await asyncio.wait_for(stop.wait(), delay)
+                    break
+                except TimeoutError:
+                    pass
+            else:
+                await asyncio.sleep(0)  # behind schedule: start it now, counted from `intended`
+            run.intended += 1
+            task = asyncio.create_task(arrival(intended, pick()))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        if run.units is None:
+            await stop.wait()
+        else:
+            await asyncio.gather(*list(tasks), return_exceptions=True)
+        run.unsent = queued
+    else:
+        top = int(max(s.level for s in run.stages))
+
+        async def worker(i: int) -> None:
+            slots = _slots(run, i)
+            while more():
+                level = level_at(run.stages, loop.time() - start)
+                if level is not None and i >= level:
+                    try:
+                        await asyncio.wait_for(stop.wait(), 0.05)  # not active in this stage
+                    except TimeoutError:
+                        pass
+                    continue
+                run.intended += 1
+                await _unit(ctx, run, slots, pick(), loop.time())
+
+        workers = [asyncio.create_task(worker(i)) for i in range(top)]
+        tasks.update(workers)
+        if run.units is None:
+            await stop.wait()
+        else:
+            await asyncio.gather(*workers, return_exceptions=True)
+    run.seconds = loop.time() - start
+    stop.set()
+    pending = [t for t in tasks if not t.done()]
+    run.cancelled = max(0, run.started - run.completed - run.failed)
+    for t in pending:
+        t.cancel()
+    for slots in run.slots:
+        for slot in slots.values():
+            for spectator in slot.spectators:
+                spectator.cancel()
+            pending += slot.spectators
+    await asyncio.gather(*pending, return_exceptions=True)
+    await tick
+    if on_tick is not None:
+        on_tick()

@@ -1,0 +1,295 @@
+"""The scenarios: what one unit of load is.
+
+- `evaluate`: one EvaluatePosition of a position taken in turn from a list (generated from
+  seeded bot matches played over the API, or read from a JSON file);
+- `play`: one move of a bot match (SuggestMove or ListLegalMoves + PlayMove; a new match with
+  CreateGame when the last one is over);
+- `watch`: as `play`, with N spectators per match streaming WatchGame; each update's delivery
+  time (from the PlayMove that caused it being sent) is recorded as `WatchGame`.
+
+Each unit runs on a `Slot` (a match in progress, spectators) that one worker owns at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+from .. import errors
+from ..sdk import Client, Created, message_class, pack
+from ..v1 import common_pb2, service_pb2
+from .stats import Recorder
+
+R = TypeVar("R")
+
+
+def status_of(exc: errors.TablierError) -> str:
+    return f"{exc.code.name} {exc.reason}" if exc.reason else exc.code.name
+
+
+async def timed(rec: Recorder, rpc: str, call: Callable[[], Awaitable[R]], started: float | None = None) -> R:
+    """`call()` recorded under `rpc`, from `started` (default: now) to its answer."""
+    loop = asyncio.get_running_loop()
+    t0 = loop.time() if started is None else started
+    try:
+        result = await call()
+    except errors.TablierError as exc:
+        rec.record(rpc, t0, loop.time(), status_of(exc))
+        raise
+    rec.record(rpc, t0, loop.time())
+    return result
+
+
+# ------------------------------------------------------------------------------ positions
+
+
+@dataclass
+class Positions:
+    requests: list[service_pb2.EvaluatePositionRequest]
+    source: str
+    # Per game: the Position fields no generated position had a value for.
+    unfilled: dict[str, list[str]] = field(default_factory=dict)
+    refused: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        games: dict[str, int] = {}
+        for r in self.requests:
+            games[r.game_type] = games.get(r.game_type, 0) + 1
+        return {"source": self.source, "count": len(self.requests), "per_game": games,
+                "unfilled_fields": self.unfilled, "refused_by_server": self.refused}
+
+
+def _same_field(a: FieldDescriptor, b: FieldDescriptor) -> bool:
+    return (a.type == b.type and a.is_repeated == b.is_repeated
+            and (a.message_type.full_name if a.message_type else "") == (b.message_type.full_name if b.message_type else "")
+            and (a.enum_type.full_name if a.enum_type else "") == (b.enum_type.full_name if b.enum_type else ""))
+
+
+def project(view: Message, position_cls: type[Message], seat: int | None) -> tuple[Message, set[str]]:
+    """A Position made from a seat's View without knowing the game: every Position field
+    copied from the View field of the same name and type, or from the viewer's own entry of a
+    repeated message field keyed by `seat`. Returns it and the names of the fields filled."""
+    sources: list[Message] = [view]
+    if seat is not None:
+        for f in view.DESCRIPTOR.fields:
+            if f.message_type is not None and f.is_repeated \
+                    and "seat" in f.message_type.fields_by_name:
+                sources += [e for e in getattr(view, f.name) if getattr(e, "seat") == seat]
+    position = position_cls()
+    filled: set[str] = set()
+    for pf in position.DESCRIPTOR.fields:
+        for src in sources:
+            sf = src.DESCRIPTOR.fields_by_name.get(pf.name)
+            if sf is None or not _same_field(pf, sf):
+                continue
+            value = getattr(src, pf.name)
+            if pf.is_repeated:
+                getattr(position, pf.name).extend(value)
+                filled |= {pf.name} if len(value) else set()
+            elif pf.message_type is not None:
+                if src.HasField(pf.name):
+                    getattr(position, pf.name).CopyFrom(value)
+                    filled.add(pf.name)
+            else:
+                setattr(position, pf.name, value)
+                filled |= {pf.name} if value else set()
+            break
+    return position, filled
+
+
+def seed_bytes(seed: int, game: str, match: int) -> bytes:
+    return hashlib.sha256(f"tablier-loadtest:{seed}:{game}:{match}".encode()).digest()
+
+
+async def generate_positions(client: Client, types: list[common_pb2.GameType], *, seed: int, per_game: int,
+                             matches: int, seeded: bool) -> Positions:
+    """Positions from bot matches played over the API (seeded when the client holds the
+    operator token): each seat's view after each move, made a Position by `project`, kept
+    when the server's evaluator accepts it."""
+    out = Positions([], "generated from seeded bot matches" if seeded else "generated from bot matches")
+    for t in types:
+        cls = message_class(t.position_type)
+        found: list[service_pb2.EvaluatePositionRequest] = []
+        filled: set[str] = set()
+        for m in range(matches):
+            created: Created[Any, Any, Any] = await client.create(
+                t.id, t.min_players or 2, seed=seed_bytes(seed, t.id, m) if seeded else b"")
+            state = created.state
+            views: list[tuple[Message, int | None]] = []
+            moves = 0
+            while not state.over and moves < 400:
+                seat = state.to_act[0]
+                handle = created.seats[seat]
+                suggestion = await handle.suggest()
+                played = await handle.play(suggestion.action, expected_seq=suggestion.seq)
+                state = played.state
+                views.append((state.view, state.seat))
+                moves += 1
+            step = max(1, len(views) // max(1, per_game // max(1, matches)))
+            for view, seat in views[::step]:
+                position, names = project(view, cls, seat)
+                filled |= names
+                found.append(service_pb2.EvaluatePositionRequest(game_type=t.id, position=pack(position)))
+        accepted = []
+        for request in found[:per_game]:
+            try:
+                await client.call(client.stub.EvaluatePosition, request, client._metadata(client.token),
+                                  repeatable=False)
+                accepted.append(request)
+            except errors.TablierError as exc:
+                key = f"{t.id} {status_of(exc)}"
+                out.refused[key] = out.refused.get(key, 0) + 1
+        out.requests += accepted
+        missing = [f.name for f in cls.DESCRIPTOR.fields if f.name not in filled]
+        if missing:
+            out.unfilled[t.id] = missing
+    return out
+
+
+def read_positions(path: Path, types: dict[str, common_pb2.GameType]) -> Positions:
+    """A JSON list of {"game_type": ID, "position": {the Position message as proto JSON}}."""
+    requests = []
+    for item in json.loads(path.read_text()):
+        t = types[item["game_type"]]
+        if not t.position_type:
+            raise SystemExit(f"{t.id} has no position evaluator")
+        position = json_format.ParseDict(item["position"], message_class(t.position_type)())
+        requests.append(service_pb2.EvaluatePositionRequest(game_type=t.id, position=pack(position)))
+    return Positions(requests, f"read from {path}")
+
+
+def write_positions(path: Path, positions: Positions) -> None:
+    items = []
+    for r in positions.requests:
+        cls = message_class(r.position.type_url.rpartition("/")[2])
+        items.append({"game_type": r.game_type,
+                      "position": json_format.MessageToDict(cls.FromString(r.position.value))})
+    path.write_text(json.dumps(items, indent=1))
+
+
+# ------------------------------------------------------------------------------ units
+
+
+@dataclass
+class Slot:
+    """What one worker holds: its match in progress and that match's spectators."""
+
+    index: int
+    rng: random.Random
+    created: Created[Any, Any, Any] | None = None
+    state: Any = None
+    moves: int = 0
+    last_sent: float = 0.0
+    seq_before: int = 0
+    spectators: list[asyncio.Task[None]] = field(default_factory=list)
+    next_position: int = 0
+
+
+@dataclass
+class Context:
+    client: Client
+    rec: Recorder
+    game: str
+    seats: int
+    bot: str
+    choose: str  # "suggest" or "client"
+    positions: Positions | None
+    spectators: int
+    max_moves: int
+    seed: int
+    seeded: bool
+    matches_created: int = 0
+
+
+async def unit_evaluate(ctx: Context, slot: Slot, started: float) -> None:
+    assert ctx.positions is not None
+    requests = ctx.positions.requests
+    request = requests[(slot.index + slot.next_position) % len(requests)]
+    slot.next_position += 1
+    client = ctx.client
+    await timed(ctx.rec, "EvaluatePosition",
+                lambda: client.call(client.stub.EvaluatePosition, request, client._metadata(client.token),
+                                    repeatable=False), started)
+
+
+async def _spectate(ctx: Context, slot: Slot, game_id: str) -> None:
+    loop = asyncio.get_running_loop()
+    stub = ctx.client.stub
+    call = stub.WatchGame(service_pb2.WatchGameRequest(game_id=game_id))
+    try:
+        async for response in call:
+            if slot.created is None or slot.created.game_id != game_id:
+                continue
+            if response.state.seq > slot.seq_before and slot.last_sent:
+                ctx.rec.record("WatchGame", slot.last_sent, loop.time())
+            if response.state.over:
+                return
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a stream error is a result, counted
+        code = getattr(exc, "code", None)
+        name = code().name if callable(code) else type(exc).__name__
+        if name != "CANCELLED":
+            ctx.rec.record("WatchGame", loop.time(), loop.time(), name)
+    finally:
+        call.cancel()
+
+
+async def _new_match(ctx: Context, slot: Slot, started: float, watchers: int) -> None:
+    for task in slot.spectators:
+        task.cancel()
+    slot.spectators = []
+    n = ctx.matches_created
+    ctx.matches_created += 1
+    seed = seed_bytes(ctx.seed, ctx.game, n) if ctx.seeded else b""
+    slot.created = await timed(ctx.rec, "CreateGame", lambda: ctx.client.create(ctx.game, ctx.seats, seed=seed),
+                               started)
+    slot.state, slot.moves, slot.last_sent = slot.created.state, 0, 0.0
+    for _ in range(watchers):
+        slot.spectators.append(asyncio.create_task(_spectate(ctx, slot, slot.created.game_id)))
+
+
+async def _move(ctx: Context, slot: Slot, started: float, watchers: int) -> None:
+    loop = asyncio.get_running_loop()
+    if slot.created is None or slot.state.over or slot.moves >= ctx.max_moves:
+        await _new_match(ctx, slot, started, watchers)
+        started = loop.time()
+    assert slot.created is not None
+    handle = slot.created.seats[slot.state.to_act[0]]
+    try:
+        if ctx.choose == "suggest":
+            suggestion = await timed(ctx.rec, "SuggestMove", lambda: handle.suggest(ctx.bot), started)
+            action, seq = suggestion.action, suggestion.seq
+        else:
+            moves = await timed(ctx.rec, "ListLegalMoves", handle.legal_moves, started)
+            action, seq = slot.rng.choice(moves.moves), moves.seq
+        slot.seq_before, slot.last_sent = slot.state.seq, loop.time()
+        played = await timed(ctx.rec, "PlayMove", lambda: handle.play(action, expected_seq=seq))
+    except errors.TablierError:
+        slot.created = None  # start afresh with a new match
+        raise
+    slot.state = played.state
+    slot.moves += 1
+
+
+async def unit_play(ctx: Context, slot: Slot, started: float) -> None:
+    await _move(ctx, slot, started, 0)
+
+
+async def unit_watch(ctx: Context, slot: Slot, started: float) -> None:
+    await _move(ctx, slot, started, ctx.spectators)
+
+
+UNITS: dict[str, Callable[[Context, Slot, float], Awaitable[None]]] = {
+    "evaluate": unit_evaluate, "play": unit_play, "watch": unit_watch,
+}

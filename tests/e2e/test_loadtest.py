@@ -1,0 +1,92 @@
+"""`tablier loadtest` against a real `tablier serve` on loopback: each scenario writes a valid
+JSON report and PNG; an open loop far above what the server can answer reports the queueing
+(latencies from the intended send times) and says the target rate was not held; `compare`
+reads two reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from .conftest import OPERATOR_TOKEN, tablier_cmd
+
+RUN_TIMEOUT = 120
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def loadtest(server, tmp_path, name: str, *args: str, token: bool = True) -> dict:
+    report, png = tmp_path / f"{name}.json", tmp_path / f"{name}.png"
+    done = subprocess.run(
+        tablier_cmd("loadtest", *args, "--server", server.address, "--no-tls", "--quiet",
+                    "--json", str(report), "--plot", str(png), *(("--token", OPERATOR_TOKEN) if token else ())),
+        capture_output=True, text=True, timeout=RUN_TIMEOUT, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert png.read_bytes().startswith(PNG) and png.stat().st_size > 10_000
+    out = json.loads(report.read_text())
+    assert out["format"] == "tablier-loadtest/1"
+    for rpc in out["rpcs"].values():
+        lat = rpc["latency_ms"]
+        assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99.9"] <= lat["max"]
+        assert rpc["statuses"].get("OK") == rpc["ok"] > 0
+    out["stdout"] = done.stdout
+    return out
+
+
+@pytest.fixture(scope="module")
+def closed(server, tmp_path_factory):
+    return loadtest(server, tmp_path_factory.mktemp("lt"), "closed", "evaluate", "--concurrency", "4",
+                    "--duration", "2")
+
+
+def test_evaluate_closed_loop_on_generated_positions(closed):
+    assert closed["positions"]["count"] > 0 and closed["positions"]["source"].startswith("generated from seeded")
+    ev = closed["rpcs"]["EvaluatePosition"]
+    assert ev["errors"] == 0 and ev["ok"] == closed["units"]["completed"]
+    # The duration alone ended the run (no request cap).
+    assert 1.9 < closed["seconds"] < 10 and closed["shape"]["units"] is None
+    assert "p99" in closed["stdout"] and "EvaluatePosition" in closed["stdout"]
+
+
+def test_play_reports_play_move_apart_with_client_chosen_moves(server, tmp_path):
+    out = loadtest(server, tmp_path, "play", "play", "--game", "qwirkle", "--moves", "client",
+                   "--stages", "1:1,1:3")
+    assert {"CreateGame", "ListLegalMoves", "PlayMove"} <= set(out["rpcs"])
+    assert out["rpcs"]["PlayMove"]["errors"] == 0
+    assert [s["concurrency"] for s in out["shape"]["stages"]] == [1, 3]
+
+
+def test_watch_measures_delivery_to_spectators(server, tmp_path):
+    out = loadtest(server, tmp_path, "watch", "watch", "--game", "qwirkle", "--spectators", "3",
+                   "--concurrency", "2", "--duration", "2")
+    plays, watched = out["rpcs"]["PlayMove"]["ok"], out["rpcs"]["WatchGame"]["ok"]
+    # Every spectator sees (nearly) every move; a few may be in flight at the end.
+    assert watched > plays
+
+
+def test_mix_and_compare(server, tmp_path, closed):
+    out = loadtest(server, tmp_path, "mix", "mix", "--game", "qwirkle", "--mix", "evaluate=3,play=1",
+                   "--concurrency", "3", "--requests", "60", "--duration", "1")
+    assert out["units"]["completed"] == 60  # a count, when given, ends the run
+    assert {"EvaluatePosition", "SuggestMove", "PlayMove"} <= set(out["rpcs"])
+    (tmp_path / "closed.json").write_text(json.dumps(closed))
+    done = subprocess.run(tablier_cmd("loadtest", "compare", str(tmp_path / "closed.json"), str(tmp_path / "mix.json")),
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert "EvaluatePosition" in done.stdout and "p99.9 ms" in done.stdout and "B/A" in done.stdout
+
+
+def test_open_loop_above_capacity_reports_the_queueing(server, tmp_path, closed):
+    service_ms = closed["rpcs"]["EvaluatePosition"]["latency_ms"]["p50"]
+    capacity = closed["rpcs"]["EvaluatePosition"]["ok_per_second"]
+    target = max(20 * capacity, 2000)
+    out = loadtest(server, tmp_path, "open", "evaluate", "--rate", str(target), "--concurrency", "4",
+                   "--duration", "2")
+    assert out["shape"]["mode"] == "open" and out["target_rate"] == pytest.approx(target)
+    assert out["achieved_rate"] < 0.5 * target and out["held_target_rate"] is False
+    assert out["units"]["unsent"] > 0
+    # Measured from the intended send time: late units waited far longer than one call takes.
+    assert out["rpcs"]["EvaluatePosition"]["latency_ms"]["p99"] > 10 * service_ms
+    assert any("did not hold the target rate" in n for n in out["notes"])
