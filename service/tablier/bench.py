@@ -472,18 +472,19 @@ async def _call(awaitable) -> bool:
 
 
 def _play_lane(stub, pb, matches: list[PlannedMatch]) -> Callable[[], Awaitable[bool]]:
-    """One PlayMove per call, through the lane's planned matches in order."""
-    moves = iter([(m, mv) for m in matches for mv in m.moves])
+    """One PlayMove per call, through the lane's planned matches in order (requests built
+    beforehand, as the echo's body is)."""
+    calls = iter([(pb.PlayMoveRequest(
+        game_id=m.game_id, command_id=secrets.token_hex(16),
+        action=any_pb2.Any(type_url="type.googleapis.com/tablier.v1.qwirkle.Action", value=action),
+        expected_seq=expected), (("authorization", f"Bearer {m.tokens[seat]}"),))
+        for m in matches for seat, action, expected in m.moves])
 
     async def one() -> bool:
-        item = next(moves, None)
+        item = next(calls, None)
         if item is None:
             return False
-        m, (seat, action, expected) = item
-        await stub.PlayMove(pb.PlayMoveRequest(
-            game_id=m.game_id, command_id=secrets.token_hex(16),
-            action=any_pb2.Any(type_url="type.googleapis.com/tablier.v1.qwirkle.Action", value=action),
-            expected_seq=expected), metadata=(("authorization", f"Bearer {m.tokens[seat]}"),))
+        await stub.PlayMove(item[0], metadata=item[1])
         return True
 
     return one

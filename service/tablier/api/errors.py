@@ -204,17 +204,25 @@ def stream(fn: Callable[..., AsyncIterator], method: str = "", observer: CallObs
 
 class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
     """Wraps every tablier.v1 method so that any error it raises leaves as a mapped status;
-    an `observer` (api.observe) throttles, counts and logs each call."""
+    an `observer` (api.observe) throttles, counts and logs each call. Each method's wrapped
+    handler is made once, on its first call, not on every call."""
 
     def __init__(self, observer: CallObserver | None = None) -> None:
         self.observer = observer
+        # method -> (its handler, the wrapped handler)
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
         if handler is None or not method.startswith(f"/{DOMAIN}."):
             return handler
-        name = method.rsplit("/", 1)[-1]
+        known = self._wrapped.get(method)
+        if known is None or known[0] is not handler:
+            known = self._wrapped[method] = (handler, self._wrap(handler, method.rsplit("/", 1)[-1]))
+        return known[1]
+
+    def _wrap(self, handler, name: str):
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
                 unary(handler.unary_unary, name, self.observer),
