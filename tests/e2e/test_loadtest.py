@@ -37,8 +37,11 @@ def loadtest(server, tmp_path, name: str, *args: str, token: bool = True) -> dic
 
 @pytest.fixture(scope="module")
 def closed(server, tmp_path_factory):
-    return loadtest(server, tmp_path_factory.mktemp("lt"), "closed", "evaluate", "--concurrency", "4",
-                    "--duration", "2")
+    tmp = tmp_path_factory.mktemp("lt")
+    out = loadtest(server, tmp, "closed", "evaluate", "--concurrency", "4", "--duration", "2",
+                   "--save-positions", str(tmp / "positions.json"))
+    out["positions_file"] = str(tmp / "positions.json")
+    return out
 
 
 def test_evaluate_closed_loop_on_generated_positions(closed):
@@ -83,7 +86,8 @@ def test_open_loop_above_capacity_reports_the_queueing(server, tmp_path, closed)
     capacity = closed["rpcs"]["EvaluatePosition"]["ok_per_second"]
     target = max(20 * capacity, 2000)
     out = loadtest(server, tmp_path, "open", "evaluate", "--rate", str(target), "--concurrency", "4",
-                   "--duration", "2")
+                   "--duration", "2", "--positions", closed["positions_file"])
+    assert out["positions"]["count"] == closed["positions"]["count"]
     assert out["shape"]["mode"] == "open" and out["target_rate"] == pytest.approx(target)
     assert out["achieved_rate"] < 0.5 * target and out["held_target_rate"] is False
     assert out["units"]["unsent"] > 0

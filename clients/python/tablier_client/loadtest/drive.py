@@ -111,49 +111,47 @@ async def drive(ctx: Context, run: Run, on_tick: Callable[[], None] | None = Non
     tasks: set[asyncio.Task[None]] = set()
     tick = asyncio.create_task(ticker())
     if run.open_loop:
-        pool: asyncio.Queue[dict[str, Slot]] = asyncio.Queue()
-        for i in range(run.max_in_flight):
-            pool.put_nowait(_slots(run, i))
-        queued = 0
+        # The schedule: unit i is meant to start at times[i]. Each of `max_in_flight` workers
+        # takes the next intended time, waits for it if it is ahead, else starts at once; the
+        # latency counts from the intended time (what a user arriving then would see).
+        schedule = {"next": start}
 
-        async def arrival(intended: float, name: str) -> None:
-            nonlocal queued
-            queued += 1
-            try:
-                slots = await pool.get()
-            finally:
-                queued -= 1
-            try:
-                await _unit(ctx, run, slots, name, intended)
-            finally:
-                pool.put_nowait(slots)
-
-        intended = start
-        while more():
-            level = level_at(run.stages, intended - start)
+        def next_time() -> float | None:
+            if not more():
+                return None
+            t = schedule["next"]
+            level = level_at(run.stages, t - start)
             if level is None:
                 if run.units is None:
-                    break
+                    return None
                 level = run.stages[-1].level
-            intended += 1.0 / level
-            delay = intended - loop.time()
-            if delay > 0:
-                try:
-                    await asyncio.wait_for(stop.wait(), delay)
-                    break
-                except TimeoutError:
-                    pass
-            else:
-                await asyncio.sleep(0)  # behind schedule: start it now, counted from `intended`
+            schedule["next"] = t + 1.0 / level
             run.intended += 1
-            task = asyncio.create_task(arrival(intended, pick()))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
+            return t
+
+        async def open_worker(i: int) -> None:
+            slots = _slots(run, i)
+            while (intended := next_time()) is not None:
+                delay = intended - loop.time()
+                if delay > 0:
+                    try:
+                        await asyncio.wait_for(stop.wait(), delay)
+                        return
+                    except TimeoutError:
+                        pass
+                await _unit(ctx, run, slots, pick(), intended)
+
+        workers = [asyncio.create_task(open_worker(i)) for i in range(run.max_in_flight)]
+        tasks.update(workers)
         if run.units is None:
             await stop.wait()
+            # Units whose intended time has passed but that no worker could start yet.
+            t, end = schedule["next"], loop.time()
+            while t <= end and (level := level_at(run.stages, t - start)) is not None:
+                run.unsent += 1
+                t += 1.0 / level
         else:
-            await asyncio.gather(*list(tasks), return_exceptions=True)
-        run.unsent = queued
+            await asyncio.gather(*workers, return_exceptions=True)
     else:
         top = int(max(s.level for s in run.stages))
 
