@@ -178,8 +178,8 @@ async def drive(ctx: Context, run: Run, on_tick: Callable[[], None] | None = Non
     stop.set()
     pending = [t for t in tasks if not t.done()]
     run.cancelled = max(0, run.started - run.completed - run.failed)
-    for t in pending:
-        t.cancel()
+    for task in pending:
+        task.cancel()
     for slots in run.slots:
         for slot in slots.values():
             for spectator in slot.spectators:

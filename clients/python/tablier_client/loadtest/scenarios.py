@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from google.protobuf import json_format
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from .. import errors
@@ -69,7 +68,7 @@ class Positions:
                 "unfilled_fields": self.unfilled, "refused_by_server": self.refused}
 
 
-def _same_field(a: FieldDescriptor, b: FieldDescriptor) -> bool:
+def _same_field(a: Any, b: Any) -> bool:
     return (a.type == b.type and a.is_repeated == b.is_repeated
             and (a.message_type.full_name if a.message_type else "") == (b.message_type.full_name if b.message_type else "")
             and (a.enum_type.full_name if a.enum_type else "") == (b.enum_type.full_name if b.enum_type else ""))
@@ -128,8 +127,7 @@ async def generate_positions(client: Client, types: list[common_pb2.GameType], *
             views: list[tuple[Message, int | None]] = []
             moves = 0
             while not state.over and moves < 400:
-                seat = state.to_act[0]
-                handle = created.seats[seat]
+                handle = created.seats[state.to_act[0]]
                 suggestion = await handle.suggest()
                 played = await handle.play(suggestion.action, expected_seq=suggestion.seq)
                 state = played.state
@@ -252,11 +250,10 @@ async def _new_match(ctx: Context, slot: Slot, started: float, watchers: int) ->
     n = ctx.matches_created
     ctx.matches_created += 1
     seed = seed_bytes(ctx.seed, ctx.game, n) if ctx.seeded else b""
-    slot.created = await timed(ctx.rec, "CreateGame", lambda: ctx.client.create(ctx.game, ctx.seats, seed=seed),
-                               started)
-    slot.state, slot.moves, slot.last_sent = slot.created.state, 0, 0.0
+    created = await timed(ctx.rec, "CreateGame", lambda: ctx.client.create(ctx.game, ctx.seats, seed=seed), started)
+    slot.created, slot.state, slot.moves, slot.last_sent = created, created.state, 0, 0.0
     for _ in range(watchers):
-        slot.spectators.append(asyncio.create_task(_spectate(ctx, slot, slot.created.game_id)))
+        slot.spectators.append(asyncio.create_task(_spectate(ctx, slot, created.game_id)))
 
 
 async def _move(ctx: Context, slot: Slot, started: float, watchers: int) -> None:

@@ -7,7 +7,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hdrh.histogram import HdrHistogram
+from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
 # Microseconds, 1 us .. 1 hour, 3 significant digits.
 LOWEST, HIGHEST, DIGITS = 1, 3_600_000_000, 3
