@@ -55,10 +55,11 @@ def test_evaluate_closed_loop_on_generated_positions(closed):
 
 def test_play_reports_play_move_apart_with_client_chosen_moves(server, tmp_path):
     out = loadtest(server, tmp_path, "play", "play", "--game", "qwirkle", "--moves", "client",
-                   "--stages", "1:1,1:3")
+                   "--stages", "1:1,1:1-3")
     assert {"CreateGame", "ListLegalMoves", "PlayMove"} <= set(out["rpcs"])
     assert out["rpcs"]["PlayMove"]["errors"] == 0
-    assert [s["concurrency"] for s in out["shape"]["stages"]] == [1, 3]
+    assert out["shape"]["stages"] == [{"seconds": 1, "concurrency": 1}, {"seconds": 1, "concurrency": 1, "to": 3}]
+    assert 1.9 < out["seconds"] < 10
 
 
 def test_watch_measures_delivery_to_spectators(server, tmp_path):

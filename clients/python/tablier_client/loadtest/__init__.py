@@ -46,8 +46,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                        help="closed loop: workers; open loop: units in flight at most")
     shape.add_argument("--rate", type=float, help="open loop: units started per second")
     shape.add_argument("--duration", type=float, default=10.0, help="seconds (ends the run)")
-    shape.add_argument("--stages", help="SECONDS:LEVEL,... (concurrency, or rate with --open-loop/--rate); "
-                                        "replaces --duration")
+    shape.add_argument("--stages", help="SECONDS:LEVEL[-LEVEL],... (concurrency, or rate with --open-loop/--rate; "
+                                        "LEVEL-LEVEL ramps linearly); replaces --duration")
     shape.add_argument("--open-loop", action="store_true", help="--stages are rates")
     shape.add_argument("--requests", type=int, help="stop after this many units instead of at the duration's end")
     shape.add_argument("--seed", type=int, default=1, help="seeds matches (with --token) and choices")
@@ -126,7 +126,10 @@ async def run(args: argparse.Namespace) -> int:
     mix = _mix(args)
     open_loop = args.rate is not None or args.open_loop
     if args.stages:
-        stages = parse_stages(args.stages)
+        try:
+            stages = parse_stages(args.stages)
+        except ValueError as exc:
+            raise SystemExit(str(exc)) from None
     else:
         stages = [Stage(args.duration, args.rate if open_loop and args.rate else float(args.concurrency))]
         if open_loop and not args.rate:

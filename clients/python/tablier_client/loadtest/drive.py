@@ -19,23 +19,29 @@ from .scenarios import UNITS, Context, Slot
 class Stage:
     seconds: float
     level: float  # workers (closed loop) or units per second (open loop)
+    # A ramp: the level goes linearly from `level` to `to` over the stage.
+    to: float | None = None
 
 
 def parse_stages(text: str) -> list[Stage]:
-    """"5:4,10:16" -> 5 s at 4, then 10 s at 16."""
+    """"5:4,10:4-16" -> 5 s at 4, then 10 s ramping from 4 to 16."""
     stages = []
-    for part in text.split(","):
-        seconds, _, level = part.partition(":")
-        stages.append(Stage(float(seconds.rstrip("s")), float(level)))
-    if not stages or any(s.seconds <= 0 or s.level <= 0 for s in stages):
-        raise ValueError(f"bad stages {text!r}: expected SECONDS:LEVEL[,SECONDS:LEVEL...], all > 0")
+    try:
+        for part in text.split(","):
+            seconds, _, level = part.partition(":")
+            first, _, last = level.partition("-")
+            stages.append(Stage(float(seconds.rstrip("s")), float(first), float(last) if last else None))
+    except ValueError:
+        stages = []
+    if not stages or any(s.seconds <= 0 or s.level <= 0 or (s.to is not None and s.to <= 0) for s in stages):
+        raise ValueError(f"bad stages {text!r}: expected SECONDS:LEVEL[-LEVEL][,...], all > 0")
     return stages
 
 
 def level_at(stages: list[Stage], t: float) -> float | None:
     for s in stages:
         if t < s.seconds:
-            return s.level
+            return s.level if s.to is None else s.level + (s.to - s.level) * t / s.seconds
         t -= s.seconds
     return None
 
@@ -153,7 +159,7 @@ async def drive(ctx: Context, run: Run, on_tick: Callable[[], None] | None = Non
         else:
             await asyncio.gather(*workers, return_exceptions=True)
     else:
-        top = int(max(s.level for s in run.stages))
+        top = int(max(max(s.level, s.to or 0) for s in run.stages))
 
         async def worker(i: int) -> None:
             slots = _slots(run, i)

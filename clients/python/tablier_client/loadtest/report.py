@@ -31,7 +31,7 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
     seconds = run.seconds or 1e-9
     target = None
     if run.open_loop:
-        total = sum(s.seconds * s.level for s in run.stages)
+        total = sum(s.seconds * (s.level if s.to is None else (s.level + s.to) / 2) for s in run.stages)
         target = total / run.duration
     achieved = run.completed / seconds
     rpcs = {}
@@ -56,8 +56,8 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
         "format": FORMAT,
         **meta,
         "shape": {"mode": "open" if run.open_loop else "closed",
-                  "stages": [{"seconds": s.seconds, ("rate" if run.open_loop else "concurrency"): s.level}
-                             for s in run.stages],
+                  "stages": [{"seconds": s.seconds, ("rate" if run.open_loop else "concurrency"): s.level,
+                              **({} if s.to is None else {"to": s.to})} for s in run.stages],
                   "units": run.units, "max_in_flight": run.max_in_flight if run.open_loop else None,
                   "mix": run.mix},
         "seconds": run.seconds,
