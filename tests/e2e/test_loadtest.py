@@ -11,16 +11,17 @@ import subprocess
 
 import pytest
 
-from .conftest import OPERATOR_TOKEN, tablier_cmd
+from .conftest import OPERATOR_TOKEN, start_server, tablier_cmd
+from .test_sdk import self_signed
 
 RUN_TIMEOUT = 120
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def loadtest(server, tmp_path, name: str, *args: str, token: bool = True) -> dict:
+def loadtest(server, tmp_path, name: str, *args: str, token: bool = True, tls: tuple[str, ...] = ("--no-tls",)) -> dict:
     report, png = tmp_path / f"{name}.json", tmp_path / f"{name}.png"
     done = subprocess.run(
-        tablier_cmd("loadtest", *args, "--server", server.address, "--no-tls", "--quiet",
+        tablier_cmd("loadtest", *args, "--server", server.address, *tls, "--quiet",
                     "--json", str(report), "--plot", str(png), *(("--token", OPERATOR_TOKEN) if token else ())),
         capture_output=True, text=True, timeout=RUN_TIMEOUT, env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stdout + done.stderr
@@ -95,3 +96,15 @@ def test_open_loop_above_capacity_reports_the_queueing(server, tmp_path, closed)
     # Measured from the intended send time: late units waited far longer than one call takes.
     assert out["rpcs"]["EvaluatePosition"]["latency_ms"]["p99"] > 10 * service_ms
     assert any("did not hold the target rate" in n for n in out["notes"])
+
+
+def test_tls_with_the_servers_certificate(e2e_database_url, tmp_path):
+    cert, key, _ = self_signed(tmp_path)
+    server = start_server(e2e_database_url, tmp_path, "lt-tls", "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        out = loadtest(server, tmp_path, "tls", "play", "--game", "carre", "--concurrency", "2", "--requests", "20",
+                       tls=("--tls", "--ca", str(cert)))
+        assert out["units"]["completed"] == 20 and out["rpcs"]["PlayMove"]["ok"] == 20
+        assert out["seeded"] is True  # the operator token made the matches reproducible
+    finally:
+        assert server.stop() == 0
