@@ -1,4 +1,4 @@
-//! Qwirkle hot paths: legal-play enumeration (worst case, TV33 position A, a corpus of
+//! Qwirkle hot paths: legal-play enumeration (worst case, docs/rules/qwirkle.md TV33 position A, a corpus of
 //! mid-game positions), one greedy self-play match, and `evolve` throughput.
 //!
 //! Run: cargo bench -p tablier-core --bench qwirkle -- --warm-up-time 1 --measurement-time 3

@@ -182,7 +182,7 @@ impl<G: Game> DynMatch for Match<G> {
     /// The one turn check for every game: a seat that is not awaited, or any seat once the
     /// match is over, is refused with `NOT_YOUR_TURN` / `GAME_OVER`, unless the game itself
     /// gives a more precise reason (e.g. Démocratie's `ALREADY_COMMITTED` and `WRONG_PHASE`,
-    /// spec 004 AMB16): the game is asked first, and the generic reason only replaces a
+    /// docs/rules/democratie.md AMB16): the game is asked first, and the generic reason only replaces a
     /// refusal that says no more than it, or an acceptance the game should not have given.
     fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         self.check_seat(seat)?;

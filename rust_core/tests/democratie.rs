@@ -1,5 +1,5 @@
 //! Démocratie through the type-erased registry, as the service drives it: the platform's turn
-//! check must not hide the game's own rejection codes (spec 004 AMB16, TV19 step 2, TV20;
+//! check must not hide the game's own rejection codes (docs/rules/democratie.md AMB16, TV19 step 2, TV20;
 //! AMB18 in the game's docs).
 
 use prost::Message;

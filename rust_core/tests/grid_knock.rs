@@ -1,4 +1,4 @@
-//! Grid Knock: the spec's test vectors (section 9), conformance for every player count,
+//! Grid Knock: the test vectors of docs/rules/grid_knock.md (section 9), conformance for every player count,
 //! hidden-information properties, and refusal of malformed or illegal input.
 //!
 //! Wrapped in `games::grid_knock` so that `cargo test -p tablier-core games::grid_knock` selects

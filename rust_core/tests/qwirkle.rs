@@ -1,4 +1,4 @@
-//! Qwirkle: the spec's test vectors (section 9), conformance, hidden information, bad input.
+//! Qwirkle: the test vectors of docs/rules/qwirkle.md (section 9), conformance, hidden information, bad input.
 
 use prost::Message;
 use tablier_core::conformance;

@@ -581,7 +581,7 @@ def test_host_command_ends_a_timed_match_after_the_round_in_progress(stub):
 
 
 def test_host_command_closes_a_grid_knock_window(stub):
-    """The knock window's timeout (AMB32): every seat still to answer passes, and play goes on."""
+    """The knock window's timeout (docs/rules/grid_knock.md AMB32): every seat still to answer passes, and play goes on."""
     created = create(stub, "grid_knock", seats=3, seed=SEED)
     gid, state = created.game_id, created.state
     for attempt in range(500):

@@ -61,7 +61,7 @@ def _kinds(moves: list[any_pb2.Any], message) -> list[str]:
 
 
 def test_qwirkle_idle_cap_is_an_abort_not_a_result(stub):
-    """Spec 003 §10.4: an administrative cap on consecutive turns without a placement is not a
+    """docs/rules/qwirkle.md §10.4: an administrative cap on consecutive turns without a placement is not a
     game rule and is reported as an abort, not a result (the engine's AMB18, `max_idle_turns`)."""
     created = _start(stub, "qwirkle", 2, {"max_idle_turns": "3"})
 
@@ -95,7 +95,7 @@ def _qwirkle_view(stub, game_id: str, metadata=()) -> qwirkle_pb2.View:
 
 
 def test_qwirkle_blocked_game_ends_without_bonus(stub):
-    """Spec 003 R15, AMB9 and TV29: once no tile type still in the bag or a hand fits anywhere,
+    """docs/rules/qwirkle.md R15, AMB9 and TV29: once no tile type still in the bag or a hand fits anywhere,
     the game ends at the start of the next turn, BLOCKED, with no bonus, even with tiles left in
     the bag. Both seats build TV29's 6 x 6 block (every row a colour line of 6, every column a
     shape line of 6) on the opening line, exchanging whole hands while nothing fits it."""
@@ -177,7 +177,7 @@ def _carre_view(stub, game_id: str) -> carre_pb2.View:
 
 
 def test_carre_equal_totals_make_a_drawn_match(stub):
-    """Spec 001 §6.4 and AMB13: after the last round, equal totals are a draw (tie-break rounds
+    """docs/rules/carre.md §6.4 and AMB13: after the last round, equal totals are a draw (tie-break rounds
     are off by default)."""
     created = _start(stub, "carre", 2, {"rounds_per_match": "1"})
     state = _drive(stub, created, _carre_discard)
@@ -190,7 +190,7 @@ def test_carre_equal_totals_make_a_drawn_match(stub):
 
 
 def test_carre_tie_break_round_decides_the_match(stub):
-    """Spec 001 §6.4 (`tiebreak_extra_rounds`): a tie after the last round adds a round; once the
+    """docs/rules/carre.md §6.4 (`tiebreak_extra_rounds`): a tie after the last round adds a round; once the
     totals differ the higher one wins. Seed 0x01..0x20 makes round 2 end with different totals."""
     created = _start(stub, "carre", 2, {"rounds_per_match": "1", "tiebreak_extra_rounds": "true"},
                      seed=bytes(range(1, 33)))
@@ -259,7 +259,7 @@ def _gk_view_at(stub, game_id: str, seq: int) -> grid_knock_pb2.View:
 
 def _gk_domain(i: int, n: int) -> set[int]:
     """Slot indexes (owner * 12 + (row - 1) * 4 + col - 1) of D[i]: its own block and column 4
-    of the block of seat i + 1 (spec 000 §2: every column 4 belongs to two domains)."""
+    of the block of seat i + 1 (docs/rules/grid_knock.md §2: every column 4 belongs to two domains)."""
     right = (i + 1) % n
     return {i * 12 + r * 4 + c for r in range(3) for c in range(4)} | {right * 12 + r * 4 + 3 for r in range(3)}
 
@@ -313,7 +313,7 @@ def _knock_turn_with_y_discarded(stub, created: pb.CreateGameResponse, n: int):
 
 
 def test_grid_knock_knockers_card_is_discarded_when_nothing_can_be_taken(stub):
-    """Spec 000 R12 and AMB14: when no slot of the knocker's domain outside the active seat's
+    """docs/rules/grid_knock.md R12 and AMB14: when no slot of the knocker's domain outside the active seat's
     domain holds a card after the knocker's triples, Y is discarded face up and A's turn ends."""
     created = _start(stub, "grid_knock", 3, {"knock_timeout": "0"}, seed=_gk_seed(0))
     _play_script(stub, created, GK_AMB14_SCRIPT)
@@ -338,7 +338,7 @@ GK_AMB24_SCRIPT = (
 
 
 def test_grid_knock_knockers_card_is_discarded_when_a_has_no_card_left(stub):
-    """Spec 000 R12 and AMB24: the knocker's triples removed the active seat's last cards (all
+    """docs/rules/grid_knock.md R12 and AMB24: the knocker's triples removed the active seat's last cards (all
     in the column their domains share), so A has nothing to swap back: Y is discarded and A's
     turn ends."""
     created = _start(stub, "grid_knock", 3, {"knock_timeout": "0"}, seed=_gk_seed(5))
@@ -365,7 +365,7 @@ GK_R16_SCRIPT = (
 
 
 def test_grid_knock_empty_domain_passes_closes_and_scores_zero(stub):
-    """Spec 000 R16 and AMB21: a seat whose domain is empty at TURN_START does nothing
+    """docs/rules/grid_knock.md R16 and AMB21: a seat whose domain is empty at TURN_START does nothing
     (pass_empty), its turn ends, it becomes the closer if nobody is yet, and its round score is 0."""
     created = _start(stub, "grid_knock", 2, {"knock_timeout": "0"}, seed=_gk_seed(8))
     _play_script(stub, created, GK_R16_SCRIPT)

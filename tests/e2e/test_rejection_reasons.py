@@ -1,5 +1,5 @@
 """A game's own rejection reason reaches the client: the platform's generic NOT_YOUR_TURN /
-GAME_OVER only stand in when the game has no more precise one (Démocratie, spec 004 AMB16,
+GAME_OVER only stand in when the game has no more precise one (Démocratie, docs/rules/democratie.md AMB16,
 TV19 step 2, TV20; the game's AMB18)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-//! Carré ("square alignments"), `rules/001-square-alignments.md` (seed 001).
+//! Carré ("square alignments"), `docs/rules/carre.md` (seed 001).
 //!
 //! Two seats (seat 0 is the spec's P1, seat 1 is P2), one 52-card pack, 8 cards dealt each,
 //! 36 in the stock. Each seat owns a 3x3 *square*; a turn is an automatic draw (while the stock

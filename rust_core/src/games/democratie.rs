@@ -1,6 +1,6 @@
 //! Démocratie (Democracy): trick taking with a face-down vote pile that sets a fresh trump
-//! every trick, and sealed simultaneous play. Rules: `shared/rules/004-democratie.md`
-//! (seed `004_9aab9d3ed6662a33`); section numbers below refer to that spec.
+//! every trick, and sealed simultaneous play. Rules: `docs/rules/democratie.md`
+//! (seed `004_9aab9d3ed6662a33`); section numbers below refer to that document.
 //!
 //! # Representation
 //! A card is a `u8`: `12 * suit + rank_index` for the 48 suit cards (suits C, D, H, S; rank

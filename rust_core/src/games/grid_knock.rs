@@ -1,6 +1,6 @@
 //! Grid Knock (seed 000): a Skyjo-family game on a ring of 3x4 blocks, where every seat's
 //! 15-card domain is its own block plus its left neighbour's column 4, with a knock interrupt.
-//! Rules: `shared/rules/000-grid-knock.md` (the seed wins where it speaks; AMB1-AMB24 bind).
+//! Rules: `docs/rules/grid_knock.md` (the seed wins where it speaks; AMB1-AMB24 bind).
 //!
 //! # Representation
 //! Slot index `s = owner * 12 + (row - 1) * 4 + (col - 1)` (at most 96 slots). Values are `i8`,

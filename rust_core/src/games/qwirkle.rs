@@ -1,4 +1,4 @@
-//! Qwirkle (spec: `shared/rules/003-qwirkle.md`, seed 003).
+//! Qwirkle (rules: `docs/rules/qwirkle.md`, seed 003).
 //!
 //! Representation: tile type `t = 6*colour + shape` (0..35), tile id `3*t + copy` (0..107).
 //! Bag and hands are 128-bit sets of ids (so the bag is always in ascending order, and a draw is

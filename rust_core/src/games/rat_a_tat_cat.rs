@@ -1,4 +1,4 @@
-//! Rat-a-Tat Cat (Gamewright), per `rules/002-rat-a-tat-cat.md` and its Dutch seed.
+//! Rat-a-Tat Cat (Gamewright), per `docs/rules/rat_a_tat_cat.md` and its Dutch seed.
 //!
 //! 54 cards: numbers 0..=8 four times each, nine 9s, three each of Peek (PK), Swap (SW) and
 //! Draw 2 (D2). Each active seat has a face-down row of four; on a turn it takes the face-up
