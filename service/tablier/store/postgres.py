@@ -86,7 +86,10 @@ _EVENT_COLUMNS = (
 
 # Event rows and commands row: one statement, one transaction, one round trip. A command id
 # already used in the match writes nothing and returns the span that command wrote; two
-# requests with one command id racing each other fail on a primary key instead.
+# requests with one command id racing each other fail on a primary key instead. The rows are
+# one VALUES row of scalar parameters per event, not arrays: psycopg adapts arrays element by
+# element in Python, which cost more server CPU than the rest of the append. One statement text
+# per event count (`_append_sql`), each prepared by psycopg on its connections after a few uses.
 _APPEND = """
 WITH prior AS (
     SELECT first_seq, last_seq FROM commands
@@ -101,9 +104,7 @@ WITH prior AS (
                         state_hash, chain_hash)
     SELECT %(game_id)s, e.seq, e.kind, e.payload, e.seat, %(command_id)s, e.core_version,
            e.state_hash, e.chain_hash
-    FROM unnest(%(seq)s::bigint[], %(kind)s::text[], %(payload)s::bytea[], %(seat)s::int[],
-                %(core_version)s::text[], %(state_hash)s::bytea[], %(chain_hash)s::bytea[])
-         AS e(seq, kind, payload, seat, core_version, state_hash, chain_hash)
+    FROM (VALUES {rows}) AS e(seq, kind, payload, seat, core_version, state_hash, chain_hash)
     WHERE NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor)
     RETURNING recorded_at
 ), cmd AS (
@@ -115,6 +116,22 @@ WITH prior AS (
 SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELECT last_seq FROM prior),
        (SELECT ok FROM anchor)
 """
+_APPEND_ROW = ("(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})s::bytea, %(seat{i})s::int, "
+               "%(core_version{i})s::text, %(state_hash{i})s::bytea, %(chain_hash{i})s::bytea)")
+_APPEND_SQL: dict[int, str] = {}
+
+
+def _append_sql(rows: int) -> str:
+    """The append statement for `rows` events (an empty VALUES list is not SQL: for none, one
+    row of NULLs cut by LIMIT 0)."""
+    sql = _APPEND_SQL.get(rows)
+    if sql is None:
+        values = ", ".join(_APPEND_ROW.format(i=i) for i in range(max(rows, 1)))
+        if rows == 0:
+            values += " LIMIT 0"
+        sql = _APPEND_SQL[rows] = _APPEND.format(rows=values)
+    return sql
+
 
 # Notifications go out after the appends they announce committed, in a transaction of their
 # own that need not wait for the disk: a NOTIFY inside the append's transaction would hold
@@ -274,27 +291,29 @@ class PostgresStore:
         None, False) when event expected_seq is not there with chain hash `prev_chain` (nothing
         written either way)."""
         given = command or CommandInput()
-        cur = await conn.execute(
-            _APPEND,
-            {
-                "game_id": key,
-                "command_id": command_id,
-                "seq": [e.seq for e in stored],
-                "kind": [e.kind for e in stored],
-                "payload": [e.payload for e in stored],
-                "seat": [e.seat for e in stored],
-                "core_version": [e.core_version for e in stored],
-                "state_hash": [e.state_hash for e in stored],
-                "chain_hash": [e.chain_hash for e in stored],
-                "expected_seq": expected_seq,
-                "prev_chain": prev_chain,
-                "first_seq": expected_seq + 1,
-                "last_seq": expected_seq + len(stored),
-                "command_seat": given.seat,
-                "action": given.action,
-                "host_command": given.host_command,
-            },
-        )
+        params: dict[str, Any] = {
+            "game_id": key,
+            "command_id": command_id,
+            "expected_seq": expected_seq,
+            "prev_chain": prev_chain,
+            "first_seq": expected_seq + 1,
+            "last_seq": expected_seq + len(stored),
+            "command_seat": given.seat,
+            "action": given.action,
+            "host_command": given.host_command,
+        }
+        for i, e in enumerate(stored):
+            params[f"seq{i}"] = e.seq
+            params[f"kind{i}"] = e.kind
+            params[f"payload{i}"] = e.payload
+            params[f"seat{i}"] = e.seat
+            params[f"core_version{i}"] = e.core_version
+            params[f"state_hash{i}"] = e.state_hash
+            params[f"chain_hash{i}"] = e.chain_hash
+        if not stored:
+            params.update(seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None,
+                          state_hash0=None, chain_hash0=None)
+        cur = await conn.execute(_append_sql(len(stored)), params)
         return await cur.fetchone()
 
     def _committed(
