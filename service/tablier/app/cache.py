@@ -3,7 +3,7 @@ accelerator: callers check it against the log and drop it on any doubt."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 
 from tablier._core import Match
 
@@ -23,6 +23,10 @@ class MatchCache:
         else:
             self.misses += 1
         return entry
+
+    def peek(self, game_id: str) -> tuple[int, Match] | None:
+        """As `get`, without counting a lookup or refreshing the entry."""
+        return self._entries.get(game_id)
 
     def put(self, game_id: str, seq: int, match: Match) -> None:
         """Stores the state at `seq` unless a later one is cached already (states only move
@@ -51,13 +55,19 @@ class Snapshots:
     match from its first event. Each snapshot carries the chain hash of its last event, as
     verified when the state was made; the events read after it must chain to it.
 
+    Besides those, the `recent` states a match's cached state replaced last (`keep_recent`): a
+    watcher that reconnects a few events behind, the usual resume, then starts from its own
+    seq or one command before it, with nothing to replay.
+
     The Match objects kept are never changed afterwards (callers copy before applying).
     Kept for the `matches` most recently used matches."""
 
-    def __init__(self, every: int = 32, matches: int = 256) -> None:
+    def __init__(self, every: int = 32, matches: int = 256, recent: int = 4) -> None:
         self.every = every
         self.capacity = matches
         self._by_match: OrderedDict[str, list[tuple[int, Match, bytes]]] = OrderedDict()
+        self._recent: OrderedDict[str, deque[tuple[int, Match, bytes]]] = OrderedDict()
+        self.recent = recent
 
     def wants(self, game_id: str, seq: int) -> bool:
         """Whether a state at `seq` would be kept (none kept within `every` events before it)."""
@@ -80,18 +90,38 @@ class Snapshots:
         while len(self._by_match) > self.capacity:
             self._by_match.popitem(last=False)
 
+    def keep_recent(self, game_id: str, seq: int, match: Match, chain: bytes) -> None:
+        """Keeps a state the cache just replaced with a later one (among the last `recent`).
+        `match` must not change afterwards."""
+        if self.capacity <= 0 or self.recent <= 0 or seq <= 0:
+            return
+        states = self._recent.get(game_id)
+        if states is None:
+            states = self._recent[game_id] = deque(maxlen=self.recent)
+        elif states and states[-1][0] >= seq:
+            return
+        states.append((seq, match, chain))
+        self._recent.move_to_end(game_id)
+        while len(self._recent) > self.capacity:
+            self._recent.popitem(last=False)
+
     def before(self, game_id: str, seq: int) -> tuple[int, Match, bytes] | None:
-        """The latest snapshot at or before `seq`."""
-        snaps = self._by_match.get(game_id)
-        if not snaps:
-            return None
-        self._by_match.move_to_end(game_id)
+        """The latest snapshot (or recent state) at or before `seq`."""
         found = None
-        for snap in snaps:
-            if snap[0] > seq:
+        snaps = self._by_match.get(game_id)
+        if snaps:
+            self._by_match.move_to_end(game_id)
+            for snap in snaps:
+                if snap[0] > seq:
+                    break
+                found = snap
+        for state in reversed(self._recent.get(game_id, ())):
+            if state[0] <= seq:
+                if found is None or state[0] > found[0]:
+                    found = state
                 break
-            found = snap
         return found
 
     def drop(self, game_id: str) -> None:
         self._by_match.pop(game_id, None)
+        self._recent.pop(game_id, None)

@@ -405,7 +405,7 @@ class GameApp:
         if at_seq and at_seq != seq:
             if at_seq > seq:
                 raise OutOfRange(f"the match is at seq {seq}; there is no seq {at_seq} yet")
-            match, chain = await self._state_at(game, at_seq)
+            match, chain, _ = await self._state_at(game, at_seq)
             return self._state(game, at_seq, match, principal, chain)
         return self._state(game, seq, match, principal, await self._chain_at(game, seq))
 
@@ -483,13 +483,13 @@ class GameApp:
                     # checked as it is read: chained from the genesis hash, and equal to the
                     # verified head when it reaches it (see `_load`).
                     verified = self._heads.get(game.game_id)
-                    match, chain = await self._state_at(game, seq)
+                    match, chain, later = await self._state_at(game, seq, then=start)
                     try:
                         if verified is not None and verified[0] == seq and chain != verified[1]:
                             raise integrity.damaged(game, seq, "the log was rewritten after it was verified")
                     except DataLoss as exc:
                         self._refuse(game.game_id, exc)
-                    for ev in await self.store.load_events(game.game_id, after_seq=seq, upto_seq=start):
+                    for ev in later:
                         chain = self._checked_step(game, ev, match, chain, seq)
                         seq = ev.seq
                         out = self._event_out(game, match, ev, principal)
@@ -744,12 +744,15 @@ class GameApp:
         await asyncio.to_thread(match.apply_all, [e.payload for e in stored])
         return match
 
-    async def _state_at(self, game: GameRecord, seq: int) -> tuple[Match, bytes | None]:
+    async def _state_at(
+        self, game: GameRecord, seq: int, then: int | None = None
+    ) -> tuple[Match, bytes | None, list[StoredEvent]]:
         """The match at a past `seq` (at most the verified head) and the chain hash there (None
-        at 0), for the caller to change as it likes. Starts from the nearest snapshot at or
-        before `seq` (else from the first event) and checks every event after it, chained to
-        the snapshot's verified chain hash (integrity.replay_checked), leaving snapshots on
-        the way; DataLoss refuses the match."""
+        at 0), for the caller to change as it likes; with `then`, also the stored events after
+        `seq` up to `then`, read in the same query (unchecked: the caller checks them as it
+        applies them). Starts from the nearest snapshot at or before `seq` (else from the first
+        event) and checks every event after it, chained to the snapshot's verified chain hash
+        (integrity.replay_checked), leaving snapshots on the way; DataLoss refuses the match."""
         gid = game.game_id
         snap = self.snapshots.before(gid, seq)
         if snap is None:
@@ -757,9 +760,14 @@ class GameApp:
         else:
             at, base, chain = snap
             match = base.copy()
+        upto = seq if then is None else max(then, seq)
+        if at == upto:
+            return match, chain, []
+        events = await self.store.load_events(gid, after_seq=at, upto_seq=upto)
+        cut = next((i for i, ev in enumerate(events) if ev.seq > seq), len(events))
+        events, later = events[:cut], events[cut:]
         if at == seq:
-            return match, chain
-        events = await self.store.load_events(gid, after_seq=at, upto_seq=seq)
+            return match, chain, later
         step = self.snapshots.every
 
         def replay() -> list[tuple[int, Match, bytes]]:
@@ -782,7 +790,7 @@ class GameApp:
             self._refuse(gid, exc)
         for snap in kept:
             self.snapshots.offer(gid, *snap)
-        return match, chain
+        return match, chain, later
 
     async def _load(self, game: GameRecord) -> tuple[int, Match]:
         """The match at its last seq. A match loaded cold is replayed with every event checked
@@ -875,6 +883,10 @@ class GameApp:
         current = self._heads.get(gid)
         if current is not None and current[0] > seq:
             return
+        if current is not None and current[0] < seq:
+            replaced = self.cache.peek(gid)
+            if replaced is not None and replaced[0] == current[0]:
+                self.snapshots.keep_recent(gid, current[0], replaced[1], current[1])
         self.cache.put(gid, seq, match)
         self.snapshots.offer(gid, seq, match, chain)
         self._heads[gid] = (seq, chain)

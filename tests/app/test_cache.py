@@ -1,0 +1,31 @@
+"""Snapshots of past states: the nearest one at or before a seq, recent states included."""
+
+from tablier._core import Match
+from tablier.app.cache import Snapshots
+
+
+def _match() -> Match:
+    return Match("qwirkle", 2, {})
+
+
+def test_before_takes_the_latest_of_snapshots_and_recent_states() -> None:
+    snaps = Snapshots(every=32, recent=3)
+    every, recent = _match(), _match()
+    snaps.offer("g", 32, every, b"c32")
+    assert snaps.before("g", 40)[0] == 32
+    snaps.keep_recent("g", 38, recent, b"c38")
+    assert snaps.before("g", 40) == (38, recent, b"c38")
+    assert snaps.before("g", 37)[0] == 32  # a recent state after the seq asked is no start
+    assert snaps.before("g", 31) is None
+
+
+def test_recent_states_are_bounded_and_only_move_forward() -> None:
+    snaps = Snapshots(every=32, recent=2)
+    for seq in (5, 6, 7):
+        snaps.keep_recent("g", seq, _match(), b"c%d" % seq)
+    snaps.keep_recent("g", 6, _match(), b"older")  # behind the last kept: ignored
+    assert snaps.before("g", 7)[2] == b"c7"
+    assert snaps.before("g", 6)[2] == b"c6"
+    assert snaps.before("g", 5) is None  # the oldest made room
+    snaps.drop("g")
+    assert snaps.before("g", 7) is None
