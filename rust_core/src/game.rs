@@ -263,6 +263,16 @@ pub trait Game: 'static {
         Err(CoreError::Unsupported(format!("{} has no position evaluator", Self::ID)))
     }
 
+    /// The `Position` (the input of [`Game::evaluate`]) that `seat` faces now, encoded: what
+    /// the evaluator needs to list that seat's moves, built from what `seat` may know only
+    /// (its own hidden cards or tiles, public information; never another seat's). The registry
+    /// gives it to that seat and to the auditor only. `None` for games without an evaluator;
+    /// a game with `HAS_EVALUATOR` returns `Some` in every state, and `evaluate` accepts it.
+    fn position(state: &Self::State, seat: Seat) -> Option<Vec<u8>> {
+        let _ = (state, seat);
+        None
+    }
+
     /// Invariants the conformance harness checks after every event (scores in bounds, card
     /// counts conserved, ...). `Err` describes the violation.
     fn check_invariants(state: &Self::State) -> Result<(), String> {

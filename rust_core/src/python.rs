@@ -197,6 +197,20 @@ impl Match {
         Ok(PyBytes::new(py, &out))
     }
 
+    /// The encoded `Position` seat `of_seat` faces now (the input of `evaluate`), for the
+    /// viewer `seat` / `auditor`: only that seat or the auditor may have it.
+    #[pyo3(signature = (of_seat, seat=None, auditor=false))]
+    fn position<'py>(
+        &self,
+        py: Python<'py>,
+        of_seat: u32,
+        seat: Option<u32>,
+        auditor: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.get()?.position(viewer(seat, auditor), of_seat).map_err(to_py)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     #[pyo3(signature = (seat=None, auditor=false))]
     fn render(&self, seat: Option<u32>, auditor: bool) -> PyResult<String> {
         self.get()?.render(viewer(seat, auditor)).map_err(to_py)

@@ -70,6 +70,10 @@ pub trait DynMatch: Send + Sync {
     /// SHA-256 of the auditor's view: equal states hash equal, whichever way they were reached.
     fn state_hash(&self) -> [u8; 32];
     fn bot_action(&self, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<Vec<u8>>;
+    /// The encoded `Position` `seat` faces now, for `viewer`: only that seat or the auditor
+    /// may have it (`POSITION_NOT_VISIBLE` for anyone else, it holds the seat's hidden
+    /// information); `Unsupported` for a game without an evaluator.
+    fn position(&self, viewer: Viewer, seat: Seat) -> CoreResult<Vec<u8>>;
     fn render(&self, viewer: Viewer) -> CoreResult<String>;
 }
 
@@ -254,6 +258,21 @@ impl<G: Game> DynMatch for Match<G> {
             return Err(CoreError::game_over());
         }
         Ok(G::bot_action(&self.state, seat, bot, rng)?.encode_to_vec())
+    }
+    fn position(&self, viewer: Viewer, seat: Seat) -> CoreResult<Vec<u8>> {
+        self.check_viewer(viewer)?;
+        self.check_seat(seat)?;
+        if !G::HAS_EVALUATOR {
+            return Err(CoreError::Unsupported(format!("{} has no position evaluator", G::NAME)));
+        }
+        if !viewer.sees_private_of(seat) {
+            return Err(CoreError::rule(
+                "POSITION_NOT_VISIBLE",
+                format!("the position of seat {seat} holds its hidden information: only that seat or the auditor may have it"),
+            ));
+        }
+        G::position(&self.state, seat)
+            .ok_or_else(|| CoreError::Unsupported(format!("{} gives no position of its states", G::NAME)))
     }
     fn render(&self, viewer: Viewer) -> CoreResult<String> {
         self.check_viewer(viewer)?;

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from .conftest import OPERATOR_TOKEN, start_server, tablier_cmd
+from .conftest import GAME_TYPES, OPERATOR_TOKEN, start_server, tablier_cmd
 from .test_sdk import self_signed
 
 RUN_TIMEOUT = 120
@@ -47,6 +48,17 @@ def closed(server, tmp_path_factory):
 
 def test_evaluate_closed_loop_on_generated_positions(closed):
     assert closed["positions"]["count"] > 0 and closed["positions"]["source"].startswith("generated from seeded")
+    # Every game with an evaluator, each position a seat's real one (GetView with_position):
+    # a hand the seat holds and the table, none refused by the evaluator.
+    assert set(closed["positions"]["per_game"]) == {t.id for t in GAME_TYPES if t.position_type}
+    assert closed["positions"]["refused_by_server"] == {}
+    saved = json.loads(Path(closed["positions_file"]).read_text())
+    assert len(saved) == closed["positions"]["count"]
+    qwirkle = [p["position"] for p in saved if p["game_type"] == "qwirkle"]
+    assert len(qwirkle) > 10
+    assert all(1 <= len(p.get("handTypes", [])) <= 6 for p in qwirkle), qwirkle
+    assert sum(len(p.get("board", [])) > 0 for p in qwirkle) > len(qwirkle) // 2
+    assert len({json.dumps(p, sort_keys=True) for p in qwirkle}) > len(qwirkle) // 2
     ev = closed["rpcs"]["EvaluatePosition"]
     assert ev["errors"] == 0 and ev["ok"] == closed["units"]["completed"]
     # The duration alone ended the run (no request cap).

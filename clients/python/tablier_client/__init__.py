@@ -24,6 +24,7 @@ from .sdk import (
     Moves,
     Played,
     Retry,
+    SeatPosition,
     State,
     Suggestion,
     Update,
@@ -39,6 +40,6 @@ from .sdk import (
 
 __all__ = [
     "Client", "Conflict", "Created", "Event", "GameKind", "Joined", "Match", "Moves", "Played", "Refused", "Retry",
-    "State", "Suggestion", "TablierError", "Update", "bot_seat", "connect", "creator_seat", "errors", "games",
+    "SeatPosition", "State", "Suggestion", "TablierError", "Update", "bot_seat", "connect", "creator_seat", "errors", "games",
     "invited_seat", "message_class", "open_seat", "pack", "unpack",
 ]

@@ -149,6 +149,16 @@ class Suggestion(Generic[A]):
 
 
 @dataclass(frozen=True)
+class SeatPosition(Generic[V]):
+    """What `Match.position()` gives: the game's Position message (the input of
+    `Client.evaluate`) that `seat` faces, and the viewer's state at the same seq."""
+
+    seat: int
+    position: Message
+    state: State[V]
+
+
+@dataclass(frozen=True)
 class Retry:
     """How calls that are safe to repeat are repeated: up to `attempts` tries, waiting
     `first_delay` seconds, doubling up to `max_delay`."""
@@ -378,6 +388,19 @@ class Match(Generic[A, V, E]):
             request.at_seq = at_seq
         response = await self.client.call(self.client.stub.GetView, request, self.metadata)
         return _state(response.state, self.kind)
+
+    async def position(self, seat: int | None = None, at_seq: int | None = None) -> SeatPosition[V]:
+        """The Position a seat faces now (or at `at_seq`), holding only what that seat may see:
+        this seat's own, or with the auditor's credential any seat's (default: the seat
+        awaited). For games with a position evaluator; a spectator is refused
+        (PERMISSION_DENIED POSITION_NOT_VISIBLE)."""
+        request = service_pb2.GetViewRequest(game_id=self.game_id, with_position=True)
+        if at_seq is not None:
+            request.at_seq = at_seq
+        if seat is not None:
+            request.position_seat = seat
+        response = await self.client.call(self.client.stub.GetView, request, self.metadata)
+        return SeatPosition(response.position_seat, unpack(response.position), _state(response.state, self.kind))
 
     async def legal_moves(self) -> Moves[A]:
         response = await self.client.call(self.client.stub.ListLegalMoves,

@@ -1598,6 +1598,15 @@ impl Game for Qwirkle {
         Ok(evaluate_position(&pos)?.encode_to_vec())
     }
 
+    /// The public board, the seat's own hand (types, ascending) and whether the bag is empty
+    /// (public: the bag's count is in every view).
+    fn position(state: &State, seat: Seat) -> Option<Vec<u8>> {
+        use prost::Message;
+        let (board, _) = board_view(&state.board, false);
+        let hand_types = ids_list(state.hands[seat as usize & 3]).iter().map(|id| id / 3).collect();
+        Some(pb::Position { board, hand_types, bag_empty: state.bag == 0 }.encode_to_vec())
+    }
+
     fn check_invariants(state: &State) -> Result<(), String> {
         let seats = state.seats() as usize;
         let mut seen = state.bag;

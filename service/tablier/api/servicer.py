@@ -164,6 +164,10 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
 
     async def GetView(self, request, context):
         at_seq = request.at_seq if request.HasField("at_seq") else None
+        if request.with_position:
+            seat = request.position_seat if request.HasField("position_seat") else None
+            state, position, seat = await self.app.get_position(request.game_id, credential(context), at_seq, seat)
+            return service_pb2.GetViewResponse(state=to_state(state), position=to_any(position), position_seat=seat)
         state = await self.app.get_view(request.game_id, credential(context), at_seq)
         return service_pb2.GetViewResponse(state=to_state(state))
 

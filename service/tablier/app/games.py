@@ -399,6 +399,34 @@ class GameApp:
     # ----------------------------------------------------------------- reads
 
     async def get_view(self, game_id: str, cred: Credential, at_seq: int | None = None) -> MatchState:
+        return (await self._view(game_id, cred, at_seq))[1]
+
+    async def get_position(
+        self, game_id: str, cred: Credential, at_seq: int | None = None, seat: int | None = None
+    ) -> tuple[MatchState, Payload, int]:
+        """The view as `get_view` gives it, and the Position (the input of `evaluate`) that
+        `seat` faces at the same seq: a seat's own (the default), or any seat's for the auditor
+        (default: the first seat awaited, else 0). The core builds it from what that seat may
+        see and gives it to nobody else."""
+        game, state, match = await self._view(game_id, cred, at_seq)
+        position_type = self.catalogue.position_type(game.game_type)
+        who = state.principal
+        if who.role is Role.SPECTATOR:
+            raise PermissionDenied("a position holds a seat's hidden information: a spectator gets none "
+                                   "(send that seat's token)", "POSITION_NOT_VISIBLE")
+        if seat is None:
+            seat = who.seat if who.seat is not None else (state.to_act[0] if state.to_act else 0)
+        if seat >= game.seats:
+            raise BadRequest(f"seat {seat} is not in this {game.seats}-seat match", "BAD_SEAT")
+        if not who.auditor and seat != who.seat:
+            raise PermissionDenied(f"seat {who.seat} may not have the position of seat {seat} (its hidden "
+                                   "information): only that seat or the auditor may", "POSITION_NOT_VISIBLE")
+        data = match.position(seat, seat=who.seat, auditor=who.auditor)
+        return state, Payload(position_type, data), seat
+
+    async def _view(self, game_id: str, cred: Credential, at_seq: int | None) -> tuple[GameRecord, MatchState, Match]:
+        """The match record, the viewer's state at `at_seq` (default: now) and the core's
+        state there (the cached one: read it, never change it)."""
         game = await self._game(game_id)
         seq, match = await self._load(game)
         principal = self._principal_for(game, cred, over=match.is_over(), read_only=True)
@@ -406,8 +434,8 @@ class GameApp:
             if at_seq > seq:
                 raise OutOfRange(f"the match is at seq {seq}; there is no seq {at_seq} yet")
             match, chain, _ = await self._state_at(game, at_seq)
-            return self._state(game, at_seq, match, principal, chain)
-        return self._state(game, seq, match, principal, await self._chain_at(game, seq))
+            return game, self._state(game, at_seq, match, principal, chain), match
+        return game, self._state(game, seq, match, principal, await self._chain_at(game, seq)), match
 
     async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[Payload]]:
         game = await self._game(game_id)

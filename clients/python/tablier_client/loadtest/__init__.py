@@ -156,9 +156,6 @@ async def run(args: argparse.Namespace) -> int:
                 console.print(f"generating positions from bot matches of {', '.join(t.id for t in chosen)} ...")
                 positions = await generate_positions(client, chosen, seed=args.seed, per_game=args.positions_per_game,
                                                      matches=args.position_matches, seeded=seeded)
-                for g, missing in positions.unfilled.items():
-                    console.print(f"[yellow]{g}: the views carry no field named like Position's "
-                                  f"{', '.join(missing)}: those are left empty (give --positions for full ones)")
             if not positions.requests:
                 raise SystemExit(f"no position the server accepts: {positions.describe()}")
             if args.save_positions:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from google.protobuf import json_format
-from google.protobuf.message import Message
 
 from .. import errors
 from ..sdk import Client, Created, message_class, pack
@@ -56,8 +55,6 @@ async def timed(rec: Recorder, rpc: str, call: Callable[[], Awaitable[R]], start
 class Positions:
     requests: list[service_pb2.EvaluatePositionRequest]
     source: str
-    # Per game: the Position fields no generated position had a value for.
-    unfilled: dict[str, list[str]] = field(default_factory=dict)
     refused: dict[str, int] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
@@ -65,45 +62,7 @@ class Positions:
         for r in self.requests:
             games[r.game_type] = games.get(r.game_type, 0) + 1
         return {"source": self.source, "count": len(self.requests), "per_game": games,
-                "unfilled_fields": self.unfilled, "refused_by_server": self.refused}
-
-
-def _same_field(a: Any, b: Any) -> bool:
-    return (a.type == b.type and a.is_repeated == b.is_repeated
-            and (a.message_type.full_name if a.message_type else "") == (b.message_type.full_name if b.message_type else "")
-            and (a.enum_type.full_name if a.enum_type else "") == (b.enum_type.full_name if b.enum_type else ""))
-
-
-def project(view: Message, position_cls: type[Message], seat: int | None) -> tuple[Message, set[str]]:
-    """A Position made from a seat's View without knowing the game: every Position field
-    copied from the View field of the same name and type, or from the viewer's own entry of a
-    repeated message field keyed by `seat`. Returns it and the names of the fields filled."""
-    sources: list[Message] = [view]
-    if seat is not None:
-        for f in view.DESCRIPTOR.fields:
-            if f.message_type is not None and f.is_repeated \
-                    and "seat" in f.message_type.fields_by_name:
-                sources += [e for e in getattr(view, f.name) if getattr(e, "seat") == seat]
-    position = position_cls()
-    filled: set[str] = set()
-    for pf in position.DESCRIPTOR.fields:
-        for src in sources:
-            sf = src.DESCRIPTOR.fields_by_name.get(pf.name)
-            if sf is None or not _same_field(pf, sf):
-                continue
-            value = getattr(src, pf.name)
-            if pf.is_repeated:
-                getattr(position, pf.name).extend(value)
-                filled |= {pf.name} if len(value) else set()
-            elif pf.message_type is not None:
-                if src.HasField(pf.name):
-                    getattr(position, pf.name).CopyFrom(value)
-                    filled.add(pf.name)
-            else:
-                setattr(position, pf.name, value)
-                filled |= {pf.name} if value else set()
-            break
-    return position, filled
+                "refused_by_server": self.refused}
 
 
 def seed_bytes(seed: int, game: str, match: int) -> bytes:
@@ -113,31 +72,28 @@ def seed_bytes(seed: int, game: str, match: int) -> bytes:
 async def generate_positions(client: Client, types: list[common_pb2.GameType], *, seed: int, per_game: int,
                              matches: int, seeded: bool) -> Positions:
     """Positions from bot matches played over the API (seeded when the client holds the
-    operator token): each seat's view after each move, made a Position by `project`, kept
-    when the server's evaluator accepts it."""
+    operator token): after each move, the Position the seat awaited next faces, as the server
+    gives it to that seat (GetView with_position: its own hand and the public table), spread
+    evenly over each match and kept when the server's evaluator accepts it."""
     out = Positions([], "generated from seeded bot matches" if seeded else "generated from bot matches")
     for t in types:
-        cls = message_class(t.position_type)
         found: list[service_pb2.EvaluatePositionRequest] = []
-        filled: set[str] = set()
         for m in range(matches):
             created: Created[Any, Any, Any] = await client.create(
                 t.id, t.min_players or 2, seed=seed_bytes(seed, t.id, m) if seeded else b"")
             state = created.state
-            views: list[tuple[Message, int | None]] = []
-            moves = 0
-            while not state.over and moves < 400:
+            awaited: list[tuple[int, int]] = []  # (seq, seat awaited then)
+            while not state.over and len(awaited) < 400:
                 handle = created.seats[state.to_act[0]]
                 suggestion = await handle.suggest()
                 played = await handle.play(suggestion.action, expected_seq=suggestion.seq)
                 state = played.state
-                views.append((state.view, state.seat))
-                moves += 1
-            step = max(1, len(views) // max(1, per_game // max(1, matches)))
-            for view, seat in views[::step]:
-                position, names = project(view, cls, seat)
-                filled |= names
-                found.append(service_pb2.EvaluatePositionRequest(game_type=t.id, position=pack(position)))
+                if not state.over:
+                    awaited.append((state.seq, state.to_act[0]))
+            wanted = max(1, per_game // max(1, matches))
+            for seq, seat in awaited[::max(1, len(awaited) // wanted)][:wanted]:
+                got = await created.seats[seat].position(at_seq=seq)
+                found.append(service_pb2.EvaluatePositionRequest(game_type=t.id, position=pack(got.position)))
         accepted = []
         for request in found[:per_game]:
             try:
@@ -148,9 +104,6 @@ async def generate_positions(client: Client, types: list[common_pb2.GameType], *
                 key = f"{t.id} {status_of(exc)}"
                 out.refused[key] = out.refused.get(key, 0) + 1
         out.requests += accepted
-        missing = [f.name for f in cls.DESCRIPTOR.fields if f.name not in filled]
-        if missing:
-            out.unfilled[t.id] = missing
     return out
 
 
