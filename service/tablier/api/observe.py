@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -46,6 +47,8 @@ class CallObserver:
     def __init__(self, limiter: Limiter, metrics: Metrics | None = None) -> None:
         self.limiter = limiter
         self.metrics = metrics
+        # (method, code) -> its histogram child: `labels()` takes a lock and builds a key.
+        self._rpc: dict[tuple[str, str], object] = {}
 
     def before(self, peer: str, context) -> None:
         """Refuses a call carrying a credential from a peer that guessed too often."""
@@ -67,8 +70,14 @@ class CallObserver:
 
     def done(self, method: str, peer: str, request, code: str, reason: str, seconds: float) -> None:
         if self.metrics is not None:
-            self.metrics.rpc.labels(method, code).observe(seconds)
-        if access_log.isEnabledFor(logging.INFO):
+            child = self._rpc.get((method, code))
+            if child is None:
+                child = self._rpc[(method, code)] = self.metrics.rpc.labels(method, code)
+            child.observe(seconds)
+        writer = _writer
+        if writer is not None and writer.active():
+            writer.write(method, code, reason, seconds * 1000, peer, getattr(request, "game_id", "") or "")
+        elif access_log.isEnabledFor(logging.INFO):
             game_id = getattr(request, "game_id", "") or ""
             access_log.info(
                 "%s %s %s %.1fms peer=%s%s", method, code, reason or "-", seconds * 1000, peer or "-",
@@ -88,11 +97,58 @@ class JsonAccessFormatter(logging.Formatter):
         return json.dumps(fields, separators=(",", ":"))
 
 
+class _AccessWriter:
+    """Writes the lines the logging handler `configure_access_log` installs would write, without
+    a LogRecord, a Formatter and the logging machinery per call (about 40 us a call, a tenth of
+    a bare gRPC call's server CPU); the date part of the time is formatted once a second. Used
+    only while the access logger has that handler and nothing else, as configured."""
+
+    def __init__(self, handler: logging.StreamHandler, json_lines: bool) -> None:
+        self.handler = handler
+        self.json = json_lines
+        self._lock = threading.Lock()
+        self._second = -1
+        self._prefix = ""
+
+    def active(self) -> bool:
+        return access_log.handlers == [self.handler] and access_log.isEnabledFor(logging.INFO)
+
+    def write(self, method: str, code: str, reason: str, ms: float, peer: str, game_id: str) -> None:
+        now = time.time()
+        second = int(now)
+        msecs = int((now - second) * 1000)
+        with self._lock:
+            if second != self._second:
+                self._second = second
+                self._prefix = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)) if self.json
+                                else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second)))
+            prefix = self._prefix
+        game_id = game_id[:64]
+        if self.json:
+            line = json.dumps({"time": f"{prefix}.{msecs:03d}Z", "method": method, "code": code, "reason": reason,
+                               "ms": round(ms, 2), "peer": peer, "game_id": game_id}, separators=(",", ":"))
+        else:
+            line = (f"{prefix},{msecs:03d} access {method} {code} {reason or '-'} {ms:.1f}ms peer={peer or '-'}"
+                    + (f" game={game_id}" if game_id else ""))
+        handler = self.handler
+        with handler.lock:  # type: ignore[union-attr]
+            try:
+                handler.stream.write(line + handler.terminator)
+                handler.flush()
+            except Exception:  # as logging does: a failed log line never fails the call
+                handler.handleError(logging.makeLogRecord({"msg": line}))
+
+
+_writer: _AccessWriter | None = None
+
+
 def configure_access_log(kind: str) -> None:
     """`off`, `text` or `json`: the access log goes to stderr, apart from the other logs'
     level (it is INFO; the rest default to WARNING)."""
+    global _writer
     access_log.handlers.clear()
     access_log.propagate = False
+    _writer = None
     if kind == "off":
         access_log.setLevel(logging.CRITICAL + 1)
         return
@@ -103,3 +159,4 @@ def configure_access_log(kind: str) -> None:
         handler.setFormatter(logging.Formatter("%(asctime)s access %(message)s"))
     access_log.addHandler(handler)
     access_log.setLevel(logging.INFO)
+    _writer = _AccessWriter(handler, kind == "json")
