@@ -253,6 +253,18 @@ pub trait Game: 'static {
         None
     }
 
+    /// Timeout policies the game offers besides `bot` (match clocks, `clock::POLICY`), each
+    /// decided by [`Game::timeout_events`]: e.g. `pass` (the seat makes the game's default
+    /// move) or `forfeit`. A game that offers none needs nothing here.
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[];
+
+    /// The events of `policy` (one of `TIMEOUT_POLICIES`) for the awaited `seat` whose time is
+    /// up, following the `seat_timed_out` event the registry records first.
+    fn timeout_events(state: &Self::State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<Self::Event>> {
+        let _ = (state, seat, rng);
+        Err(CoreError::Unsupported(format!("{} has no timeout policy {policy:?}", Self::ID)))
+    }
+
     /// The match drawn for a terminal, as `viewer` may see it.
     fn render(state: &Self::State, viewer: Viewer) -> String;
 

@@ -4,6 +4,7 @@
 //! Nothing here does I/O. `decide` is pure given its RNG; `evolve` never draws randomness,
 //! so replaying stored events always rebuilds the same state.
 
+pub mod clock;
 pub mod conformance;
 pub mod error;
 pub mod game;

@@ -112,20 +112,38 @@ impl Match {
         Ok(events_to_py(py, events))
     }
 
-    fn apply(&mut self, payload: &[u8]) -> PyResult<()> {
+    /// Applies a stored event (`kind` as stored; None: one of the game's own). With `at_ms`,
+    /// its recorded time, the clock is stepped too (`seat`: the seat its command acted for).
+    #[pyo3(signature = (payload, kind=None, at_ms=None, seat=None, command_id=None))]
+    fn apply(
+        &mut self,
+        payload: &[u8],
+        kind: Option<&str>,
+        at_ms: Option<i64>,
+        seat: Option<u32>,
+        command_id: Option<&str>,
+    ) -> PyResult<()> {
         self.get()?;
-        if let Err(e) = self.inner.apply(payload) {
+        if let Err(e) = self.inner.apply_stored(kind, payload) {
             self.poisoned = true;
             return Err(to_py(e));
+        }
+        if let Some(at) = at_ms {
+            self.inner.clock_step(seat, command_id, at);
         }
         Ok(())
     }
 
-    /// Applies events in order with the GIL released (replay).
-    fn apply_all(&mut self, py: Python<'_>, payloads: Vec<Vec<u8>>) -> PyResult<()> {
+    /// Applies events in order with the GIL released (replay; clocks are not stepped).
+    #[pyo3(signature = (payloads, kinds=None))]
+    fn apply_all(&mut self, py: Python<'_>, payloads: Vec<Vec<u8>>, kinds: Option<Vec<String>>) -> PyResult<()> {
         self.get()?;
         let inner = &mut self.inner;
-        let result = py.allow_threads(|| payloads.iter().try_for_each(|p| inner.apply(p)));
+        let result = py.allow_threads(|| {
+            payloads.iter().enumerate().try_for_each(|(i, p)| {
+                inner.apply_stored(kinds.as_ref().and_then(|k| k.get(i)).map(String::as_str), p)
+            })
+        });
         if let Err(e) = result {
             self.poisoned = true;
             return Err(to_py(e));
@@ -149,20 +167,33 @@ impl Match {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    #[pyo3(signature = (payload, seat=None, auditor=false))]
+    #[pyo3(signature = (payload, seat=None, auditor=false, kind=None))]
     fn redact<'py>(
         &self,
         py: Python<'py>,
         payload: &[u8],
         seat: Option<u32>,
         auditor: bool,
+        kind: Option<&str>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let out = self.get()?.redact(payload, viewer(seat, auditor)).map_err(to_py)?;
+        let out = self.get()?.redact_stored(kind, payload, viewer(seat, auditor)).map_err(to_py)?;
         Ok(out.map(|b: Vec<u8>| PyBytes::new(py, &b)))
     }
 
-    fn event_kind(&self, payload: &[u8]) -> PyResult<&'static str> {
-        self.get()?.event_kind(payload).map_err(to_py)
+    #[pyo3(signature = (payload, kind=None))]
+    fn event_kind(&self, payload: &[u8], kind: Option<&str>) -> PyResult<&'static str> {
+        self.get()?.stored_kind(kind, payload).map_err(to_py)
+    }
+
+    /// `(move limit ms, bank ms or None, increment ms, timeout policy)`, None without a clock.
+    fn clock(&self) -> PyResult<Option<(i64, Option<i64>, i64, String)>> {
+        Ok(self.get()?.clock_config().map(|c| (c.move_ms, c.bank_ms, c.increment_ms, c.policy)))
+    }
+
+    /// Per seat `(bank ms, wait start ms, deadline ms)` (each None when it does not apply);
+    /// empty without a clock.
+    fn clock_seats(&self) -> PyResult<Vec<(Option<i64>, Option<i64>, Option<i64>)>> {
+        Ok(self.get()?.clock_seats())
     }
 
     fn is_over(&self) -> PyResult<bool> {
@@ -243,6 +274,9 @@ fn canonical_action<'py>(py: Python<'py>, game_type: &str, action: &[u8]) -> PyR
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CORE_VERSION", crate::CORE_VERSION)?;
+    // Event kinds every game shares, with their protobuf type (the rest are the game's Event).
+    m.add("GENERIC_EVENTS", BTreeMap::from([(crate::clock::SEAT_TIMED_OUT, "tablier.v1.SeatTimedOut")]))?;
+    m.add("TIMEOUT_COMMAND", crate::clock::TIMEOUT_COMMAND)?;
     m.add_class::<Match>()?;
     m.add_function(wrap_pyfunction!(game_types, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;

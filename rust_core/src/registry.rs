@@ -6,10 +6,11 @@ use std::marker::PhantomData;
 use prost::Message;
 use sha2::{Digest, Sha256};
 
+use crate::clock::{self, Clock, ClockConfig};
 use crate::error::{CoreError, CoreResult};
 use crate::game::{decode, Game, Options, Seat, Timer, Viewer};
 use crate::games;
-use crate::proto::{GameOption, GameType, Outcome};
+use crate::proto::{GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
 
 /// Every game the server offers, one line each.
@@ -57,13 +58,35 @@ pub trait DynMatch: Send + Sync {
     fn seats(&self) -> u32;
     fn start(&self, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
     fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
+    /// A host command of the game, or `timeout:<seat>` (match clocks, [`clock`]).
     fn host_command(&self, command: &str, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
-    fn apply(&mut self, payload: &[u8]) -> CoreResult<()>;
+    /// Applies one of the game's own events.
+    fn apply(&mut self, payload: &[u8]) -> CoreResult<()> {
+        self.apply_stored(None, payload)
+    }
+    /// Applies a stored event of kind `kind` (None: one of the game's own events; a generic
+    /// kind such as `seat_timed_out` is decoded apart).
+    fn apply_stored(&mut self, kind: Option<&str>, payload: &[u8]) -> CoreResult<()>;
+    /// After an event applied: its recorded time (ms since the Unix epoch), the seat its
+    /// command acted for and the command's id. No-op without a clock.
+    fn clock_step(&mut self, actor: Option<Seat>, command: Option<&str>, at_ms: i64);
+    /// The match's clock settings, None without a clock.
+    fn clock_config(&self) -> Option<ClockConfig>;
+    /// Per seat: (bank ms, wait start ms, deadline ms), see [`Clock::seats`]; empty without a clock.
+    fn clock_seats(&self) -> Vec<(Option<i64>, Option<i64>, Option<i64>)>;
     fn to_act(&self) -> Vec<Seat>;
     fn legal_actions(&self, seat: Seat) -> CoreResult<Vec<Vec<u8>>>;
     fn view(&self, viewer: Viewer) -> CoreResult<Vec<u8>>;
-    fn redact(&self, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>>;
-    fn event_kind(&self, payload: &[u8]) -> CoreResult<&'static str>;
+    fn redact(&self, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>> {
+        self.redact_stored(None, payload, viewer)
+    }
+    /// `redact` of a stored event of kind `kind` (as `apply_stored`).
+    fn redact_stored(&self, kind: Option<&str>, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>>;
+    fn event_kind(&self, payload: &[u8]) -> CoreResult<&'static str> {
+        self.stored_kind(None, payload)
+    }
+    /// The kind the payload of a stored event of kind `kind` decodes to (as `apply_stored`).
+    fn stored_kind(&self, kind: Option<&str>, payload: &[u8]) -> CoreResult<&'static str>;
     fn outcome(&self) -> Option<Outcome>;
     /// The timer running now (never once the match is over).
     fn timer(&self) -> Option<Timer>;
@@ -103,6 +126,7 @@ impl<G: Game> DynGame for Registered<G> {
                     default_value: o.default.into(),
                     allowed_values: o.allowed.iter().map(|s| s.to_string()).collect(),
                 })
+                .chain(clock::options(G::TIMEOUT_POLICIES))
                 .collect(),
             action_type: format!("{p}.Action"),
             event_type: format!("{p}.Event"),
@@ -123,9 +147,10 @@ impl<G: Game> DynGame for Registered<G> {
                 G::MAX_PLAYERS
             )));
         }
-        let config = G::configure(seats, options)?;
+        let (options, clock) = clock::configure(options, G::TIMEOUT_POLICIES)?;
+        let config = G::configure(seats, &options)?;
         let state = G::initial(&config);
-        Ok(Box::new(Match::<G> { seats, state }))
+        Ok(Box::new(Match::<G> { seats, state, clock: clock.map(|c| Clock::new(c, seats)) }))
     }
 
     fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>> {
@@ -140,12 +165,28 @@ impl<G: Game> DynGame for Registered<G> {
 pub struct Match<G: Game> {
     seats: u32,
     pub state: G::State,
+    /// Banks and waits when the match has a clock (not part of the state hash: it derives
+    /// from the events' recorded times, which the chain hash does not cover).
+    clock: Option<Clock>,
 }
 
 impl<G: Game> Clone for Match<G> {
     fn clone(&self) -> Self {
-        Match { seats: self.seats, state: self.state.clone() }
+        Match { seats: self.seats, state: self.state.clone(), clock: self.clock.clone() }
     }
+}
+
+/// Decodes a stored event that is not one of the game's own (`kind` is a generic kind).
+fn generic_event(kind: &str, payload: &[u8]) -> CoreResult<SeatTimedOut> {
+    if kind != clock::SEAT_TIMED_OUT {
+        return Err(CoreError::corrupt(format!("unknown generic event kind {kind:?}")));
+    }
+    SeatTimedOut::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable {kind}: {e}")))
+}
+
+/// True for the kinds every game shares (the registry's own events), decoded apart.
+pub fn is_generic_kind(kind: Option<&str>) -> bool {
+    kind == Some(clock::SEAT_TIMED_OUT)
 }
 
 fn encode_events<G: Game>(events: Vec<G::Event>) -> Vec<EncodedEvent> {
@@ -161,6 +202,36 @@ impl<G: Game> Match<G> {
             return Err(CoreError::malformed(format!("seat {seat} is not in this {}-seat match", self.seats)));
         }
         Ok(())
+    }
+    /// A seat's time is up: `seat_timed_out`, then what the match's policy does for it. The
+    /// service gives it once the deadline has passed; the rules check only that the match has
+    /// a clock and awaits the seat.
+    fn timeout(&self, seat: Seat, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
+        self.check_seat(seat)?;
+        let Some(clock) = &self.clock else {
+            return Err(CoreError::Unsupported("this match has no clock: no seat times out".into()));
+        };
+        if G::outcome(&self.state).is_some() {
+            return Err(CoreError::game_over());
+        }
+        if !G::to_act(&self.state).contains(seat) {
+            return Err(CoreError::not_your_turn());
+        }
+        let policy = clock.config.policy.as_str();
+        let timed_out = SeatTimedOut { seat, policy: policy.to_string() };
+        let mut events = vec![EncodedEvent { kind: clock::SEAT_TIMED_OUT, payload: timed_out.encode_to_vec() }];
+        let decided = if policy == clock::BOT {
+            // The bot draws from its own stream, seeded from the command's: the deal that
+            // decide may draw stays independent of the bot's choice.
+            let mut bot_rng = Rng::from_u64(rng.next_u64());
+            let bot = G::BOTS.last().copied().unwrap_or("random");
+            let action = G::bot_action(&self.state, seat, bot, &mut bot_rng)?;
+            G::decide(&self.state, seat, &action, rng)?
+        } else {
+            G::timeout_events(&self.state, seat, policy, rng)?
+        };
+        events.extend(encode_events::<G>(decided));
+        Ok(events)
     }
     fn check_viewer(&self, viewer: Viewer) -> CoreResult<()> {
         match viewer {
@@ -201,6 +272,9 @@ impl<G: Game> DynMatch for Match<G> {
         }
     }
     fn host_command(&self, command: &str, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
+        if let Some(seat) = clock::timeout_seat(command) {
+            return self.timeout(seat?, rng);
+        }
         if !G::HOST_COMMANDS.contains(&command) {
             let known = if G::HOST_COMMANDS.is_empty() { "none".to_string() } else { G::HOST_COMMANDS.join(", ") };
             return Err(CoreError::Unsupported(format!("{} has no host command {command:?} (host commands: {known})", G::NAME)));
@@ -210,10 +284,29 @@ impl<G: Game> DynMatch for Match<G> {
         }
         Ok(encode_events::<G>(G::host_command(&self.state, command, rng)?))
     }
-    fn apply(&mut self, payload: &[u8]) -> CoreResult<()> {
+    fn apply_stored(&mut self, kind: Option<&str>, payload: &[u8]) -> CoreResult<()> {
+        if is_generic_kind(kind) {
+            let timed_out = generic_event(kind.unwrap_or_default(), payload)?;
+            // Changes nothing but the clock (stepped after it): the policy's events follow.
+            if self.clock.is_none() || timed_out.seat >= self.seats {
+                return Err(CoreError::corrupt("a seat_timed_out event in a match without a clock or that seat"));
+            }
+            return Ok(());
+        }
         let event: G::Event =
             G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
         G::evolve(&mut self.state, &event)
+    }
+    fn clock_step(&mut self, actor: Option<Seat>, command: Option<&str>, at_ms: i64) {
+        if let Some(clock) = self.clock.as_mut() {
+            clock.step(G::to_act(&self.state), actor, command, at_ms);
+        }
+    }
+    fn clock_config(&self) -> Option<ClockConfig> {
+        self.clock.as_ref().map(|c| c.config.clone())
+    }
+    fn clock_seats(&self) -> Vec<(Option<i64>, Option<i64>, Option<i64>)> {
+        self.clock.as_ref().map(Clock::seats).unwrap_or_default()
     }
     fn to_act(&self) -> Vec<Seat> {
         G::to_act(&self.state).to_vec()
@@ -226,13 +319,21 @@ impl<G: Game> DynMatch for Match<G> {
         self.check_viewer(viewer)?;
         Ok(G::view(&self.state, viewer).encode_to_vec())
     }
-    fn redact(&self, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>> {
+    fn redact_stored(&self, kind: Option<&str>, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>> {
         self.check_viewer(viewer)?;
+        if is_generic_kind(kind) {
+            // Public: whole to every viewer.
+            return Ok(Some(generic_event(kind.unwrap_or_default(), payload)?.encode_to_vec()));
+        }
         let event: G::Event =
             G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
         Ok(G::redact(&event, viewer).map(|e| e.encode_to_vec()))
     }
-    fn event_kind(&self, payload: &[u8]) -> CoreResult<&'static str> {
+    fn stored_kind(&self, kind: Option<&str>, payload: &[u8]) -> CoreResult<&'static str> {
+        if is_generic_kind(kind) {
+            generic_event(kind.unwrap_or_default(), payload)?;
+            return Ok(clock::SEAT_TIMED_OUT);
+        }
         let event: G::Event =
             G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
         Ok(G::event_type(&event))

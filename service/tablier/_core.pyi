@@ -7,6 +7,10 @@ spectator; `auditor=True` sees everything.
 """
 
 CORE_VERSION: str
+GENERIC_EVENTS: dict[str, str]
+"""Event kinds every game shares (e.g. ``seat_timed_out``) and their protobuf type names."""
+TIMEOUT_COMMAND: str
+"""Prefix of the host command ``timeout:<seat>`` that times out a seat of a match with a clock."""
 
 class CoreError(Exception):
     """Base class of every error the rules core reports."""
@@ -44,15 +48,24 @@ class Match:
         """Events caused by ``action``; ``seq`` is the seq the first of them will take."""
     def host_command(self, command: str, seed: bytes, seq: int) -> list[Event]:
         """Events caused by an operator's command (one of GameType.host_commands)."""
-    def apply(self, payload: bytes) -> None: ...
-    def apply_all(self, payloads: list[bytes]) -> None:
-        """Replay, with the GIL released."""
+    def apply(self, payload: bytes, kind: str | None = None, at_ms: int | None = None, seat: int | None = None,
+              command_id: str | None = None) -> None:
+        """Applies a stored event (``kind`` as stored: needed for generic kinds). With ``at_ms``, its
+        recorded time, the match clock is stepped too (``seat``, ``command_id``: its command's)."""
+    def apply_all(self, payloads: list[bytes], kinds: list[str] | None = None) -> None:
+        """Replay, with the GIL released (the clock is not stepped)."""
     def to_act(self) -> list[int]: ...
     def legal_actions(self, seat: int) -> list[bytes]: ...
     def view(self, seat: int | None = None, auditor: bool = False) -> bytes: ...
-    def redact(self, payload: bytes, seat: int | None = None, auditor: bool = False) -> bytes | None:
+    def redact(self, payload: bytes, seat: int | None = None, auditor: bool = False,
+               kind: str | None = None) -> bytes | None:
         """The event as that viewer may see it; None when it must not see it at all."""
-    def event_kind(self, payload: bytes) -> str: ...
+    def event_kind(self, payload: bytes, kind: str | None = None) -> str: ...
+    def clock(self) -> tuple[int, int | None, int, str] | None:
+        """(move limit ms (0: none), bank ms (None: none), increment ms, timeout policy), or None."""
+    def clock_seats(self) -> list[tuple[int | None, int | None, int | None]]:
+        """Per seat: (bank ms at the start of its wait, or now; wait start ms; deadline ms),
+        each None when it does not apply. Empty without a clock."""
     def is_over(self) -> bool: ...
     def outcome(self) -> bytes | None: ...
     def timer(self) -> tuple[str, int, int] | None:

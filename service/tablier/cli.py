@@ -232,7 +232,7 @@ async def replay(args: argparse.Namespace) -> int:
             return 1
         events = await store.load_events(game.game_id, upto_seq=args.at)
     match = _core.Match(game.game_type, game.seats, dict(game.options))
-    match.apply_all([e.payload for e in events])
+    match.apply_all([e.payload for e in events], [e.kind for e in events])
     seq = events[-1].seq if events else 0
     console.rule(f"{game.game_type} {game.game_id} at seq {seq}")
     console.print(match.render(auditor=True), markup=False)

@@ -136,7 +136,7 @@ def verify_log(
         elif expected.pop(ev.seq) != (ev.type, payload):
             problems.append(f"{where}: not what the core decides from the seed")
         try:
-            match.apply(payload)
+            match.apply(payload, ev.type)
         except _core.CoreError as exc:
             problems.append(f"{where}: does not apply ({exc})")
             broken = True
@@ -151,7 +151,7 @@ def verify_log(
             problems.append(f"{where}: chain hash mismatch")
         for i, viewer, got in seen.pop(ev.seq, []):
             verdict.transcript_events += 1
-            _check_seen(match, payload, prev, i, viewer, got, problems)
+            _check_seen(match, ev.type, payload, prev, i, viewer, got, problems)
     if broken:
         return verdict
     if expected:
@@ -182,12 +182,12 @@ def _redecide(match: _core.Match, seed: bytes, ev: service_pb2.Event) -> list[tu
         return f"command {ev.command_id!r} is refused when decided again ({exc})"
 
 
-def _check_seen(match: _core.Match, payload: bytes, chain: bytes, i: int, viewer: service_pb2.GameState,
+def _check_seen(match: _core.Match, kind: str, payload: bytes, chain: bytes, i: int, viewer: service_pb2.GameState,
                 got: service_pb2.Event, problems: list[str]) -> None:
     where = f"seq {got.seq}: transcript {i}"
     if got.chain_hash and got.chain_hash != chain:
         problems.append(f"{where} received another chain hash than the log's (rewritten?)")
     auditor = viewer.role == service_pb2.ROLE_AUDITOR
     seat = viewer.seat if viewer.role == service_pb2.ROLE_SEAT else None
-    if match.redact(payload, seat=seat, auditor=auditor) != got.payload.value:
+    if match.redact(payload, seat=seat, auditor=auditor, kind=kind) != got.payload.value:
         problems.append(f"{where} received an event that is not this event as its viewer may see it")

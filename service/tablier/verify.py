@@ -95,8 +95,8 @@ async def verify_game(store: EventStore, game_id: str, transcripts: list[MatchLo
         if command is not None:
             _redecide(match, game.seed, command, events, verdict)
         try:
-            kind = match.event_kind(ev.payload)
-            match.apply(ev.payload)
+            kind = match.event_kind(ev.payload, ev.kind)
+            match.apply(ev.payload, ev.kind)
         except _core.CoreError as exc:
             problems.append(f"{where}: does not apply ({exc})")
             break

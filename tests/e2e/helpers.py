@@ -66,7 +66,7 @@ def replay_locally(stub, created: pb.CreateGameResponse, upto: int | None = None
     st = created.state
     match = _core.Match(st.game_type, st.seat_count, options or {})
     events = [e for e in raw_events(stub, created.game_id).events if upto is None or e.seq <= upto]
-    match.apply_all([e.payload.value for e in events])
+    match.apply_all([e.payload.value for e in events], [e.type for e in events])
     return match
 
 

@@ -113,6 +113,8 @@ class Event(Generic[E]):
     type: str
     # The seat whose command caused it; None for automatic events.
     seat: int | None
+    # The game's Event, or for an event every game shares (type "seat_timed_out") its own
+    # message (tablier.v1.SeatTimedOut).
     payload: E
     recorded_at: datetime | None
 
@@ -515,11 +517,14 @@ def _state(raw: service_pb2.GameState, kind: GameKind[Any, V, Any] | None) -> St
 
 
 def _event(raw: service_pb2.Event, kind: GameKind[Any, Any, E] | None) -> Event[E]:
+    # Events every game shares (e.g. "seat_timed_out", a tablier.v1.SeatTimedOut) are not the
+    # game's Event: they are unpacked as the type their URL names.
+    own = kind is not None and raw.payload.type_url.rpartition("/")[2] == kind.event.DESCRIPTOR.full_name
     return Event(
         seq=raw.seq,
         type=raw.type,
         seat=raw.seat if raw.HasField("seat") else None,
-        payload=unpack(raw.payload, kind.event if kind else None),  # type: ignore[arg-type]
+        payload=unpack(raw.payload, kind.event if own and kind else None),  # type: ignore[arg-type]
         recorded_at=raw.recorded_at.ToDatetime() if raw.HasField("recorded_at") else None,
     )
 

@@ -118,6 +118,7 @@ class GameServer:
             raise ListenError(f"cannot listen on {self.listen}: the address is in use by another process, "
                               "or not an address of this machine") from None
         await self.server.start()
+        self.app.start_clocks()
         store = self.app.store
         if hasattr(store, "on_availability"):
             store.on_availability = self._availability_changed

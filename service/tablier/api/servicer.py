@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import aclosing
 
-from google.protobuf import any_pb2, timestamp_pb2
+from google.protobuf import any_pb2, duration_pb2, timestamp_pb2
 
 from tablier.app import (
     Credential,
@@ -94,9 +94,19 @@ def to_state(state: MatchState) -> service_pb2.GameState:
         options=state.options,
         integrity_scheme=state.integrity_scheme,
         seats=[service_pb2.SeatInfo(status=_SEAT_STATUSES[i.status], bot=i.bot) for i in state.seats],
+        clocks=[_seat_clock(c) for c in state.clocks],
     )
     if state.outcome is not None:
         out.outcome.CopyFrom(common_pb2.Outcome.FromString(state.outcome))
+    return out
+
+
+def _seat_clock(clock) -> service_pb2.SeatClock:
+    out = service_pb2.SeatClock()
+    if clock.bank_ms is not None:
+        out.bank.CopyFrom(duration_pb2.Duration(seconds=clock.bank_ms // 1000, nanos=clock.bank_ms % 1000 * 1_000_000))
+    if clock.deadline_ms is not None:
+        out.deadline.FromMilliseconds(clock.deadline_ms)
     return out
 
 

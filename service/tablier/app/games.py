@@ -8,13 +8,14 @@ errors into messages and status codes. Everything a viewer receives goes through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import NoReturn
 
 from tablier import _core
@@ -51,6 +52,7 @@ from .auth import (
 )
 from . import integrity
 from .cache import MatchCache, Snapshots
+from .clocks import TIMEOUT_COMMAND_PREFIX, SeatClock, apply_stored, ms, next_timeout, seat_clocks, timeout_command
 from .catalogue import Catalogue
 from .errors import (
     AlreadyExists,
@@ -114,6 +116,8 @@ class MatchState:
     integrity_scheme: int = 1
     # Who fills each seat now, in seat order (public).
     seats: tuple[SeatInfo, ...] = ()
+    # Each seat's clock, in seat order; () when the match has no clock (public).
+    clocks: tuple[SeatClock, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -192,9 +196,9 @@ def check_command_id(command_id: str) -> None:
         raise BadRequest(f"command_id is longer than {MAX_COMMAND_ID} characters", "BAD_COMMAND_ID")
     if not command_id.isprintable():
         raise BadRequest("command_id holds a control character", "BAD_COMMAND_ID")
-    if command_id.startswith((SERVER_COMMAND_PREFIX, BOT_COMMAND_PREFIX)):
-        raise BadRequest(f"command ids starting with {SERVER_COMMAND_PREFIX!r} or {BOT_COMMAND_PREFIX!r} are the "
-                         "server's own", "BAD_COMMAND_ID")
+    if command_id.startswith((SERVER_COMMAND_PREFIX, BOT_COMMAND_PREFIX, TIMEOUT_COMMAND_PREFIX)):
+        raise BadRequest(f"command ids starting with {SERVER_COMMAND_PREFIX!r}, {BOT_COMMAND_PREFIX!r} or "
+                         f"{TIMEOUT_COMMAND_PREFIX!r} are the server's own", "BAD_COMMAND_ID")
 
 
 def check_type(payload: Payload, expected: str, what: str) -> None:
@@ -244,6 +248,10 @@ class GameApp:
         self.integrity_failures = 0
         # Per match, the core timer running now and the task that gives its host command.
         self._timers: dict[str, tuple[tuple[str, int, int], asyncio.Task[None]]] = {}
+        # Per match with a clock, the wait that times out first ((seq, deadline ms, seat)) and
+        # the task that gives its timeout; and the task arming the running clocks at start.
+        self._clocks: dict[str, tuple[tuple[int, int, int], asyncio.Task[None]]] = {}
+        self._clock_scan: asyncio.Task[None] | None = None
         # Per match, the task playing its bot seats, and the matches it must look at again.
         self._bots: dict[str, asyncio.Task[None]] = {}
         self._bots_again: set[str] = set()
@@ -257,6 +265,11 @@ class GameApp:
         await self.feeds.close()
         timers = [task for _, task in self._timers.values()] + list(self._bots.values())
         timers += self._backstops.values()
+        timers += [task for _, task in self._clocks.values()]
+        if self._clock_scan is not None:
+            timers.append(self._clock_scan)
+            self._clock_scan = None
+        self._clocks.clear()
         self._timers.clear()
         self._bots.clear()
         self._backstops.clear()
@@ -319,13 +332,19 @@ class GameApp:
             invite_hashes=plan.invite_hashes,
             bots=plan.bots,
             hash_scheme=HASH_SCHEME,
+            clocked=match.clock() is not None,
         )
         opening = match.start(seed, 1)
         events = self._evolve(record, match, opening, seat=None)
         stored = await self.store.create_game(record, events)
+        if record.clocked:
+            # The clock starts at the recorded time of the opening events.
+            match = self._blank(record)
+            for ev in stored:
+                apply_stored(match, ev)
         seq = stored[-1].seq if stored else 0
         self._remember(game_id, seq, match, stored[-1].chain_hash if stored else genesis_hash(record))
-        self._arm(record, match)
+        self._arm(record, match, seq)
         return Created(game_id, plan.tokens, self._state(record, seq, match, SPECTATOR,
                                                          stored[-1].chain_hash if stored else None),
                        plan.invite_codes)
@@ -591,6 +610,9 @@ class GameApp:
         check_command_id(command_id)
         if not command:
             raise BadRequest("command is required (one of the game type's host_commands)", "MISSING_FIELD")
+        if command.startswith(_core.TIMEOUT_COMMAND):
+            raise BadRequest("timeouts are the server's own command, given when a seat's clock runs out",
+                             "NOT_A_HOST_COMMAND")
         # The credential first: whether a match exists is not for anyone to probe.
         if not is_operator(cred.token, self.host_tokens):
             if not cred.token:
@@ -694,8 +716,13 @@ class GameApp:
         if not stored.written:
             return await self._repeated(game, command_id, given, stored, principal)
         last = stored[-1].seq
+        if after.clock() is not None:
+            # The clock steps with the recorded times, known only now.
+            after = match.copy()
+            for ev in stored:
+                apply_stored(after, ev)
         self._remember(game.game_id, last, after, stored[-1].chain_hash)
-        self._arm(game, after)
+        self._arm(game, after, last)
         return Played(
             events=[e for e in (self._event_out(game, after, ev, principal) for ev in stored) if e],
             state=self._state(game, last, after, principal, stored[-1].chain_hash),
@@ -769,7 +796,12 @@ class GameApp:
     async def _replay(self, game: GameRecord, upto_seq: int | None = None) -> Match:
         match = self._blank(game)
         stored = await self.store.load_events(game.game_id, upto_seq=upto_seq)
-        await asyncio.to_thread(match.apply_all, [e.payload for e in stored])
+
+        def replay() -> None:
+            for ev in stored:
+                apply_stored(match, ev)
+
+        await asyncio.to_thread(replay)
         return match
 
     async def _state_at(
@@ -871,13 +903,13 @@ class GameApp:
             )
             if trusted:
                 if not newer:
-                    self._arm(game, cached)
+                    self._arm(game, cached, cached_seq)
                     return cached_seq, cached
                 forward = cached.copy()
                 last_chain = await asyncio.to_thread(
                     integrity.replay_checked, game, newer, forward, head[1], cached_seq)
                 self._remember(gid, newer[-1].seq, forward, last_chain)
-                self._arm(game, forward)
+                self._arm(game, forward, newer[-1].seq)
                 return newer[-1].seq, forward
             log.error("the log of %s changed under the state verified at seq %d: checking it whole", gid, cached_seq)
             rewritten = head
@@ -903,7 +935,7 @@ class GameApp:
                 raise integrity.damaged(game, rewritten[0], "the log was rewritten after this server verified it")
             # Else the log is the one verified and the cached state was wrong: the log wins.
         self._remember(gid, seq, match, last_chain)
-        self._arm(game, match)
+        self._arm(game, match, seq)
         return seq, match
 
     def _remember(self, gid: str, seq: int, match: Match, chain: bytes) -> None:
@@ -924,11 +956,13 @@ class GameApp:
 
     # ----------------------------------------------------------------- timers
 
-    def _arm(self, game: GameRecord, match: Match) -> None:
+    def _arm(self, game: GameRecord, match: Match, seq: int) -> None:
         """Keeps the match's timer in step with its latest state: a new wait (a new key) starts
         the clock, a wait that ended stops it. The clock lives in this process: a server that
         starts finds a wait still open when it next loads the match, and gives it its whole
-        time again. Several servers may run the same timer; its command id makes it happen once."""
+        time again. Several servers may run the same timer; its command id makes it happen once.
+        Match clocks (`_arm_clock`) are armed here too."""
+        self._arm_clock(game, match, seq)
         timer = match.timer()
         armed = self._timers.get(game.game_id)
         if armed is not None:
@@ -953,6 +987,87 @@ class GameApp:
             log.info("timer %s of %s not given: %s", command, game.game_id, exc)
         except Exception:
             log.exception("timer %s of %s failed", command, game.game_id)
+
+    # ----------------------------------------------------------------- match clocks
+
+    def start_clocks(self) -> None:
+        """Arms the clock of every running match that has one (a starting server): their
+        deadlines derive from the recorded times, so a wait open across a restart keeps its
+        original deadline."""
+        if self._clock_scan is None:
+            self._clock_scan = asyncio.get_running_loop().create_task(self._scan_clocks())
+
+    async def _scan_clocks(self) -> None:
+        try:
+            running = await self.store.running_clocks()
+        except Exception:
+            log.exception("could not list the matches with a running clock")
+            return
+        for gid in running:
+            try:
+                await self._load(await self._game(gid))  # arms it, or says the clock stopped
+            except Exception:
+                log.exception("could not arm the clock of match %s", gid)
+
+    def _arm_clock(self, game: GameRecord, match: Match, seq: int) -> None:
+        """Gives the timeout of the wait that ends first, at its deadline (from the recorded
+        times, not from now). A newer state re-arms it; several servers may give the same
+        timeout: its command id (`timeout:<seat>:<seq>`) and expected seq make it happen once."""
+        gid = game.game_id
+        if match.clock() is None:
+            return
+        due = next_timeout(match)
+        armed = self._clocks.get(gid)
+        key = None if due is None else (seq, *due)
+        if armed is not None:
+            if armed[0] == key or armed[0][0] > seq:
+                return
+            if armed[1] is not asyncio.current_task():
+                armed[1].cancel()
+            del self._clocks[gid]
+        if due is None:
+            if match.is_over():
+                task = asyncio.get_running_loop().create_task(self._clock_stopped(gid))
+                self._clocks[gid] = ((seq, 0, -1), task)
+            return
+        self._clocks[gid] = (key, asyncio.get_running_loop().create_task(self._timeout(game, *key)))
+
+    async def _clock_stopped(self, gid: str) -> None:
+        try:
+            await self.store.clock_stopped(gid)
+        except Exception:
+            log.exception("could not mark the clock of %s stopped (the next scan does)", gid)
+
+    async def _timeout(self, game: GameRecord, seq: int, deadline: int, seat: int) -> None:
+        gid = game.game_id
+        me = asyncio.current_task()
+        try:
+            while (left := deadline - ms(datetime.now(UTC))) > 0:
+                await asyncio.sleep(left / 1000)  # until the recorded deadline, not a guess
+
+            def decide(match: Match, at: int, principal: Principal) -> list[tuple[str, bytes]]:
+                due = next_timeout(match)
+                if at != seq or due is None or due[1] != seat or due[0] > ms(datetime.now(UTC)):
+                    raise NotAllowedNow(f"seat {seat} has time left at seq {at}", "TIMEOUT_NOT_DUE")
+                return match.host_command(timeout_command(seat), game.seed, at + 1)
+
+            command = timeout_command(seat)
+            await self._command(game, AUDITOR, f"{TIMEOUT_COMMAND_PREFIX}{seat}:{seq}", seq, decide,
+                                lambda principal: CommandInput(seat=seat, host_command=command))
+        except Conflict as exc:
+            # The wait ended another way meanwhile (the seat moved, another server timed it out).
+            log.info("timeout of seat %d in %s at seq %d not given: %s", seat, gid, seq, exc)
+            if self._clocks.get(gid, (None, None))[1] is me:
+                del self._clocks[gid]
+            with contextlib.suppress(AppError):
+                await self._load(game)  # arms the next wait
+            return
+        except (AppError, _core.CoreError) as exc:
+            log.warning("timeout of seat %d in %s at seq %d refused: %s", seat, gid, seq, exc)
+        except Exception:
+            log.exception("timeout of seat %d in %s failed", seat, gid)
+        if self._clocks.get(gid, (None, None))[1] is me:
+            del self._clocks[gid]
 
     # ----------------------------------------------------------------- bot seats
 
@@ -1099,7 +1214,7 @@ class GameApp:
     def _evolve(game: GameRecord, match: Match, decided: list[tuple[str, bytes]], seat: int | None) -> list[NewEvent]:
         events = []
         for kind, payload in decided:
-            match.apply(payload)
+            match.apply(payload, kind)
             events.append(NewEvent(kind, payload, seat, _core.CORE_VERSION,
                                    stored_state_hash(game, match.state_hash())))
         return events
@@ -1131,10 +1246,10 @@ class GameApp:
     def _event_out(
         self, game: GameRecord, match: Match, ev: StoredEvent, who: Principal, command: StoredCommand | None = None
     ) -> EventOut | None:
-        redacted = match.redact(ev.payload, seat=who.seat, auditor=who.auditor)
+        redacted = match.redact(ev.payload, seat=who.seat, auditor=who.auditor, kind=ev.kind)
         if redacted is None:
             return None
-        event_type = self.catalogue.get(game.game_type).event_type
+        event_type = _core.GENERIC_EVENTS.get(ev.kind) or self.catalogue.get(game.game_type).event_type
         if not who.auditor:
             return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at,
                             ev.chain_hash if game.hash_scheme >= 2 else None)
@@ -1179,4 +1294,5 @@ class GameApp:
             view=Payload(info.view_type, match.view(seat=who.seat, auditor=who.auditor)),
             seat_count=game.seats,
             seats=seat_infos(game),
+            clocks=seat_clocks(match),
         )

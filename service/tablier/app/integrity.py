@@ -23,6 +23,7 @@ from tablier.store.base import (
     stored_state_hash,
 )
 
+from .clocks import apply_stored
 from .errors import DataLoss
 
 
@@ -67,7 +68,7 @@ def replay_checked(
         if ev.seq <= len(opening) and current and opening[ev.seq - 1] != (ev.kind, ev.payload):
             raise damaged(game, ev.seq, "the opening event is not what the match's seed deals")
         try:
-            match.apply(ev.payload)
+            apply_stored(match, ev)
         except _core.CoreError as exc:
             raise damaged(game, ev.seq, f"the event does not apply ({exc})") from None
         if current and stored_state_hash(game, match.state_hash(), salt) != ev.state_hash:

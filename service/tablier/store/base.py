@@ -61,6 +61,9 @@ class GameRecord:
     invite_hashes: tuple[bytes, ...] = ()
     # Per seat, the bot the server plays it with ("": none); () when no seat is a bot's.
     bots: tuple[str, ...] = ()
+    # Created with a clock (options clock_*): listed by `running_clocks` until `clock_stopped`.
+    # Set at creation only; a record read back does not say.
+    clocked: bool = False
 
     def bot(self, seat: int) -> str:
         """The bot that plays `seat`, or "" when a person does."""
@@ -219,6 +222,13 @@ class EventStore(Protocol):
 
     async def list_games(self) -> list[str]:
         """Ids of every stored match, oldest first."""
+
+    async def running_clocks(self) -> list[str]:
+        """Ids of the matches created with a clock (`GameRecord.clocked`) that were not said to
+        be over with `clock_stopped`, in one query."""
+
+    async def clock_stopped(self, game_id: str) -> None:
+        """The match is over: `running_clocks` no longer lists it."""
 
     def watch(self, game_id: str) -> AsyncIterator[int]:
         """Yields the latest seq of the match whenever events are appended to it (by this

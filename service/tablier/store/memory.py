@@ -35,6 +35,7 @@ class MemoryStore:
         self._commands: dict[tuple[str, str], tuple[int, int, CommandInput | None]] = {}
         self._lock = asyncio.Lock()
         self._hub = WatchHub()
+        self._clocks: set[str] = set()
 
     async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
         key = new_game_key(game.game_id)
@@ -53,6 +54,8 @@ class MemoryStore:
             )
             self._games[key] = record
             self._events[key] = stored
+            if game.clocked:
+                self._clocks.add(key)
         if stored:
             self._hub.publish(key, stored[-1].seq)
         return list(stored)
@@ -145,6 +148,12 @@ class MemoryStore:
 
     async def list_games(self) -> list[str]:
         return list(self._games)
+
+    async def running_clocks(self) -> list[str]:
+        return sorted(self._clocks)
+
+    async def clock_stopped(self, game_id: str) -> None:
+        self._clocks.discard(game_key(game_id))
 
     def watch(self, game_id: str) -> AsyncIterator[int]:
         return self._hub.watch(game_key(game_id), self.last_seq)

@@ -198,10 +198,10 @@ class PostgresStore:
             async with conn.transaction():
                 await conn.execute(
                     """INSERT INTO games (game_id, game_type, seats, options, seed, token_hashes,
-                                          sealed_seed, seed_key_id, hash_scheme)
-                       VALUES (%s, %s, %s, %s, %s, %s::bytea[], %s, %s, %s)""",
+                                          sealed_seed, seed_key_id, hash_scheme, clock_running)
+                       VALUES (%s, %s, %s, %s, %s, %s::bytea[], %s, %s, %s, %s)""",
                     (key, game.game_type, game.seats, Jsonb(dict(game.options)), plain,
-                     list(game.token_hashes), sealed, kid, game.hash_scheme),
+                     list(game.token_hashes), sealed, kid, game.hash_scheme, game.clocked),
                 )
                 if game.invite_hashes or game.bots:
                     await conn.execute(
@@ -550,6 +550,21 @@ class PostgresStore:
             return [str(r[0]) for r in await cur.fetchall()]
 
         return await self._run(read)
+
+    async def running_clocks(self) -> list[str]:
+        async def read(conn: psycopg.AsyncConnection) -> list[str]:
+            cur = await conn.execute("SELECT game_id FROM games WHERE clock_running ORDER BY game_id")
+            return [str(r[0]) for r in await cur.fetchall()]
+
+        return await self._run(read)
+
+    async def clock_stopped(self, game_id: str) -> None:
+        key = game_key(game_id)
+
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            await conn.execute("UPDATE games SET clock_running = false WHERE game_id = %s AND clock_running", (key,))
+
+        await self._run(write)
 
     # -- connections ----------------------------------------------------------------------
 

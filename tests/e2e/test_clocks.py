@@ -1,0 +1,198 @@
+"""Match clocks end to end: a seat that never answers does not hold a match forever, in any
+game; deadlines come from the log's recorded times (a restart keeps them); several servers on
+one database give each timeout once."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from datetime import datetime
+
+import grpc
+import psycopg
+import pytest
+
+from tablier.v1 import common_pb2
+from tablier.v1 import service_pb2 as pb
+from tablier.v1 import service_pb2_grpc as rpc
+
+from .conftest import GAME_IDS, START_TIMEOUT, start_server, tablier_cmd
+from .helpers import INFO, OPERATOR, expect_error, raw_events
+
+# Options that keep each match short (the clocks are what is tested, not the length of a match).
+SHORT = {
+    "qwirkle": {},
+    "rat_a_tat_cat": {"match_mode": "fixed_rounds", "rounds": "1"},
+    "democratie": {"target": "1"},
+    "grid_knock": {"target_score": "1"},
+    "carre": {"rounds_per_match": "1"},
+}
+CREATOR = pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR)
+BOT = pb.SeatAssignment(kind=pb.SEAT_KIND_BOT)
+
+
+def wait_for(what: str, condition, timeout: float):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = condition()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"{what} within {timeout} s")
+
+
+def timeouts(stub, game_id: str) -> list[pb.Event]:
+    return [e for e in raw_events(stub, game_id).events if e.type == "seat_timed_out"]
+
+
+def timed_out(ev: pb.Event) -> common_pb2.SeatTimedOut:
+    msg = common_pb2.SeatTimedOut()
+    assert ev.payload.Unpack(msg), ev.payload.type_url
+    return msg
+
+
+def test_every_game_type_offers_the_clock_options(stub):
+    for t in stub.ListGameTypes(pb.ListGameTypesRequest()).game_types:
+        options = {o.name: o for o in t.options}
+        for name in ("clock_move_seconds", "clock_bank_seconds", "clock_increment_seconds"):
+            assert options[name].default_value == "0", (t.id, name)
+        assert options["clock_timeout"].default_value == "bot"
+        assert "bot" in options["clock_timeout"].allowed_values
+
+
+@pytest.mark.parametrize("options, why", [
+    ({"clock_bank_seconds": "soon"}, "clock_bank_seconds must be an integer"),
+    ({"clock_move_seconds": "-3"}, "clock_move_seconds must be an integer"),
+    ({"clock_increment_seconds": "5"}, "needs clock_bank_seconds"),
+    ({"clock_move_seconds": "5", "clock_timeout": "resign"}, "clock_timeout must be one of"),
+    ({"clock_timeout": "bot"}, "needs a clock"),
+    ({"clock_bank": "5"}, "unknown clock option"),
+])
+def test_bad_clock_options_are_refused_with_a_reason(stub, options, why):
+    code, reason, message = expect_error(stub.CreateGame, pb.CreateGameRequest(
+        game_type="qwirkle", seats=2, options=options))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION")
+    assert why in message
+
+
+def test_timeouts_are_the_servers_own(stub):
+    created = stub.CreateGame(pb.CreateGameRequest(game_type="qwirkle", seats=2,
+                                                   options={"clock_move_seconds": "600"}))
+    code, reason, _ = expect_error(stub.HostCommand, pb.HostCommandRequest(
+        game_id=created.game_id, command_id="x", command="timeout:0"), metadata=OPERATOR)
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "NOT_A_HOST_COMMAND")
+    token = (("authorization", f"Bearer {created.seat_tokens[0]}"),)
+    code, reason, _ = expect_error(stub.PlayMove, pb.PlayMoveRequest(
+        game_id=created.game_id, command_id="timeout:0:1", action=None), metadata=token)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("game", GAME_IDS)
+def test_a_match_whose_seat_never_answers_reaches_its_end(stub, e2e_database_url, game):
+    """Seat 0 is held by a player who never answers; the others are server bots. With a 1 s
+    bank the first wait times out after 1 s, and each later one at once (the bank is spent)."""
+    seats = INFO[game].min_players
+    created = stub.CreateGame(pb.CreateGameRequest(
+        game_type=game, options={**SHORT[game], "clock_bank_seconds": "1"},
+        seat_assignments=[CREATOR] + [BOT] * (seats - 1)))
+    gid = created.game_id
+    assert len(created.state.clocks) == seats
+    assert all(c.bank.ToMilliseconds() == 1000 for c in created.state.clocks)
+    assert _clock_running(e2e_database_url, gid)
+    watch = stub.WatchGame(pb.WatchGameRequest(game_id=gid))
+    state = wait_for("the match ends", lambda: (s := stub.GetView(pb.GetViewRequest(game_id=gid)).state).over and s,
+                     timeout=120)
+    assert state.outcome.scores
+    # Every timeout is seat 0's, with the policy chosen, and followed by that seat's move.
+    events = raw_events(stub, gid).events
+    tos = [e for e in events if e.type == "seat_timed_out"]
+    assert tos, "seat 0 never answered, so it timed out"
+    for ev in tos:
+        assert (timed_out(ev).seat, timed_out(ev).policy) == (0, "bot")
+        assert ev.command_id.startswith("timeout:0:") and ev.command.host_command == "timeout:0"
+        follow = [e for e in events if e.command_id == ev.command_id and e.seq > ev.seq]
+        assert follow and all(e.seat == 0 for e in follow), "the bot's move for the seat follows"
+    # Seat 0's waits before its first timeout spent its bank (1 s), counted from recorded times.
+    opened = events[0].recorded_at.ToDatetime()
+    assert (tos[0].recorded_at.ToDatetime() - opened).total_seconds() >= 1.0
+    # Watchers receive the timeouts like any event.
+    seen = []
+    for item in watch:
+        if item.event.type == "seat_timed_out":
+            seen.append(item.event.seq)
+            assert timed_out(item.event).seat == 0
+        if item.state.over:
+            break
+    assert seen == [e.seq for e in tos]
+    assert all(not c.HasField("deadline") for c in state.clocks), "no wait once the match is over"
+    # An auditor decides every timeout again from the seed and finds the same events.
+    verified = subprocess.run(tablier_cmd("verify", gid, "--database-url", e2e_database_url),
+                              capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 0 and " ok " in verified.stdout, verified.stdout + verified.stderr
+    # The match no longer counts among the running clocks a starting server arms.
+    wait_for("the clock marked stopped", lambda: not _clock_running(e2e_database_url, gid), timeout=10)
+
+
+def _clock_running(database_url: str, gid: str) -> bool:
+    with psycopg.connect(database_url) as conn:
+        return conn.execute("SELECT clock_running FROM games WHERE game_id = %s", (gid,)).fetchone()[0]
+
+
+def _awaiting_seat0(stub, options: dict[str, str]) -> tuple[pb.CreateGameResponse, pb.GameState]:
+    """A Carré match whose seat 0 (a silent player) is awaited; seat 1 is a bot."""
+    created = stub.CreateGame(pb.CreateGameRequest(
+        game_type="carre", options={**options, "first_starter": "0"}, seat_assignments=[CREATOR, BOT]))
+    state = stub.GetView(pb.GetViewRequest(game_id=created.game_id)).state
+    assert list(state.to_act) == [0]
+    return created, state
+
+
+def _db_timeouts(database_url: str, gid: str) -> list[tuple[int, datetime]]:
+    with psycopg.connect(database_url) as conn:
+        return conn.execute("SELECT seq, recorded_at FROM events WHERE game_id = %s AND kind = 'seat_timed_out' "
+                            "ORDER BY seq", (gid,)).fetchall()
+
+
+def test_a_restarted_server_keeps_the_original_deadline(e2e_database_url, tmp_path):
+    """Killed in the middle of a wait and started again, the server times the seat out at the
+    deadline the recorded time gave, not a whole period after it started again. Nobody calls
+    the restarted server: it finds the running clock itself."""
+    srv = start_server(e2e_database_url, tmp_path, "before")
+    try:
+        with grpc.insecure_channel(srv.address) as ch:
+            grpc.channel_ready_future(ch).result(timeout=START_TIMEOUT)
+            created, state = _awaiting_seat0(rpc.GameServiceStub(ch), {"clock_move_seconds": "6"})
+    finally:
+        srv.proc.kill()  # no clean stop: whatever it had armed is gone
+        srv.proc.wait(30)
+    deadline = state.clocks[0].deadline.ToDatetime().timestamp()
+    assert deadline - time.time() > 2, "the restart happens before the deadline"
+    restarted_at = time.time()
+    srv = start_server(e2e_database_url, tmp_path, "after")
+    try:
+        found = wait_for("the timeout after the restart",
+                         lambda: _db_timeouts(e2e_database_url, created.game_id), timeout=30)
+        at = found[0][1].timestamp()
+        assert at >= deadline - 0.01, "not before the deadline"
+        assert at < restarted_at + 6, "a whole period after the restart would be later"
+        assert at - deadline < 2.0
+    finally:
+        assert srv.stop() == 0, srv.log.read_text()
+
+
+def test_two_servers_give_each_timeout_once(serving):
+    """Both servers have the match loaded (so both arm its clock); each wait times out once."""
+    a, stub_a = serving()
+    b, stub_b = serving()
+    created = stub_a.CreateGame(pb.CreateGameRequest(game_type="qwirkle", seats=2,
+                                                     options={"clock_move_seconds": "1"}))
+    gid = created.game_id
+    assert stub_b.GetView(pb.GetViewRequest(game_id=gid)).state.clocks
+    found = wait_for("three timeouts", lambda: len(t := timeouts(stub_b, gid)) >= 3 and t, timeout=30)
+    # One per wait: consecutive timeouts are a whole per-move limit apart, never a double.
+    at = [e.recorded_at.ToDatetime().timestamp() for e in found]
+    assert all(later - earlier >= 1.0 for earlier, later in zip(at, at[1:])), at
+    assert len({e.command_id for e in found}) == len(found)
+    # Each wait is one seat's: the seats' waits alternate, each timed out once.
+    seats = [timed_out(e).seat for e in found]
+    assert all(x != y for x, y in zip(seats, seats[1:])), seats
