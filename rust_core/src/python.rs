@@ -210,6 +210,12 @@ impl Match {
         Ok(self.get()?.timer().map(|t| (t.command, t.seconds, t.key)))
     }
 
+    /// The recorded time (ms) the timer running now started at, when known (events applied
+    /// with their times): its deadline is that plus its seconds.
+    fn timer_started_ms(&self) -> PyResult<Option<i64>> {
+        Ok(self.get()?.timer_started())
+    }
+
     fn state_hash<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &self.get()?.state_hash()))
     }

@@ -68,8 +68,12 @@ pub trait DynMatch: Send + Sync {
     /// kind such as `seat_timed_out` is decoded apart).
     fn apply_stored(&mut self, kind: Option<&str>, payload: &[u8]) -> CoreResult<()>;
     /// After an event applied: its recorded time (ms since the Unix epoch), the seat its
-    /// command acted for and the command's id. No-op without a clock.
+    /// command acted for and the command's id. Steps the match clock, and notes when the
+    /// core timer running now started (see `timer_started`).
     fn clock_step(&mut self, actor: Option<Seat>, command: Option<&str>, at_ms: i64);
+    /// The recorded time (ms) of the event after which the timer running now started, when
+    /// the events were applied with their times.
+    fn timer_started(&self) -> Option<i64>;
     /// The match's clock settings, None without a clock.
     fn clock_config(&self) -> Option<ClockConfig>;
     /// Per seat: (bank ms, wait start ms, deadline ms), see [`Clock::seats`]; empty without a clock.
@@ -150,7 +154,7 @@ impl<G: Game> DynGame for Registered<G> {
         let (options, clock) = clock::configure(options, G::TIMEOUT_POLICIES)?;
         let config = G::configure(seats, &options)?;
         let state = G::initial(&config);
-        Ok(Box::new(Match::<G> { seats, state, clock: clock.map(|c| Clock::new(c, seats)) }))
+        Ok(Box::new(Match::<G> { seats, state, clock: clock.map(|c| Clock::new(c, seats)), timer_since: None }))
     }
 
     fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>> {
@@ -168,11 +172,13 @@ pub struct Match<G: Game> {
     /// Banks and waits when the match has a clock (not part of the state hash: it derives
     /// from the events' recorded times, which the chain hash does not cover).
     clock: Option<Clock>,
+    /// The key of the core timer running and the recorded time its wait started.
+    timer_since: Option<(u64, i64)>,
 }
 
 impl<G: Game> Clone for Match<G> {
     fn clone(&self) -> Self {
-        Match { seats: self.seats, state: self.state.clone(), clock: self.clock.clone() }
+        Match { seats: self.seats, state: self.state.clone(), clock: self.clock.clone(), timer_since: self.timer_since }
     }
 }
 
@@ -301,6 +307,15 @@ impl<G: Game> DynMatch for Match<G> {
         if let Some(clock) = self.clock.as_mut() {
             clock.step(G::to_act(&self.state), actor, command, at_ms);
         }
+        self.timer_since = match (self.timer(), self.timer_since) {
+            (Some(t), Some((key, since))) if key == t.key => Some((key, since)),
+            (Some(t), _) => Some((t.key, at_ms)),
+            (None, _) => None,
+        };
+    }
+    fn timer_started(&self) -> Option<i64> {
+        let (key, since) = self.timer_since?;
+        (self.timer()?.key == key).then_some(since)
     }
     fn clock_config(&self) -> Option<ClockConfig> {
         self.clock.as_ref().map(|c| c.config.clone())

@@ -71,6 +71,9 @@ class Match:
     def timer(self) -> tuple[str, int, int] | None:
         """(host command, seconds, key) of the timer running now: the server gives that host
         command once the match has waited that long; a new key restarts the clock."""
+    def timer_started_ms(self) -> int | None:
+        """Recorded time (ms) of the event that started the running timer's wait, when the
+        events were applied with their times (``apply(..., at_ms=...)``)."""
     def state_hash(self) -> bytes: ...
     def bot_action(self, seat: int, bot: str, seed: bytes, seq: int) -> bytes: ...
     def render(self, seat: int | None = None, auditor: bool = False) -> str: ...

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import subprocess
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 
 import grpc
 import psycopg
 import pytest
 
-from tablier.v1 import common_pb2
+from tablier.v1 import common_pb2, grid_knock_pb2
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
 from .conftest import GAME_IDS, START_TIMEOUT, start_server, tablier_cmd
-from .helpers import INFO, OPERATOR, expect_error, raw_events
+from .helpers import INFO, OPERATOR, bot_move, expect_error, raw_events
 
 # Options that keep each match short (the clocks are what is tested, not the length of a match).
 SHORT = {
@@ -165,7 +165,7 @@ def test_a_restarted_server_keeps_the_original_deadline(e2e_database_url, tmp_pa
     finally:
         srv.proc.kill()  # no clean stop: whatever it had armed is gone
         srv.proc.wait(30)
-    deadline = state.clocks[0].deadline.ToDatetime().timestamp()
+    deadline = state.clocks[0].deadline.ToDatetime(tzinfo=UTC).timestamp()
     assert deadline - time.time() > 2, "the restart happens before the deadline"
     restarted_at = time.time()
     srv = start_server(e2e_database_url, tmp_path, "after")
@@ -196,3 +196,44 @@ def test_two_servers_give_each_timeout_once(serving):
     # Each wait is one seat's: the seats' waits alternate, each timed out once.
     seats = [timed_out(e).seat for e in found]
     assert all(x != y for x, y in zip(seats, seats[1:])), seats
+
+
+def test_a_knock_window_keeps_its_deadline_across_a_restart(e2e_database_url, tmp_path):
+    """A core timer (Grid Knock's knock window, option knock_timeout) also counts from the
+    recorded time its wait started: restarted in the middle of a window, the server closes it
+    at the original deadline once the match is loaded again."""
+    srv = start_server(e2e_database_url, tmp_path, "before-knock")
+    try:
+        with grpc.insecure_channel(srv.address) as ch:
+            grpc.channel_ready_future(ch).result(timeout=START_TIMEOUT)
+            stub = rpc.GameServiceStub(ch)
+            created = stub.CreateGame(pb.CreateGameRequest(
+                game_type="grid_knock", seats=3, seed=bytes(range(32)), options={"knock_timeout": "8"}),
+                metadata=OPERATOR)
+            state = created.state
+            for _ in range(500):
+                if grid_knock_pb2.View.FromString(state.view.value).phase == grid_knock_pb2.PHASE_KNOCK_WINDOW:
+                    break
+                state = bot_move(stub, created, state).state
+            else:
+                pytest.fail("no knock window opened in 500 moves")
+            opened = raw_events(stub, created.game_id).events[-1].recorded_at.ToDatetime(tzinfo=UTC).timestamp()
+    finally:
+        srv.proc.kill()
+        srv.proc.wait(30)
+    assert opened + 8 - time.time() > 2, "the restart happens before the deadline"
+    restarted_at = time.time()
+    srv = start_server(e2e_database_url, tmp_path, "after-knock")
+    try:
+        with grpc.insecure_channel(srv.address) as ch:
+            rpc.GameServiceStub(ch).GetView(pb.GetViewRequest(game_id=created.game_id))  # loads the match
+
+        def closed():
+            with psycopg.connect(e2e_database_url) as conn:
+                return conn.execute("SELECT recorded_at FROM events WHERE game_id = %s AND kind = 'knock_window_closed'",
+                                    (created.game_id,)).fetchall()
+
+        at = wait_for("the window closed after the restart", closed, timeout=30)[0][0].timestamp()
+        assert opened + 8 - 0.01 <= at < restarted_at + 8, (opened, restarted_at, at)
+    finally:
+        assert srv.stop() == 0, srv.log.read_text()

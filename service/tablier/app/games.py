@@ -959,8 +959,9 @@ class GameApp:
     def _arm(self, game: GameRecord, match: Match, seq: int) -> None:
         """Keeps the match's timer in step with its latest state: a new wait (a new key) starts
         the clock, a wait that ended stops it. The clock lives in this process: a server that
-        starts finds a wait still open when it next loads the match, and gives it its whole
-        time again. Several servers may run the same timer; its command id makes it happen once.
+        starts finds a wait still open when it next loads the match, and gives its command at the
+        deadline counted from the recorded time the wait started. Several servers may run the
+        same timer; its command id makes it happen once.
         Match clocks (`_arm_clock`) are armed here too."""
         self._arm_clock(game, match, seq)
         timer = match.timer()
@@ -971,13 +972,17 @@ class GameApp:
             armed[1].cancel()
             del self._timers[game.game_id]
         if timer is not None:
-            task = asyncio.get_running_loop().create_task(self._expire(game, timer))
+            task = asyncio.get_running_loop().create_task(self._expire(game, timer, match.timer_started_ms()))
             self._timers[game.game_id] = (timer, task)
         self._wake_bots(game, match)
 
-    async def _expire(self, game: GameRecord, timer: tuple[str, int, int]) -> None:
+    async def _expire(self, game: GameRecord, timer: tuple[str, int, int], started_ms: int | None) -> None:
+        """Gives the timer's command `seconds` after the recorded time its wait started (after
+        a restart too), or, when that time is not known (a state this server just decided),
+        `seconds` from now."""
         command, seconds, key = timer
-        await asyncio.sleep(seconds)
+        left = seconds if started_ms is None else (started_ms + seconds * 1000 - ms(datetime.now(UTC))) / 1000
+        await asyncio.sleep(max(left, 0))
         if self._timers.get(game.game_id, (None,))[0] == timer:
             del self._timers[game.game_id]
         try:
