@@ -174,7 +174,11 @@ async def serve_one(args: argparse.Namespace) -> int:
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, signalled)
-        web = await start_web(app, args, tls)
+        web = await start_web(app, args, tls, metrics)
+        if web is False:
+            await server.stop(0)
+            await app.close()
+            return 2
         # Tests and scripts wait for this exact line (with the bound port).
         print(f"tablier listening on {server.address}", flush=True)
         if web is not None:
@@ -200,15 +204,21 @@ def web_dir(args: argparse.Namespace) -> Path | None:
     return built if (built / "index.html").is_file() else None
 
 
-async def start_web(app, args: argparse.Namespace, tls=None):
-    """The browser address (Connect / gRPC-Web, and the web app's files), if one is asked."""
+async def start_web(app, args: argparse.Namespace, tls=None, metrics=None):
+    """The browser address (Connect / gRPC-Web, and the web app's files), if one is asked;
+    False (reported) when it cannot listen there."""
     if not args.web_listen:
         return None
     from tablier.web import WebServer
 
     origins = [o.strip() for item in args.cors_origin for o in item.split(",") if o.strip()]
-    web = WebServer(app, args.web_listen, web_dir(args), origins, tls)
-    await web.start()
+    web = WebServer(app, args.web_listen, web_dir(args), origins, tls, reuse_port=args.reuse_port,
+                    max_request_bytes=args.max_request_bytes, metrics=metrics)
+    try:
+        await web.start()
+    except OSError as exc:
+        err_console.print(f"[red]refusing to start: cannot listen on {args.web_listen}: {exc.strerror or exc}[/red]")
+        return False
     return web
 
 

@@ -1,14 +1,19 @@
 """GameService over the browser transport (Connect and gRPC-Web on `--web-listen`) end to end:
 a real `tablier serve` with its browser address on loopback, called with connectrpc's client.
 Its answers must be the gRPC API's: same messages, same errors (code, ErrorInfo reason,
-message), same redaction."""
+message), same redaction, the same request-size limit, and its calls counted and logged as
+gRPC calls are."""
 
 from __future__ import annotations
 
+import base64
+import json
+import socket
 import threading
+import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
@@ -23,7 +28,8 @@ from google.rpc import error_details_pb2
 from tablier.v1 import service_pb2 as pb
 
 from .conftest import GAME_IDS, GAME_TYPES, Server, start_server
-from .helpers import INFO, OPERATOR, create, expect_error, last_seq, raw_events, replay_locally, seat
+from .helpers import (INFO, OPERATOR, bot_move, create, expect_error, last_seq, metrics_address, raw_events,
+                      replay_locally, scrape, seat)
 
 WAIT = 20.0
 WATCH_LIMIT = 300.0
@@ -320,3 +326,180 @@ def test_the_grpc_address_is_unchanged_by_the_browser_address(web_server):
         web.client.close()
     assert seen.game_id == created.game_id and seen.seq == created.state.seq
     assert raw_events
+
+
+LIMIT = 65536  # --max-request-bytes by default
+
+
+def _padded(request, size: int) -> bytes:
+    """`request` serialized with an unknown length-delimited field (number 1000) making it
+    exactly `size` bytes."""
+    body = request.SerializeToString()
+    tag = b"\xc2\x3e"  # field 1000, wire type 2
+    for length_bytes in (1, 2, 3):
+        pad = size - len(body) - len(tag) - length_bytes
+        length = bytearray()
+        n = pad
+        while True:
+            length.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+            n >>= 7
+            if not n:
+                break
+        if len(length) == length_bytes:
+            out = body + tag + bytes(length) + b"\0" * pad
+            assert len(out) == size and type(request).FromString(out).game_id == request.game_id
+            return out
+    raise AssertionError(size)
+
+
+def _reason_of_connect_body(body: bytes) -> tuple[str, str]:
+    error = json.loads(body[body.index(b"{"):body.rindex(b"}") + 1])  # whole, or one chunk
+    (detail,) = error["details"]
+    value = base64.b64decode(detail["value"] + "=" * (-len(detail["value"]) % 4))
+    return error["code"], error_details_pb2.ErrorInfo.FromString(value).reason
+
+
+def _answer_before_the_body_ends(web_url: str, head: bytes, sent: bytes, complete: Callable[[bytes], bool]) -> bytes:
+    """Sends a request's head and part of its body, never the rest, and reads the answer
+    until `complete` says it is whole: a server that waits for the rest times out the test."""
+    host, port = web_url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=WAIT) as sock:
+        sock.sendall(head + sent)
+        got = b""
+        while not complete(got):
+            chunk = sock.recv(65536)
+            assert chunk, got  # closed before a whole answer
+            got += chunk
+        return got
+
+
+def _whole_http(got: bytes) -> bool:
+    head, sep, body = got.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(body) >= int(value)
+    return body.endswith(b"0\r\n\r\n")  # chunked
+
+
+def _connect_head(method: str, extra: str) -> bytes:
+    return (f"POST /tablier.v1.GameService/{method} HTTP/1.1\r\nhost: localhost\r\n"
+            f"content-type: application/proto\r\nconnect-protocol-version: 1\r\n{extra}\r\n").encode()
+
+
+def test_a_request_over_the_limit_is_refused_without_reading_the_rest(web_server):
+    """As gRPC refuses it (`--max-request-bytes`), with a reason, and without waiting for
+    the body: declared too large, sent in chunks past the limit, or framed too large."""
+    # Declared: answered from the headers, before any of the body.
+    got = _answer_before_the_body_ends(web_server.web_url, _connect_head("PlayMove", "content-length: 10000000\r\n"),
+                                       b"", _whole_http)
+    assert got.startswith(b"HTTP/1.1 429"), got[:200]
+    assert _reason_of_connect_body(got.partition(b"\r\n\r\n")[2]) == ("resource_exhausted", "REQUEST_TOO_LARGE")
+    # Chunked, no length: refused once past the limit, the end never sent.
+    chunk = b"\0" * 16384
+    part = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(LIMIT // len(chunk) + 2))
+    got = _answer_before_the_body_ends(web_server.web_url, _connect_head("PlayMove", "transfer-encoding: chunked\r\n"),
+                                       part, _whole_http)
+    assert got.startswith(b"HTTP/1.1 429"), got[:200]
+    assert _reason_of_connect_body(got.partition(b"\r\n\r\n")[2]) == ("resource_exhausted", "REQUEST_TOO_LARGE")
+    # gRPC-Web: a frame announcing more than the limit, then nothing.
+    head = (b"POST /tablier.v1.GameService/PlayMove HTTP/1.1\r\nhost: localhost\r\n"
+            b"content-type: application/grpc-web+proto\r\ntransfer-encoding: chunked\r\n\r\n")
+    frame = b"\0" + (LIMIT + 1).to_bytes(4, "big")
+    got = _answer_before_the_body_ends(web_server.web_url, head, b"5\r\n" + frame + b"\r\n",
+                                       lambda got: b"grpc-status-details-bin" in got and got.endswith(b"\r\n\r\n"))
+    assert b"grpc-status: 8" in got, got  # RESOURCE_EXHAUSTED
+    details = got.split(b"grpc-status-details-bin:", 1)[1].split(b"\r\n", 1)[0].strip()
+    from google.rpc import status_pb2
+
+    status = status_pb2.Status.FromString(base64.b64decode(details + b"=" * (-len(details) % 4)))
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info) and info.reason == "REQUEST_TOO_LARGE"
+
+
+def test_the_limit_is_the_grpc_limit(web_server, stub):
+    """A request of exactly --max-request-bytes is read on both transports; one byte more is
+    RESOURCE_EXHAUSTED on both."""
+    request = pb.GetViewRequest(game_id=str(uuid.uuid4()))
+    url = f"{web_server.web_url}/tablier.v1.GameService/GetView"
+    headers = {"content-type": "application/proto", "connect-protocol-version": "1"}
+    status, _, body = _post(url, _padded(request, LIMIT), headers)
+    assert status == 404 and _reason_of_connect_body(body) == ("not_found", "UNKNOWN_MATCH")
+    status, _, body = _post(url, _padded(request, LIMIT + 1), headers)
+    assert status == 429 and _reason_of_connect_body(body) == ("resource_exhausted", "REQUEST_TOO_LARGE")
+    call = stub.GetView
+    raw = {size: pb.GetViewRequest.FromString(_padded(request, size)) for size in (LIMIT, LIMIT + 1)}
+    assert [m.ByteSize() for m in raw.values()] == [LIMIT, LIMIT + 1]  # unknown fields are sent on
+    with pytest.raises(grpc.RpcError) as fits:
+        call(raw[LIMIT])
+    assert fits.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError) as too_large:
+        call(raw[LIMIT + 1])
+    assert too_large.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_browser_calls_are_counted_and_logged_as_grpc_calls(e2e_database_url, tmp_path):
+    """The same tablier_rpc_duration_seconds{method,code} and the same access-log line, one
+    per call, whichever transport carried it; a refusal for size is counted and logged too."""
+    srv = start_server(e2e_database_url, tmp_path, "observed", "--web-listen", "127.0.0.1:0",
+                       "--metrics-listen", "127.0.0.1:0", "--access-log", "json")
+    web = ConnectStub(srv.web_url)
+    grpc_web = ConnectStub(srv.web_url, ProtocolType.GRPC_WEB)
+    try:
+        url = metrics_address(srv)
+        with grpc.insecure_channel(srv.address) as channel:
+            from tablier.v1 import service_pb2_grpc as rpc
+
+            stub = rpc.GameServiceStub(channel)
+            for _ in range(2):
+                stub.ListGameTypes(pb.ListGameTypesRequest())
+            created = create(stub, "qwirkle")
+            state = created.state
+            for _ in range(2):
+                state = bot_move(stub, created, state).state
+        for client in (web, grpc_web, web):
+            client.ListGameTypes(pb.ListGameTypesRequest())
+        web.GetView(pb.GetViewRequest(game_id=created.game_id), metadata=seat(created.seat_tokens[0]))
+        marker = str(uuid.uuid4())
+        refused = web_error(grpc_web.GetView, pb.GetViewRequest(game_id=marker))
+        stream = grpc_web.WatchGame(pb.WatchGameRequest(game_id=created.game_id))
+        assert next(stream).event.seq == 1
+        assert scrape(url)[("tablier_open_streams", (("method", "WatchGame"),))] == 1
+        stream.close()  # the browser goes away
+        status, _, _ = _post(f"{srv.web_url}/tablier.v1.GameService/GetView", _padded(pb.GetViewRequest(), LIMIT + 1),
+                             {"content-type": "application/proto", "connect-protocol-version": "1"})
+        assert status == 429
+
+        deadline = time.monotonic() + WAIT
+        while (got := scrape(url))[("tablier_open_streams", (("method", "WatchGame"),))] != 0:
+            assert time.monotonic() < deadline, got
+            time.sleep(0.05)
+
+        def count(method: str, code: str = "OK") -> float:
+            return got.get(("tablier_rpc_duration_seconds_count", (("code", code), ("method", method))), 0.0)
+
+        assert count("ListGameTypes") == 5
+        assert count("GetView") == 1
+        assert count("GetView", refused[0]) == 1 and refused[:2] == ("NOT_FOUND", "UNKNOWN_MATCH")
+        assert count("GetView", "RESOURCE_EXHAUSTED") == 1
+        assert count("WatchGame", "CANCELLED") == 1
+
+        deadline = time.monotonic() + WAIT
+        while True:
+            lines = [json.loads(line) for line in srv.log.read_text().splitlines() if line.startswith("{")]
+            views = [c for c in lines if c.get("method") == "GetView"]
+            if len(views) >= 3:
+                break
+            assert time.monotonic() < deadline, srv.log.read_text()
+            time.sleep(0.05)
+        ok, unknown, too_large = views
+        assert (ok["code"], ok["game_id"], ok["peer"]) == ("OK", created.game_id, "127.0.0.1")
+        assert (unknown["code"], unknown["reason"], unknown["game_id"]) == ("NOT_FOUND", "UNKNOWN_MATCH", marker)
+        assert (too_large["code"], too_large["reason"]) == ("RESOURCE_EXHAUSTED", "REQUEST_TOO_LARGE")
+        assert sum(c.get("method") == "ListGameTypes" for c in lines) == 5
+    finally:
+        web.client.close()
+        grpc_web.client.close()
+        assert srv.stop() == 0, srv.log.read_text()

@@ -7,12 +7,21 @@ It is the gRPC servicer again, not a second one: every method calls the same
 (`tablier.api.errors.describe`): the same code, the same `google.rpc.ErrorInfo` reason in
 domain `tablier.v1`, the same message. The methods are read from the service descriptor,
 so a method added to service.proto is served here without code.
+
+Each call is observed as over gRPC, by the same `CallObserver`: the wrong-credential throttle,
+`tablier_rpc_duration_seconds{method,code}` (codes named as gRPC names them) and the access-log
+line, counted from the request's start (`_Observing`, which the library runs before it reads the
+body). A request larger than `--max-request-bytes` is refused as gRPC refuses it,
+RESOURCE_EXHAUSTED (reason `REQUEST_TOO_LARGE`), from its Content-Length before any of it is
+read, else as soon as what was read passes the limit.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import AsyncIterator, Mapping
+from contextvars import ContextVar
 from typing import Any as TypingAny
 
 from connectrpc.code import Code
@@ -24,20 +33,32 @@ from google.protobuf import message_factory
 from protobuf.wkt import Any as WireAny
 
 from tablier.api.errors import Undecodable, decoded, describe, passes_through
+from tablier.api.metrics import Metrics
 from tablier.api.observe import CallObserver, peer_of
+from tablier.api.server import MAX_REQUEST_BYTES
 from tablier.api.servicer import GameServicer
 from tablier.app import GameApp
+from tablier.app.errors import ResourceExhausted
 from tablier.v1 import service_pb2
 
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["GameService"]
-# The largest request body read (a PlayMove is a few hundred bytes; positions are larger).
-READ_MAX_BYTES = 1 << 20
+# gRPC-Web and Connect streams frame the message: one byte of flags and four of length.
+ENVELOPE_BYTES = 5
 
 
 def connect_error(exc: BaseException) -> ConnectError:
-    code, info, message = describe(exc)
+    return _connect_error(*describe(exc))
+
+
+def _connect_error(code, info, message: str) -> ConnectError:
     detail = WireAny(type_url="type.googleapis.com/google.rpc.ErrorInfo", value=info.SerializeToString())
     return ConnectError(Code[code.name], message, [ErrorDetail(detail)])
+
+
+def _too_large(limit: int, size: int | None = None) -> ResourceExhausted:
+    told = f"{size} bytes, " if size is not None else ""
+    return ResourceExhausted(f"the request is {told}more than the {limit} bytes accepted (--max-request-bytes)",
+                             "REQUEST_TOO_LARGE")
 
 
 class _Context:
@@ -53,39 +74,117 @@ class _Context:
         return self._ctx.client_address or ""
 
 
+class _Call:
+    """One call as `_Observing` and the method's wrapper see it."""
+
+    __slots__ = ("started", "method", "peer", "streaming", "request", "code", "reason")
+
+    def __init__(self, method: str, peer: str, streaming: bool) -> None:
+        self.started = time.perf_counter()
+        self.method = method
+        self.peer = peer
+        self.streaming = streaming
+        self.request: object = None
+        self.code = ""  # set by the wrapper when the servicer's error was mapped
+        self.reason = ""
+
+
+# The call this task serves (the library runs the interceptor and the handler in one task).
+_current: ContextVar[_Call | None] = ContextVar("tablier_web_call", default=None)
+
+# Connect's code names that are not gRPC's (the metric's `code` label and the access log use gRPC's).
+_GRPC_NAMES = {Code.CANCELED: "CANCELLED"}
+
+
+class _Observing:
+    """A metadata interceptor (connectrpc runs it before reading the body): times each call,
+    refuses a body declared too large, and gives the observer each call's end, whether the
+    servicer or the library refused it."""
+
+    def __init__(self, observer: CallObserver, max_request_bytes: int) -> None:
+        self.observer = observer
+        self.max_request_bytes = max_request_bytes
+
+    async def on_start(self, ctx) -> _Call:
+        info = ctx.method
+        call = _Call(info.name, peer_of(_Context(ctx)), info.stream_type == StreamType.SERVER_STREAM)
+        _current.set(call)
+        declared = ctx.request_headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_request_bytes + ENVELOPE_BYTES:
+            # Refused here, the call never starts: no on_end follows.
+            exc = _too_large(self.max_request_bytes, int(declared))
+            self.observer.done(call.method, call.peer, None, "RESOURCE_EXHAUSTED", exc.reason,
+                               time.perf_counter() - call.started)
+            raise connect_error(exc)
+        if call.streaming:
+            self.observer.stream_opened(call.method)
+        return call
+
+    async def on_end(self, call: _Call, ctx, error: Exception | None) -> None:
+        replaced = None
+        if error is None:
+            code, reason = "OK", ""
+        elif call.code:
+            code, reason = call.code, call.reason
+        elif isinstance(error, ConnectError) and error.code == Code.RESOURCE_EXHAUSTED:
+            # The library's read limit (the body, a frame or a decompressed message).
+            exc = _too_large(self.max_request_bytes)
+            code, reason, replaced = "RESOURCE_EXHAUSTED", exc.reason, connect_error(exc)
+        elif isinstance(error, ConnectError):
+            code, reason = _GRPC_NAMES.get(error.code, error.code.name), ""
+        else:
+            code, reason = "UNKNOWN", ""
+        if call.streaming:
+            self.observer.stream_closed(call.method)
+        self.observer.done(call.method, call.peer, call.request, code, reason, time.perf_counter() - call.started)
+        if replaced is not None:
+            raise replaced  # replaces the library's error, which has no reason
+
+
+def _call_of(ctx, request) -> tuple[_Call, _Context]:
+    """This call's record, with the request noted for the access log, and the servicer's context."""
+    context = _Context(ctx)
+    call = _current.get() or _Call(ctx.method.name, peer_of(context), False)
+    call.request = request
+    return call, context
+
+
+def _refusal(call: _Call, exc: BaseException, observer: CallObserver) -> ConnectError:
+    observer.failed(call.peer, exc)
+    code, info, message = describe(exc)
+    call.code, call.reason = code.name, info.reason
+    return _connect_error(code, info, message)
+
+
 def _unary(method, observer: CallObserver):
     @functools.wraps(method)
-    async def call(request, ctx):
-        context = _Context(ctx)
-        peer = peer_of(context)
+    async def handle(request, ctx):
+        call, context = _call_of(ctx, request)
         try:
-            observer.before(peer, context)  # the wrong-credential throttle, as over gRPC
+            observer.before(call.peer, context)  # the wrong-credential throttle, as over gRPC
             return await method(decoded(request), context)
         except BaseException as exc:  # the one mapping point, as in the gRPC interceptor
             if passes_through(exc):
                 raise
-            observer.failed(peer, exc)
-            raise connect_error(exc) from None
+            raise _refusal(call, exc, observer) from None
 
-    return call
+    return handle
 
 
 def _stream(method, observer: CallObserver):
     @functools.wraps(method)
-    async def call(request, ctx) -> AsyncIterator:
-        context = _Context(ctx)
-        peer = peer_of(context)
+    async def handle(request, ctx) -> AsyncIterator:
+        call, context = _call_of(ctx, request)
         try:
-            observer.before(peer, context)
+            observer.before(call.peer, context)
             async for item in method(decoded(request), context):
                 yield item
         except BaseException as exc:  # the one mapping point, as in `_unary`
             if passes_through(exc):
                 raise
-            observer.failed(peer, exc)
-            raise connect_error(exc) from None
+            raise _refusal(call, exc, observer) from None
 
-    return call
+    return handle
 
 
 class _Tolerant:
@@ -108,8 +207,7 @@ class _Tolerant:
             return Undecodable(exc)
 
 
-def endpoints(servicer: GameServicer) -> Mapping[str, TypingAny]:
-    observer = CallObserver(servicer.app.limiter)
+def endpoints(servicer: GameServicer, observer: CallObserver) -> Mapping[str, TypingAny]:
     out = {}
     for m in SERVICE.methods:
         info = MethodInfo(
@@ -131,13 +229,17 @@ def endpoints(servicer: GameServicer) -> Mapping[str, TypingAny]:
 
 
 class GameServiceConnect(ConnectASGIApplication):
-    """The ASGI application serving `/tablier.v1.GameService/<Method>`."""
+    """The ASGI application serving `/tablier.v1.GameService/<Method>`: requests of at most
+    `max_request_bytes`, each call observed with `metrics` (if any) and the access log."""
 
-    def __init__(self, app: GameApp) -> None:
+    def __init__(self, app: GameApp, max_request_bytes: int = MAX_REQUEST_BYTES,
+                 metrics: Metrics | None = None) -> None:
+        observer = CallObserver(app.limiter, metrics)
         super().__init__(
             service=GameServicer(app),
-            endpoints=endpoints,
-            read_max_bytes=READ_MAX_BYTES,
+            endpoints=functools.partial(endpoints, observer=observer),
+            interceptors=[_Observing(observer, max_request_bytes)],
+            read_max_bytes=max_request_bytes,
             codecs=[_Tolerant(google_protobuf_binary_codec()), _Tolerant(google_protobuf_json_codec())],
         )
 

@@ -20,7 +20,8 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from tablier.api import load_protos
-from tablier.api.server import TlsFiles
+from tablier.api.metrics import Metrics
+from tablier.api.server import MAX_REQUEST_BYTES, TlsFiles
 from tablier.app import GameApp
 
 from .connect import GameServiceConnect
@@ -36,9 +37,10 @@ CORS_REQUEST_HEADERS = [
 CORS_RESPONSE_HEADERS = ["grpc-status", "grpc-message", "grpc-status-details-bin", "content-encoding"]
 
 
-def asgi_app(app: GameApp, web_dir: Path | None = None, cors_origins: list[str] | None = None) -> Starlette:
+def asgi_app(app: GameApp, web_dir: Path | None = None, cors_origins: list[str] | None = None, *,
+             max_request_bytes: int = MAX_REQUEST_BYTES, metrics: Metrics | None = None) -> Starlette:
     load_protos()  # JSON clients: every game's messages must be known to the Any codec
-    connect = GameServiceConnect(app)
+    connect = GameServiceConnect(app, max_request_bytes, metrics)
     routes = [Mount(connect.path, app=connect)]
     if web_dir is not None:
         routes.append(Mount("/", app=StaticFiles(directory=web_dir, html=True)))
@@ -51,12 +53,14 @@ def asgi_app(app: GameApp, web_dir: Path | None = None, cors_origins: list[str] 
     return Starlette(routes=routes, middleware=middleware)
 
 
-def _bind(listen: str) -> socket.socket:
+def _bind(listen: str, reuse_port: bool = False) -> socket.socket:
     host, _, port = listen.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:  # the workers of `tablier serve --workers`, as on the gRPC address
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, int(port)))
     sock.listen(128)
     sock.setblocking(False)
@@ -73,10 +77,14 @@ class WebServer:
     flight (watch streams included) finish for `grace` seconds, then cancels them."""
 
     def __init__(self, app: GameApp, listen: str, web_dir: Path | None = None,
-                 cors_origins: list[str] | None = None, tls: TlsFiles | None = None) -> None:
+                 cors_origins: list[str] | None = None, tls: TlsFiles | None = None, *,
+                 reuse_port: bool = False, max_request_bytes: int = MAX_REQUEST_BYTES,
+                 metrics: Metrics | None = None) -> None:
         """With `tls` (the gRPC address's files) it serves HTTPS only, and requires client
-        certificates when `tls.client_ca` is set."""
+        certificates when `tls.client_ca` is set. `reuse_port`, `max_request_bytes` and
+        `metrics` as for the gRPC server (`tablier.api.GameServer`)."""
         self.listen = listen
+        self.reuse_port = reuse_port
         self.web_dir = web_dir
         self.tls = tls
         secure = {}
@@ -84,7 +92,8 @@ class WebServer:
             secure = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
             if tls.client_ca is not None:
                 secure.update(ssl_ca_certs=str(tls.client_ca), ssl_cert_reqs=ssl.CERT_REQUIRED)
-        self.config = uvicorn.Config(asgi_app(app, web_dir, cors_origins), lifespan="off",
+        self.config = uvicorn.Config(asgi_app(app, web_dir, cors_origins, max_request_bytes=max_request_bytes,
+                                              metrics=metrics), lifespan="off",
                                      log_level="warning", access_log=False, **secure)
         self.server = _Server(self.config)
         self.port = 0
@@ -92,7 +101,7 @@ class WebServer:
         self._loop: asyncio.Task | None = None
 
     async def start(self) -> int:
-        self._sock = _bind(self.listen)
+        self._sock = _bind(self.listen, self.reuse_port)
         self.port = self._sock.getsockname()[1]
         self.config.load()
         self.server.lifespan = self.config.lifespan_class(self.config)
