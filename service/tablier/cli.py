@@ -97,12 +97,6 @@ def serve(args: argparse.Namespace):
         return 2
     if args.workers == 1:
         return serve_one(args)
-    if args.web_listen:
-        err_console.print("[red]refusing to start: --web-listen serves from one process; "
-                          "run it without --workers[/red]")
-        return 2
-    if args.metrics_listen:
-        raise ConfigError("--metrics-listen serves one process's metrics; run it without --workers")
     from tablier import workers
 
     dsn, pg = workers.start_database(args)
@@ -144,7 +138,7 @@ async def serve_one(args: argparse.Namespace) -> int:
     if args.tls_cert:
         tls = TlsFiles(Path(args.tls_cert), Path(args.tls_key), Path(args.tls_client_ca) if args.tls_client_ca else None)
     configure_access_log(args.access_log)
-    metrics = Metrics()
+    metrics = Metrics(shared=args.shared_metrics)
     async with open_database(args) as store:
         app = GameApp(MeteredStore(store, metrics), operator_token=operator, host_token=host, auditor_token=auditor,
                       limits=limits, creator_token=creator)
@@ -492,6 +486,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="server processes sharing the address and the database (default 1)")
         # Set by `--workers` for its processes only: they share the address among themselves.
         sp.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
+        # Set by `--workers` when it serves the metrics: write them for the parent to serve.
+        sp.add_argument("--shared-metrics", action="store_true", help=argparse.SUPPRESS)
         sp.add_argument("--tls-cert", default=os.environ.get("TABLIER_TLS_CERT"), metavar="PEM",
                         help="serve TLS with this certificate chain (env TABLIER_TLS_CERT)")
         sp.add_argument("--tls-key", default=os.environ.get("TABLIER_TLS_KEY"), metavar="PEM",

@@ -3,6 +3,7 @@
 The parent starts (or names) the database, makes sure the address is free and keeps it, then
 starts N `tablier serve` processes that listen on it with SO_REUSEPORT: the kernel spreads
 incoming connections over them (a connection, hence a client channel, stays with one worker).
+The browser address (`--web-listen`) is held and shared the same way.
 Port sharing is enabled for these processes only: a plain `tablier serve`, or another worker
 group, on the same address fails to start with a clear message, because the address is held
 by sockets that allow sharing only among themselves (every socket on a port must ask for
@@ -13,9 +14,14 @@ through the database, as separate servers do: appends at (game_id, seq) let one 
 moves win, a command id is written once, NOTIFY tells every worker's watchers of every append,
 and a timer armed in several workers gives its host command once (its command id).
 
-The parent prints `tablier listening on HOST:PORT` once every worker is ready. SIGTERM or
-SIGINT is passed on to the workers, which drain as a single server does; if a worker dies,
-the parent stops the others and exits non-zero.
+Metrics (`--metrics-listen`) are the parent's to serve, for all workers: it makes a fresh
+directory for the run, each worker writes its values there (prometheus-client's multiprocess
+mode, `tablier.api.metrics`), and the parent adds them up at each scrape; a worker that exits
+leaves the live gauges' sums, and the directory is removed after the run.
+
+The parent prints `tablier listening on HOST:PORT` (then `tablier web on URL`) once every
+worker is ready. SIGTERM or SIGINT is passed on to the workers, which drain as a single server
+does; if a worker dies, the parent stops the others and exits non-zero.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from __future__ import annotations
 import argparse
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -81,13 +89,20 @@ def _die_with_parent() -> None:
         pass
 
 
-def worker_command(args: argparse.Namespace, address: str, dsn: str) -> list[str]:
+def worker_command(args: argparse.Namespace, address: str, dsn: str, web_address: str | None = None,
+                   shared_metrics: bool = False) -> list[str]:
     cmd = [sys.executable, "-m", "tablier.cli", "serve", "--listen", address, "--database-url", dsn,
            "--data-dir", str(args.data_dir), "--grace", str(args.grace), "--reuse-port"]
     for flag, value in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key),
-                        ("--tls-client-ca", args.tls_client_ca)):
+                        ("--tls-client-ca", args.tls_client_ca), ("--web-listen", web_address),
+                        ("--web-dir", args.web_dir if web_address else None)):
         if value:
             cmd += [flag, str(value)]
+    if web_address:
+        for origin in args.cors_origin:
+            cmd += ["--cors-origin", origin]
+    if shared_metrics:
+        cmd.append("--shared-metrics")
     # Shutdown, logging and the limits (each worker counts its own peers and streams).
     for name in ("drain", "access_log", "max_request_bytes", "database_timeout", "watch_per_peer",
                  "watch_per_match", "watch_buffer", "create_policy", "create_rate", "create_burst",
@@ -116,11 +131,32 @@ def _ready_line(proc: subprocess.Popen, deadline: float) -> str:
 
 def supervise(args: argparse.Namespace, dsn: str, err) -> int:
     """Runs `args.workers` workers until SIGTERM/SIGINT or until one of them dies."""
+    held: list[socket.socket] = []
+    web_address = None
     try:
-        held, address = reserve(args.listen)
+        sock, address = reserve(args.listen)
+        held.append(sock)
+        if args.web_listen:
+            sock, web_address = reserve(args.web_listen)
+            held.append(sock)
     except AddressInUse as exc:
+        for sock in held:
+            sock.close()
         err.print(f"[red]refusing to start: {exc}[/red]")
         return 2
+    metrics = None
+    if args.metrics_listen:
+        from tablier.api.metrics import WorkersMetrics
+
+        directory = tempfile.mkdtemp(prefix="tablier-metrics-")
+        try:
+            metrics = WorkersMetrics(directory, args.metrics_listen)
+        except OSError as exc:
+            shutil.rmtree(directory, ignore_errors=True)
+            for sock in held:
+                sock.close()
+            err.print(f"[red]refusing to start: --metrics-listen {args.metrics_listen}: {exc.strerror or exc}[/red]")
+            return 2
     stop_requested = False
 
     def on_signal(signum, frame) -> None:
@@ -129,19 +165,30 @@ def supervise(args: argparse.Namespace, dsn: str, err) -> int:
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     workers: list[subprocess.Popen] = []
+    env = dict(os.environ, **(metrics.worker_env() if metrics else {}))
     try:
         deadline = time.monotonic() + START_TIMEOUT
+        command = worker_command(args, address, dsn, web_address, shared_metrics=metrics is not None)
         for _ in range(args.workers):
             # A worker's SIGINT comes from us, not from the terminal's process group.
-            workers.append(subprocess.Popen(worker_command(args, address, dsn), stdout=subprocess.PIPE,
+            workers.append(subprocess.Popen(command, stdout=subprocess.PIPE, env=env,
                                             start_new_session=True, preexec_fn=_die_with_parent))
         for proc in workers:
             text = _ready_line(proc, deadline)
             if not text.startswith("tablier listening on "):
                 raise RuntimeError(f"a worker said {text!r}")
-        # Tests and scripts wait for this exact line (with the bound port).
+            if web_address:
+                text = _ready_line(proc, deadline)
+                if not text.startswith("tablier web on "):
+                    raise RuntimeError(f"a worker said {text!r}")
+        if metrics is not None:
+            print(f"tablier metrics on http://{metrics.address}/metrics", file=sys.stderr, flush=True)
+        # Tests and scripts wait for these exact lines (with the bound ports).
         print(f"tablier listening on {address}", flush=True)
-        err.print(f"{args.workers} workers on {address}")
+        if web_address:
+            print(f"tablier web on {'https' if args.tls_cert else 'http'}://{web_address}/", flush=True)
+        err.print(f"{args.workers} workers on {address}" + (f" and {web_address}" if web_address else "")
+                  + (f", metrics written to {metrics.directory}" if metrics else ""), soft_wrap=True)
         while not stop_requested:
             if any(p.poll() is not None for p in workers):
                 dead = [p.pid for p in workers if p.poll() is not None]
@@ -161,7 +208,13 @@ def supervise(args: argparse.Namespace, dsn: str, err) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 codes.append(proc.wait())
-        held.close()
+            if metrics is not None:
+                metrics.worker_exited(proc.pid)
+        if metrics is not None:
+            metrics.close()
+            shutil.rmtree(metrics.directory, ignore_errors=True)
+        for sock in held:
+            sock.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     clean = stop_requested and len(codes) == args.workers and all(c == 0 for c in codes)

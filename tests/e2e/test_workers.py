@@ -1,12 +1,16 @@
 """`tablier serve --workers N`: N processes on one address and one database, and the rules that
-hold across them (idempotency, lost races, watches, timers); port sharing only among them."""
+hold across them (idempotency, lost races, watches, timers); port sharing only among them; the
+browser address served by every worker; one /metrics, served by the parent, for all of them."""
 
 from __future__ import annotations
 
+import http.client
+import re
 import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import psutil
@@ -17,7 +21,7 @@ from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
 from .conftest import START_TIMEOUT, Server, start_server, tablier_cmd
-from .helpers import OPERATOR, bot_move, create, error_of, last_seq, raw_events, seat
+from .helpers import OPERATOR, bot_move, create, error_of, last_seq, metrics_address, raw_events, scrape, seat
 
 WAIT = 20.0
 SEED = bytes(range(32))
@@ -25,13 +29,18 @@ SEED = bytes(range(32))
 
 @pytest.fixture(scope="module")
 def workers(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
-    srv = start_server(e2e_database_url, tmp_path_factory.mktemp("workers"), "workers", "--workers", "2")
+    srv = start_server(e2e_database_url, tmp_path_factory.mktemp("workers"), "workers", "--workers", "2",
+                       "--metrics-listen", "127.0.0.1:0", "--web-listen", "127.0.0.1:0")
     try:
         yield srv
     finally:
         code = srv.stop()
-        assert code == 0, srv.log.read_text()
-        assert "Traceback" not in srv.log.read_text(), srv.log.read_text()
+        log = srv.log.read_text()
+        assert code == 0, log
+        assert "Traceback" not in log, log
+        # The run's metrics directory goes with it.
+        (directory,) = re.findall(r"metrics written to (\S+)", log)
+        assert not Path(directory).exists(), directory
 
 
 def _connections(pid: int, port: int) -> set[int]:
@@ -196,3 +205,106 @@ def test_a_plain_server_does_not_share_its_port(server, e2e_database_url):
         capture_output=True, text=True, timeout=START_TIMEOUT)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "in use" in proc.stderr and "tablier listening" not in proc.stdout
+
+
+def _count(samples, method: str, code: str = "OK") -> float:
+    return samples.get(("tablier_rpc_duration_seconds_count", (("code", code), ("method", method))), 0.0)
+
+
+def _web_call(conn: http.client.HTTPConnection, method: str, body: bytes = b"{}") -> tuple[int, bytes]:
+    conn.request("POST", f"/tablier.v1.GameService/{method}", body=body,
+                 headers={"content-type": "application/json"})
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
+def test_the_parent_serves_the_metrics_of_both_workers(workers, channels):
+    """Calls spread over both workers (several channels each) are all counted on the one
+    /metrics; a different number per worker, so that neither worker's count alone matches."""
+    url = metrics_address(workers)
+    before = scrape(url)
+    made = {"ListGameTypes": 0, "GetView": 0}
+    for n, chs in zip((3, 5), channels.values()):
+        for ch in chs:
+            stub = rpc.GameServiceStub(ch)
+            for _ in range(n):
+                stub.ListGameTypes(pb.ListGameTypesRequest())
+                made["ListGameTypes"] += 1
+            with pytest.raises(grpc.RpcError):
+                stub.GetView(pb.GetViewRequest(game_id="not-a-uuid"))
+            made["GetView"] += 1
+    # And over the browser address, whichever worker each connection reaches.
+    web_host = workers.web_url.removeprefix("http://")
+    for _ in range(4):
+        conn = http.client.HTTPConnection(web_host, timeout=WAIT)
+        assert _web_call(conn, "ListGameTypes")[0] == 200
+        conn.close()
+        made["ListGameTypes"] += 1
+    after = scrape(url)
+    assert _count(after, "ListGameTypes") - _count(before, "ListGameTypes") == made["ListGameTypes"]
+    assert (_count(after, "GetView", "INVALID_ARGUMENT") - _count(before, "GetView", "INVALID_ARGUMENT")
+            == made["GetView"])
+
+
+def test_gauges_add_up_the_live_workers(workers, channels):
+    """A watch on each worker: two open streams and two watchers on the parent's /metrics
+    (the app's state is written by each worker every second: waited for, not slept)."""
+    url = metrics_address(workers)
+    created = create(rpc.GameServiceStub(next(iter(channels.values()))[0]), "qwirkle")
+    streams = []
+    try:
+        for chs in channels.values():
+            stream = rpc.GameServiceStub(chs[-1]).WatchGame(pb.WatchGameRequest(game_id=created.game_id),
+                                                            timeout=WAIT)
+            next(stream)  # the stream is open on that worker
+            streams.append(stream)
+        got = scrape(url)
+        assert got[("tablier_open_streams", (("method", "WatchGame"),))] == 2
+        deadline = time.monotonic() + WAIT
+        while got.get(("tablier_watchers", ()), 0) != 2:
+            assert time.monotonic() < deadline, got
+            time.sleep(0.1)
+            got = scrape(url)
+        assert got[("tablier_database_up", ())] == 1
+    finally:
+        for stream in streams:
+            stream.cancel()
+    deadline = time.monotonic() + WAIT
+    while scrape(url)[("tablier_open_streams", (("method", "WatchGame"),))] != 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+
+def test_both_workers_serve_the_browser_address(workers, channels):
+    """Connections to the web port are spread over the workers (SO_REUSEPORT, as for gRPC); a
+    match made over gRPC is seen over either worker's browser address."""
+    created = create(rpc.GameServiceStub(next(iter(channels.values()))[0]), "qwirkle")
+    host, port = workers.web_url.removeprefix("http://").rsplit(":", 1)
+    pids = list(channels)
+    by_worker: dict[int, http.client.HTTPConnection] = {}
+    opened = []
+    try:
+        while len(by_worker) < 2:
+            assert len(opened) < 64, "every connection went to one worker"
+            conn = http.client.HTTPConnection(host, int(port), timeout=WAIT)
+            opened.append(conn)
+            assert _web_call(conn, "ListGameTypes")[0] == 200  # accepted by now (kept alive)
+            local = conn.sock.getsockname()[1]
+            for pid in pids:
+                if local in _connections(pid, int(port)):
+                    by_worker.setdefault(pid, conn)
+        for conn in by_worker.values():
+            status, body = _web_call(conn, "GetView", f'{{"gameId": "{created.game_id}"}}'.encode())
+            assert status == 200 and created.game_id.encode() in body, body
+    finally:
+        for conn in opened:
+            conn.close()
+
+
+def test_no_other_server_shares_the_workers_browser_address(workers, e2e_database_url):
+    web = workers.web_url.removeprefix("http://")
+    proc = subprocess.run(
+        tablier_cmd("serve", "--listen", "127.0.0.1:0", "--web-listen", web, "--database-url", e2e_database_url),
+        capture_output=True, text=True, timeout=START_TIMEOUT)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "refusing to start: cannot listen on" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,98 +1,211 @@
 """Prometheus metrics (prometheus-client), served on `tablier serve --metrics-listen HOST:PORT`
-at `/metrics`. Each server keeps its own registry.
+at `/metrics`. A single server keeps its own registry and reads the app's state at each
+scrape. With `--workers N` the parent serves `/metrics` for all of them: each worker writes
+its values into files of a directory the parent made for the run (prometheus-client's
+multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), the parent adds them up at each scrape
+(`MultiProcessCollector`), and the app's state is written there by each worker every
+`PUBLISH_SECONDS`.
 
-| metric | what |
-|---|---|
-| `tablier_rpc_duration_seconds{method,code}` | histogram of every call by final status; `_count` is the per-RPC count |
-| `tablier_open_streams{method}` | server streams open now (WatchGame) |
-| `tablier_append_duration_seconds` | histogram of event-store appends (`_count`: appends) |
-| `tablier_database_errors_total{operation}` | store operations that failed for the database (unreachable, timed out) |
-| `tablier_database_up` | 1 while the database answers, 0 during an outage |
-| `tablier_cache_hits_total`, `tablier_cache_misses_total` | match-state cache lookups |
-| `tablier_watchers`, `tablier_watch_feeds` | watchers and shared per-match feeds in this process |
-| `tablier_timers` | core timers running in this process |
-| `tablier_integrity_failures_total`, `tablier_damaged_matches` | matches whose stored log or seed failed its checks (DATA_LOSS), and how many this process refuses now |
-| `tablier_pool_connections`, `tablier_pool_idle`, `tablier_pool_waiting`, `tablier_pool_max` | the PostgreSQL pool |
+| metric | what | across workers |
+|---|---|---|
+| `tablier_rpc_duration_seconds{method,code}` | histogram of every call (gRPC and browser) by final status; `_count` is the per-RPC count | sum |
+| `tablier_open_streams{method}` | server streams open now (WatchGame) | sum of live workers |
+| `tablier_append_duration_seconds` | histogram of event-store appends (`_count`: appends) | sum |
+| `tablier_database_errors_total{operation}` | store operations that failed for the database (unreachable, timed out) | sum |
+| `tablier_database_up` | 1 while the database answers, 0 during an outage | lowest of live workers |
+| `tablier_cache_hits_total`, `tablier_cache_misses_total` | match-state cache lookups | sum |
+| `tablier_watchers`, `tablier_watch_feeds` | watchers and shared per-match feeds | sum of live workers |
+| `tablier_timers` | core timers running | sum of live workers |
+| `tablier_integrity_failures_total`, `tablier_damaged_matches` | matches whose stored log or seed failed its checks (DATA_LOSS), and how many are refused now | sum; highest of live workers |
+| `tablier_pool_connections`, `tablier_pool_idle`, `tablier_pool_waiting`, `tablier_pool_max` | the PostgreSQL pool(s) | sum of live workers |
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
+import logging
+import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from tablier.store.base import StoreUnavailable
 
+log = logging.getLogger(__name__)
+
 _RPC_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 _APPEND_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
 
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+# How often a worker writes the app's state (watchers, timers, pool, cache counts) for the parent.
+PUBLISH_SECONDS = 1.0
+
 
 class Metrics:
-    def __init__(self) -> None:
+    """`shared`: this process is one of `--workers`, writing into `$PROMETHEUS_MULTIPROC_DIR`
+    for the parent to serve (it serves nothing itself)."""
+
+    def __init__(self, shared: bool = False) -> None:
+        if shared and not os.environ.get(MULTIPROC_ENV):
+            raise RuntimeError(f"shared metrics need {MULTIPROC_ENV} set before prometheus-client is imported")
+        self.shared = shared
         self.registry = CollectorRegistry()
         r = self.registry
-        self.rpc = Histogram("tablier_rpc_duration_seconds", "gRPC calls by method and final status",
+        self.rpc = Histogram("tablier_rpc_duration_seconds", "calls by method and final status",
                              ["method", "code"], buckets=_RPC_BUCKETS, registry=r)
-        self.streams = Gauge("tablier_open_streams", "server streams open now", ["method"], registry=r)
+        self.streams = Gauge("tablier_open_streams", "server streams open now", ["method"], registry=r,
+                             multiprocess_mode="livesum")
         self.append = Histogram("tablier_append_duration_seconds", "event-store appends (one command's events)",
                                 buckets=_APPEND_BUCKETS, registry=r)
         self.database_errors = Counter("tablier_database_errors", "store operations failed for the database",
                                        ["operation"], registry=r)
         self._server: Any = None
+        self._publisher: asyncio.Task[None] | None = None
 
     def watch_app(self, app) -> None:
-        """Reads the app's and its store's state at each scrape."""
-        self.registry.register(_AppCollector(app))
+        """Reports the app's and its store's state: read at each scrape, or, shared, written
+        every PUBLISH_SECONDS (call from the event loop)."""
+        if not self.shared:
+            self.registry.register(_AppCollector(app))
+            return
+        publisher = _AppPublisher(app, self.registry)
+        publisher.publish()
+        self._publisher = asyncio.get_running_loop().create_task(publisher.run())
 
     def serve(self, listen: str) -> str:
         """Serves /metrics on `listen` (host:port, port 0 picks one); returns host:port."""
-        host, _, port = listen.rpartition(":")
-        server, _thread = start_http_server(int(port), addr=host.strip("[]") or "0.0.0.0", registry=self.registry)
-        self._server = server
-        return f"{host}:{server.server_port}"
+        self._server, where = serve_registry(self.registry, listen)
+        return where
 
     def close(self) -> None:
+        if self._publisher is not None:
+            self._publisher.cancel()
+            self._publisher = None
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
 
 
+def serve_registry(registry: CollectorRegistry, listen: str) -> tuple[Any, str]:
+    """An HTTP server (its own thread) of `registry` at /metrics on `listen`; (server, host:port).
+    OSError when it cannot listen there."""
+    host, _, port = listen.rpartition(":")
+    server, _thread = start_http_server(int(port), addr=host.strip("[]") or "0.0.0.0", registry=registry)
+    return server, f"{host}:{server.server_port}"
+
+
+class WorkersMetrics:
+    """The parent of `--workers`: serves what its workers write into `directory` (a fresh one
+    per run: files of an earlier run would be added in)."""
+
+    def __init__(self, directory: str, listen: str) -> None:
+        self.directory = directory
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=directory)
+        self._server, self.address = serve_registry(registry, listen)
+
+    def worker_env(self) -> dict[str, str]:
+        return {MULTIPROC_ENV: self.directory}
+
+    def worker_exited(self, pid: int) -> None:
+        """Its live gauges (streams, watchers, pool...) leave the sums; counters stay."""
+        multiprocess.mark_process_dead(pid, self.directory)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+# (name, help, kind, how workers' values combine)
+_APP_METRICS = {
+    "tablier_cache_hits": ("match-state cache lookups that found a state", "counter", ""),
+    "tablier_cache_misses": ("match-state cache lookups that found none", "counter", ""),
+    "tablier_integrity_failures": ("matches whose stored log or seed failed its checks", "counter", ""),
+    "tablier_damaged_matches": ("matches refused (DATA_LOSS) until restart", "gauge", "livemax"),
+    "tablier_watchers": ("WatchGame watchers", "gauge", "livesum"),
+    "tablier_watch_feeds": ("matches watched (one feed each per process)", "gauge", "livesum"),
+    "tablier_timers": ("core timers running", "gauge", "livesum"),
+    "tablier_database_up": ("1 while the database answers", "gauge", "livemin"),
+    "tablier_pool_connections": ("connections the pool holds (busy or idle)", "gauge", "livesum"),
+    "tablier_pool_idle": ("idle connections in the pool", "gauge", "livesum"),
+    "tablier_pool_waiting": ("calls waiting for a connection", "gauge", "livesum"),
+    "tablier_pool_max": ("the pool's maximum size", "gauge", "livesum"),
+}
+_POOL_KEYS = {"tablier_pool_connections": "pool_size", "tablier_pool_idle": "pool_available",
+              "tablier_pool_waiting": "requests_waiting", "tablier_pool_max": "pool_max"}
+
+
+def _app_values(app) -> Iterator[tuple[str, float]]:
+    """The app's state as (metric name, value), names from `_APP_METRICS`."""
+    cache = app.cache
+    yield "tablier_cache_hits", getattr(cache, "hits", 0)
+    yield "tablier_cache_misses", getattr(cache, "misses", 0)
+    yield "tablier_integrity_failures", getattr(app, "integrity_failures", 0)
+    yield "tablier_damaged_matches", len(getattr(app, "damaged", ()))
+    yield "tablier_watchers", app.feeds.watchers
+    yield "tablier_watch_feeds", app.feeds.count
+    yield "tablier_timers", len(app._timers)
+    store = app.store
+    yield "tablier_database_up", 1 if getattr(store, "available", True) else 0
+    stats = store.pool_stats() if hasattr(store, "pool_stats") else None
+    if stats:
+        for name, key in _POOL_KEYS.items():
+            yield name, stats.get(key, 0)
+
+
 class _AppCollector:
+    """One process: the app's state read at each scrape."""
+
     def __init__(self, app) -> None:
         self.app = app
 
     def collect(self):
-        app = self.app
-        cache = app.cache
-        yield CounterMetricFamily("tablier_cache_hits", "match-state cache lookups that found a state",
-                                  value=getattr(cache, "hits", 0))
-        yield CounterMetricFamily("tablier_cache_misses", "match-state cache lookups that found none",
-                                  value=getattr(cache, "misses", 0))
-        yield CounterMetricFamily("tablier_integrity_failures", "matches whose stored log or seed failed its checks",
-                                  value=getattr(app, "integrity_failures", 0))
-        yield GaugeMetricFamily("tablier_damaged_matches", "matches this process refuses (DATA_LOSS) until restart",
-                                value=len(getattr(app, "damaged", ())))
-        yield GaugeMetricFamily("tablier_watchers", "WatchGame watchers in this process", value=app.feeds.watchers)
-        yield GaugeMetricFamily("tablier_watch_feeds", "matches watched in this process (one feed each)",
-                                value=app.feeds.count)
-        yield GaugeMetricFamily("tablier_timers", "core timers running in this process", value=len(app._timers))
-        store = app.store
-        available = getattr(store, "available", True)
-        yield GaugeMetricFamily("tablier_database_up", "1 while the database answers", value=1 if available else 0)
-        stats = store.pool_stats() if hasattr(store, "pool_stats") else None
-        if stats:
-            for name, key, doc in (
-                ("tablier_pool_connections", "pool_size", "connections the pool holds (busy or idle)"),
-                ("tablier_pool_idle", "pool_available", "idle connections in the pool"),
-                ("tablier_pool_waiting", "requests_waiting", "calls waiting for a connection"),
-                ("tablier_pool_max", "pool_max", "the pool's maximum size"),
-            ):
-                yield GaugeMetricFamily(name, doc, value=stats.get(key, 0))
+        for name, value in _app_values(self.app):
+            doc, kind, _ = _APP_METRICS[name]
+            family = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
+            yield family(name, doc, value=value)
+
+
+class _AppPublisher:
+    """A worker: the app's state written into the shared directory (gauges set, counters
+    advanced by what they grew since the last time)."""
+
+    def __init__(self, app, registry: CollectorRegistry) -> None:
+        self.app = app
+        self.registry = registry
+        self._metrics: dict[str, Any] = {}
+        self._counted: dict[str, float] = {}
+
+    def publish(self) -> None:
+        for name, value in _app_values(self.app):
+            metric = self._metrics.get(name)
+            doc, kind, mode = _APP_METRICS[name]
+            if metric is None:
+                metric = self._metrics[name] = (
+                    Counter(name, doc, registry=self.registry) if kind == "counter"
+                    else Gauge(name, doc, registry=self.registry, multiprocess_mode=mode))
+            if kind == "counter":
+                grown = value - self._counted.get(name, 0)
+                if grown > 0:
+                    metric.inc(grown)
+                    self._counted[name] = value
+            else:
+                metric.set(value)
+
+    async def run(self) -> None:
+        while True:
+            # A period, not a condition: the values change without telling anyone.
+            await asyncio.sleep(PUBLISH_SECONDS)
+            try:
+                self.publish()
+            except Exception:  # the state of a store or cache that is closing: try again later
+                log.exception("metrics not published")
 
 
 class MeteredStore:
