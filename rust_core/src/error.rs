@@ -58,3 +58,12 @@ impl fmt::Display for CoreError {
 impl std::error::Error for CoreError {}
 
 pub type CoreResult<T> = Result<T, CoreError>;
+
+/// `Corrupt(what)` unless `ok`: for `evolve`, checking that a stored event fits the state.
+pub fn ensure(ok: bool, what: &str) -> CoreResult<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(CoreError::corrupt(what))
+    }
+}

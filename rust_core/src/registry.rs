@@ -301,7 +301,10 @@ impl<G: Game> DynMatch for Match<G> {
         }
         let event: G::Event =
             G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
-        G::evolve(&mut self.state, &event)
+        G::evolve(&mut self.state, &event).map_err(|e| match e {
+            CoreError::Corrupt(what) => CoreError::Corrupt(format!("{} event does not fit the state: {what}", G::ID)),
+            e => e,
+        })
     }
     fn clock_step(&mut self, actor: Option<Seat>, command: Option<&str>, at_ms: i64) {
         if let Some(clock) = self.clock.as_mut() {

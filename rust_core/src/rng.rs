@@ -55,13 +55,33 @@ impl Rng {
         }
     }
 
-    /// Removes and returns a uniformly chosen element (order of the rest is not kept).
-    pub fn take_one<T>(&mut self, items: &mut Vec<T>) -> Option<T> {
-        if items.is_empty() {
-            return None;
+    /// Fisher-Yates as [`Rng::shuffle`], drawing 32 bits at a time: each 64-bit word gives two
+    /// draws, low half first, each an unbiased 32-bit multiply-and-reject (Lemire) for
+    /// `i + 1`; a rejected half is skipped. Half the ChaCha output of `shuffle` for a deck
+    /// (Rat-a-Tat Cat's). Slices shorter than 2^32 only.
+    pub fn shuffle32<T>(&mut self, items: &mut [T]) {
+        debug_assert!(items.len() <= u32::MAX as usize);
+        let mut buf = 0u64;
+        let mut have = 0u32;
+        for i in (1..items.len()).rev() {
+            let n = (i + 1) as u32;
+            let j = loop {
+                if have == 0 {
+                    buf = self.0.next_u64();
+                    have = 2;
+                }
+                let x = buf as u32;
+                buf >>= 32;
+                have -= 1;
+                let m = x as u64 * n as u64;
+                let low = m as u32;
+                if low < n && low < n.wrapping_neg() % n {
+                    continue;
+                }
+                break (m >> 32) as usize;
+            };
+            items.swap(i, j);
         }
-        let i = self.index(items.len());
-        Some(items.swap_remove(i))
     }
 }
 

@@ -44,7 +44,7 @@
 //!   in the deal (the union of all captured piles and the discard), since every such card
 //!   was broadcast to all; it never looks at who holds what now.
 
-use crate::error::{CoreError, CoreResult};
+use crate::error::{ensure, CoreError, CoreResult};
 use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
 use crate::games::inline_cards::{inline_message, InlineCards};
 use crate::proto::democratie as pb;
@@ -442,16 +442,6 @@ impl State {
     }
 }
 
-fn corrupt(what: &str) -> CoreError {
-    CoreError::corrupt(format!("democratie: {what}"))
-}
-fn ensure(ok: bool, what: &str) -> CoreResult<()> {
-    if ok {
-        Ok(())
-    } else {
-        Err(corrupt(what))
-    }
-}
 
 // ------------------------------------------------------------------ events
 
@@ -484,7 +474,7 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
     use pb::event::Kind as K;
     use pb::Phase as P;
     let n = st.n();
-    let Some(kind) = &event.kind else { return Err(corrupt("event without kind")) };
+    let Some(kind) = &event.kind else { return Err(CoreError::corrupt("event without kind")) };
     match kind {
         K::MatchStarted(e) => {
             ensure(!CHECK || st.phase == P::MatchSetup, "match_started after the start")?;
@@ -503,7 +493,7 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
                         "deck_shuffled after a decided match")?;
                     ((st.dealer as usize + 1) % n) as u8
                 }
-                _ => return Err(corrupt("deck_shuffled in the wrong phase")),
+                _ => return Err(CoreError::corrupt("deck_shuffled in the wrong phase")),
             };
             ensure(!CHECK || e.dealer == dealer as u32, "deck_shuffled with the wrong dealer")?;
             ensure(!CHECK || e.deal_no == st.deal_no + 1, "deck_shuffled with the wrong deal number")?;
@@ -533,7 +523,7 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
             let day = match st.phase {
                 P::DayDeal => 1,
                 P::DayEnd if st.day == 1 => 2,
-                _ => return Err(corrupt("day_dealt in the wrong phase")),
+                _ => return Err(CoreError::corrupt("day_dealt in the wrong phase")),
             };
             ensure(!CHECK || e.day == day as u32 && e.deal_no == st.deal_no && e.dealer == st.dealer as u32,
                 "day_dealt with the wrong day, deal or dealer")?;
@@ -569,7 +559,7 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
             ensure(!CHECK || st.phase == P::TrickCommit, "card_committed in the wrong phase")?;
             let s = e.seat as usize;
             ensure(!CHECK || s < n, "card_committed seat out of range")?;
-            let c = from_pb(e.card).ok_or_else(|| corrupt("card_committed without a card"))?;
+            let c = from_pb(e.card).ok_or_else(|| CoreError::corrupt("card_committed without a card"))?;
             ensure(!CHECK || st.commits[s] == NO_CARD, "card_committed twice")?;
             ensure(!CHECK || st.hands[s] & bit(c) != 0, "card_committed card not in hand")?;
             st.hands[s] &= !bit(c);
@@ -664,7 +654,7 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
                     ensure(!CHECK || e.winners.is_empty() && e.aborted && e.reason == "DEAL_CAP", "match_ended cap differs")?;
                     st.aborted = true;
                 }
-                MatchCheck::Continue => return Err(corrupt("match_ended while the match goes on")),
+                MatchCheck::Continue => return Err(CoreError::corrupt("match_ended while the match goes on")),
             }
             st.phase = P::MatchEnd;
         }
@@ -761,7 +751,7 @@ fn deal_day_event(st: &mut State, out: &mut Vec<pb::Event>) -> CoreResult<()> {
     let h = day_size(n, day);
     let stock = st.stock_slice();
     if stock.len() < (n + 1) * h {
-        return Err(corrupt("stock too small to deal"));
+        return Err(CoreError::corrupt("stock too small to deal"));
     }
     let (hands, vote) = deal_day(stock, n, st.dealer as usize, h);
     let e = pb::DayDealt {

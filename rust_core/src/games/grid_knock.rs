@@ -41,9 +41,7 @@
 //!   timeout counts as `pass_knock`"), with the same `knock_answered` events as a pass it gave
 //!   itself, and the window closes.
 
-use prost::Message as _;
-
-use crate::error::{CoreError, CoreResult};
+use crate::error::{ensure, CoreError, CoreResult};
 use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Timer, Viewer};
 use crate::proto::grid_knock as pb;
 use crate::proto::Outcome;
@@ -544,17 +542,6 @@ pub struct Scoring {
     pub winners: u8,
 }
 
-fn corrupt(what: &str) -> CoreError {
-    CoreError::corrupt(format!("grid_knock event does not fit the state: {what}"))
-}
-
-fn ensure(cond: bool, what: &str) -> CoreResult<()> {
-    if cond {
-        Ok(())
-    } else {
-        Err(corrupt(what))
-    }
-}
 
 fn deck_histogram() -> [u16; 15] {
     let mut h = [0u16; 15];
@@ -1645,7 +1632,7 @@ fn list_mask(l: &[u32]) -> CoreResult<u8> {
     let mut m = 0u8;
     for &i in l {
         if i >= 8 || m >> i & 1 == 1 {
-            return Err(corrupt("seat list"));
+            return Err(CoreError::corrupt("seat list"));
         }
         m |= 1 << i;
     }
@@ -1843,21 +1830,21 @@ fn int_card(v: i32) -> CoreResult<i8> {
     if (-2..=12).contains(&v) {
         Ok(v as i8)
     } else {
-        Err(corrupt("card value"))
+        Err(CoreError::corrupt("card value"))
     }
 }
 
 fn ev_slot(p: &Option<pb::Slot>) -> CoreResult<u8> {
     p.as_ref()
         .and_then(|p| slot_index(p, 8))
-        .ok_or_else(|| corrupt("slot"))
+        .ok_or_else(|| CoreError::corrupt("slot"))
 }
 
 fn ev_seat(s: u32) -> CoreResult<u8> {
     if s < 8 {
         Ok(s as u8)
     } else {
-        Err(corrupt("seat"))
+        Err(CoreError::corrupt("seat"))
     }
 }
 
@@ -1865,11 +1852,11 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
     use pb::event::Kind as K;
     let c = int_card;
     Ok(match &e.kind {
-        None => return Err(corrupt("empty event")),
+        None => return Err(CoreError::corrupt("empty event")),
         Some(K::Dealt(d)) => {
             let nb = d.blocks.len();
             if nb % 12 != 0 || nb > 96 || nb + 1 + d.draw_pile.len() != DECK_SIZE {
-                return Err(corrupt("deal sizes"));
+                return Err(CoreError::corrupt("deal sizes"));
             }
             let mut cards = [0i8; DECK_SIZE];
             for (k, &v) in d
@@ -1894,7 +1881,7 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
         },
         Some(K::InitialRevealed(x)) => {
             if x.cards.len() > 16 {
-                return Err(corrupt("initial reveal size"));
+                return Err(CoreError::corrupt("initial reveal size"));
             }
             let mut slots = [0u8; 16];
             let mut vals = [0i8; 16];
@@ -1910,7 +1897,7 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
         }
         Some(K::Reshuffled(x)) => {
             if x.draw_pile.len() >= DECK_SIZE {
-                return Err(corrupt("reshuffle size"));
+                return Err(CoreError::corrupt("reshuffle size"));
             }
             let mut pile = [0i8; DECK_SIZE];
             for (k, &v) in x.draw_pile.iter().enumerate() {
@@ -1936,7 +1923,7 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
             knock: match pb::KnockAnswer::try_from(x.answer) {
                 Ok(pb::KnockAnswer::Knock) => true,
                 Ok(pb::KnockAnswer::Pass) => false,
-                _ => return Err(corrupt("sealed knock answer")),
+                _ => return Err(CoreError::corrupt("sealed knock answer")),
             },
         },
         Some(K::KnockWindowClosed(x)) => Ev::KnockClosed {
@@ -1965,12 +1952,12 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
             knocker: ev_seat(x.knocker)?,
             slot: ev_slot(&x.slot)?,
             placed: c(x.placed)?,
-            removed: c(x.removed.ok_or_else(|| corrupt("redacted held card"))?)?,
+            removed: c(x.removed.ok_or_else(|| CoreError::corrupt("redacted held card"))?)?,
             removed_up: x.removed_was_face_up,
         },
         Some(K::TripleDiscarded(x)) => {
             if x.cells.len() != 3 {
-                return Err(corrupt("triple size"));
+                return Err(CoreError::corrupt("triple size"));
             }
             let cells = [
                 ev_slot(&Some(x.cells[0]))?,
@@ -2024,7 +2011,7 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
         Some(K::RoundScored(x)) => {
             let seats = x.totals.len();
             if seats > 8 || x.raw_scores.len() != seats || x.round_scores.len() != seats {
-                return Err(corrupt("score sizes"));
+                return Err(CoreError::corrupt("score sizes"));
             }
             let mut sc = Scoring {
                 seats: seats as u8,
@@ -2044,7 +2031,7 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
                 sc.revealed |= 1u128 << s;
                 sc.vals[s as usize] = c(card.value)?;
             }
-            let small = |v: i64| i32::try_from(v).map_err(|_| corrupt("score"));
+            let small = |v: i64| i32::try_from(v).map_err(|_| CoreError::corrupt("score"));
             for k in 0..seats {
                 sc.raw[k] = small(x.raw_scores[k])?;
                 sc.scores[k] = small(x.round_scores[k])?;
@@ -2848,9 +2835,4 @@ impl Game for GridKnock {
     fn check_invariants(state: &State) -> Result<(), String> {
         invariants(state)
     }
-}
-
-/// Encoded size of a view (used by tests comparing views byte for byte).
-pub fn view_bytes(st: &State, viewer: Viewer) -> Vec<u8> {
-    build_view(st, viewer).encode_to_vec()
 }

@@ -936,18 +936,15 @@ fn parse_options(seats: u32, options: &Options) -> CoreResult<Config> {
     Ok(config)
 }
 
-fn corrupt(msg: impl Into<String>) -> CoreError {
-    CoreError::corrupt(msg)
-}
 
 fn id_set(ids: &[u32]) -> CoreResult<u128> {
     let mut m = 0u128;
     for &id in ids {
         if id as usize >= TILES {
-            return Err(corrupt(format!("tile id {id} out of range")));
+            return Err(CoreError::corrupt(format!("tile id {id} out of range")));
         }
         if m & (1u128 << id) != 0 {
-            return Err(corrupt(format!("tile id {id} repeated")));
+            return Err(CoreError::corrupt(format!("tile id {id} repeated")));
         }
         m |= 1u128 << id;
     }
@@ -1241,20 +1238,20 @@ impl Game for Qwirkle {
     }
 
     fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
-        let Some(kind) = &event.kind else { return Err(corrupt("event without kind")) };
+        let Some(kind) = &event.kind else { return Err(CoreError::corrupt("event without kind")) };
         let seats = state.seats();
         match kind {
             pb::event::Kind::Dealt(d) => {
                 if state.phase != Phase::Setup || !state.board.is_empty() || state.hands.iter().any(|&h| h != 0) {
-                    return Err(corrupt("deal outside setup"));
+                    return Err(CoreError::corrupt("deal outside setup"));
                 }
                 if d.hands.len() != seats as usize {
-                    return Err(corrupt("deal does not cover every seat"));
+                    return Err(CoreError::corrupt("deal does not cover every seat"));
                 }
                 for (i, h) in d.hands.iter().enumerate() {
                     let set = id_set(&h.tile_ids)?;
                     if h.seat != i as u32 || h.tile_ids.len() != 6 || h.count != 6 || set & !state.bag != 0 {
-                        return Err(corrupt("deal does not fit the bag"));
+                        return Err(CoreError::corrupt("deal does not fit the bag"));
                     }
                     state.bag &= !set;
                     state.hands[i] = set;
@@ -1262,17 +1259,17 @@ impl Game for Qwirkle {
             }
             pb::event::Kind::Announced(a) => {
                 if state.phase != Phase::Setup || state.hands[0] == 0 || a.group_sizes.len() != seats as usize {
-                    return Err(corrupt("announcement out of place"));
+                    return Err(CoreError::corrupt("announcement out of place"));
                 }
                 for s in 0..seats {
                     let g = group_size(state.hand_types(s));
                     if a.group_sizes[s as usize] != g {
-                        return Err(corrupt("announced group size does not match the hand"));
+                        return Err(CoreError::corrupt("announced group size does not match the hand"));
                     }
                     state.announced[s as usize] = g as u8;
                 }
                 if a.start_seat != start_player(&state.config, &state.announced[..seats as usize]) {
-                    return Err(corrupt("start seat does not follow the start-player rule"));
+                    return Err(CoreError::corrupt("start seat does not follow the start-player rule"));
                 }
                 state.start_seat = a.start_seat;
                 state.current = a.start_seat;
@@ -1281,16 +1278,16 @@ impl Game for Qwirkle {
             pb::event::Kind::Placed(p) => {
                 let want = if p.opening { Phase::Opening } else { Phase::Turn };
                 if state.phase != want || p.seat != state.current {
-                    return Err(corrupt("placement out of turn"));
+                    return Err(CoreError::corrupt("placement out of turn"));
                 }
                 let set = id_set(&p.tile_ids)?;
                 let hand = state.hands[p.seat as usize];
                 if set & !hand != 0 || p.tile_ids.len() != p.placements.len() || p.placements.is_empty() || p.placements.len() > 6 || p.points > 90 {
-                    return Err(corrupt("placed tiles do not fit the hand"));
+                    return Err(CoreError::corrupt("placed tiles do not fit the hand"));
                 }
                 for (q, &id) in p.placements.iter().zip(&p.tile_ids) {
                     if q.x.unsigned_abs() > MAXC as u32 || q.y.unsigned_abs() > MAXC as u32 || q.tile_type != id / 3 || state.board.at(q.x, q.y) != 0 {
-                        return Err(corrupt("placement on a bad cell"));
+                        return Err(CoreError::corrupt("placement on a bad cell"));
                     }
                 }
                 // The play itself must be legal and scored right (a log is never trusted blindly).
@@ -1299,19 +1296,19 @@ impl Game for Qwirkle {
                     for (i, q) in p.placements.iter().enumerate() {
                         line = line.with(q.tile_type as u8);
                         if (q.x, q.y) != (i as i32, 0) {
-                            return Err(corrupt("opening play off its canonical cells"));
+                            return Err(CoreError::corrupt("opening play off its canonical cells"));
                         }
                     }
                     let g = p.placements.len() as u32;
                     if g != state.announced[p.seat as usize] as u32 || !line.valid() || p.points != line_points(g).max(1) {
-                        return Err(corrupt("opening play is not the announced group or is mis-scored"));
+                        return Err(CoreError::corrupt("opening play is not the announced group or is mis-scored"));
                     }
                 } else {
                     let pl: Vec<(i32, i32, u32)> = p.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
                     match check_play(&state.board, &state.hand_counts(p.seat), &pl) {
                         Ok((_, score)) if score == p.points => {}
-                        Ok(_) => return Err(corrupt("play is mis-scored")),
-                        Err(e) => return Err(corrupt(format!("illegal play in the log: {e}"))),
+                        Ok(_) => return Err(CoreError::corrupt("play is mis-scored")),
+                        Err(e) => return Err(CoreError::corrupt(format!("illegal play in the log: {e}"))),
                     }
                 }
                 for (q, &id) in p.placements.iter().zip(&p.tile_ids) {
@@ -1327,11 +1324,11 @@ impl Game for Qwirkle {
             pb::event::Kind::Drew(d) => {
                 let set = id_set(&d.tile_ids)?;
                 if d.seat >= seats || set & !state.bag != 0 || d.count as usize != d.tile_ids.len() || state.phase != Phase::Turn {
-                    return Err(corrupt("draw does not fit the bag"));
+                    return Err(CoreError::corrupt("draw does not fit the bag"));
                 }
                 let h = &mut state.hands[d.seat as usize];
                 if (*h | set).count_ones() > 6 {
-                    return Err(corrupt("draw overfills a hand"));
+                    return Err(CoreError::corrupt("draw overfills a hand"));
                 }
                 *h |= set;
                 state.bag &= !set;
@@ -1348,7 +1345,7 @@ impl Game for Qwirkle {
                     || x.count as usize != x.drawn_ids.len()
                     || x.count == 0
                 {
-                    return Err(corrupt("exchange does not fit"));
+                    return Err(CoreError::corrupt("exchange does not fit"));
                 }
                 state.hands[x.seat as usize] = (hand & !ret) | drawn;
                 state.bag = (state.bag & !drawn) | ret;
@@ -1358,7 +1355,7 @@ impl Game for Qwirkle {
             }
             pb::event::Kind::Passed(p) => {
                 if state.phase != Phase::Turn || p.seat != state.current || state.bag != 0 {
-                    return Err(corrupt("pass out of place"));
+                    return Err(CoreError::corrupt("pass out of place"));
                 }
                 state.idle += 1;
                 state.turns += 1;
@@ -1366,9 +1363,9 @@ impl Game for Qwirkle {
             }
             pb::event::Kind::Ended(e) => {
                 if matches!(state.phase, Phase::Setup | Phase::Over) || e.final_scores.len() != seats as usize || e.bonus > 6 || e.bonus_seat >= seats {
-                    return Err(corrupt("end out of place"));
+                    return Err(CoreError::corrupt("end out of place"));
                 }
-                let reason = pb::EndReason::try_from(e.reason).map_err(|_| corrupt("unknown end reason"))?;
+                let reason = pb::EndReason::try_from(e.reason).map_err(|_| CoreError::corrupt("unknown end reason"))?;
                 let fits = match reason {
                     pb::EndReason::Unspecified => false,
                     pb::EndReason::HandEmptied => e.bonus == 6 && state.hands[e.bonus_seat as usize] == 0 && state.bag == 0 && !e.aborted,
@@ -1376,11 +1373,11 @@ impl Game for Qwirkle {
                     pb::EndReason::IdleCap => e.bonus == 0 && state.idle >= state.config.idle_cap && e.aborted,
                 };
                 if !fits {
-                    return Err(corrupt("the end does not follow from the state"));
+                    return Err(CoreError::corrupt("the end does not follow from the state"));
                 }
                 state.scores[e.bonus_seat as usize] += e.bonus as i64;
                 if state.scores[..seats as usize] != e.final_scores[..] {
-                    return Err(corrupt("final scores do not match the log"));
+                    return Err(CoreError::corrupt("final scores do not match the log"));
                 }
                 state.phase = Phase::Over;
                 state.end_reason = reason;

@@ -124,37 +124,6 @@ fn full_deck() -> [u8; DECK] {
     d
 }
 
-/// Fisher-Yates with unbiased 32-bit multiply-and-reject draws, two per 64-bit word of the
-/// command's stream (half the ChaCha output of `Rng::shuffle`; every outcome is still written
-/// into the events, so replay never depends on this function).
-fn shuffle(rng: &mut Rng, v: &mut [u8]) {
-    let mut buf = 0u64;
-    let mut have = 0u32;
-    for i in (1..v.len()).rev() {
-        let n = (i + 1) as u32;
-        let j = loop {
-            if have == 0 {
-                buf = rng.next_u64();
-                have = 2;
-            }
-            let x = buf as u32;
-            buf >>= 32;
-            have -= 1;
-            let m = x as u64 * n as u64;
-            let low = m as u32;
-            if low < n && low < n.wrapping_neg() % n {
-                continue;
-            }
-            break (m >> 32) as usize;
-        };
-        v.swap(i, j);
-    }
-}
-
-macro_rules! bad {
-    ($($t:tt)*) => { return Err(CoreError::corrupt(format!($($t)*))) };
-}
-
 // ------------------------------------------------------------------ config and state
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,7 +170,7 @@ impl Pile {
     #[inline]
     fn push(&mut self, card: u8) -> CoreResult<()> {
         if self.len() >= DECK {
-            bad!("a pile would hold more than {DECK} cards");
+            return Err(CoreError::corrupt(format!("a pile would hold more than {DECK} cards")));
         }
         self.c[self.n as usize] = card;
         self.n += 1;
@@ -224,7 +193,7 @@ impl Pile {
     /// From a top-first list.
     fn from_top_first(cards: &[u8]) -> CoreResult<Pile> {
         if cards.len() > DECK {
-            bad!("a pile of {} cards", cards.len());
+            return Err(CoreError::corrupt(format!("a pile of {} cards", cards.len())));
         }
         let mut p = Pile::EMPTY;
         for (i, &c) in cards.iter().rev().enumerate() {
@@ -385,10 +354,10 @@ impl State {
             Phase::TurnStart => Phase::Drawn,
             Phase::DrawingFirst => Phase::Draw2First,
             Phase::DrawingSecond => Phase::Draw2Second,
-            _ => bad!("card drawn in phase {:?}", self.phase),
+            _ => return Err(CoreError::corrupt(format!("card drawn in phase {:?}", self.phase))),
         };
         let Some(c) = self.draw.pop() else {
-            bad!("the draw pile is empty at a draw")
+            return Err(CoreError::corrupt(format!("the draw pile is empty at a draw")))
         };
         self.pending = c;
         self.phase = next;
@@ -530,7 +499,7 @@ impl Out<'_> {
     /// Draws the top card into hand; reshuffles at once if that empties the pile (R7).
     fn draw(&mut self) -> CoreResult<u8> {
         let Some(card) = self.s.draw.top() else {
-            bad!("the draw pile is empty at a draw")
+            return Err(CoreError::corrupt(format!("the draw pile is empty at a draw")))
         };
         let seat = self.s.current as u32;
         self.s.drew()?;
@@ -555,13 +524,13 @@ impl Out<'_> {
         let mut cards = self.s.discard.c;
         let cards = &mut cards[..n];
         if !cards.iter().any(|&c| c <= 9) {
-            bad!("no number card left to flip after a reshuffle");
+            return Err(CoreError::corrupt(format!("no number card left to flip after a reshuffle")));
         }
-        shuffle(rng, cards);
+        rng.shuffle32(cards);
         let mut flipped = Vec::new();
         while is_power(cards[0]) {
             flipped.push(pbc(cards[0]));
-            shuffle(rng, cards);
+            rng.shuffle32(cards);
         }
         let draw: Vec<i32> = cards[1..].iter().map(|&c| pbc(c)).collect();
         self.emit(E::PileReshuffled(pb::PileReshuffled {
@@ -581,7 +550,7 @@ impl Out<'_> {
     /// Shuffle and deal a round (section 3.2), with the initial peeks.
     fn deal(&mut self, dealer: u8, rng: &mut Rng) -> CoreResult<()> {
         let mut deck = full_deck();
-        shuffle(rng, &mut deck);
+        rng.shuffle32(&mut deck);
         self.deal_deck(dealer, deck, rng)
     }
 
@@ -605,7 +574,7 @@ impl Out<'_> {
         let mut flipped = Vec::new();
         while is_power(rest[0]) {
             flipped.push(pbc(rest[0]));
-            shuffle(rng, rest);
+            rng.shuffle32(rest);
         }
         let draw: Vec<i32> = rest[1..].iter().map(|&c| pbc(c)).collect();
         // A filtered iterator has no exact size: size the vector once instead of growing it.
@@ -686,7 +655,7 @@ impl Out<'_> {
         self.emit(E::RoundRevealed(pb::RoundRevealed { rows }))?;
         while let Some((p, slot)) = self.s.next_power() {
             let Some(card) = self.s.draw.top() else {
-                bad!("the draw pile is empty at reveal")
+                return Err(CoreError::corrupt(format!("the draw pile is empty at reveal")))
             };
             self.emit(E::RevealDraw(pb::RevealDraw {
                 seat: p as u32,
@@ -735,12 +704,12 @@ impl Out<'_> {
 /// A pile from a top-first protobuf list, counting its cards into `counts`.
 fn pile_from_pb(cards: &[i32], counts: &mut [u8; 13]) -> CoreResult<Pile> {
     if cards.len() > DECK {
-        bad!("a pile of {} cards", cards.len());
+        return Err(CoreError::corrupt(format!("a pile of {} cards", cards.len())));
     }
     let mut p = Pile::EMPTY;
     for (i, &v) in cards.iter().rev().enumerate() {
         let Some(c) = from_pbc(v) else {
-            bad!("card value {v} is not a card")
+            return Err(CoreError::corrupt(format!("card value {v} is not a card")))
         };
         counts[c as usize] = counts[c as usize].saturating_add(1);
         p.c[i] = c;
@@ -771,18 +740,18 @@ fn wrong_phase(what: &str, phase: Phase) -> CoreError {
 /// `evolve` still checks them.
 fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResult<()> {
     let Some(kind) = event.kind.as_ref() else {
-        bad!("event without kind")
+        return Err(CoreError::corrupt(format!("event without kind")))
     };
     let n = s.n();
     let card = |v: i32| -> CoreResult<u8> {
         match from_pbc(v) {
             Some(c) => Ok(c),
-            None => bad!("card value {v} is not a card"),
+            None => return Err(CoreError::corrupt(format!("card value {v} is not a card"))),
         }
     };
     let actor = |seat: u32, s: &State| -> CoreResult<usize> {
         if CHECK && (seat as usize >= n || seat != s.current as u32) {
-            bad!("seat {seat} acts but seat {} is current", s.current);
+            return Err(CoreError::corrupt(format!("seat {seat} acts but seat {} is current", s.current)));
         }
         Ok(seat as usize)
     };
@@ -790,25 +759,25 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
         if (1..=4).contains(&v) {
             Ok(v as usize - 1)
         } else {
-            bad!("slot {v}")
+            return Err(CoreError::corrupt(format!("slot {v}")))
         }
     };
     match kind {
         E::RoundDealt(e) => {
             let between = s.phase == Phase::RoundOver && s.match_end().is_none();
             if CHECK && (!(s.phase == Phase::NotStarted || between)) {
-                bad!("a deal in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("a deal in phase {:?}", s.phase)));
             }
             if CHECK && (e.round != s.round + 1) {
-                bad!("round {} dealt after round {}", e.round, s.round);
+                return Err(CoreError::corrupt(format!("round {} dealt after round {}", e.round, s.round)));
             }
             let dealer = e.dealer as usize;
             if CHECK && (dealer >= n || (s.phase != Phase::NotStarted && e.dealer as u8 != s.next_active(s.dealer))) {
-                bad!("dealer {} does not follow dealer {}", e.dealer, s.dealer);
+                return Err(CoreError::corrupt(format!("dealer {} does not follow dealer {}", e.dealer, s.dealer)));
             }
             let first = s.next_active(e.dealer as u8);
             if CHECK && (e.first_player != first as u32) {
-                bad!("first player {} is not left of dealer {}", e.first_player, e.dealer);
+                return Err(CoreError::corrupt(format!("first player {} is not left of dealer {}", e.first_player, e.dealer)));
             }
             let mut counts = [0u8; 13];
             let mut rows = [[NONE; 4]; MAXP];
@@ -816,7 +785,7 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             for r in &e.rows {
                 let p = r.seat as usize;
                 if CHECK && (!s.is_active(p) || seen & (1 << p) != 0 || r.cards.len() != 4) {
-                    bad!("dealt row for seat {p} does not fit");
+                    return Err(CoreError::corrupt(format!("dealt row for seat {p} does not fit")));
                 }
                 seen |= 1 << p;
                 for (i, &v) in r.cards.iter().enumerate() {
@@ -826,44 +795,44 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
                 }
             }
             if CHECK && (seen != s.active) {
-                bad!("the deal does not cover every active seat");
+                return Err(CoreError::corrupt(format!("the deal does not cover every active seat")));
             }
             let top = card(e.discard_top)?;
             if CHECK && (is_power(top)) {
-                bad!("the first discard is a power card");
+                return Err(CoreError::corrupt(format!("the first discard is a power card")));
             }
             for &f in &e.flipped_powers {
                 if CHECK && (!is_power(card(f)?)) {
-                    bad!("a flipped-back card is not a power card");
+                    return Err(CoreError::corrupt(format!("a flipped-back card is not a power card")));
                 }
             }
             counts[top as usize] += 1;
             let draw = pile_from_pb(&e.draw_pile, &mut counts)?;
             if CHECK && (counts != COUNTS || draw.len() != e.draw_pile_size as usize) {
-                bad!("the deal does not hold the 54-card deck");
+                return Err(CoreError::corrupt(format!("the deal does not hold the 54-card deck")));
             }
             s.dealt(rows, draw, top, e.dealer as u8, e.round)?;
         }
         E::InitialPeek(e) => {
             let p = e.seat as usize;
             if CHECK && (s.phase != Phase::TurnStart || s.turns_in_round != 0 || !s.is_active(p)) {
-                bad!("initial peek of seat {p} out of place");
+                return Err(CoreError::corrupt(format!("initial peek of seat {p} out of place")));
             }
             if CHECK && (card(e.slot1)? != s.rows[p][0] || card(e.slot4)? != s.rows[p][3]) {
-                bad!("initial peek of seat {p} does not match its row");
+                return Err(CoreError::corrupt(format!("initial peek of seat {p} does not match its row")));
             }
             s.initial_peek(p);
         }
         E::DiscardTaken(e) => {
             if CHECK && (s.phase != Phase::TurnStart) {
-                bad!("discard taken in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("discard taken in phase {:?}", s.phase)));
             }
             let p = actor(e.seat, s)?;
             let sl = slot(e.slot)?;
             let top = s.discard.top();
             let taken = card(e.taken)?;
             if CHECK && (top != Some(taken) || is_power(taken) || card(e.replaced)? != s.rows[p][sl]) {
-                bad!("discard taken does not match the table");
+                return Err(CoreError::corrupt(format!("discard taken does not match the table")));
             }
             s.discard.pop();
             s.discard.push(s.rows[p][sl])?;
@@ -877,19 +846,19 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             actor(e.seat, s)?;
             let c = card(e.card)?;
             if CHECK && (s.draw.top() != Some(c) || e.draw_pile_size as usize + 1 != s.draw.len()) {
-                bad!("drawn card is not the top of the draw pile");
+                return Err(CoreError::corrupt(format!("drawn card is not the top of the draw pile")));
             }
             s.drew()?;
         }
         E::CardReplaced(e) => {
             if CHECK && (!s.phase.holding()) {
-                bad!("card replaced in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("card replaced in phase {:?}", s.phase)));
             }
             let p = actor(e.seat, s)?;
             let sl = slot(e.slot)?;
             let placed = card(e.placed)?;
             if CHECK && (placed != s.pending || is_power(placed) || card(e.replaced)? != s.rows[p][sl]) {
-                bad!("replacement does not match the table");
+                return Err(CoreError::corrupt(format!("replacement does not match the table")));
             }
             s.discard.push(s.rows[p][sl])?;
             s.rows[p][sl] = placed;
@@ -902,11 +871,11 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
         }
         E::DrawnDiscarded(e) => {
             if CHECK && (!s.phase.holding()) {
-                bad!("drawn card discarded in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("drawn card discarded in phase {:?}", s.phase)));
             }
             actor(e.seat, s)?;
             if CHECK && (card(e.card)? != s.pending) {
-                bad!("discarded card is not the card in hand");
+                return Err(CoreError::corrupt(format!("discarded card is not the card in hand")));
             }
             s.discard.push(s.pending)?;
             s.pending = NONE;
@@ -918,12 +887,12 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
         }
         E::PowerUsed(e) => {
             if CHECK && (!s.phase.holding()) {
-                bad!("power used in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("power used in phase {:?}", s.phase)));
             }
             actor(e.seat, s)?;
             let c = card(e.power)?;
             if CHECK && (c != s.pending || !is_power(c)) {
-                bad!("power used is not the power card in hand");
+                return Err(CoreError::corrupt(format!("power used is not the power card in hand")));
             }
             s.discard.push(c)?;
             s.pending = NONE;
@@ -935,26 +904,26 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
         }
         E::CardPeeked(e) => {
             if CHECK && (s.phase != Phase::Peek) {
-                bad!("peek in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("peek in phase {:?}", s.phase)));
             }
             let p = actor(e.seat, s)?;
             let sl = slot(e.slot)?;
             if CHECK && (card(e.card)? != s.rows[p][sl]) {
-                bad!("peeked card does not match the row");
+                return Err(CoreError::corrupt(format!("peeked card does not match the row")));
             }
             s.known[p] |= bit(p, sl);
             s.phase = Phase::EndOfTurn;
         }
         E::CardsSwapped(e) => {
             if CHECK && (s.phase != Phase::Swap) {
-                bad!("swap in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("swap in phase {:?}", s.phase)));
             }
             let p = actor(e.seat, s)?;
             let a = slot(e.own_slot)?;
             let b = slot(e.target_slot)?;
             let q = e.target_seat as usize;
             if CHECK && (q == p || !s.is_active(q)) {
-                bad!("swap target seat {q} does not fit");
+                return Err(CoreError::corrupt(format!("swap target seat {q} does not fit")));
             }
             let tmp = s.rows[p][a];
             s.rows[p][a] = s.rows[q][b];
@@ -975,39 +944,39 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
         }
         E::SwapSkipped(e) => {
             if CHECK && (s.phase != Phase::Swap) {
-                bad!("swap skipped in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("swap skipped in phase {:?}", s.phase)));
             }
             actor(e.seat, s)?;
             s.phase = Phase::EndOfTurn;
         }
         E::Called(e) => {
             if CHECK && (s.phase != Phase::EndOfTurn || s.caller != NONE) {
-                bad!("call out of place");
+                return Err(CoreError::corrupt(format!("call out of place")));
             }
             s.caller = actor(e.seat, s)? as u8;
         }
         E::TurnEnded(e) => {
             if CHECK && (s.phase != Phase::EndOfTurn) {
-                bad!("turn ended in phase {:?}", s.phase);
+                return Err(CoreError::corrupt(format!("turn ended in phase {:?}", s.phase)));
             }
             actor(e.seat, s)?;
             let (next, over, limit) = s.turn_end();
             if CHECK && (e.next_seat != next as u32 || e.round_over != over || e.turn_limit_reached != limit) {
-                bad!("turn end does not fit the table");
+                return Err(CoreError::corrupt(format!("turn end does not fit the table")));
             }
             s.turn_ended(next, over);
         }
         E::PileReshuffled(e) => {
             if CHECK && (s.draw.len() != 0 || matches!(s.phase, Phase::NotStarted | Phase::RoundOver | Phase::Over)) {
-                bad!("reshuffle while the draw pile is not empty");
+                return Err(CoreError::corrupt(format!("reshuffle while the draw pile is not empty")));
             }
             let top = card(e.discard_top)?;
             if CHECK && (is_power(top)) {
-                bad!("a reshuffle flipped a power card face up");
+                return Err(CoreError::corrupt(format!("a reshuffle flipped a power card face up")));
             }
             for &f in &e.flipped_powers {
                 if CHECK && (!is_power(card(f)?)) {
-                    bad!("a flipped-back card is not a power card");
+                    return Err(CoreError::corrupt(format!("a flipped-back card is not a power card")));
                 }
             }
             // At reveal the reshuffle follows the draw that emptied the pile, and the card
@@ -1030,7 +999,7 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             after[top as usize] += 1;
             let draw = pile_from_pb(&e.draw_pile, &mut after)?;
             if CHECK && (before != after || draw.len() != e.draw_pile_size as usize) {
-                bad!("the reshuffled pile is not the old discard pile");
+                return Err(CoreError::corrupt(format!("the reshuffled pile is not the old discard pile")));
             }
             s.draw = draw;
             s.discard = Pile::EMPTY;
@@ -1041,37 +1010,37 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
         }
         E::RoundRevealed(e) => {
             if CHECK && (s.phase != Phase::Reveal || s.revealed) {
-                bad!("reveal out of place");
+                return Err(CoreError::corrupt(format!("reveal out of place")));
             }
             let mut seen = 0u8;
             for r in &e.rows {
                 let p = r.seat as usize;
                 if CHECK && (!s.is_active(p) || r.cards.len() != 4) {
-                    bad!("revealed row of seat {p} does not fit");
+                    return Err(CoreError::corrupt(format!("revealed row of seat {p} does not fit")));
                 }
                 seen |= 1 << p;
                 for (i, &v) in r.cards.iter().enumerate() {
                     if CHECK && (card(v)? != s.rows[p][i]) {
-                        bad!("revealed row of seat {p} does not match");
+                        return Err(CoreError::corrupt(format!("revealed row of seat {p} does not match")));
                     }
                 }
             }
             if CHECK && (seen != s.active) {
-                bad!("the reveal does not cover every active seat");
+                return Err(CoreError::corrupt(format!("the reveal does not cover every active seat")));
             }
             s.revealed = true;
         }
         E::RevealDraw(e) => {
             if CHECK && (s.phase != Phase::Reveal || !s.revealed) {
-                bad!("reveal draw out of place");
+                return Err(CoreError::corrupt(format!("reveal draw out of place")));
             }
             let sl = slot(e.slot)?;
             if CHECK && (e.seat as usize >= n || s.next_power() != Some((e.seat as u8, sl as u8))) {
-                bad!("reveal draw for seat {} slot {} is out of order", e.seat, e.slot);
+                return Err(CoreError::corrupt(format!("reveal draw for seat {} slot {} is out of order", e.seat, e.slot)));
             }
             let c = card(e.card)?;
             if CHECK && (s.draw.top() != Some(c)) {
-                bad!("reveal draw is not the top of the draw pile");
+                return Err(CoreError::corrupt(format!("reveal draw is not the top of the draw pile")));
             }
             s.draw.pop();
             // The drawn power card, or the power card the drawn number card replaces, goes on
@@ -1088,7 +1057,7 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
         }
         E::RoundScored(e) => {
             if CHECK && (s.phase != Phase::Reveal || !s.revealed || s.next_power().is_some() || e.round != s.round) {
-                bad!("scoring out of place");
+                return Err(CoreError::corrupt(format!("scoring out of place")));
             }
             let mut seen = 0u8;
             let mut totals = s.totals;
@@ -1096,18 +1065,18 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             for sc in &e.scores {
                 let p = sc.seat as usize;
                 if CHECK && (!s.is_active(p) || seen & (1 << p) != 0) {
-                    bad!("score for seat {p} does not fit");
+                    return Err(CoreError::corrupt(format!("score for seat {p} does not fit")));
                 }
                 seen |= 1 << p;
                 let r = s.row_score(p);
                 if CHECK && (sc.round_score != r || sc.total_score != s.totals[p] + r) {
-                    bad!("score for seat {p} is wrong");
+                    return Err(CoreError::corrupt(format!("score for seat {p} is wrong")));
                 }
                 totals[p] = sc.total_score;
                 last[p] = r as u8;
             }
             if CHECK && (seen != s.active) {
-                bad!("scores do not cover every active seat");
+                return Err(CoreError::corrupt(format!("scores do not cover every active seat")));
             }
             let mut elim = 0u8;
             if s.cfg.mode == MatchMode::Elimination {
@@ -1120,12 +1089,12 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             let mut got = 0u8;
             for &p in &e.eliminated {
                 if CHECK && (p as usize >= n) {
-                    bad!("eliminated seat {p}");
+                    return Err(CoreError::corrupt(format!("eliminated seat {p}")));
                 }
                 got |= 1 << p;
             }
             if CHECK && (got != elim || e.eliminated.len() != elim.count_ones() as usize) {
-                bad!("eliminated seats do not fit the totals");
+                return Err(CoreError::corrupt(format!("eliminated seats do not fit the totals")));
             }
             s.totals = totals;
             s.last_scores = last;
@@ -1141,30 +1110,30 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
         }
         E::StopRequested(_) => {
             if s.cfg.mode != MatchMode::Timed || s.stop_requested || s.phase == Phase::Over {
-                bad!("a stop request does not fit this match");
+                return Err(CoreError::corrupt(format!("a stop request does not fit this match")));
             }
             s.stop_requested = true;
         }
         E::MatchEnded(e) => {
             let (w, reason) = if e.aborted {
                 if CHECK && (s.phase != Phase::TurnStart || s.total_turns < s.cfg.admin_turn_cap) {
-                    bad!("administrative stop before the cap");
+                    return Err(CoreError::corrupt(format!("administrative stop before the cap")));
                 }
                 (0u8, R_CAP)
             } else {
                 if CHECK && (s.phase != Phase::RoundOver) {
-                    bad!("match end out of place");
+                    return Err(CoreError::corrupt(format!("match end out of place")));
                 }
                 match s.match_end() {
                     Some(x) => x,
-                    None => bad!("the match is not over"),
+                    None => return Err(CoreError::corrupt(format!("the match is not over"))),
                 }
             };
             if e.winners != State::seat_list(w)
                 || e.reason != REASONS[reason as usize]
                 || e.totals.as_slice() != &s.totals[..n]
             {
-                bad!("match result does not fit the totals");
+                return Err(CoreError::corrupt(format!("match result does not fit the totals")));
             }
             s.winners = w;
             s.end_reason = reason;
@@ -1209,7 +1178,7 @@ fn act(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events
                 return Err(wrong_phase("taking the discard", ph));
             }
             let Some(top) = state.discard.top() else {
-                bad!("empty discard pile at turn start")
+                return Err(CoreError::corrupt(format!("empty discard pile at turn start")))
             };
             if is_power(top) {
                 return Err(CoreError::rule(
