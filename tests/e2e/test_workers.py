@@ -5,8 +5,10 @@ browser address served by every worker; one /metrics, served by the parent, for 
 from __future__ import annotations
 
 import http.client
+import os
 import re
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -308,3 +310,31 @@ def test_no_other_server_shares_the_workers_browser_address(workers, e2e_databas
         capture_output=True, text=True, timeout=START_TIMEOUT)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "refusing to start: cannot listen on" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_exited_worker_leaves_the_live_sums_not_the_counts(tmp_path):
+    """What the parent does as each worker exits (mark_process_dead): its open streams leave
+    the sum, its calls stay counted. Two real processes write as workers do."""
+    from tablier.api.metrics import WorkersMetrics
+
+    parent = WorkersMetrics(str(tmp_path), "127.0.0.1:0")
+    url = f"http://{parent.address}/metrics"
+    script = ("from tablier.api.metrics import Metrics\n"
+              "m = Metrics(shared=True)\n"
+              "m.streams.labels('WatchGame').inc()\n"
+              "m.rpc.labels('GetView', 'OK').observe(0.01)\n")
+    try:
+        pids = []
+        for _ in range(2):
+            proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, **parent.worker_env()})
+            assert proc.wait(WAIT) == 0
+            pids.append(proc.pid)
+        got = scrape(url)
+        assert got[("tablier_open_streams", (("method", "WatchGame"),))] == 2
+        assert _count(got, "GetView") == 2
+        parent.worker_exited(pids[0])
+        got = scrape(url)
+        assert got[("tablier_open_streams", (("method", "WatchGame"),))] == 1
+        assert _count(got, "GetView") == 2
+    finally:
+        parent.close()
