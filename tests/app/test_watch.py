@@ -83,3 +83,29 @@ def test_limits_refuse_unusable_values():
     with pytest.raises(ValueError):
         Limits(create_rate=float("nan"))
     Limiter(Limits())  # the defaults are usable
+
+
+async def test_batched_responses_are_the_messages_protobuf_would_make():
+    """WatchGame sends pieces serialized once per item, concatenated: the bytes parse as the
+    WatchGameResponse built field by field."""
+    from tablier.api.servicer import to_event, to_state, watch_batch_message, watch_message
+    from tablier.v1 import service_pb2 as pb
+
+    app = GameApp(MemoryStore(), OP)
+    created = await app.create_game("grid_knock", 4, {}, SEED, Credential(OP))
+    gid, tokens = created.game_id, created.seat_tokens
+    for i in range(10):
+        state = await app.get_view(gid, Credential())
+        token = tokens[state.to_act[0]]
+        action, seq = await app.suggest(gid, Credential(token))
+        await app.play(gid, Credential(token), f"c{i}", action, expected_seq=seq)
+    watch = app.watch_batches(gid, Credential())
+    batch = await _next(watch)
+    await watch.aclose()
+    assert len(batch) > 1 and [item.seq for item in batch] == list(range(1, len(batch) + 1))
+    for item in batch:
+        one = pb.WatchGameResponse(event=to_event(item[0]), state=to_state(item[1]))
+        assert watch_message(item) == one.SerializeToString()
+    many = pb.WatchGameResponse(events=[to_event(item[0]) for item in batch], state=to_state(batch[-1][1]))
+    assert pb.WatchGameResponse.FromString(watch_batch_message(batch)) == many
+    assert watch_batch_message(batch) is watch_batch_message(batch)  # rendered once

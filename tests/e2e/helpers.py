@@ -106,7 +106,11 @@ def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
             for family in text_string_to_metric_families(text) for s in family.samples}
 
 
-def open_watch(address: str, game_id: str, after_seq: int = 0):
-    channel = grpc.insecure_channel(address)
-    stream = rpc.GameServiceStub(channel).WatchGame(pb.WatchGameRequest(game_id=game_id, after_seq=after_seq))
+def open_watch(address: str, game_id: str, after_seq: int = 0, batches: bool = False, small_window: bool = False):
+    """A WatchGame stream on its own channel. `small_window`: the channel keeps HTTP/2's
+    initial 64 KiB receive window (no BDP probing, which would grow it to megabytes), so a
+    client that stops reading stalls the server's writes soon."""
+    channel = grpc.insecure_channel(address, options=[("grpc.http2.bdp_probe", 0)] if small_window else [])
+    stream = rpc.GameServiceStub(channel).WatchGame(
+        pb.WatchGameRequest(game_id=game_id, after_seq=after_seq, batches=batches))
     return channel, stream

@@ -72,7 +72,7 @@ def test_a_watcher_that_does_not_read_ends_with_a_resumable_status(serving):
     srv, stub = serving("--watch-buffer", "4", "--metrics-listen", "127.0.0.1:0")
     metrics = metrics_address(srv)
     created = create(stub, "grid_knock", seats=4)
-    channel, stream = open_watch(srv.address, created.game_id)
+    channel, stream = open_watch(srv.address, created.game_id, small_window=True)
     try:
         first = next(stream)
         state = first.state

@@ -23,11 +23,12 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from google.protobuf import message_factory
 from grpc_reflection.v1alpha import reflection
 
 import tablier.v1
 from tablier.app import GameApp
-from tablier.v1 import service_pb2_grpc
+from tablier.v1 import service_pb2
 
 from .errors import ErrorMappingInterceptor
 from .metrics import Metrics
@@ -101,7 +102,7 @@ class GameServer:
             options=[("grpc.so_reuseport", 1 if reuse_port else 0),
                      ("grpc.max_receive_message_length", max_request_bytes)],
         )
-        service_pb2_grpc.add_GameServiceServicer_to_server(GameServicer(app), self.server)
+        add_game_service(GameServicer(app), self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = load_protos() + [health.SERVICE_NAME, reflection.SERVICE_NAME]
         reflection.enable_server_reflection(names, self.server)
@@ -158,3 +159,22 @@ class GameServer:
 
     async def wait(self) -> None:
         await self.server.wait_for_termination()
+
+
+def add_game_service(servicer: GameServicer, server: grpc.aio.Server) -> None:
+    """As `service_pb2_grpc.add_GameServiceServicer_to_server`, except that a method may give
+    its response already serialized, as bytes (WatchGame serializes a response once for all
+    the watchers it goes to)."""
+    service = service_pb2.DESCRIPTOR.services_by_name["GameService"]
+    handlers = {}
+    for m in service.methods:
+        request = message_factory.GetMessageClass(m.input_type)
+        kind = grpc.unary_stream_rpc_method_handler if m.server_streaming else grpc.unary_unary_rpc_method_handler
+        handlers[m.name] = kind(getattr(servicer, m.name), request_deserializer=request.FromString,
+                                response_serializer=_serialize)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    server.add_registered_method_handlers(service.full_name, handlers)
+
+
+def _serialize(response) -> bytes:
+    return response if type(response) is bytes else response.SerializeToString()

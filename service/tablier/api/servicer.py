@@ -4,6 +4,7 @@ messages out. Errors are mapped by `errors.ErrorMappingInterceptor`, not here.""
 from __future__ import annotations
 
 from contextlib import aclosing
+from typing import cast
 
 from google.protobuf import any_pb2, duration_pb2, timestamp_pb2
 
@@ -19,6 +20,7 @@ from tablier.app import (
     SeatStatus,
 )
 from tablier.app.errors import Unauthenticated
+from tablier.app.watch import WatchBatch, WatchItem
 from tablier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 from .observe import peer_of
@@ -216,15 +218,19 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return service_pb2.ListEventsResponse(events=[to_event(e) for e in events], last_seq=last_seq)
 
     async def WatchGame(self, request, context):
+        """Yields each response already serialized (bytes): a batch or an item is shared by
+        every watcher of one viewer that takes it, so it is rendered and serialized once
+        (`watch_message`, `watch_batch_message`), not once per stream."""
         # Closed as soon as the call ends, so the feed stops counting this client.
-        watch = self.app.watch(request.game_id, credential(context), request.after_seq, peer=peer_of(context))
-        async with aclosing(watch) as feed:
-            async for item in feed:
-                # One message per item, shared by every stream of the same viewer.
-                if item.rendered is None:
-                    event, state = item
-                    item.rendered = service_pb2.WatchGameResponse(event=to_event(event), state=to_state(state))
-                yield item.rendered
+        watch = self.app.watch_batches(request.game_id, credential(context), request.after_seq,
+                                       peer=peer_of(context))
+        async with aclosing(watch) as batches:
+            async for batch in batches:
+                if request.batches:
+                    yield watch_batch_message(batch)
+                else:
+                    for item in batch:
+                        yield watch_message(item)
 
     async def EvaluatePosition(self, request, context):
         evaluation = await self.app.evaluate(request.game_type, from_any(request, "position"))
@@ -233,3 +239,41 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def SuggestMove(self, request, context):
         action, seq = await self.app.suggest(request.game_id, credential(context), request.bot)
         return service_pb2.SuggestMoveResponse(action=to_any(action), seq=seq)
+
+
+# WatchGameResponse on the wire, built from pieces serialized once per item: a message is
+# the concatenation of its fields, each a tag, a length and the field's serialized message.
+_EVENT, _STATE, _EVENTS = 1 << 3 | 2, 2 << 3 | 2, 3 << 3 | 2
+
+
+def _field(tag: int, payload: bytes) -> bytes:
+    n, head = len(payload), bytearray((tag,))
+    while n > 0x7F:
+        head.append(n & 0x7F | 0x80)
+        n >>= 7
+    head.append(n)
+    return bytes(head) + payload
+
+
+def _item_wire(item: WatchItem) -> tuple[bytes, bytes, bytes]:
+    """(the item as a one-event response, its event as an element of `events`, its state
+    field), made once per item."""
+    if item.rendered is None:
+        event, state = item
+        event_bytes = to_event(event).SerializeToString()
+        state_field = _field(_STATE, to_state(state).SerializeToString())
+        item.rendered = (_field(_EVENT, event_bytes) + state_field, _field(_EVENTS, event_bytes), state_field)
+    return cast(tuple[bytes, bytes, bytes], item.rendered)
+
+
+def watch_message(item: WatchItem) -> bytes:
+    """A serialized WatchGameResponse of one event and the state after it."""
+    return _item_wire(item)[0]
+
+
+def watch_batch_message(batch: WatchBatch) -> bytes:
+    """A serialized WatchGameResponse of the batch's events and the state after the last."""
+    if batch.rendered is None:
+        pieces = [_item_wire(item) for item in batch]
+        batch.rendered = b"".join([p[1] for p in pieces] + [pieces[-1][2]])
+    return cast(bytes, batch.rendered)

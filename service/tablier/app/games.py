@@ -79,11 +79,13 @@ from .seats import (
     plan_seats,
     seat_infos,
 )
-from .watch import Feeds, WatchItem
+from .watch import Feeds, WatchBatch, WatchItem
 
 log = logging.getLogger(__name__)
 
 MAX_COMMAND_ID = 128
+# Events a watcher catching up from the log is sent per batch.
+CATCH_UP_BATCH = 64
 
 
 @dataclass(frozen=True)
@@ -504,15 +506,31 @@ class GameApp:
         after_seq: int = 0,
         peer: str | None = None,
     ) -> AsyncIterator[WatchItem]:
+        """`watch_batches`, one item at a time."""
+        async with contextlib.aclosing(self.watch_batches(game_id, cred, after_seq, peer)) as batches:
+            async for batch in batches:
+                for item in batch:
+                    yield item
+
+    async def watch_batches(
+        self,
+        game_id: str,
+        cred: Credential,
+        after_seq: int = 0,
+        peer: str | None = None,
+    ) -> AsyncIterator[WatchBatch]:
         """Events after `after_seq`, then each new one as it is appended (by any server on
         the same database), each with the viewer's state after it: `WatchItem`s of
-        (EventOut, MatchState). Ends once the match is over and everything was sent.
+        (EventOut, MatchState), in order, in `WatchBatch`es of consecutive items (everything
+        pending when the watcher is ready to send again). Ends once the match is over and
+        everything was sent.
 
-        New events come from the match's shared feed (`watch.MatchFeed`). Streams count
-        against the peer's and the match's limits. A watcher whose buffer overflows (its
-        client stopped reading, so the transport stopped taking its items) is dropped from
-        the feed and ends with ResourceExhausted (`resume_after_seq` in its metadata) once
-        the transport takes its next item."""
+        New events come from the match's shared feed (`watch.MatchFeed`), which paces its
+        releases by the number of watchers. Streams count against the peer's and the match's
+        limits. A watcher that falls more than its buffer behind (its client stopped reading,
+        so the transport stopped taking its batches) is dropped from the feed and ends with
+        ResourceExhausted (`resume_after_seq` in its metadata) once the transport takes its
+        next batch."""
         game = await self._game(game_id)
         release = self.limiter.open_watch(peer, game.game_id)
         try:
@@ -522,7 +540,8 @@ class GameApp:
                 raise OutOfRange(f"the match is at seq {last}; cannot resume after seq {after_seq}")
             feed = self.feeds.feed(game, last, current, await self._chain_at_verified(game, last))
             start = feed.seq
-            sub = feed.subscribe(principal, self.limiter.limits.watch_buffer)
+            limit = self.limiter.limits.watch_buffer
+            sub = feed.subscribe(principal, limit)
             try:
                 sent = seq = after_seq
                 if seq < start:
@@ -536,19 +555,29 @@ class GameApp:
                             raise integrity.damaged(game, seq, "the log was rewritten after it was verified")
                     except DataLoss as exc:
                         self._refuse(game.game_id, exc)
+                    batch = WatchBatch()
                     for ev in later:
                         chain = self._checked_step(game, ev, match, chain, seq)
                         seq = ev.seq
                         out = self._event_out(game, match, ev, principal)
                         if out is not None:
-                            yield WatchItem((out, self._state(game, seq, match, principal, ev.chain_hash)))
-                            sent = seq
+                            batch.append(WatchItem((out, self._state(game, seq, match, principal, ev.chain_hash))))
+                            if len(batch) >= CATCH_UP_BATCH:
+                                sent = seq
+                                yield batch
+                                batch = WatchBatch()
+                    if batch:
+                        sent = seq
+                        yield batch
                 while True:
-                    while sub.items:
-                        item = sub.items.popleft()
-                        if item.seq > seq:
-                            seq = sent = item.seq
-                            yield item
+                    batch = sub.take()
+                    if batch:
+                        if batch[0].seq <= seq:
+                            batch = WatchBatch(item for item in batch if item.seq > seq)
+                        if batch:
+                            seq = sent = batch[-1].seq
+                            yield batch
+                        continue
                     if sub.overflowed:
                         raise ResourceExhausted(
                             f"this watcher fell more than {sub.limit} events behind; resume after seq {sent}",
@@ -560,9 +589,7 @@ class GameApp:
                         if feed.error is not None:
                             raise feed.error
                         return
-                    sub.wakeup.clear()
-                    if not (sub.items or sub.ended or sub.overflowed):
-                        await sub.wakeup.wait()
+                    await sub.wait()
             finally:
                 feed.unsubscribe(sub)
         finally:

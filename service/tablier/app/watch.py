@@ -3,19 +3,28 @@
 A `MatchFeed` follows one match in the store (one `store.watch`), loads each new event once,
 applies it to one shared state, and redacts it once per distinct viewer (every spectator is
 the same viewer; each seat is one; the auditor is one): the (event, state) item is built once
-and handed, as the same object, to every watcher of that viewer. An append therefore costs a
+per viewer and appended to that viewer's log (`Viewer`). An append therefore costs a
 redaction per distinct viewer, not per watcher.
 
-Each watcher has a bounded buffer. A watcher that does not read (its client stopped reading,
-so its writes stall) finds its buffer full: it is dropped from the feed and its stream ends
-with RESOURCE_EXHAUSTED `WATCH_BUFFER_FULL`, whose metadata `resume_after_seq` is the last seq
-it was sent; the client resumes from there.
+Watchers are paced. A viewer's new items are released to its watchers together, at most once
+per tick, and a watcher takes everything released since it last took, as one `WatchBatch`
+(the same object for every watcher of the viewer that was at the same place, so a transport
+renders it once). The tick is `PACE_PER_WATCHER` times the number of watchers in the process:
+a lone watcher is sent each event at once, while each of 2,000 watchers gets one batch every
+two seconds, and the writes of all watchers stay a bounded share of the event loop however
+many there are (each watcher makes at most one write per tick). Nothing is lost or reordered:
+a batch is a contiguous run of the viewer's log.
+
+Each watcher has a bounded buffer: it may lag at most `limit` released items behind the
+viewer's log. A watcher that does not read (its client stopped reading, so its writes stall)
+falls behind: it is dropped from the feed and its stream ends with RESOURCE_EXHAUSTED
+`WATCH_BUFFER_FULL`, whose metadata `resume_after_seq` is the last seq it was sent; the client
+resumes from there.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Callable
 from contextlib import aclosing
 
@@ -24,10 +33,18 @@ from tablier.store.base import EventStore, GameRecord, StoredEvent
 
 from .auth import Principal
 
+# Seconds of tick per watcher in the process. A write of one message to one stream costs the
+# event loop about 0.1-0.2 ms (grpc.aio, on a loaded 2-core VM); at most one write per
+# watcher per tick, so at most 1,000 writes a second in all, keeps the watchers' writes to
+# about a tenth to a fifth of the loop whatever their number.
+PACE_PER_WATCHER = 1e-3
+# Watchers woken per turn of the event loop when a release wakes many.
+WAKE_SLICE = 64
+
 
 class WatchItem(tuple):
     """(EventOut, MatchState) for one viewer. The same object reaches every watcher of that
-    viewer, so a transport may keep its message for it on it (`rendered`) and build it once."""
+    viewer, so a transport may keep its rendering on it (`rendered`) and build it once."""
 
     rendered: object = None
 
@@ -36,34 +53,121 @@ class WatchItem(tuple):
         return self[0].seq
 
 
+class WatchBatch(list):
+    """Consecutive `WatchItem`s of one viewer, oldest first, sent as one message where the
+    transport allows it. Shared by the watchers that took the same run of items, so a
+    transport may keep its rendering on it (`rendered`)."""
+
+    rendered: object = None
+
+
 class Subscriber:
-    """One watcher's place in a feed: its buffer and how it ended."""
+    """One watcher's place in a feed: its viewer, how far it took, and how it ended."""
 
-    __slots__ = ("principal", "items", "limit", "wakeup", "overflowed", "ended", "shutdown")
+    __slots__ = ("principal", "viewer", "cursor", "limit", "waiting", "overflowed", "ended", "shutdown")
 
-    def __init__(self, principal: Principal, limit: int) -> None:
-        self.principal = principal
-        self.items: deque[WatchItem] = deque()
+    def __init__(self, viewer: Viewer, limit: int) -> None:
+        self.principal = viewer.principal
+        self.viewer = viewer
+        self.cursor = viewer.head  # index in the viewer's log of the next item to take
         self.limit = limit
-        self.wakeup = asyncio.Event()
+        self.waiting: asyncio.Future[None] | None = None
         self.overflowed = False
         self.ended = False
         self.shutdown = False  # ended because this server is stopping (resume elsewhere)
 
-    def push(self, item: WatchItem) -> None:
-        if self.overflowed:
+    def take(self) -> WatchBatch | None:
+        """Everything released since the last take (None: nothing yet)."""
+        return None if self.overflowed else self.viewer.take(self)
+
+    async def wait(self) -> None:
+        """Until the viewer releases items, or this watcher ends."""
+        if self.ended or self.overflowed or self.cursor < self.viewer.released:
             return
-        if len(self.items) >= self.limit:
-            self.overflowed = True
-            self.items.clear()
-            self.wakeup.set()
-            return
-        self.items.append(item)
-        self.wakeup.set()
+        self.waiting = asyncio.get_running_loop().create_future()
+        self.viewer.waiting.append(self)
+        try:
+            await self.waiting
+        finally:
+            self.waiting = None
+
+    def wake(self) -> None:
+        if self.waiting is not None and not self.waiting.done():
+            self.waiting.set_result(None)
 
     def end(self) -> None:
         self.ended = True
-        self.wakeup.set()
+        self.wake()
+
+
+class Viewer:
+    """One viewer's log in a feed: the items built for it, and its watchers. Items up to
+    `released` may be taken; the log keeps the last `limit` of them (and the unreleased)."""
+
+    __slots__ = ("principal", "items", "base", "released", "subs", "waiting", "batches", "limit")
+
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
+        self.items: list[WatchItem] = []
+        self.base = 0  # index of items[0] since the viewer was made
+        self.released = 0
+        self.subs: dict[Subscriber, None] = {}  # in subscription order
+        self.waiting: list[Subscriber] = []
+        self.batches: dict[int, WatchBatch] = {}  # this release's batches, by where they start
+        self.limit = 1
+
+    @property
+    def head(self) -> int:
+        return self.base + len(self.items)
+
+    @property
+    def unreleased(self) -> int:
+        return self.head - self.released
+
+    def take(self, sub: Subscriber) -> WatchBatch | None:
+        start = sub.cursor
+        if start >= self.released:
+            return None
+        batch = self.batches.get(start)
+        if batch is None:
+            batch = self.batches[start] = WatchBatch(self.items[start - self.base:self.released - self.base])
+        sub.cursor = self.released
+        return batch
+
+    def release(self) -> list[Subscriber]:
+        """Releases every item built so far and wakes the waiting watchers; returns the
+        watchers that fell more than their limit behind (now overflowed)."""
+        if self.released == self.head:
+            return []
+        self.released = self.head
+        self.batches.clear()
+        dropped = [s for s in self.subs if self.released - s.cursor > s.limit]
+        for sub in dropped:
+            sub.overflowed = True
+        # Keep what a watcher within its limit may still take (the overflowed take nothing).
+        keep_from = self.released - self.limit
+        if keep_from > self.base:
+            del self.items[:keep_from - self.base]
+            self.base = keep_from
+        waiting, self.waiting = self.waiting, []
+        _wake(waiting)
+        for sub in dropped:
+            sub.wake()
+        return dropped
+
+    def wake_all(self) -> None:
+        waiting, self.waiting = self.waiting, []
+        for sub in waiting:
+            sub.wake()
+
+
+def _wake(subs: list[Subscriber], start: int = 0) -> None:
+    """Wakes `WAKE_SLICE` watchers now and the next ones on the loop's next turn, so that
+    calls arriving meanwhile are served between the slices rather than after all the writes."""
+    for sub in subs[start:start + WAKE_SLICE]:
+        sub.wake()
+    if start + WAKE_SLICE < len(subs):
+        asyncio.get_running_loop().call_soon(_wake, subs, start + WAKE_SLICE)
 
 
 EventOutFn = Callable[[GameRecord, Match, StoredEvent, Principal], object]
@@ -80,38 +184,51 @@ class MatchFeed:
         self.seq = seq
         self.match = match
         self.chain = chain  # the chain hash at `seq`, verified
-        self.subscribers: dict[Principal, list[Subscriber]] = {}
+        self.viewers: dict[Principal, Viewer] = {}
         self.error: BaseException | None = None
         self.done = match.is_over()
         self.task: asyncio.Task[None] | None = None
+        self._released_at = float("-inf")  # loop time of the last release
+        self._timer: asyncio.TimerHandle | None = None
         if not self.done:
             self.task = asyncio.get_running_loop().create_task(self._run(), name=f"watch-feed-{game.game_id}")
 
     def subscribe(self, principal: Principal, limit: int) -> Subscriber:
         """A watcher that gets every event after `self.seq` (read it before awaiting)."""
-        sub = Subscriber(principal, limit)
+        viewer = self.viewers.get(principal)
+        if viewer is None:
+            viewer = Viewer(principal)
+            if not self.done:
+                self.viewers[principal] = viewer
+        sub = Subscriber(viewer, limit)
         if self.done:
             sub.end()
         else:
-            self.subscribers.setdefault(principal, []).append(sub)
+            viewer.subs[sub] = None
+            viewer.limit = max(viewer.limit, limit)
+            self._feeds.watching += 1
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
-        subs = self.subscribers.get(sub.principal)
-        if subs is not None and sub in subs:
-            subs.remove(sub)
-            if not subs:
-                del self.subscribers[sub.principal]
-        if not self.subscribers and not self.done:
+        viewer = sub.viewer
+        if sub in viewer.subs:
+            del viewer.subs[sub]
+            self._feeds.watching -= 1
+            if not viewer.subs and self.viewers.get(sub.principal) is viewer:
+                del self.viewers[sub.principal]
+        if not self.viewers and not self.done:
             self._stop()
 
     @property
     def watchers(self) -> int:
-        return sum(len(s) for s in self.subscribers.values())
+        return sum(len(v.subs) for v in self.viewers.values())
 
     def _stop(self) -> None:
         self.done = True
         self._feeds._forget(self)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.task is not None and self.task is not asyncio.current_task():
             self.task.cancel()
 
@@ -125,6 +242,7 @@ class MatchFeed:
                             self.chain = self._feeds.step(self.game, ev, self.match, self.chain, self.seq)
                             self.seq = ev.seq
                             self._fan_out(ev)
+                        self._pace()
                         if self._feeds.after is not None:
                             self._feeds.after(self.game, self.match)
                     if self.match.is_over() or self.done:
@@ -135,22 +253,43 @@ class MatchFeed:
             self.error = exc
         finally:
             self._stop()
-            for subs in self.subscribers.values():
-                for sub in subs:
+            self._release()  # what was built reaches the watchers before they end
+            for viewer in self.viewers.values():
+                for sub in viewer.subs:
                     sub.end()
 
     def _fan_out(self, ev: StoredEvent) -> None:
         event_out, state = self._feeds.event_out, self._feeds.state
-        dropped = []
-        for principal, subs in self.subscribers.items():
+        full = False
+        for principal, viewer in self.viewers.items():
             out = event_out(self.game, self.match, ev, principal)
             if out is None:
                 continue
-            item = WatchItem((out, state(self.game, self.seq, self.match, principal, ev.chain_hash)))
-            for sub in subs:
-                sub.push(item)
-                if sub.overflowed:
-                    dropped.append(sub)
+            viewer.items.append(WatchItem((out, state(self.game, self.seq, self.match, principal, ev.chain_hash))))
+            full = full or viewer.unreleased >= viewer.limit
+        if full:  # a watcher that kept up must never lag more than its limit behind
+            self._release()
+
+    def _pace(self) -> None:
+        """Releases the new items now if a tick has passed since the last release, else
+        at the end of that tick."""
+        if self._timer is not None or self.done:
+            return
+        loop = asyncio.get_running_loop()
+        due = self._released_at + self._feeds.tick()
+        if loop.time() >= due:
+            self._release()
+        else:
+            self._timer = loop.call_at(due, self._release)
+
+    def _release(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._released_at = asyncio.get_running_loop().time()
+        dropped = []
+        for viewer in self.viewers.values():
+            dropped += viewer.release()
         for sub in dropped:  # it ends with WATCH_BUFFER_FULL once its transport moves again
             self.unsubscribe(sub)
 
@@ -169,6 +308,11 @@ class Feeds:
         # Called with the feed's state after each batch of new events (bot-seat backstops).
         self.after = after
         self._feeds: dict[str, MatchFeed] = {}
+        self.watching = 0  # watchers subscribed to a feed of this process
+
+    def tick(self) -> float:
+        """The shortest time between two releases of one feed (see `PACE_PER_WATCHER`)."""
+        return self.watching * PACE_PER_WATCHER
 
     def feed(self, game: GameRecord, seq: int, match: Match, chain: bytes) -> MatchFeed:
         """The match's feed, started at (seq, a copy of match, its chain hash) if there is
@@ -186,7 +330,7 @@ class Feeds:
 
     @property
     def watchers(self) -> int:
-        return sum(f.watchers for f in self._feeds.values())
+        return self.watching
 
     @property
     def count(self) -> int:
@@ -197,8 +341,9 @@ class Feeds:
         feeds = list(self._feeds.values())
         for feed in feeds:
             feed._stop()
-            for subs in feed.subscribers.values():
-                for sub in subs:
+            feed._release()
+            for viewer in feed.viewers.values():
+                for sub in viewer.subs:
                     sub.shutdown = True
                     sub.end()
         return feeds
