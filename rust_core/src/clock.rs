@@ -34,8 +34,8 @@ const MAX_BANK: u32 = 30 * 86_400;
 const MAX_INCREMENT: u32 = 86_400;
 
 /// The clock options every game type lists, after its own. `policies` are the timeout
-/// policies the game offers besides `bot`.
-pub fn options(policies: &[&str]) -> Vec<GameOption> {
+/// policies the game offers besides `bot`, `help` what they do.
+pub fn options(policies: &[&str], help: &str) -> Vec<GameOption> {
     let int = |name: &str, description: String| GameOption {
         name: name.into(),
         description,
@@ -58,9 +58,11 @@ pub fn options(policies: &[&str]) -> Vec<GameOption> {
         )),
         GameOption {
             name: POLICY.into(),
-            description: "Match clock: what happens when a seat's time is up, recorded as a seat_timed_out event \
-                          followed by the policy's events. bot: the game's strongest bot moves for the seat."
-                .into(),
+            description: format!(
+                "Match clock: what happens when a seat's time is up, recorded as a seat_timed_out event followed by \
+                 the policy's events. bot: the game's strongest bot moves for the seat.{}{help}",
+                if help.is_empty() { "" } else { " " }
+            ),
             default_value: BOT.into(),
             allowed_values: allowed,
         },

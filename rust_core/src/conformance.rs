@@ -232,3 +232,93 @@ pub fn run<G: Game>(seats: u32, options: &Options, matches: u64, first_seed: u64
     }
     report
 }
+
+/// Plays one match in which `silent` never answers: each time it is awaited its time is up and
+/// the game's timeout `policy` decides for it ([`Game::timeout_events`]); the other seats play
+/// random legal actions. Checks at every timeout that the policy's events are deterministic
+/// (the same stream gives the same events, as `verify` decides them again), that they apply
+/// and keep the game's invariants, and that the match after them is over or awaits a seat that
+/// has a legal action; at the end, that the match ended within `max_steps` and that replaying
+/// its events gives the live state. Returns the played match, or what went wrong.
+pub fn play_silent_seat<G: Game>(
+    seats: u32,
+    options: &Options,
+    policy: &str,
+    silent: u32,
+    seed: u64,
+    max_steps: u64,
+) -> Result<Played<G>, String> {
+    let config = G::configure(seats, options).map_err(|e| format!("configure failed: {e}"))?;
+    let seed32 = seed_bytes(seed);
+    let mut choice = Rng::from_u64(seed ^ 0x5113);
+    let mut state = G::initial(&config);
+    let mut events: Vec<G::Event> = Vec::new();
+    let mut seq = 0u64;
+    let apply = |state: &mut G::State, evs: Vec<G::Event>, events: &mut Vec<G::Event>| -> Result<(), String> {
+        for e in evs {
+            G::evolve(state, &e).map_err(|err| format!("{} does not apply: {err}", G::event_type(&e)))?;
+            G::check_invariants(state).map_err(|m| format!("invariant after {}: {m}", G::event_type(&e)))?;
+            events.push(e);
+        }
+        Ok(())
+    };
+    let opening = G::start(&state, &mut Rng::for_command(&seed32, 1)).map_err(|e| format!("start failed: {e}"))?;
+    seq += opening.len() as u64;
+    apply(&mut state, opening, &mut events)?;
+    let mut timeouts = 0u64;
+    for step in 0.. {
+        if G::outcome(&state).is_some() {
+            if !G::to_act(&state).is_empty() {
+                return Err("over but still awaiting seats".into());
+            }
+            break;
+        }
+        if step >= max_steps {
+            return Err(format!("no end after {max_steps} steps ({timeouts} timeouts)"));
+        }
+        let awaited = G::to_act(&state);
+        let Some(first) = awaited.first() else { return Err(format!("step {step}: not over but nobody to act")) };
+        let evs = if awaited.contains(silent) {
+            timeouts += 1;
+            let decided = G::timeout_events(&state, silent, policy, &mut Rng::for_command(&seed32, seq + 1))
+                .map_err(|e| format!("step {step}: timeout refused: {e}"))?;
+            let again = G::timeout_events(&state, silent, policy, &mut Rng::for_command(&seed32, seq + 1));
+            if again.as_ref().ok() != Some(&decided) {
+                return Err(format!("step {step}: the timeout is not deterministic"));
+            }
+            if decided.is_empty() {
+                return Err(format!("step {step}: the timeout decided nothing"));
+            }
+            decided
+        } else {
+            let actor = awaited.nth(choice.index(awaited.len())).unwrap_or(first);
+            let moves = G::legal_actions(&state, actor);
+            if moves.is_empty() {
+                return Err(format!("step {step}: seat {actor} is awaited but has no legal action"));
+            }
+            let action = &moves[choice.index(moves.len())];
+            G::decide(&state, actor, action, &mut Rng::for_command(&seed32, seq + 1))
+                .map_err(|e| format!("step {step}: listed action refused: {e}"))?
+        };
+        seq += evs.len() as u64;
+        apply(&mut state, evs, &mut events).map_err(|e| format!("step {step}: {e}"))?;
+        if G::outcome(&state).is_none() {
+            for s in G::to_act(&state).iter() {
+                if G::legal_actions(&state, s).is_empty() {
+                    return Err(format!("step {step}: seat {s} is awaited after a timeout but has no legal action"));
+                }
+            }
+        }
+    }
+    if timeouts == 0 {
+        return Err("the silent seat was never awaited".into());
+    }
+    let mut replayed = G::initial(&config);
+    for e in &events {
+        G::evolve(&mut replayed, e).map_err(|err| format!("replay failed: {err}"))?;
+    }
+    if hash_state::<G>(&replayed) != hash_state::<G>(&state) {
+        return Err("replay differs from the live state".into());
+    }
+    Ok(Played { events, state })
+}

@@ -258,6 +258,10 @@ pub trait Game: 'static {
     /// move) or `forfeit`. A game that offers none needs nothing here.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[];
 
+    /// What each of `TIMEOUT_POLICIES` does, one sentence each, for the option's description
+    /// in `ListGameTypes` (e.g. "pass: the seat passes its turn.").
+    const TIMEOUT_HELP: &'static str = "";
+
     /// The events of `policy` (one of `TIMEOUT_POLICIES`) for the awaited `seat` whose time is
     /// up, following the `seat_timed_out` event the registry records first.
     fn timeout_events(state: &Self::State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<Self::Event>> {

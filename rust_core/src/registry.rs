@@ -130,7 +130,7 @@ impl<G: Game> DynGame for Registered<G> {
                     default_value: o.default.into(),
                     allowed_values: o.allowed.iter().map(|s| s.to_string()).collect(),
                 })
-                .chain(clock::options(G::TIMEOUT_POLICIES))
+                .chain(clock::options(G::TIMEOUT_POLICIES, G::TIMEOUT_HELP))
                 .collect(),
             action_type: format!("{p}.Action"),
             event_type: format!("{p}.Event"),

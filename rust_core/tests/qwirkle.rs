@@ -786,7 +786,8 @@ fn corrupt_events_are_rejected() {
         pb::Event { kind: Some(Ev::Placed(pb::Placed { seat: 0, opening: false, placements: vec![pb::Placement { x: 900, y: 0, tile_type: 0 }], tile_ids: vec![500], points: 2 })) },
         pb::Event { kind: Some(Ev::Placed(pb::Placed { seat: 0, opening: false, placements: vec![pb::Placement { x: i32::MIN, y: i32::MIN, tile_type: hid / 3 }], tile_ids: vec![hid], points: 2 })) },
         pb::Event { kind: Some(Ev::Drew(pb::Drew { seat: 7, count: 1, tile_ids: vec![1] })) },
-        pb::Event { kind: Some(Ev::Passed(pb::Passed { seat: 0 })) },
+        // Out of turn (with tiles in the bag a pass is a timed-out seat's, docs/rules/qwirkle.md §11).
+        pb::Event { kind: Some(Ev::Passed(pb::Passed { seat: 1 })) },
         pb::Event { kind: Some(Ev::Exchanged(pb::Exchanged { seat: 0, count: 1, drawn_ids: vec![200], returned_ids: vec![] })) },
         pb::Event { kind: Some(Ev::Ended(pb::Ended { reason: 99, bonus_seat: 0, bonus: 0, final_scores: vec![0, 0], aborted: false })) },
         pb::Event { kind: Some(Ev::Dealt(pb::Dealt { hands: vec![] })) },

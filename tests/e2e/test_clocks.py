@@ -27,6 +27,21 @@ SHORT = {
     "grid_knock": {"target_score": "1"},
     "carre": {"rounds_per_match": "1"},
 }
+# The timeout policies each game offers (docs/rules/<game>.md section 11), `bot` first.
+POLICIES = {
+    "qwirkle": ["bot", "pass"],
+    "rat_a_tat_cat": ["bot", "draw_and_discard"],
+    "democratie": ["bot", "weakest_card"],
+    "grid_knock": ["bot", "default_move"],
+    "carre": ["bot", "discard"],
+}
+# Events a policy other than `bot` never records for the seat: the moves it never makes.
+NEVER = {
+    "pass": {"exchanged"},
+    "draw_and_discard": {"discard_taken", "card_replaced", "power_used", "cards_swapped", "card_peeked", "called"},
+    "default_move": {"took_discard", "knock_accepted", "knocker_swapped", "triple_discarded"},
+    "discard": {"card_placed", "went_out"},
+}
 CREATOR = pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR)
 BOT = pb.SeatAssignment(kind=pb.SEAT_KIND_BOT)
 
@@ -57,7 +72,17 @@ def test_every_game_type_offers_the_clock_options(stub):
         for name in ("clock_move_seconds", "clock_bank_seconds", "clock_increment_seconds"):
             assert options[name].default_value == "0", (t.id, name)
         assert options["clock_timeout"].default_value == "bot"
-        assert "bot" in options["clock_timeout"].allowed_values
+        assert list(options["clock_timeout"].allowed_values) == POLICIES[t.id]
+        for policy in POLICIES[t.id]:
+            assert f"{policy}:" in options["clock_timeout"].description, (t.id, policy)
+    assert {t.id for t in stub.ListGameTypes(pb.ListGameTypesRequest()).game_types} == set(POLICIES)
+
+
+def test_a_policy_the_game_does_not_offer_is_refused(stub):
+    code, reason, message = expect_error(stub.CreateGame, pb.CreateGameRequest(
+        game_type="carre", seats=2, options={"clock_move_seconds": "5", "clock_timeout": "pass"}))
+    assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION")
+    assert "bot, discard" in message
 
 
 @pytest.mark.parametrize("options, why", [
@@ -87,13 +112,14 @@ def test_timeouts_are_the_servers_own(stub):
     assert code == grpc.StatusCode.INVALID_ARGUMENT
 
 
-@pytest.mark.parametrize("game", GAME_IDS)
-def test_a_match_whose_seat_never_answers_reaches_its_end(stub, e2e_database_url, game):
+@pytest.mark.parametrize("game, policy", [(g, p) for g in GAME_IDS for p in POLICIES[g]])
+def test_a_match_whose_seat_never_answers_reaches_its_end(stub, e2e_database_url, game, policy):
     """Seat 0 is held by a player who never answers; the others are server bots. With a 1 s
-    bank the first wait times out after 1 s, and each later one at once (the bank is spent)."""
+    bank the first wait times out after 1 s, and each later one at once (the bank is spent).
+    Each of the game's timeout policies decides for the seat and the match still ends."""
     seats = INFO[game].min_players
     created = stub.CreateGame(pb.CreateGameRequest(
-        game_type=game, options={**SHORT[game], "clock_bank_seconds": "1"},
+        game_type=game, options={**SHORT[game], "clock_bank_seconds": "1", "clock_timeout": policy},
         seat_assignments=[CREATOR] + [BOT] * (seats - 1)))
     gid = created.game_id
     assert len(created.state.clocks) == seats
@@ -103,15 +129,20 @@ def test_a_match_whose_seat_never_answers_reaches_its_end(stub, e2e_database_url
     state = wait_for("the match ends", lambda: (s := stub.GetView(pb.GetViewRequest(game_id=gid)).state).over and s,
                      timeout=120)
     assert state.outcome.scores
-    # Every timeout is seat 0's, with the policy chosen, and followed by that seat's move.
+    # Seat 0 timed out, each timeout with the policy chosen and followed by the timed-out seat's
+    # move. (A bot seat times out too once its own moves have spent its 1 s bank, in a long match.)
     events = raw_events(stub, gid).events
     tos = [e for e in events if e.type == "seat_timed_out"]
-    assert tos, "seat 0 never answered, so it timed out"
+    assert tos and timed_out(tos[0]).seat == 0, "seat 0 never answered, so it timed out"
     for ev in tos:
-        assert (timed_out(ev).seat, timed_out(ev).policy) == (0, "bot")
-        assert ev.command_id.startswith("timeout:0:") and ev.command.host_command == "timeout:0"
+        seat = timed_out(ev).seat
+        assert timed_out(ev).policy == policy
+        assert ev.command_id.startswith(f"timeout:{seat}:") and ev.command.host_command == f"timeout:{seat}"
         follow = [e for e in events if e.command_id == ev.command_id and e.seq > ev.seq]
-        assert follow and all(e.seat == 0 for e in follow), "the bot's move for the seat follows"
+        assert follow and all(e.seat == seat for e in follow), "the policy's move for the seat follows"
+    # What the policy does for the seat (a bot may do anything legal).
+    kinds = {e.type for t in tos for e in events if e.command_id == t.command_id and e.type != "seat_timed_out"}
+    assert kinds and not kinds & NEVER.get(policy, set()), kinds
     # Seat 0's waits before its first timeout spent its bank (1 s), counted from recorded times.
     opened = events[0].recorded_at.ToDatetime()
     assert (tos[0].recorded_at.ToDatetime() - opened).total_seconds() >= 1.0
@@ -120,7 +151,7 @@ def test_a_match_whose_seat_never_answers_reaches_its_end(stub, e2e_database_url
     for item in watch:
         if item.event.type == "seat_timed_out":
             seen.append(item.event.seq)
-            assert timed_out(item.event).seat == 0
+            assert timed_out(item.event).policy == policy
         if item.state.over:
             break
     assert seen == [e.seq for e in tos]

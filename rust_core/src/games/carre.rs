@@ -68,6 +68,9 @@ use crate::rng::Rng;
 
 use pb::event::Kind as Ev;
 
+/// The timeout policy `discard` (match clocks, docs/rules/carre.md §11).
+const TIMEOUT_DISCARD: &str = "discard";
+
 // ------------------------------------------------------------------ cards
 
 pub const DECK: usize = 52;
@@ -1494,6 +1497,29 @@ impl Game for Carre {
             lower_is_better: false,
             aborted: s.aborted,
         })
+    }
+
+    /// Match clocks (§11): a timed-out seat discards.
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DISCARD];
+    const TIMEOUT_HELP: &'static str = "discard: the seat discards the lowest card of its hand (Ace first, Kings \
+        last), face up and dead for the round; it never goes out or places a card.";
+
+    fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        if policy != TIMEOUT_DISCARD {
+            return Err(CoreError::Unsupported(format!("carre has no timeout policy {policy:?}")));
+        }
+        let mut moves = Moves::new();
+        s.gen_moves(seat.min(1) as u8, &mut moves);
+        // Discarding is legal whenever the seat acts (§4.3); the lowest card code is the
+        // lowest rank (§2).
+        let lowest = moves.as_slice().iter().filter_map(|m| match m {
+            Move::Discard(c) => Some(*c),
+            _ => None,
+        });
+        match (seat < 2, lowest.min()) {
+            (true, Some(c)) => Self::decide(s, seat, &Self::move_to_action(seat as u8, Move::Discard(c)), rng),
+            _ => Err(CoreError::not_your_turn()),
+        }
     }
 
     fn bot_action(s: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {

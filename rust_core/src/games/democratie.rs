@@ -845,6 +845,18 @@ fn commit_action(c: u8) -> pb::Action {
     pb::Action { kind: Some(pb::action::Kind::CommitCard(pb::CommitCard { card: to_pb(c) })) }
 }
 
+// ------------------------------------------------------------------ match clocks
+
+/// The timeout policy `weakest_card` (match clocks, docs/rules/democratie.md §11).
+const TIMEOUT_WEAKEST_CARD: &str = "weakest_card";
+
+/// The card a timed-out seat commits (§11): the least committal of its hand, the one least
+/// able to win the trick (lowest strength, §2.1, a Joker counting as a 5, §4.3) and worth the
+/// fewest points to whoever captures it (§6.1); then the lowest card code.
+pub fn weakest_card(hand: u64) -> Option<u8> {
+    cards_of(hand).min_by_key(|&c| (strength(c), points(c), c))
+}
+
 // ------------------------------------------------------------------ bots
 
 /// The `tactician` bot: fights for valuable vote cards with its best winning chance and
@@ -1329,6 +1341,23 @@ impl Game for Democratie {
             lower_is_better: false,
             aborted: state.aborted,
         })
+    }
+
+    /// Match clocks (§11): a timed-out seat commits its weakest card.
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_WEAKEST_CARD];
+    const TIMEOUT_HELP: &'static str = "weakest_card: the seat commits the weakest card of its hand (lowest \
+        strength, then fewest points, then lowest card code), as a commit of its own: sealed until the reveal.";
+
+    fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        if policy != TIMEOUT_WEAKEST_CARD {
+            return Err(CoreError::Unsupported(format!("democratie has no timeout policy {policy:?}")));
+        }
+        let s = seat as usize;
+        if state.phase != pb::Phase::TrickCommit || s >= state.n() || state.commits[s] != NO_CARD {
+            return Err(CoreError::not_your_turn());
+        }
+        let card = weakest_card(state.hands[s]).ok_or_else(CoreError::not_your_turn)?;
+        Self::decide(state, seat, &commit_action(card), rng)
     }
 
     fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {

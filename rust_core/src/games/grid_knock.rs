@@ -1526,6 +1526,58 @@ pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Match clocks
+
+/// The timeout policy `default_move` (match clocks, docs/rules/grid_knock.md §11).
+const TIMEOUT_DEFAULT_MOVE: &str = "default_move";
+
+/// The default move of `seat` now (§11), from its legal moves: the one that commits it the
+/// least. In a knock window `pass_knock` (a timeout is a pass, AMB32, as the seed says);
+/// `refuse_knocks` (A keeps X); `draw_from_pile` rather than taking the discard; with X drawn,
+/// `discard_and_reveal` of its first face-down slot (X is discarded, §4.2), else a swap;
+/// `end_triples` (leaving triples is always allowed, R6); where the rules force a slot (the
+/// initial reveal, a swap, taking from the knocker), the first one listed.
+fn default_move(st: &State, seat: u8) -> Option<Move> {
+    let mut moves = Vec::new();
+    legal_moves(st, seat, &mut moves);
+    let rank = |m: &Move| match m {
+        Move::PassKnock => 0,
+        Move::Refuse => 0,
+        Move::EndTriples => 0,
+        Move::Draw => 0,
+        Move::DiscardReveal(_) => 1,
+        Move::Knock | Move::Accept(_) | Move::TakeDiscard | Move::Triple(_) | Move::BadTriple => 3,
+        _ => 2,
+    };
+    moves.iter().enumerate().min_by_key(|&(i, m)| (rank(m), i)).map(|(_, &m)| m)
+}
+
+/// A timed-out seat's default moves (§11): one after the other while it is awaited within the
+/// same turn (or the same initial reveal), so one timeout answers for the seat until others
+/// are awaited (a knock window it opened by drawing) or its turn ends.
+fn timeout_default_move(st: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    if policy != TIMEOUT_DEFAULT_MOVE {
+        return Err(CoreError::Unsupported(format!("grid_knock has no timeout policy {policy:?}")));
+    }
+    if seat as usize >= st.n() || to_act_mask(st) >> seat & 1 == 0 {
+        return Err(CoreError::not_your_turn());
+    }
+    let (turns, reveal) = (st.turns, st.phase == Phase::InitialReveal);
+    let mut state = st.clone();
+    let mut events = Vec::new();
+    // A turn is a handful of steps; the bound only guards against a rules bug looping.
+    for _ in 0..32 {
+        let Some(mv) = default_move(&state, seat as u8) else { break };
+        GridKnock::play(&mut state, seat, &to_action(mv), rng, &mut events)?;
+        let awaited = to_act_mask(&state) >> seat & 1 == 1;
+        if !awaited || state.turns != turns || (state.phase == Phase::InitialReveal) != reveal {
+            break;
+        }
+    }
+    Ok(events)
+}
+
+// ------------------------------------------------------------------------------------------
 // Protobuf boundary
 
 fn pslot(s: u8) -> pb::Slot {
@@ -2808,6 +2860,17 @@ impl Game for GridKnock {
             }),
             _ => None,
         }
+    }
+
+    /// Match clocks (§11): a timed-out seat makes the default move of its phase.
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DEFAULT_MOVE];
+    const TIMEOUT_HELP: &'static str = "default_move: the seat makes the default move of each step it is awaited \
+        for alone, until others are awaited or its turn ends: pass_knock in a knock window (as when the window \
+        times out), refuse_knocks, draw_from_pile, discard_and_reveal of its first face-down slot, end_triples; \
+        where the rules force a choice (the initial reveal, a swap), the first slot of its domain.";
+
+    fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        timeout_default_move(state, seat, policy, rng)
     }
 
     fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {

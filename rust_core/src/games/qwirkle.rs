@@ -1354,7 +1354,9 @@ impl Game for Qwirkle {
                 state.current = state.next(x.seat);
             }
             pb::event::Kind::Passed(p) => {
-                if state.phase != Phase::Turn || p.seat != state.current || state.bag != 0 {
+                // A pass with tiles in the bag is a timed-out seat's (§11): the clock passes for
+                // it where the seat itself could not (AMB7, AMB8 bind the seat's own choice).
+                if state.phase != Phase::Turn || p.seat != state.current {
                     return Err(CoreError::corrupt("pass out of place"));
                 }
                 state.idle += 1;
@@ -1536,6 +1538,15 @@ impl Game for Qwirkle {
         })
     }
 
+    /// Match clocks (§11): a timed-out seat passes.
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_PASS];
+    const TIMEOUT_HELP: &'static str = "pass: the seat passes its turn, laying and exchanging nothing, even with \
+        tiles in the bag (the start player's compulsory opening play is made instead: the first one listed).";
+
+    fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        timeout_pass(state, seat, policy, rng)
+    }
+
     fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
         if seat != state.current || !matches!(state.phase, Phase::Opening | Phase::Turn) {
             return Err(CoreError::not_your_turn());
@@ -1665,6 +1676,30 @@ impl Game for Qwirkle {
 
 /// Greedy: the first play of the best immediate score; with no play, exchange everything the
 /// bag allows (lowest types first), or pass.
+/// The timeout policy `pass` (match clocks, docs/rules/qwirkle.md §11).
+const TIMEOUT_PASS: &str = "pass";
+
+/// A timed-out seat passes its turn: a `passed` event, even with tiles in the bag or a legal
+/// play in hand (§11), counted as a turn without a placement by the idle cap (AMB18). The
+/// opening play cannot be passed (R9): the start player makes the first opening play listed.
+fn timeout_pass(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    if policy != TIMEOUT_PASS {
+        return Err(CoreError::Unsupported(format!("qwirkle has no timeout policy {policy:?}")));
+    }
+    if seat != state.current || !matches!(state.phase, Phase::Opening | Phase::Turn) {
+        return Err(CoreError::not_your_turn());
+    }
+    if state.phase == Phase::Opening {
+        let first = Qwirkle::legal_actions(state, seat).into_iter().next().ok_or_else(CoreError::not_your_turn)?;
+        return Qwirkle::decide(state, seat, &first, rng);
+    }
+    let mut out = vec![ev(pb::event::Kind::Passed(pb::Passed { seat }))];
+    if state.idle + 1 >= state.config.idle_cap {
+        out.push(ended(state, pb::EndReason::IdleCap, 0, 0, None));
+    }
+    Ok(out)
+}
+
 fn greedy(state: &State, seat: Seat) -> pb::Action {
     let types = state.hand_types(seat);
     if state.phase == Phase::Opening {

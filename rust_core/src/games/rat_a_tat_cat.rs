@@ -1710,6 +1710,16 @@ impl Game for RatATatCat {
         })
     }
 
+    /// Match clocks (§11): a timed-out seat draws and discards.
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DRAW_AND_DISCARD];
+    const TIMEOUT_HELP: &'static str = "draw_and_discard: the seat's turn is completed with the quietest moves: it \
+        draws from the pile, discards the drawn card unused (a Draw 2 draws its second card and discards it too), \
+        peeks at its slot 1 or skips the swap if a used power left it there, and ends its turn without calling.";
+
+    fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        timeout_draw_and_discard(s, seat, policy, rng)
+    }
+
     fn bot_action(s: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
         let mut moves = Self::legal_actions(s, seat);
         if moves.is_empty() {
@@ -1882,6 +1892,49 @@ impl Game for RatATatCat {
 
 /// Heuristic bot: keeps what it has seen (its own knowledge bits only), treats an unknown card
 /// (or an inert power card, replaced at reveal) as worth 5, the deck mean.
+/// The timeout policy `draw_and_discard` (match clocks, docs/rules/rat_a_tat_cat.md §11).
+const TIMEOUT_DRAW_AND_DISCARD: &str = "draw_and_discard";
+
+/// The quietest legal move of the seat to act in each phase of its turn (§4.2): a turn always
+/// has one (no pass, no knock), and these change the seat's row the least.
+fn quiet_action(s: &State) -> Option<pb::Action> {
+    let kind = match s.phase {
+        Phase::TurnStart => A::DrawFromPile(pb::DrawFromPile {}),
+        Phase::Drawn | Phase::Draw2First | Phase::Draw2Second => A::DiscardDrawn(pb::DiscardDrawn {}),
+        Phase::Peek => A::PeekCard(pb::PeekCard { slot: 1 }),
+        Phase::Swap => A::SkipSwap(pb::SkipSwap {}),
+        Phase::EndOfTurn => A::EndTurn(pb::EndTurn {}),
+        _ => return None,
+    };
+    Some(pb::Action { kind: Some(kind) })
+}
+
+/// A timed-out seat's turn, completed with the quietest moves (§11): `draw_from_pile`,
+/// `discard_drawn` (from `DRAW2_FIRST` it draws card #2, R6, which is discarded too), and
+/// `end_turn` without a call (R9: a call is never forced); a turn left in `PEEK` or `SWAP` by a
+/// power the seat used itself peeks at slot 1 or skips the swap (R4, R5). Each move is decided
+/// as the seat's own, so every draw and reshuffle (R7) is recorded as usual.
+fn timeout_draw_and_discard(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    if policy != TIMEOUT_DRAW_AND_DISCARD {
+        return Err(CoreError::Unsupported(format!("rat_a_tat_cat has no timeout policy {policy:?}")));
+    }
+    if !s.phase.awaiting() || seat != s.current as u32 {
+        return Err(CoreError::not_your_turn());
+    }
+    let mut state = s.clone();
+    let mut events = Vec::with_capacity(6);
+    // A turn is at most: draw, a Draw 2 chain of discards (bounded by the pile), end_turn.
+    for _ in 0..64 {
+        let Some(action) = quiet_action(&state) else { break };
+        let ends_turn = state.phase == Phase::EndOfTurn;
+        act(&mut state, seat, &action, rng, &mut events)?;
+        if ends_turn || !state.phase.awaiting() || state.current as u32 != seat {
+            break;
+        }
+    }
+    Ok(events)
+}
+
 fn memory_bot(s: &State, me: usize) -> pb::Action {
     let act = |k: A| pb::Action { kind: Some(k) };
     let est = |p: usize, sl: usize| -> f32 {
