@@ -82,6 +82,7 @@ def limits_of(args: argparse.Namespace):
         watch_per_peer=args.watch_per_peer,
         watch_per_match=args.watch_per_match,
         watch_buffer=args.watch_buffer,
+        watch_pace=args.watch_pace,
         create_policy=args.create_policy,
         create_rate=args.create_rate,
         create_burst=args.create_burst,
@@ -394,6 +395,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _milliseconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more milliseconds")
+    return value
+
+
 def _host_port(text: str) -> str:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
@@ -454,6 +465,10 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
                     help="WatchGame streams on one match, per server (env TABLIER_WATCH_PER_MATCH)")
     sp.add_argument("--watch-buffer", type=_positive(int), default=_env("WATCH_BUFFER", "256"),
                     help="events buffered for a watcher that does not read (env TABLIER_WATCH_BUFFER)")
+    sp.add_argument("--watch-pace", type=_milliseconds, default=_env("WATCH_PACE", "1"),
+                    help="milliseconds between two sends to a watcher per watcher in the process: 1 sends to"
+                         " 2,000 watchers every 2 s, to one at once; 0 sends every event at once"
+                         " (env TABLIER_WATCH_PACE)")
     sp.add_argument("--create-policy", choices=("open", "token"), default=_env("CREATE_POLICY", "open"),
                     help="who may create matches: anyone at --create-rate per peer, or holders of"
                          " TABLIER_CREATOR_TOKEN / the operator token (env TABLIER_CREATE_POLICY)")

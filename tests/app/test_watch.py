@@ -82,6 +82,8 @@ def test_limits_refuse_unusable_values():
         Limits(watch_buffer=0)
     with pytest.raises(ValueError):
         Limits(create_rate=float("nan"))
+    with pytest.raises(ValueError):
+        Limits(watch_pace=-1)
     Limiter(Limits())  # the defaults are usable
 
 

@@ -1,7 +1,7 @@
 """Figures of issue 12 (abuse and outages), measured on loopback against a server this script
 starts itself on a temporary embedded PostgreSQL. Bounded in time; stops by itself.
 
-    .venv/bin/python tests/bench/abuse_figures.py fanout [--watchers 2000] [--serve-arg=--watch-per-peer=5000 ...]
+    .venv/bin/python tests/bench/abuse_figures.py fanout [--watchers 2000] [--rounds 5] [--single] [--serve-arg=--watch-per-peer=5000 ...]
     .venv/bin/python tests/bench/abuse_figures.py padding|create|badtoken|outage|shutdown
 
 Figures are ratios against a baseline taken in the same run (this VM's speed drifts 2x).
@@ -61,8 +61,8 @@ def md(token: str):
     return (("authorization", f"Bearer {token}"),)
 
 
-async def mover(stub, created, deadline: float, lat: list[float]) -> int:
-    """Plays bot moves on one match until the deadline; returns the number of moves."""
+async def mover(stub, created, deadline: float, lat: list[float]):
+    """Plays bot moves on one match until the deadline; returns (moves, the state after)."""
     state = created.state
     moves = 0
     loop = asyncio.get_running_loop()
@@ -76,7 +76,7 @@ async def mover(stub, created, deadline: float, lat: list[float]) -> int:
         lat.append(loop.time() - t)
         state = played.state
         moves += 1
-    return moves
+    return moves, state
 
 
 async def viewer(stub, game_id: str, deadline: float, lat: list[float]) -> None:
@@ -126,50 +126,66 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), s
 """
 
 
+# Matches that outlast the bench (a default Grid Knock match is about 1,100 moves).
+LONG = {"target_score": "1000", "turn_cap": "100000"}
+
+
 async def fanout(addr: str, args) -> None:
+    """Rounds of three windows each: idle (an unrelated GetView loop only), moves on an
+    unwatched match, moves on the watched one (the unrelated GetView loop throughout). The
+    watchers stay open on their match for all rounds; figures are medians over the rounds,
+    ratios taken within each round (this VM's speed drifts)."""
     async with grpc.aio.insecure_channel(addr) as ch:
         stub = rpc.GameServiceStub(ch)
         b = await stub.CreateGame(pb.CreateGameRequest(game_type=GAME, seats=SEATS))
         loop = asyncio.get_running_loop()
-        idle: list[float] = []
-        await viewer(stub, b.game_id, loop.time() + 3, idle)
-        results = {}
-        for phase in ("unwatched", "watched"):
-            # A fresh match per phase (a match has about 1,100 moves).
-            a = await stub.CreateGame(pb.CreateGameRequest(game_type=GAME, seats=SEATS))
-            watchers = None
-            if phase == "watched":
-                watchers = subprocess.Popen([sys.executable, "-c", WATCHER_SCRIPT, addr, a.game_id,
-                                             str(args.watchers), str(args.connections), "0" if args.single else "1"],
-                                            stdout=subprocess.PIPE, text=True)
-                # Wait until every stream is open or refused (or 60 s).
-                end = time.monotonic() + 60
-                while time.monotonic() < end:
-                    line = await asyncio.to_thread(watchers.stdout.readline)
-                    print("  watchers:", line.strip())
-                    seen = json.loads(line)
-                    if seen["open"] + sum(seen["refused"].values()) >= args.watchers:
-                        break
-                state = (await stub.GetView(pb.GetViewRequest(game_id=a.game_id))).state
-                a = pb.CreateGameResponse(game_id=a.game_id, seat_tokens=a.seat_tokens, state=state)
-            lat_move: list[float] = []
-            lat_view: list[float] = []
-            deadline = loop.time() + args.seconds
-            t0 = loop.time()
-            moves, _ = await asyncio.gather(mover(stub, a, deadline, lat_move), viewer(stub, b.game_id, deadline, lat_view))
-            took = loop.time() - t0
-            results[phase] = (moves / took, pct(lat_move, 50), pct(lat_view, 50), pct(lat_view, 99), max(lat_view))
-            if watchers is not None:
-                watchers.kill()
-                watchers.wait(10)
-                last = watchers.stdout.read().strip().splitlines()
-                print("  watchers at the end:", last[-1] if last else "?")
-        print(f"idle GetView p50 {pct(idle, 50)*1000:.1f} ms")
-        for phase, (rate, pm, v50, v99, vmax) in results.items():
-            print(f"{phase}: {rate:.1f} moves/s, PlayMove p50 {pm*1000:.1f} ms; unrelated GetView p50 "
-                  f"{v50*1000:.1f} ms p99 {v99*1000:.1f} ms max {vmax*1000:.0f} ms")
-        print(f"ratio watched/unwatched move rate {results['watched'][0] / results['unwatched'][0]:.2f}; "
-              f"GetView p50 watched/idle {results['watched'][2] / pct(idle, 50):.2f}")
+        first_idle: list[float] = []
+        await viewer(stub, b.game_id, loop.time() + args.seconds, first_idle)
+        matches = {phase: await stub.CreateGame(pb.CreateGameRequest(game_type=GAME, seats=SEATS, options=LONG))
+                   for phase in ("unwatched", "watched")}
+        watchers = subprocess.Popen([sys.executable, "-c", WATCHER_SCRIPT, addr, matches["watched"].game_id,
+                                     str(args.watchers), str(args.connections), "0" if args.single else "1"],
+                                    stdout=subprocess.PIPE, text=True)
+        # Wait until every stream is open or refused (or 90 s).
+        end = time.monotonic() + 90
+        while time.monotonic() < end:
+            line = await asyncio.to_thread(watchers.stdout.readline)
+            print("  watchers:", line.strip())
+            seen = json.loads(line)
+            if seen["open"] + sum(seen["refused"].values()) >= args.watchers:
+                break
+        rounds = []
+        try:
+            for r in range(args.rounds):
+                idle: list[float] = []
+                await viewer(stub, b.game_id, loop.time() + args.seconds, idle)
+                got = {"idle": (None, pct(idle, 50))}
+                for phase, created in matches.items():
+                    lat_move: list[float] = []
+                    lat_view: list[float] = []
+                    t0 = loop.time()
+                    (moves, state), _ = await asyncio.gather(mover(stub, created, t0 + args.seconds, lat_move),
+                                                             viewer(stub, b.game_id, t0 + args.seconds, lat_view))
+                    matches[phase] = pb.CreateGameResponse(game_id=created.game_id, seat_tokens=created.seat_tokens,
+                                                           state=state)
+                    got[phase] = (moves / (loop.time() - t0), pct(lat_view, 50), pct(lat_view, 99))
+                rounds.append(got)
+                print(f"  round {r + 1}: idle GetView p50 {got['idle'][1] * 1000:.1f} ms; "
+                      + "; ".join(f"{p} {got[p][0]:.1f} moves/s, GetView p50 {got[p][1] * 1000:.1f} ms p99 "
+                                  f"{got[p][2] * 1000:.0f} ms" for p in matches), flush=True)
+        finally:
+            watchers.kill()
+            watchers.wait(10)
+            last = watchers.stdout.read().strip().splitlines()
+            print("  watchers at the end:", last[-1] if last else "?")
+        med = statistics.median
+        print(f"GetView p50 before the watchers opened {pct(first_idle, 50) * 1000:.1f} ms")
+        print(f"medians of {len(rounds)} rounds: idle GetView p50 {med(g['idle'][1] for g in rounds) * 1000:.1f} ms; "
+              + "; ".join(f"{p} {med(g[p][0] for g in rounds):.1f} moves/s, GetView p50 "
+                          f"{med(g[p][1] for g in rounds) * 1000:.1f} ms" for p in matches))
+        print(f"ratio watched/unwatched move rate {med(g['watched'][0] / g['unwatched'][0] for g in rounds):.2f}; "
+              f"GetView p50 while watched moves/idle {med(g['watched'][1] / g['idle'][1] for g in rounds):.2f} "
+              "(medians of the rounds' ratios)")
 
 
 async def padding(addr: str, dsn: str, args) -> None:
@@ -371,6 +387,7 @@ def main() -> None:
     p.add_argument("--connections", type=int, default=1)
     p.add_argument("--single", action="store_true", help="fanout: watchers ask for one event per response")
     p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--rounds", type=int, default=5, help="fanout: rounds of idle, unwatched and watched windows")
     p.add_argument("--pad", type=int, default=3_900_000)
     p.add_argument("--moves", type=int, default=20)
     p.add_argument("--down", type=float, default=20.0)

@@ -134,6 +134,7 @@ def test_bad_configuration_is_one_line():
         (["serve", "--listen", "nowhere"], {}, "--listen"),
         (["serve"], {"TABLIER_LOG_LEVEL": "LOUD"}, "TABLIER_LOG_LEVEL"),
         (["serve"], {"TABLIER_WATCH_BUFFER": "many"}, "--watch-buffer"),
+        (["serve", "--watch-pace", "-1"], {}, "--watch-pace"),
         (["serve", "--create-policy", "token"], {"TABLIER_OPERATOR_TOKEN": "", "TABLIER_CREATOR_TOKEN": ""},
          "TABLIER_CREATOR_TOKEN"),
     ]

@@ -238,7 +238,8 @@ class GameApp:
         self.auditor_tokens = tuple(t for t in (auditor_token, operator_token) if t)
         self.creator_tokens = tuple(t for t in (creator_token, host_token, operator_token) if t)
         self.limiter = Limiter(limits)
-        self.feeds = Feeds(store, self._event_out, self._state, self._checked_step, after=self._backstop_bots)
+        self.feeds = Feeds(store, self._event_out, self._state, self._checked_step, after=self._backstop_bots,
+                           pace=self.limiter.limits.watch_pace / 1000)
         self.catalogue = Catalogue()
         self.cache = MatchCache(cache_size)
         self.snapshots = Snapshots()

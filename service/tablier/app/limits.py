@@ -27,6 +27,10 @@ class Limits:
     # Events buffered for one watcher that does not read; past it its stream ends with
     # RESOURCE_EXHAUSTED (WATCH_BUFFER_FULL) and the seq to resume after.
     watch_buffer: int = 256
+    # Milliseconds between two sends to one watcher, per watcher in this process (`watch.py`):
+    # the watchers' writes stay a bounded share of the event loop however many there are.
+    # 0: every event is sent at once.
+    watch_pace: float = 1.0
     # CreateGame: `open` (anyone, rate-limited per peer) or `token` (the creator token or
     # the operator token is needed). Per peer: a bucket of `create_burst` matches refilled at
     # `create_rate` per second.
@@ -49,6 +53,8 @@ class Limits:
                      "bad_credential_burst", "max_options", "max_option_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.replace('_', '-')} must be at least 1")
+        if not 0 <= self.watch_pace < math.inf:
+            raise ValueError("watch-pace must be 0 or more milliseconds")
         for name in ("create_rate", "bad_credential_rate"):
             value = getattr(self, name)
             if not (value > 0 and math.isfinite(value)):

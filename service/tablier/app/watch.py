@@ -9,11 +9,11 @@ redaction per distinct viewer, not per watcher.
 Watchers are paced. A viewer's new items are released to its watchers together, at most once
 per tick, and a watcher takes everything released since it last took, as one `WatchBatch`
 (the same object for every watcher of the viewer that was at the same place, so a transport
-renders it once). The tick is `PACE_PER_WATCHER` times the number of watchers in the process:
-a lone watcher is sent each event at once, while each of 2,000 watchers gets one batch every
-two seconds, and the writes of all watchers stay a bounded share of the event loop however
-many there are (each watcher makes at most one write per tick). Nothing is lost or reordered:
-a batch is a contiguous run of the viewer's log.
+renders it once). The tick is the pace (`PACE_PER_WATCHER`, `--watch-pace`) times the number
+of watchers in the process: a lone watcher is sent each event at once, while each of 2,000
+watchers gets one batch every two seconds, and the writes of all watchers stay a bounded
+share of the event loop however many there are (each watcher makes at most one write per
+tick). Nothing is lost or reordered: a batch is a contiguous run of the viewer's log.
 
 Each watcher has a bounded buffer: it may lag at most `limit` released items behind the
 viewer's log. A watcher that does not read (its client stopped reading, so its writes stall)
@@ -33,10 +33,10 @@ from tablier.store.base import EventStore, GameRecord, StoredEvent
 
 from .auth import Principal
 
-# Seconds of tick per watcher in the process. A write of one message to one stream costs the
-# event loop about 0.1-0.2 ms (grpc.aio, on a loaded 2-core VM); at most one write per
-# watcher per tick, so at most 1,000 writes a second in all, keeps the watchers' writes to
-# about a tenth to a fifth of the loop whatever their number.
+# Seconds of tick per watcher in the process, by default (`--watch-pace`). A write of one
+# message to one stream costs the event loop about 0.1-0.2 ms (grpc.aio, on a loaded 2-core
+# VM); at most one write per watcher per tick, so at most 1,000 writes a second in all,
+# keeps the watchers' writes to about a tenth to a fifth of the loop whatever their number.
 PACE_PER_WATCHER = 1e-3
 # Watchers woken per turn of the event loop when a release wakes many.
 WAKE_SLICE = 64
@@ -299,7 +299,7 @@ class Feeds:
 
     def __init__(
         self, store: EventStore, event_out: EventOutFn, state: StateFn, step: StepFn,
-        after: Callable[[GameRecord, Match], None] | None = None,
+        after: Callable[[GameRecord, Match], None] | None = None, pace: float = PACE_PER_WATCHER,
     ) -> None:
         self.store = store
         self.event_out = event_out
@@ -309,10 +309,11 @@ class Feeds:
         self.after = after
         self._feeds: dict[str, MatchFeed] = {}
         self.watching = 0  # watchers subscribed to a feed of this process
+        self.pace = pace  # seconds of tick per watcher
 
     def tick(self) -> float:
         """The shortest time between two releases of one feed (see `PACE_PER_WATCHER`)."""
-        return self.watching * PACE_PER_WATCHER
+        return self.watching * self.pace
 
     def feed(self, game: GameRecord, seq: int, match: Match, chain: bytes) -> MatchFeed:
         """The match's feed, started at (seq, a copy of match, its chain hash) if there is
