@@ -577,7 +577,8 @@ class GameApp:
                             batch = WatchBatch(item for item in batch if item.seq > seq)
                         if batch:
                             seq = sent = batch[-1].seq
-                            yield batch
+                            yield batch  # returns once the transport took all of it
+                        sub.sent()
                         continue
                     if sub.overflowed:
                         raise ResourceExhausted(

@@ -64,12 +64,13 @@ class WatchBatch(list):
 class Subscriber:
     """One watcher's place in a feed: its viewer, how far it took, and how it ended."""
 
-    __slots__ = ("principal", "viewer", "cursor", "limit", "waiting", "overflowed", "ended", "shutdown")
+    __slots__ = ("principal", "viewer", "cursor", "taken", "limit", "waiting", "overflowed", "ended", "shutdown")
 
     def __init__(self, viewer: Viewer, limit: int) -> None:
         self.principal = viewer.principal
         self.viewer = viewer
-        self.cursor = viewer.head  # index in the viewer's log of the next item to take
+        self.cursor = viewer.head  # index in the viewer's log of the next item to send
+        self.taken = self.cursor  # ... once the batch taken last is sent (`sent`)
         self.limit = limit
         self.waiting: asyncio.Future[None] | None = None
         self.overflowed = False
@@ -77,8 +78,13 @@ class Subscriber:
         self.shutdown = False  # ended because this server is stopping (resume elsewhere)
 
     def take(self) -> WatchBatch | None:
-        """Everything released since the last take (None: nothing yet)."""
+        """Everything released since the last batch sent (None: nothing yet). It counts as
+        buffered for this watcher until `sent`."""
         return None if self.overflowed else self.viewer.take(self)
+
+    def sent(self) -> None:
+        """The batch taken last was sent (its transport took all of it)."""
+        self.cursor = self.taken
 
     async def wait(self) -> None:
         """Until the viewer releases items, or this watcher ends."""
@@ -131,7 +137,7 @@ class Viewer:
         batch = self.batches.get(start)
         if batch is None:
             batch = self.batches[start] = WatchBatch(self.items[start - self.base:self.released - self.base])
-        sub.cursor = self.released
+        sub.taken = self.released
         return batch
 
     def release(self) -> list[Subscriber]:
