@@ -272,10 +272,11 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     }
   };
 
-  // Live: every event anyone causes reaches this page through WatchGame.
+  // Live: every event anyone causes reaches this page through WatchGame (in batches: the page
+  // only needs the state after the last).
   (async () => {
     try {
-      for await (const item of client.watchGame({ gameId, afterSeq: first.seq }, { ...asSeat(token), signal: abort.signal })) {
+      for await (const item of client.watchGame({ gameId, afterSeq: first.seq, batches: true }, { ...asSeat(token), signal: abort.signal })) {
         if (item.state && item.state.seq > state.seq) {
           state = item.state;
           await refresh();
