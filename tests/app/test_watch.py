@@ -111,3 +111,27 @@ async def test_batched_responses_are_the_messages_protobuf_would_make():
     many = pb.WatchGameResponse(events=[to_event(item[0]) for item in batch], state=to_state(batch[-1][1]))
     assert pb.WatchGameResponse.FromString(watch_batch_message(batch)) == many
     assert watch_batch_message(batch) is watch_batch_message(batch)  # rendered once
+
+
+async def test_watchers_that_leave_a_quiet_match_leave_nothing_behind():
+    app = GameApp(MemoryStore(), OP, limits=Limits(watch_per_peer=100))
+    created = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
+    gid, opened = created.game_id, created.state.seq
+    stay = app.watch_batches(gid, Credential(), after_seq=opened)
+    staying = asyncio.ensure_future(_next(stay))
+    while app.feeds.watchers < 1:
+        await asyncio.sleep(0.01)
+    viewer = next(iter(app.feeds._feeds[gid].viewers.values()))
+    for _ in range(50):  # each waits for the next release, then goes
+        w = app.watch_batches(gid, Credential(), after_seq=opened)
+        waiting = asyncio.ensure_future(_next(w))
+        while len(viewer.waiting) < 2:
+            await asyncio.sleep(0)
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+        await w.aclose()
+    assert len(viewer.waiting) == 1 and len(viewer.subs) == 1 and app.feeds.watchers == 1
+    staying.cancel()
+    await asyncio.gather(staying, return_exceptions=True)
+    await stay.aclose()
+    assert app.feeds.watchers == 0 and app.feeds.count == 0

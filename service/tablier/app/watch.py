@@ -91,11 +91,12 @@ class Subscriber:
         if self.ended or self.overflowed or self.cursor < self.viewer.released:
             return
         self.waiting = asyncio.get_running_loop().create_future()
-        self.viewer.waiting.append(self)
+        self.viewer.waiting[self] = None
         try:
             await self.waiting
         finally:
             self.waiting = None
+            self.viewer.waiting.pop(self, None)  # still there if it was not woken (cancelled)
 
     def wake(self) -> None:
         if self.waiting is not None and not self.waiting.done():
@@ -118,7 +119,7 @@ class Viewer:
         self.base = 0  # index of items[0] since the viewer was made
         self.released = 0
         self.subs: dict[Subscriber, None] = {}  # in subscription order
-        self.waiting: list[Subscriber] = []
+        self.waiting: dict[Subscriber, None] = {}  # watchers waiting for the next release
         self.batches: dict[int, WatchBatch] = {}  # this release's batches, by where they start
         self.limit = 1
 
@@ -155,16 +156,12 @@ class Viewer:
         if keep_from > self.base:
             del self.items[:keep_from - self.base]
             self.base = keep_from
-        waiting, self.waiting = self.waiting, []
+        waiting, self.waiting = list(self.waiting), {}
         _wake(waiting)
         for sub in dropped:
             sub.wake()
         return dropped
 
-    def wake_all(self) -> None:
-        waiting, self.waiting = self.waiting, []
-        for sub in waiting:
-            sub.wake()
 
 
 def _wake(subs: list[Subscriber], start: int = 0) -> None:
