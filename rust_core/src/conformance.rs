@@ -15,7 +15,7 @@
 use prost::Message;
 
 use crate::error::CoreError;
-use crate::game::{Game, Options, Viewer};
+use crate::game::{Game, Options, Seats, Viewer};
 use crate::rng::Rng;
 
 #[derive(Debug, Default)]
@@ -233,9 +233,10 @@ pub fn run<G: Game>(seats: u32, options: &Options, matches: u64, first_seed: u64
     report
 }
 
-/// Plays one match in which `silent` never answers: each time it is awaited its time is up and
-/// the game's timeout `policy` decides for it ([`Game::timeout_events`]); the other seats play
-/// random legal actions. Checks at every timeout that the policy's events are deterministic
+/// Plays one match in which `silent` stops answering after its first `answers` moves (random
+/// legal ones): each time it is awaited after that its time is up and the game's timeout
+/// `policy` decides for it ([`Game::timeout_events`]); the other seats play random legal
+/// actions. Checks at every timeout that the policy's events are deterministic
 /// (the same stream gives the same events, as `verify` decides them again), that they apply
 /// and keep the game's invariants, and that the match after them is over or awaits a seat that
 /// has a legal action; at the end, that the match ended within `max_steps` and that replaying
@@ -245,6 +246,7 @@ pub fn play_silent_seat<G: Game>(
     options: &Options,
     policy: &str,
     silent: u32,
+    answers: u64,
     seed: u64,
     max_steps: u64,
 ) -> Result<Played<G>, String> {
@@ -265,7 +267,7 @@ pub fn play_silent_seat<G: Game>(
     let opening = G::start(&state, &mut Rng::for_command(&seed32, 1)).map_err(|e| format!("start failed: {e}"))?;
     seq += opening.len() as u64;
     apply(&mut state, opening, &mut events)?;
-    let mut timeouts = 0u64;
+    let (mut timeouts, mut answered) = (0u64, 0u64);
     for step in 0.. {
         if G::outcome(&state).is_some() {
             if !G::to_act(&state).is_empty() {
@@ -278,7 +280,9 @@ pub fn play_silent_seat<G: Game>(
         }
         let awaited = G::to_act(&state);
         let Some(first) = awaited.first() else { return Err(format!("step {step}: not over but nobody to act")) };
-        let evs = if awaited.contains(silent) {
+        let answers_now = awaited.contains(silent) && answered < answers;
+        answered += u64::from(answers_now);
+        let evs = if awaited.contains(silent) && !answers_now {
             timeouts += 1;
             let decided = G::timeout_events(&state, silent, policy, &mut Rng::for_command(&seed32, seq + 1))
                 .map_err(|e| format!("step {step}: timeout refused: {e}"))?;
@@ -291,7 +295,11 @@ pub fn play_silent_seat<G: Game>(
             }
             decided
         } else {
-            let actor = awaited.nth(choice.index(awaited.len())).unwrap_or(first);
+            let others = Seats::from_mask(awaited.mask() & !Seats::one(silent).mask());
+            let actor = match answers_now {
+                true => silent,
+                false => others.nth(choice.index(others.len())).unwrap_or(first),
+            };
             let moves = G::legal_actions(&state, actor);
             if moves.is_empty() {
                 return Err(format!("step {step}: seat {actor} is awaited but has no legal action"));
@@ -310,7 +318,7 @@ pub fn play_silent_seat<G: Game>(
             }
         }
     }
-    if timeouts == 0 {
+    if timeouts == 0 && answers == 0 {
         return Err("the silent seat was never awaited".into());
     }
     let mut replayed = G::initial(&config);

@@ -27,7 +27,7 @@ fn silent_matches<G: Game>(policy: &str, seat_counts: &[u32], options: &Options,
     for &seats in seat_counts {
         for silent in [0, seats - 1] {
             for seed in 0..matches {
-                match play_silent_seat::<G>(seats, options, policy, silent, 1000 * seats as u64 + seed, max_steps) {
+                match play_silent_seat::<G>(seats, options, policy, silent, 0, 1000 * seats as u64 + seed, max_steps) {
                     Ok(played) => events += played.events.len() as u64,
                     Err(e) => panic!("{} {policy}, {seats} seats, seat {silent} silent, seed {seed}: {e}", G::ID),
                 }
@@ -184,4 +184,57 @@ fn every_policy_through_the_registry_reaches_the_end() {
             }
         }
     }
+}
+
+/// `forfeit`: the first timeout ends the match (reason FORFEIT); the silent seat is not among
+/// the winners, who are the best of the others by the game's scoring as it stands.
+fn forfeits<G: Game>(seat_counts: &[u32], options: &Options, answers: u64, best: impl Fn(&[i64], u32) -> Vec<u32>) -> u32 {
+    let mut forfeited = 0;
+    for &seats in seat_counts {
+        for silent in [0, seats - 1] {
+            for seed in 0..20 {
+                let played = play_silent_seat::<G>(seats, options, "forfeit", silent, answers, 7000 + seed, 100_000)
+                    .unwrap_or_else(|e| panic!("{} forfeit, {seats} seats, seat {silent}, seed {seed}: {e}", G::ID));
+                let outcome = G::outcome(&played.state).unwrap();
+                if outcome.reason != "FORFEIT" {
+                    continue; // the match ended before the silent seat's first wait
+                }
+                assert!(!outcome.aborted && !outcome.winners.is_empty(), "{outcome:?}");
+                assert!(!outcome.winners.contains(&silent), "{} {outcome:?}", G::ID);
+                assert_eq!(outcome.winners, best(&outcome.scores, silent), "{} {outcome:?}", G::ID);
+                forfeited += 1;
+            }
+        }
+    }
+    forfeited
+}
+
+/// The seats other than `silent` with the best score (`lower` is better or not).
+fn best_others(scores: &[i64], silent: u32, lower: bool) -> Vec<u32> {
+    let others = (0..scores.len() as u32).filter(|&s| s != silent);
+    let key = |s: u32| if lower { -scores[s as usize] } else { scores[s as usize] };
+    let top = others.clone().map(key).max().unwrap();
+    others.filter(|&s| key(s) == top).collect()
+}
+
+#[test]
+fn rat_a_tat_cat_forfeit_ends_the_match_for_the_lowest_other_total() {
+    let lower = |s: &[i64], f| best_others(s, f, true);
+    assert!(forfeits::<RatATatCat>(&[2, 3, 6], &Options::new(), 0, lower) > 0);
+    // A seat that stops answering later, once rounds were scored: the totals decide.
+    let o = opts(&[("match_mode", "fixed_rounds"), ("rounds", "6")]);
+    assert!(forfeits::<RatATatCat>(&[2, 4], &o, 12, lower) > 0);
+}
+
+#[test]
+fn democratie_forfeit_ends_the_match_for_the_highest_other_tribes() {
+    let higher = |s: &[i64], f| best_others(s, f, false);
+    assert!(forfeits::<Democratie>(&[2, 3, 6], &Options::new(), 0, higher) > 0);
+    assert!(forfeits::<Democratie>(&[3, 4], &opts(&[("target", "9")]), 60, higher) > 0);
+}
+
+#[test]
+fn carre_forfeit_ends_the_match_for_the_other_seat() {
+    assert!(forfeits::<Carre>(&[2], &Options::new(), 0, |_, f| vec![1 - f]) > 0);
+    assert!(forfeits::<Carre>(&[2], &Options::new(), 70, |_, f| vec![1 - f]) > 0);
 }

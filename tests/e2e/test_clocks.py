@@ -30,10 +30,10 @@ SHORT = {
 # The timeout policies each game offers (docs/rules/<game>.md section 11), `bot` first.
 POLICIES = {
     "qwirkle": ["bot", "pass"],
-    "rat_a_tat_cat": ["bot", "draw_and_discard"],
-    "democratie": ["bot", "weakest_card"],
+    "rat_a_tat_cat": ["bot", "draw_and_discard", "forfeit"],
+    "democratie": ["bot", "weakest_card", "forfeit"],
     "grid_knock": ["bot", "default_move"],
-    "carre": ["bot", "discard"],
+    "carre": ["bot", "discard", "forfeit"],
 }
 # Events a policy other than `bot` never records for the seat: the moves it never makes.
 NEVER = {

@@ -70,6 +70,8 @@ use pb::event::Kind as Ev;
 
 /// The timeout policy `discard` (match clocks, docs/rules/carre.md §11).
 const TIMEOUT_DISCARD: &str = "discard";
+/// The timeout policy `forfeit`: the match ends, the other seat winning (§11).
+const TIMEOUT_FORFEIT: &str = "forfeit";
 
 // ------------------------------------------------------------------ cards
 
@@ -258,6 +260,8 @@ pub struct State {
     drew: bool,
     went_out: u8,
     aborted: bool,
+    /// The seat that forfeited when its time was up (match clocks, §11), or `NONE`.
+    forfeited: u8,
     hands: [u64; 2],
     stock: [u8; STOCK],
     stock_pos: u8,
@@ -325,6 +329,7 @@ impl State {
             drew: false,
             went_out: NONE,
             aborted: false,
+            forfeited: NONE,
             hands: [0; 2],
             stock: [0; STOCK],
             stock_pos: STOCK as u8,
@@ -705,6 +710,10 @@ impl State {
     fn result(&self) -> (Vec<u32>, pb::MatchResult) {
         if self.aborted {
             return (vec![], pb::MatchResult::Aborted);
+        }
+        if self.forfeited < 2 {
+            // The other seat wins, whatever the totals (§11).
+            return (vec![1 - self.forfeited as u32], pb::MatchResult::Win);
         }
         match self.totals[0].cmp(&self.totals[1]) {
             std::cmp::Ordering::Greater => (vec![0], pb::MatchResult::Win),
@@ -1276,6 +1285,17 @@ impl Game for Carre {
                 }
                 s.record_round(rec);
             }
+            Ev::MatchEnded(m) if s.phase == Phase::Action => {
+                // Only a forfeit ends the match in the middle of a turn: the seat to act's (§11).
+                let mut ended = s.clone();
+                ended.forfeited = s.current;
+                let (winners, result) = ended.result();
+                if m.totals != s.totals || m.winners != winners || m.result != result as i32 || m.rounds_played != s.n_history as u32 {
+                    return Err(CoreError::corrupt("match_ended does not match a forfeit"));
+                }
+                s.forfeited = s.current;
+                s.phase = Phase::Over;
+            }
             Ev::MatchEnded(m) => {
                 if s.phase != Phase::Ending {
                     return Err(CoreError::corrupt("match_ended before the last round was scored"));
@@ -1489,6 +1509,7 @@ impl Game for Carre {
             scores: s.totals.iter().map(|&t| t as i64).collect(),
             winners,
             reason: match result {
+                _ if s.forfeited < 2 => "FORFEIT",
                 pb::MatchResult::Aborted => "ROUND_CAP",
                 pb::MatchResult::Draw => "DRAW",
                 _ => "HIGHER_TOTAL",
@@ -1500,11 +1521,26 @@ impl Game for Carre {
     }
 
     /// Match clocks (§11): a timed-out seat discards.
-    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DISCARD];
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DISCARD, TIMEOUT_FORFEIT];
     const TIMEOUT_HELP: &'static str = "discard: the seat discards the lowest card of its hand (Ace first, Kings \
-        last), face up and dead for the round; it never goes out or places a card.";
+        last), face up and dead for the round; it never goes out or places a card. forfeit: the seat forfeits: \
+        the match ends at once and the other seat wins, whatever the totals (reason FORFEIT).";
 
     fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        if policy == TIMEOUT_FORFEIT {
+            if s.phase != Phase::Action || seat != s.current as Seat {
+                return Err(CoreError::not_your_turn());
+            }
+            let mut ended = s.clone();
+            ended.forfeited = s.current;
+            let (winners, result) = ended.result();
+            return Ok(vec![ev(Ev::MatchEnded(pb::MatchEnded {
+                totals: s.totals.to_vec(),
+                winners,
+                result: result as i32,
+                rounds_played: s.n_history as u32,
+            }))]);
+        }
         if policy != TIMEOUT_DISCARD {
             return Err(CoreError::Unsupported(format!("carre has no timeout policy {policy:?}")));
         }
@@ -1738,7 +1774,7 @@ impl Game for Carre {
         if s.round as u32 > max_rounds || s.n_history as u32 > s.round as u32 {
             return Err("round counter out of bounds".into());
         }
-        if s.phase == Phase::Over && (s.n_history < s.cfg.rounds) {
+        if s.phase == Phase::Over && s.n_history < s.cfg.rounds && s.forfeited == NONE {
             return Err("match over before the last round".into());
         }
         Ok(())

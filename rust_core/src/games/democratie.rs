@@ -414,6 +414,8 @@ pub struct State {
     pub last_trick: Option<LastTrick>,
     pub winner: u8,
     pub aborted: bool,
+    /// The winners (a seat mask) when a timed-out seat forfeited (match clocks, §11), else 0.
+    pub forfeit_winners: u8,
 }
 
 impl State {
@@ -642,6 +644,16 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
             }
             st.phase = P::MatchCheck;
         }
+        K::MatchEnded(e) if e.reason == REASON_FORFEIT => {
+            // A seat awaited for its commit forfeited (§11): the best of the others win.
+            ensure(st.phase == P::TrickCommit && !e.aborted, "a forfeit while no commit is awaited")?;
+            ensure(e.tribes.len() == n && e.tribes.iter().zip(&st.tribes[..n]).all(|(a, b)| a == b), "match_ended tribes differ")?;
+            let won = e.winners.iter().try_fold(0u8, |m, &w| if (w as usize) < n { Some(m | 1 << w) } else { None });
+            let fits = |f: usize| st.commits[f] == NO_CARD && won == Some(forfeit_winners(st, f));
+            ensure((0..n).any(fits), "match_ended winners do not follow a forfeit")?;
+            st.forfeit_winners = won.unwrap_or(0);
+            st.phase = P::MatchEnd;
+        }
         K::MatchEnded(e) => {
             ensure(!CHECK || st.phase == P::MatchCheck, "match_ended in the wrong phase")?;
             ensure(!CHECK || e.tribes.len() == n && e.tribes.iter().zip(&st.tribes[..n]).all(|(a, b)| a == b), "match_ended tribes differ")?;
@@ -849,6 +861,26 @@ fn commit_action(c: u8) -> pb::Action {
 
 /// The timeout policy `weakest_card` (match clocks, docs/rules/democratie.md §11).
 const TIMEOUT_WEAKEST_CARD: &str = "weakest_card";
+/// The timeout policy `forfeit`, and the reason of the match end it records (§11).
+const TIMEOUT_FORFEIT: &str = "forfeit";
+const REASON_FORFEIT: &str = "FORFEIT";
+
+/// The winners (a seat mask) when `seat` forfeits (§11): the highest tribe total among the
+/// other seats (§6.2). The tie-break of §6.2 plays further deals, which a forfeit ends: tied
+/// seats share the win.
+fn forfeit_winners(st: &State, seat: usize) -> u8 {
+    let others = (0..st.n()).filter(|&s| s != seat);
+    let best = others.clone().map(|s| st.tribes[s]).max().unwrap_or(0);
+    others.filter(|&s| st.tribes[s] == best).fold(0u8, |m, s| m | 1 << s)
+}
+
+/// The seats that won the match: the one of §6.2, or those of a forfeit (§11).
+fn match_winners(st: &State) -> Vec<u32> {
+    if st.forfeit_winners != 0 {
+        return (0..st.n() as u32).filter(|w| st.forfeit_winners >> w & 1 == 1).collect();
+    }
+    if st.winner == NOBODY { vec![] } else { vec![st.winner as u32] }
+}
 
 /// The card a timed-out seat commits (§11): the least committal of its hand, the one least
 /// able to win the trick (lowest strength, §2.1, a Joker counting as a 5, §4.3) and worth the
@@ -1145,6 +1177,7 @@ impl Game for Democratie {
             last_trick: None,
             winner: NOBODY,
             aborted: false,
+            forfeit_winners: 0,
         }
     }
 
@@ -1259,7 +1292,7 @@ impl Game for Democratie {
                 winner: if t.winner == NOBODY { 0 } else { t.winner as u32 },
             }),
             over,
-            winners: if state.winner == NOBODY { vec![] } else { vec![state.winner as u32] },
+            winners: match_winners(state),
             aborted: state.aborted,
             max_deals: state.cfg.max_deals,
             hidden: auditor.then(|| pb::Hidden {
@@ -1336,25 +1369,42 @@ impl Game for Democratie {
         }
         Some(Outcome {
             scores: state.tribes[..state.n()].iter().map(|&t| t as i64).collect(),
-            winners: if state.winner == NOBODY { vec![] } else { vec![state.winner as u32] },
-            reason: if state.aborted { "DEAL_CAP".into() } else { "TARGET_REACHED".into() },
+            winners: match_winners(state),
+            reason: if state.forfeit_winners != 0 {
+                REASON_FORFEIT.into()
+            } else if state.aborted {
+                "DEAL_CAP".into()
+            } else {
+                "TARGET_REACHED".into()
+            },
             lower_is_better: false,
             aborted: state.aborted,
         })
     }
 
     /// Match clocks (§11): a timed-out seat commits its weakest card.
-    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_WEAKEST_CARD];
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_WEAKEST_CARD, TIMEOUT_FORFEIT];
     const TIMEOUT_HELP: &'static str = "weakest_card: the seat commits the weakest card of its hand (lowest \
-        strength, then fewest points, then lowest card code), as a commit of its own: sealed until the reveal.";
+        strength, then fewest points, then lowest card code), as a commit of its own: sealed until the reveal. \
+        forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest tribe total among \
+        the other seats wins, shared when tied.";
 
     fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
-        if policy != TIMEOUT_WEAKEST_CARD {
+        if policy != TIMEOUT_WEAKEST_CARD && policy != TIMEOUT_FORFEIT {
             return Err(CoreError::Unsupported(format!("democratie has no timeout policy {policy:?}")));
         }
         let s = seat as usize;
         if state.phase != pb::Phase::TrickCommit || s >= state.n() || state.commits[s] != NO_CARD {
             return Err(CoreError::not_your_turn());
+        }
+        if policy == TIMEOUT_FORFEIT {
+            let won = forfeit_winners(state, s);
+            return Ok(vec![ev(pb::event::Kind::MatchEnded(pb::MatchEnded {
+                winners: (0..state.n() as u32).filter(|w| won >> w & 1 == 1).collect(),
+                tribes: state.tribes[..state.n()].to_vec(),
+                aborted: false,
+                reason: REASON_FORFEIT.into(),
+            }))]);
         }
         let card = weakest_card(state.hands[s]).ok_or_else(CoreError::not_your_turn)?;
         Self::decide(state, seat, &commit_action(card), rng)
@@ -1528,7 +1578,7 @@ impl Game for Democratie {
         if total > 4 * st.deal_no {
             return Err(format!("{total} tribes after {} deals", st.deal_no));
         }
-        if (st.phase == P::MatchEnd) != (st.winner != NOBODY || st.aborted) {
+        if (st.phase == P::MatchEnd) != (st.winner != NOBODY || st.aborted || st.forfeit_winners != 0) {
             return Err("end state inconsistent".into());
         }
         if st.winner != NOBODY && st.tribes[st.winner as usize] < st.cfg.target {

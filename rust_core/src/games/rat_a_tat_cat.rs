@@ -73,19 +73,22 @@ const NONE: u8 = 255;
 const COUNTS: [u8; 13] = [4, 4, 4, 4, 4, 4, 4, 4, 4, 9, 3, 3, 3];
 const CARD_HIDDEN_NUMBER: i32 = 14;
 
-const REASONS: [&str; 6] = [
+const REASONS: [&str; 7] = [
     "",
     "LAST_PLAYER_STANDING",
     "ALL_ELIMINATED",
     "ROUNDS_COMPLETED",
     "ADMIN_TURN_CAP",
     "TIME_CALLED",
+    "FORFEIT",
 ];
 const R_LAST: u8 = 1;
 const R_ALL: u8 = 2;
 const R_ROUNDS: u8 = 3;
 const R_CAP: u8 = 4;
 const R_TIME: u8 = 5;
+/// A timed-out seat forfeited (match clocks, docs/rules/rat_a_tat_cat.md §11).
+const R_FORFEIT: u8 = 6;
 
 #[inline]
 fn is_power(c: u8) -> bool {
@@ -447,6 +450,24 @@ impl State {
             }
             MatchMode::Timed => self.stop_requested.then(|| (lowest(self.active), R_TIME)),
         }
+    }
+    /// The winners when the seat to act forfeits (§11): the lowest total (§6.2) among the
+    /// other seats still in the match; ties share the win.
+    fn forfeit_winners(&self) -> u8 {
+        let mut best = u32::MAX;
+        let mut w = 0u8;
+        for p in 0..self.n() {
+            if p == self.current as usize || !self.is_active(p) {
+                continue;
+            }
+            let t = self.totals[p];
+            if t < best {
+                (best, w) = (t, 1 << p);
+            } else if t == best {
+                w |= 1 << p;
+            }
+        }
+        w
     }
     fn seat_list(mask: u8) -> Vec<u32> {
         (0..MAXP as u32).filter(|p| mask & (1 << p) != 0).collect()
@@ -1114,6 +1135,24 @@ fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResul
             }
             s.stop_requested = true;
         }
+        E::MatchEnded(e) if !e.aborted && e.reason == REASONS[R_FORFEIT as usize] => {
+            // The seat to act forfeited (§11): a card in its hand goes to the discard pile.
+            if CHECK && !s.phase.awaiting() {
+                return Err(CoreError::corrupt("a forfeit while no seat is awaited"));
+            }
+            let w = s.forfeit_winners();
+            if e.winners != State::seat_list(w) || e.totals.as_slice() != &s.totals[..n] {
+                return Err(CoreError::corrupt("forfeit result does not fit the totals"));
+            }
+            if s.pending != NONE {
+                s.discard.push(s.pending)?;
+                s.pending = NONE;
+            }
+            s.winners = w;
+            s.end_reason = R_FORFEIT;
+            s.aborted = false;
+            s.phase = Phase::Over;
+        }
         E::MatchEnded(e) => {
             let (w, reason) = if e.aborted {
                 if CHECK && (s.phase != Phase::TurnStart || s.total_turns < s.cfg.admin_turn_cap) {
@@ -1711,10 +1750,12 @@ impl Game for RatATatCat {
     }
 
     /// Match clocks (§11): a timed-out seat draws and discards.
-    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DRAW_AND_DISCARD];
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DRAW_AND_DISCARD, TIMEOUT_FORFEIT];
     const TIMEOUT_HELP: &'static str = "draw_and_discard: the seat's turn is completed with the quietest moves: it \
         draws from the pile, discards the drawn card unused (a Draw 2 draws its second card and discards it too), \
-        peeks at its slot 1 or skips the swap if a used power left it there, and ends its turn without calling.";
+        peeks at its slot 1 or skips the swap if a used power left it there, and ends its turn without calling. \
+        forfeit: the seat forfeits and the match ends at once (reason FORFEIT): the lowest total among the other \
+        seats still in the match wins, ties share; the round in progress is not scored.";
 
     fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
         timeout_draw_and_discard(s, seat, policy, rng)
@@ -1894,6 +1935,8 @@ impl Game for RatATatCat {
 /// (or an inert power card, replaced at reveal) as worth 5, the deck mean.
 /// The timeout policy `draw_and_discard` (match clocks, docs/rules/rat_a_tat_cat.md §11).
 const TIMEOUT_DRAW_AND_DISCARD: &str = "draw_and_discard";
+/// The timeout policy `forfeit`: the match ends, the seat to act losing (§11).
+const TIMEOUT_FORFEIT: &str = "forfeit";
 
 /// The quietest legal move of the seat to act in each phase of its turn (§4.2): a turn always
 /// has one (no pass, no knock), and these change the seat's row the least.
@@ -1915,7 +1958,17 @@ fn quiet_action(s: &State) -> Option<pb::Action> {
 /// power the seat used itself peeks at slot 1 or skips the swap (R4, R5). Each move is decided
 /// as the seat's own, so every draw and reshuffle (R7) is recorded as usual.
 fn timeout_draw_and_discard(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
-    if policy != TIMEOUT_DRAW_AND_DISCARD {
+    if policy == TIMEOUT_FORFEIT && s.phase.awaiting() && seat == s.current as u32 {
+        return Ok(vec![pb::Event {
+            kind: Some(E::MatchEnded(pb::MatchEnded {
+                winners: State::seat_list(s.forfeit_winners()),
+                reason: REASONS[R_FORFEIT as usize].into(),
+                aborted: false,
+                totals: s.totals[..s.n()].to_vec(),
+            })),
+        }]);
+    }
+    if policy != TIMEOUT_DRAW_AND_DISCARD && policy != TIMEOUT_FORFEIT {
         return Err(CoreError::Unsupported(format!("rat_a_tat_cat has no timeout policy {policy:?}")));
     }
     if !s.phase.awaiting() || seat != s.current as u32 {
