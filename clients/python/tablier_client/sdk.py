@@ -121,7 +121,8 @@ class Event(Generic[E]):
 
 @dataclass(frozen=True)
 class Update(Generic[V, E]):
-    """What `watch()` yields: one event and the viewer's state after it."""
+    """What `watch()` yields: one event and the viewer's state after it (with
+    `watch(batches=True)`: after the last event the server sent with it)."""
 
     event: Event[E]
     state: State[V]
@@ -461,25 +462,35 @@ class Match(Generic[A, V, E]):
         return Played([_event(e, self.kind) for e in response.events], _state(response.state, self.kind),
                       response.replayed, command_id)
 
-    async def watch(self, after_seq: int = 0) -> AsyncIterator[Update[V, E]]:
+    async def watch(self, after_seq: int = 0, batches: bool = False) -> AsyncIterator[Update[V, E]]:
         """Every event after `after_seq` as it happens, with the state after it, until the
         match is over. A dropped stream (server restart, network) is resumed after the last
         state yielded, so nothing is missed or repeated; `Unavailable` only after
-        `client.retry.attempts` failed tries in a row."""
+        `client.retry.attempts` failed tries in a row.
+
+        `batches`: the server sends everything pending for this watcher in one response
+        (`WatchGameRequest.batches`), which a server with many watchers can afford at any
+        rate of moves; every event is still yielded, in order, but each with the state after
+        the last event of its response (enough to follow a match, not to replay it)."""
         seq = after_seq
         delays = self.client.retry.delays()
         while True:
-            call = self.client.stub.WatchGame(service_pb2.WatchGameRequest(game_id=self.game_id, after_seq=seq),
-                                              metadata=self.metadata)
+            call = self.client.stub.WatchGame(
+                service_pb2.WatchGameRequest(game_id=self.game_id, after_seq=seq, batches=batches),
+                metadata=self.metadata)
             over = got = False
             try:
                 async for response in call:
                     if response.state.seq <= seq:
                         continue
-                    update = Update(_event(response.event, self.kind), _state(response.state, self.kind))
-                    seq, over, got = update.state.seq, update.state.over, True
+                    state = _state(response.state, self.kind)
+                    events = response.events if batches else [response.event]
                     delays = self.client.retry.delays()
-                    yield update
+                    got = True
+                    for event in events:
+                        if event.seq > seq:
+                            yield Update(_event(event, self.kind), state)
+                    seq, over = state.seq, state.over
             except grpc.aio.AioRpcError as exc:
                 delay = next(delays, None) if exc.code() in _TRANSIENT + (grpc.StatusCode.CANCELLED,) else None
                 if delay is None:

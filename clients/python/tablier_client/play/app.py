@@ -254,7 +254,7 @@ class MatchScreen(Screen[None]):
         assert self.state is not None
         log = self.query_one("#log", RichLog)
         try:
-            async for update in self.handle.watch(after_seq=self.state.seq):
+            async for update in self.handle.watch(after_seq=self.state.seq, batches=True):
                 if self.state is None or update.state.seq > self.state.seq:  # not one our move returned
                     self.state = update.state
                 log.write(self._event_text(update.event.seq, update.event.payload))
