@@ -155,11 +155,15 @@ def stub(channel: grpc.Channel) -> rpc.GameServiceStub:
 
 @pytest.fixture
 def serving(e2e_database_url, tmp_path) -> Iterator:
-    """start(*args, env=...) -> (server, stub); every server is stopped at the end."""
+    """start(*args, env=..., database_url=...) -> (server, stub); every server is stopped at
+    the end. The session's database unless `database_url` names another (a test that counts
+    everything its server does needs one of its own: a starting server also arms the clocks of
+    the running matches it finds, other tests' included)."""
     started: list[tuple[Server, grpc.Channel]] = []
 
-    def start(*args: str, env: dict[str, str] | None = None) -> tuple[Server, rpc.GameServiceStub]:
-        srv = start_server(e2e_database_url, tmp_path, f"s{len(started)}", *args,
+    def start(*args: str, env: dict[str, str] | None = None,
+              database_url: str | None = None) -> tuple[Server, rpc.GameServiceStub]:
+        srv = start_server(database_url or e2e_database_url, tmp_path, f"s{len(started)}", *args,
                            env={"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN, **(env or {})}, limits=())
         ch = grpc.insecure_channel(srv.address)
         grpc.channel_ready_future(ch).result(timeout=START_TIMEOUT)
