@@ -163,7 +163,6 @@ class Viewer:
         return dropped
 
 
-
 def _wake(subs: list[Subscriber], start: int = 0) -> None:
     """Wakes `WAKE_SLICE` watchers now and the next ones on the loop's next turn, so that
     calls arriving meanwhile are served between the slices rather than after all the writes."""
