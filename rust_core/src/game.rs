@@ -100,6 +100,17 @@ impl Viewer {
     pub fn sees_private_of(self, seat: Seat) -> bool {
         matches!(self, Viewer::Auditor) || self == Viewer::Seat(seat)
     }
+
+    /// The viewer as every game's View names it (`tablier.v1.Viewer`).
+    pub fn to_proto(self) -> crate::proto::Viewer {
+        use crate::proto::viewer::{Auditor, Kind, Spectator};
+        let kind = match self {
+            Viewer::Seat(seat) => Kind::Seat(seat),
+            Viewer::Spectator => Kind::Spectator(Spectator {}),
+            Viewer::Auditor => Kind::Auditor(Auditor {}),
+        };
+        crate::proto::Viewer { kind: Some(kind) }
+    }
 }
 
 /// One table option of a game, with its default.
@@ -133,7 +144,7 @@ pub trait Game: 'static {
     /// Registry id, e.g. `qwirkle`.
     const ID: &'static str;
     const NAME: &'static str;
-    /// Protobuf package of the game's messages, e.g. `tablier.v1.qwirkle`; it must define
+    /// Protobuf package of the game's messages, e.g. `tablier.qwirkle.v1`; it must define
     /// `Action`, `Event` and `View` (and `Position`/`Evaluation` when `HAS_EVALUATOR`).
     const PROTO_PACKAGE: &'static str;
     const MIN_PLAYERS: u32;

@@ -12,8 +12,8 @@ fn carre_is_registered_and_plays_through_bytes() {
     let g = registry::find("carre").unwrap();
     let info = g.info();
     assert_eq!((info.min_players, info.max_players), (2, 2));
-    assert_eq!(info.action_type, "tablier.v1.carre.Action");
-    assert_eq!(info.view_type, "tablier.v1.carre.View");
+    assert_eq!(info.action_type, "tablier.carre.v1.Action");
+    assert_eq!(info.view_type, "tablier.carre.v1.View");
     assert_eq!(info.bots, ["random", "greedy"]);
     assert!(info.options.iter().any(|o| o.name == "rounds_per_match" && o.default_value == "4"));
     assert!(matches!(g.new_match(3, &Options::new()), Err(CoreError::InvalidOption(_))));

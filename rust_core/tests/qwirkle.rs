@@ -920,7 +920,7 @@ fn registry_drives_a_match_with_bytes() {
     let g = tablier_core::registry::find("qwirkle").unwrap();
     let info = g.info();
     assert_eq!((info.min_players, info.max_players, info.bots.clone()), (2, 4, vec!["random".to_string(), "greedy".to_string()]));
-    assert_eq!(info.position_type, "tablier.v1.qwirkle.Position");
+    assert_eq!(info.position_type, "tablier.qwirkle.v1.Position");
     assert!(g.new_match(5, &Options::new()).is_err());
     let mut m = g.new_match(2, &Options::new()).unwrap();
     let seed = [9u8; 32];

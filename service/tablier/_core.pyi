@@ -1,7 +1,7 @@
 """Typed surface of the compiled rules core (rust_core/src/python.rs).
 
 Game-specific actions, events, views, positions and evaluations are protobuf bytes of the
-messages in proto/tablier/v1/<game>.proto; `game_types()` and `Match.outcome()` return
+messages in proto/tablier/<game>/v1/<game>.proto (package tablier.<game>.v1); `game_types()` and `Match.outcome()` return
 `tablier.v1.GameType` / `tablier.v1.Outcome` bytes. Viewers: `seat=None, auditor=False` is a
 spectator; `auditor=True` sees everything.
 """

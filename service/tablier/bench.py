@@ -286,7 +286,7 @@ async def _long_match(stub, pb, operator: str, events: int) -> tuple[str, int]:
             break
     created = await stub.CreateGame(pb.CreateGameRequest(game_type=game, seats=seats, seed=seed),
                                     metadata=(("authorization", f"Bearer {operator}"),))
-    action_type = f"type.googleapis.com/tablier.v1.{game}.Action"
+    action_type = f"type.googleapis.com/tablier.{game}.v1.Action"
     seq = created.state.seq
     for n, (seat, action, expected) in enumerate(plan):
         played = await stub.PlayMove(pb.PlayMoveRequest(

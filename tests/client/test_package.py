@@ -19,7 +19,10 @@ import tablier_client.cli
 import tablier_client.v1
 
 ROOT = Path(__file__).resolve().parents[2]
-PROTOS = sorted(p.stem for p in (ROOT / "proto" / "tablier" / "v1").glob("*.proto"))
+# The schema's files, relative to proto/: tablier/v1/{common,service}.proto and one
+# tablier/<game>/v1/<game>.proto per game. Their stubs are flat: `tablier.v1.<stem>_pb2`.
+PROTO_FILES = sorted(str(p.relative_to(ROOT / "proto")) for p in (ROOT / "proto" / "tablier").glob("**/*.proto"))
+PROTOS = sorted(Path(p).stem for p in PROTO_FILES)
 
 
 def modules(package) -> dict[str, object]:
@@ -51,12 +54,12 @@ def test_shipped_descriptor_sets_hold_every_file_its_imports_and_comments():
     client = load_protoset(tablier_client.cli.PROTOSET)
     assert server == client
     names = [f.name for f in server.file]
-    assert {f"tablier/v1/{p}.proto" for p in PROTOS} <= set(names)
+    assert set(PROTO_FILES) <= set(names)
     assert {"google/protobuf/any.proto", "google/protobuf/timestamp.proto"} <= set(names)
     # Every import precedes its importer (what protoset readers such as ghz expect).
     for i, f in enumerate(server.file):
         assert set(f.dependency) <= set(names[:i]), f.name
-    qwirkle = next(f for f in server.file if f.name == "tablier/v1/qwirkle.proto")
+    qwirkle = next(f for f in server.file if f.name == "tablier/qwirkle/v1/qwirkle.proto")
     comments = " ".join(loc.leading_comments + " ".join(loc.leading_detached_comments)
                         for loc in qwirkle.source_code_info.location)
     assert "6 * colour + shape" in comments

@@ -518,7 +518,7 @@ def test_health_and_reflection(channel):
     for info in GAME_TYPES:
         for name in (info.action_type, info.event_type, info.view_type, info.position_type, info.evaluation_type):
             if name:
-                assert db.FindFileContainingSymbol(name).name.startswith("tablier/v1/"), name
+                assert db.FindFileContainingSymbol(name).name == f"tablier/{info.id}/v1/{info.id}.proto", name
 
 
 @pytest.mark.parametrize("game", [t.id for t in GAME_TYPES if t.position_type])

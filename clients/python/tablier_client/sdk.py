@@ -57,7 +57,7 @@ def pack(message: Message) -> any_pb2.Any:
 
 def message_class(full_name: str) -> type[Message]:
     """The generated class of a `tablier.v1` message by full name, e.g.
-    `tablier.v1.qwirkle.View` (every game's module is loaded by the SDK)."""
+    `tablier.qwirkle.v1.View` (every game's module is loaded by the SDK)."""
     return message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(full_name))
 
 

@@ -9,11 +9,11 @@ import { createRegistry, fromJson, toJson, type DescMessage, type JsonValue } fr
 import { anyPack, AnySchema, type Any } from "@bufbuild/protobuf/wkt";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { GameService } from "./gen/tablier/v1/service_pb";
-import { file_tablier_v1_carre } from "./gen/tablier/v1/carre_pb";
-import { file_tablier_v1_democratie } from "./gen/tablier/v1/democratie_pb";
-import { file_tablier_v1_grid_knock } from "./gen/tablier/v1/grid_knock_pb";
-import { file_tablier_v1_qwirkle } from "./gen/tablier/v1/qwirkle_pb";
-import { file_tablier_v1_rat_a_tat_cat } from "./gen/tablier/v1/rat_a_tat_cat_pb";
+import { file_tablier_carre_v1_carre } from "./gen/tablier/carre/v1/carre_pb";
+import { file_tablier_democratie_v1_democratie } from "./gen/tablier/democratie/v1/democratie_pb";
+import { file_tablier_grid_knock_v1_grid_knock } from "./gen/tablier/grid_knock/v1/grid_knock_pb";
+import { file_tablier_qwirkle_v1_qwirkle } from "./gen/tablier/qwirkle/v1/qwirkle_pb";
+import { file_tablier_rat_a_tat_cat_v1_rat_a_tat_cat } from "./gen/tablier/rat_a_tat_cat/v1/rat_a_tat_cat_pb";
 
 export * from "./gen/tablier/v1/service_pb";
 export * from "./gen/tablier/v1/common_pb";
@@ -27,11 +27,11 @@ export function gameClient(baseUrl: string = location.origin): GameClient {
 
 /** Every game's messages, to read and write the Any payloads. */
 export const registry = createRegistry(
-  file_tablier_v1_carre,
-  file_tablier_v1_democratie,
-  file_tablier_v1_grid_knock,
-  file_tablier_v1_qwirkle,
-  file_tablier_v1_rat_a_tat_cat,
+  file_tablier_carre_v1_carre,
+  file_tablier_democratie_v1_democratie,
+  file_tablier_grid_knock_v1_grid_knock,
+  file_tablier_qwirkle_v1_qwirkle,
+  file_tablier_rat_a_tat_cat_v1_rat_a_tat_cat,
 );
 
 /** Call options acting as a seat (its token), as the auditor role, or as a spectator. */

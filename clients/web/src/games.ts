@@ -177,8 +177,11 @@ const qwirkle: GameUI = {
 
 // ------------------------------------------------------------------ Rat-a-Tat Cat
 
+/** Not known to this viewer: a face-down card of a row, or nothing sent. */
+const ratUnseen = (c: string | undefined) => !c || c === "CARD_UNSPECIFIED" || c === "CARD_FACE_DOWN";
+
 function ratCard(c: string): [string, boolean] {
-  if (!c || c === "CARD_UNSPECIFIED") return ["", true];
+  if (ratUnseen(c)) return ["", true];
   if (c === "CARD_HIDDEN_NUMBER") return ["#", false];
   const n = ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"].indexOf(c.slice(5));
   return [n >= 0 ? String(n) : words(c, "CARD_"), false];
@@ -191,11 +194,11 @@ const ratATatCat: GameUI = {
         h("div", { class: "caption" }, `${seatName(p.seat, viewer)} · total ${p.totalScore}${p.active ? "" : " (out)"}`),
         h("div", { class: "row" }, (v.over && p.lastRoundRow?.length ? p.lastRoundRow : p.row ?? []).map((c: string, i: number) => {
           const known = p.known?.[i];
-          const [l, down] = ratCard(c !== "CARD_UNSPECIFIED" ? c : known ?? c);
-          return card(l, { down: down && !l, key: `slot:${p.seat}:${i + 1}`, cls: c === "CARD_UNSPECIFIED" && known && known !== "CARD_UNSPECIFIED" ? "known" : "" });
+          const [l, down] = ratCard(!ratUnseen(c) ? c : known ?? c);
+          return card(l, { down: down && !l, key: `slot:${p.seat}:${i + 1}`, cls: ratUnseen(c) && !ratUnseen(known) ? "known" : "" });
         }))));
     const [pl] = ratCard(v.pending);
-    const top = v.discardPile?.[0];
+    const top = v.discardPile?.[v.discardPile.length - 1];
     return h("div", { class: "table ratcat" },
       h("div", { class: "info" }, `round ${v.round} · ${words(v.phase, "PHASE_")}${v.hasCaller ? ` · seat ${v.caller} called` : ""}`),
       h("div", { class: "row" },
@@ -244,7 +247,7 @@ const democratie: GameUI = {
       last && last.played?.length ? h("div", { class: "row" }, `last trick (won by seat ${last.winner}${last.tie ? ", tie" : ""}): `,
         last.played.map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r }); })) : null,
       v.myCommit && v.myCommit !== "CARD_UNSPECIFIED" ? h("div", { class: "row" }, "you sealed ", card(demoCard(v.myCommit)[0], { red: demoCard(v.myCommit)[1] })) : null,
-      v.hasViewerSeat ? h("div", { class: "hand" }, "your hand ",
+      v.viewer?.seat !== undefined ? h("div", { class: "hand" }, "your hand ",
         (v.hand ?? []).map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r, key: `card:${c}` }); })) : null,
     );
   },

@@ -823,7 +823,8 @@ impl Carre {
                                 count: HAND as u32,
                             })
                             .collect(),
-                        stock: stock.iter().map(|&c| card_pb(c)).collect(),
+                        // Bottom first: the next card drawn last.
+                        stock: stock.iter().rev().map(|&c| card_pb(c)).collect(),
                         stock_size: STOCK as u32,
                     }))
                 }
@@ -971,8 +972,9 @@ impl Carre {
                 hands[i] |= bit(take(c)?);
             }
         }
+        // The event lists the stock bottom first; the state keeps it top first.
         let mut stock = [0u8; STOCK];
-        for (i, c) in d.stock.iter().enumerate() {
+        for (i, c) in d.stock.iter().rev().enumerate() {
             stock[i] = take(c)?;
         }
         s.deal(round, starter, hands, &stock);
@@ -1081,7 +1083,7 @@ impl Game for Carre {
 
     const ID: &'static str = "carre";
     const NAME: &'static str = "Carré";
-    const PROTO_PACKAGE: &'static str = "tablier.v1.carre";
+    const PROTO_PACKAGE: &'static str = "tablier.carre.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 2;
     const BOTS: &'static [&'static str] = &["random", "greedy"];
@@ -1328,11 +1330,6 @@ impl Game for Carre {
     }
 
     fn view(s: &State, viewer: Viewer) -> pb::View {
-        let (kind, vseat) = match viewer {
-            Viewer::Seat(x) => (pb::ViewerKind::Seat, x),
-            Viewer::Spectator => (pb::ViewerKind::Spectator, 0),
-            Viewer::Auditor => (pb::ViewerKind::Auditor, 0),
-        };
         let phase = match s.phase {
             Phase::NotStarted => pb::Phase::NotStarted,
             Phase::Dealing => pb::Phase::Dealing,
@@ -1434,8 +1431,7 @@ impl Game for Carre {
             None
         };
         pb::View {
-            viewer_kind: kind as i32,
-            viewer_seat: vseat,
+            viewer: Some(viewer.to_proto()),
             phase: phase as i32,
             round: s.round as u32,
             rounds_per_match: s.cfg.rounds as u32,
@@ -1450,7 +1446,7 @@ impl Game for Carre {
             discard: s.discard[..s.n_discard as usize].iter().map(|&c| card_pb(c)).collect(),
             stock_size: s.stock_left() as u32,
             stock: if viewer == Viewer::Auditor {
-                s.stock[s.stock_pos as usize..].iter().map(|&c| card_pb(c)).collect()
+                s.stock[s.stock_pos as usize..].iter().rev().map(|&c| card_pb(c)).collect()
             } else {
                 vec![]
             },
@@ -1947,7 +1943,7 @@ mod tests {
         let p2: Vec<pb::Card> = (0..8).map(|i| d[2 * i + 1]).collect();
         assert_eq!(dealt.hands[0].cards, p1);
         assert_eq!(dealt.hands[1].cards, p2);
-        assert_eq!(dealt.stock, d[16..].to_vec());
+        assert_eq!(dealt.stock, d[16..].iter().rev().copied().collect::<Vec<_>>());
         let Some(Ev::CardDrawn(first)) = &evs[2].kind else { panic!() };
         assert_eq!((first.seat, first.card, first.stock_size), (0, Some(d[16]), 35));
         for e in &evs {

@@ -447,7 +447,7 @@ impl State {
 
 // ------------------------------------------------------------------ events
 
-/// `tablier.v1.democratie.TrickRevealed` with the played cards inline (see [`InlineCards`]):
+/// `tablier.democratie.v1.TrickRevealed` with the played cards inline (see [`InlineCards`]):
 /// every trick reveals one.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Debug)]
 pub struct TrickRevealed {
@@ -502,7 +502,8 @@ fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event) -> CoreRes
             let size = deck_size(n);
             ensure(!CHECK || e.deck_size as usize == size && e.deck.len() == size, "deck_shuffled with a wrong deck size")?;
             ensure(!CHECK || pb_to_mask(&e.deck) == Some(deck_mask(n)), "deck_shuffled is not a permutation of the deck")?;
-            for (i, &code) in e.deck.iter().enumerate() {
+            // The event lists the deck bottom first; the stock is kept top first.
+            for (i, &code) in e.deck.iter().rev().enumerate() {
                 st.stock[i] = (code - 1) as u8;
             }
             st.stock_pos = 0;
@@ -819,7 +820,8 @@ fn shuffle(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng, dealer: u8) 
         deal_no: st.deal_no + 1,
         dealer: dealer as u32,
         deck_size: size as u32,
-        deck: deck.iter().map(|&c| to_pb(c)).collect(),
+        // Bottom first: the first card dealt last.
+        deck: deck.iter().rev().map(|&c| to_pb(c)).collect(),
     };
     emit(st, out, ev(pb::event::Kind::DeckShuffled(e)))
 }
@@ -1118,7 +1120,7 @@ impl Game for Democratie {
 
     const ID: &'static str = "democratie";
     const NAME: &'static str = "Démocratie";
-    const PROTO_PACKAGE: &'static str = "tablier.v1.democratie";
+    const PROTO_PACKAGE: &'static str = "tablier.democratie.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;
     const BOTS: &'static [&'static str] = &["random", "tactician"];
@@ -1278,8 +1280,7 @@ impl Game for Democratie {
                 })
                 .collect(),
             to_act: to_act.to_vec(),
-            has_viewer_seat: own.is_some(),
-            viewer_seat: own.unwrap_or(0) as u32,
+            viewer: Some(viewer.to_proto()),
             hand: own.map(|s| mask_to_pb(state.hands[s])).unwrap_or_default(),
             my_commit: own.map(|s| to_pb(state.commits[s])).unwrap_or(0),
             last_trick: state.last_trick.map(|t| pb::LastTrick {
@@ -1296,7 +1297,7 @@ impl Game for Democratie {
             aborted: state.aborted,
             max_deals: state.cfg.max_deals,
             hidden: auditor.then(|| pb::Hidden {
-                stock: state.stock_slice().iter().map(|&c| to_pb(c)).collect(),
+                stock: state.stock_slice().iter().rev().map(|&c| to_pb(c)).collect(),
                 vote_pile: state.vote_pile[..state.vote_len as usize].iter().map(|&c| to_pb(c)).collect(),
                 hands: (0..n)
                     .map(|i| pb::DealtHand {
@@ -1732,7 +1733,8 @@ mod tests {
         let mut st = Democratie::initial(&config(2));
         st.phase = pb::Phase::DealSetup;
         st.dealer = 0;
-        let deck: Vec<i32> = (0..48).map(to_pb).collect();
+        // The unshuffled deck, 5C on top: bottom first, as the event lists it.
+        let deck: Vec<i32> = (0..48).rev().map(to_pb).collect();
         let shuffled = ev(pb::event::Kind::DeckShuffled(pb::DeckShuffled { deal_no: 1, dealer: 0, deck_size: 48, deck }));
         Democratie::evolve(&mut st, &shuffled).unwrap();
         let mut out = vec![];
@@ -2612,6 +2614,6 @@ mod tests {
     #[test]
     fn seeded_matches_are_byte_identical_to_the_pinned_digest() {
         let got = pinned_digest(&[], 2..=6, 40);
-        assert_eq!(got, "2da49079bd02c1ae981a782702c067ed84a5b97438f6782d19dae8cf2e0edd17", "event, redaction or view bytes changed");
+        assert_eq!(got, "da6b02e31138437840d3c913b08852511c106a99a056121b12c4c0f21f9099bd", "event, redaction or view bytes changed");
     }
 }

@@ -2176,8 +2176,7 @@ pub fn build_view(st: &State, viewer: Viewer) -> pb::View {
     let init_phase = st.phase == Phase::InitialReveal;
     pb::View {
         seats: n as u32,
-        viewer: me.map(|s| s as u32),
-        auditor,
+        viewer: Some(viewer.to_proto()),
         phase: pb_phase(st.phase) as i32,
         active: st.active as u32,
         to_act: mask_list(to_act_mask(st)),
@@ -2254,7 +2253,7 @@ pub fn redact_event(e: &pb::Event, viewer: Viewer) -> pb::Event {
         Some(K::Reshuffled(r)) => r.draw_pile.clear(),
         Some(K::InitialChosen(c)) if !viewer.is_seat(c.seat) => c.slot = None,
         Some(K::KnockAnswered(k)) if !viewer.is_seat(k.seat) => {
-            k.answer = pb::KnockAnswer::Unspecified as i32
+            k.answer = pb::KnockAnswer::Sealed as i32
         }
         Some(K::KnockerSwapped(k)) if !k.removed_was_face_up && !viewer.is_seat(k.knocker) => {
             k.removed = None
@@ -2618,7 +2617,7 @@ impl Game for GridKnock {
 
     const ID: &'static str = "grid_knock";
     const NAME: &'static str = "Grid Knock";
-    const PROTO_PACKAGE: &'static str = "tablier.v1.grid_knock";
+    const PROTO_PACKAGE: &'static str = "tablier.grid_knock.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 8;
     const BOTS: &'static [&'static str] = &["random", "greedy"];

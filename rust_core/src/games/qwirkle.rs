@@ -1054,7 +1054,7 @@ impl Game for Qwirkle {
 
     const ID: &'static str = "qwirkle";
     const NAME: &'static str = "Qwirkle";
-    const PROTO_PACKAGE: &'static str = "tablier.v1.qwirkle";
+    const PROTO_PACKAGE: &'static str = "tablier.qwirkle.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 4;
     const HAS_EVALUATOR: bool = true;
@@ -1463,10 +1463,7 @@ impl Game for Qwirkle {
             turns: state.turns,
             end_reason: state.end_reason as i32,
             aborted: state.aborted,
-            viewer_seat: match viewer {
-                Viewer::Seat(s) => s as i32,
-                _ => -1,
-            },
+            viewer: Some(viewer.to_proto()),
         }
     }
 

@@ -53,7 +53,7 @@ use crate::rng::Rng;
 use pb::action::Kind as A;
 use pb::event::Kind as E;
 
-/// `tablier.v1.rat_a_tat_cat.SeatRow` with its cards inline (see [`InlineCards`]): every deal
+/// `tablier.rat_a_tat_cat.v1.SeatRow` with its cards inline (see [`InlineCards`]): every deal
 /// and every reveal holds one row per seat.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Debug)]
 pub struct SeatRow {
@@ -71,7 +71,9 @@ pub const D2: u8 = 12;
 const NONE: u8 = 255;
 /// Copies of each card code in the deck.
 const COUNTS: [u8; 13] = [4, 4, 4, 4, 4, 4, 4, 4, 4, 9, 3, 3, 3];
-const CARD_HIDDEN_NUMBER: i32 = 14;
+const CARD_HIDDEN_NUMBER: i32 = pb::Card::HiddenNumber as i32;
+/// A card in a row that this viewer may not see (the row keeps its four positions).
+const CARD_FACE_DOWN: i32 = pb::Card::FaceDown as i32;
 
 const REASONS: [&str; 7] = [
     "",
@@ -189,9 +191,9 @@ impl Pile {
     fn cards(&self) -> &[u8] {
         &self.c[..self.n as usize]
     }
-    /// Top first, as protobuf cards.
-    fn top_first_pb(&self) -> Vec<i32> {
-        self.cards().iter().rev().map(|&c| pbc(c)).collect()
+    /// Bottom first (the top last, as every pile in the schema), as protobuf cards.
+    fn bottom_first_pb(&self) -> Vec<i32> {
+        self.cards().iter().map(|&c| pbc(c)).collect()
     }
     /// From a top-first list.
     fn from_top_first(cards: &[u8]) -> CoreResult<Pile> {
@@ -243,7 +245,7 @@ impl Phase {
     }
     fn to_pb(self) -> pb::Phase {
         match self {
-            Phase::NotStarted => pb::Phase::Unspecified,
+            Phase::NotStarted => pb::Phase::NotStarted,
             Phase::TurnStart => pb::Phase::TurnStart,
             Phase::Drawn => pb::Phase::Drawn,
             Phase::Draw2First => pb::Phase::Draw2First,
@@ -553,7 +555,8 @@ impl Out<'_> {
             flipped.push(pbc(cards[0]));
             rng.shuffle32(cards);
         }
-        let draw: Vec<i32> = cards[1..].iter().map(|&c| pbc(c)).collect();
+        // Bottom first: the pile's top (the next card drawn) last.
+        let draw: Vec<i32> = cards[1..].iter().rev().map(|&c| pbc(c)).collect();
         self.emit(E::PileReshuffled(pb::PileReshuffled {
             flipped_powers: flipped,
             discard_top: pbc(cards[0]),
@@ -597,7 +600,8 @@ impl Out<'_> {
             flipped.push(pbc(rest[0]));
             rng.shuffle32(rest);
         }
-        let draw: Vec<i32> = rest[1..].iter().map(|&c| pbc(c)).collect();
+        // Bottom first: the pile's top (the next card drawn) last.
+        let draw: Vec<i32> = rest[1..].iter().rev().map(|&c| pbc(c)).collect();
         // A filtered iterator has no exact size: size the vector once instead of growing it.
         let mut seat_rows: Vec<SeatRow> = Vec::with_capacity(a);
         seat_rows.extend((0..self.s.n()).filter(|&p| self.s.is_active(p)).map(|p| SeatRow {
@@ -723,12 +727,13 @@ impl Out<'_> {
 }
 
 /// A pile from a top-first protobuf list, counting its cards into `counts`.
+/// A pile from its protobuf cards, bottom first (the top last).
 fn pile_from_pb(cards: &[i32], counts: &mut [u8; 13]) -> CoreResult<Pile> {
     if cards.len() > DECK {
         return Err(CoreError::corrupt(format!("a pile of {} cards", cards.len())));
     }
     let mut p = Pile::EMPTY;
-    for (i, &v) in cards.iter().rev().enumerate() {
+    for (i, &v) in cards.iter().enumerate() {
         let Some(c) = from_pbc(v) else {
             return Err(CoreError::corrupt(format!("card value {v} is not a card")))
         };
@@ -1376,7 +1381,7 @@ impl Game for RatATatCat {
 
     const ID: &'static str = "rat_a_tat_cat";
     const NAME: &'static str = "Rat-a-Tat Cat";
-    const PROTO_PACKAGE: &'static str = "tablier.v1.rat_a_tat_cat";
+    const PROTO_PACKAGE: &'static str = "tablier.rat_a_tat_cat.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;
     const BOTS: &'static [&'static str] = &["random", "memory"];
@@ -1619,7 +1624,7 @@ impl Game for RatATatCat {
                 let row = if active || auditor && s.rows[p][0] != NONE {
                     s.rows[p]
                         .iter()
-                        .map(|&c| if rows_public { pbc(c) } else { 0 })
+                        .map(|&c| if rows_public { pbc(c) } else { CARD_FACE_DOWN })
                         .collect()
                 } else {
                     vec![]
@@ -1630,7 +1635,7 @@ impl Game for RatATatCat {
                             if s.known[v] & bit(p, sl) != 0 {
                                 pbc(s.rows[p][sl])
                             } else {
-                                0
+                                CARD_FACE_DOWN
                             }
                         })
                         .collect(),
@@ -1668,7 +1673,7 @@ impl Game for RatATatCat {
             caller: if s.caller != NONE { s.caller as u32 } else { 0 },
             players,
             draw_pile_size: s.draw.len() as u32,
-            discard_pile: s.discard.top_first_pb(),
+            discard_pile: s.discard.bottom_first_pb(),
             pending,
             turns_this_round: s.turns_in_round,
             turns_total: s.total_turns,
@@ -1676,9 +1681,9 @@ impl Game for RatATatCat {
             winners: State::seat_list(s.winners),
             end_reason: REASONS.get(s.end_reason as usize).copied().unwrap_or("").into(),
             aborted: s.aborted,
-            draw_pile: if auditor { s.draw.top_first_pb() } else { vec![] },
+            draw_pile: if auditor { s.draw.bottom_first_pb() } else { vec![] },
             knowledge: if auditor { s.known[..n].to_vec() } else { vec![] },
-            test_mode: auditor && s.test_mode,
+            viewer: Some(viewer.to_proto()),
             stop_after_round: s.stop_requested,
         }
     }
@@ -1691,7 +1696,7 @@ impl Game for RatATatCat {
         match e.kind.as_mut()? {
             E::RoundDealt(d) => {
                 for r in d.rows.iter_mut() {
-                    r.cards.iter_mut().for_each(|c| *c = 0);
+                    r.cards.iter_mut().for_each(|c| *c = CARD_FACE_DOWN);
                 }
                 d.draw_pile.clear();
             }
@@ -1777,7 +1782,7 @@ impl Game for RatATatCat {
         let v = Self::view(s, viewer);
         let name = |c: i32| -> &'static str {
             match c {
-                0 => "?",
+                0 | CARD_FACE_DOWN => "?",
                 CARD_HIDDEN_NUMBER => "#",
                 c => card_name((c - 1) as u8),
             }
@@ -1824,7 +1829,8 @@ impl Game for RatATatCat {
             let _ = writeln!(out, "  total {:>3}  last {:>2}", p.total_score, p.last_round_score);
         }
         let _ = write!(out, " draw {:>2}  discard", v.draw_pile_size);
-        for &c in v.discard_pile.iter().take(8) {
+        // Top first on the terminal (the view lists the pile bottom first).
+        for &c in v.discard_pile.iter().rev().take(8) {
             let _ = write!(out, " {}", name(c));
         }
         if v.discard_pile.len() > 8 {
@@ -2201,6 +2207,10 @@ mod tests {
     fn cards(v: &[u8]) -> Vec<i32> {
         v.iter().map(|&c| pbc(c)).collect()
     }
+    /// A pile given top first (as the spec's vectors list it), as events carry it: bottom first.
+    fn pile(top_first: &[u8]) -> Vec<i32> {
+        top_first.iter().rev().map(|&c| pbc(c)).collect()
+    }
 
     // ---------------------------------------------------------------- section 9 vectors
 
@@ -2234,7 +2244,7 @@ mod tests {
             flipped_powers: cards(&[PK]),
             discard_top: pbc(top),
             draw_pile_size: draw.len() as u32,
-            draw_pile: cards(&draw),
+            draw_pile: pile(&draw),
         }));
         RatATatCat::evolve(&mut s, &dealt).unwrap();
         for (p, a, b) in [(0u32, 3u8, 1u8), (1, 7, 8)] {
@@ -2679,7 +2689,7 @@ mod tests {
         let injected = ev(E::PileReshuffled(pb::PileReshuffled {
             flipped_powers: cards(&[SW]),
             discard_top: pbc(8),
-            draw_pile: cards(&[2, SW, 3, PK]),
+            draw_pile: pile(&[2, SW, 3, PK]),
             draw_pile_size: 4,
         }));
         RatATatCat::evolve(&mut s, &evs[0]).unwrap();
@@ -2707,7 +2717,7 @@ mod tests {
         let wrong = ev(E::PileReshuffled(pb::PileReshuffled {
             flipped_powers: vec![],
             discard_top: pbc(9),
-            draw_pile: cards(&[2, SW, 3, PK]),
+            draw_pile: pile(&[2, SW, 3, PK]),
             draw_pile_size: 4,
         }));
         assert!(matches!(RatATatCat::evolve(&mut t, &wrong), Err(CoreError::Corrupt(_))));
@@ -2794,7 +2804,7 @@ mod tests {
             ev(E::PileReshuffled(pb::PileReshuffled {
                 flipped_powers: vec![],
                 discard_top: pbc(top),
-                draw_pile: cards(draw),
+                draw_pile: pile(draw),
                 draw_pile_size: draw.len() as u32,
             }))
         };
@@ -3161,7 +3171,7 @@ mod tests {
                             checked_views += 1;
                             // What the viewer may see is in its view.
                             let view = RatATatCat::view(&s, v);
-                            assert_eq!(view.discard_pile, s.discard.top_first_pb());
+                            assert_eq!(view.discard_pile, s.discard.bottom_first_pb());
                             assert_eq!(view.draw_pile_size as usize, s.draw.len());
                             if let Viewer::Seat(me) = v {
                                 let me = me as usize;
@@ -3171,7 +3181,7 @@ mod tests {
                                         if s.known[me] & bit(me, sl) != 0 {
                                             assert_eq!(k, pbc(s.rows[me][sl]));
                                         } else {
-                                            assert_eq!(k, 0);
+                                            assert_eq!(k, CARD_FACE_DOWN);
                                         }
                                     }
                                 }
@@ -3221,7 +3231,7 @@ mod tests {
         let Some(E::RoundDealt(d)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else {
             panic!()
         };
-        assert!(d.draw_pile.is_empty() && d.rows.iter().all(|r| r.cards.iter().all(|&c| c == 0)));
+        assert!(d.draw_pile.is_empty() && d.rows.iter().all(|r| r.cards.iter().all(|&c| c == CARD_FACE_DOWN)));
         assert_eq!(d.draw_pile_size, 41);
         for e in &evs[1..] {
             let Some(E::InitialPeek(p)) = &e.kind else { panic!() };
@@ -3250,11 +3260,11 @@ mod tests {
             assert!(view
                 .players
                 .iter()
-                .all(|p| p.row.iter().all(|&c| c == 0) && p.known.is_empty()));
+                .all(|p| p.row.iter().all(|&c| c == CARD_FACE_DOWN) && p.known.is_empty()));
         }
         let audit = RatATatCat::view(&s, Viewer::Auditor);
         assert_eq!(audit.draw_pile.len(), 41);
-        assert!(audit.players.iter().all(|p| p.row.iter().all(|&c| c != 0)));
+        assert!(audit.players.iter().all(|p| p.row.iter().all(|&c| c != 0 && c != CARD_FACE_DOWN)));
     }
 
     #[test]
@@ -3485,6 +3495,6 @@ mod tests {
     #[test]
     fn seeded_matches_are_byte_identical_to_the_pinned_digest() {
         let got = pinned_digest(&[], 2..=6, 40);
-        assert_eq!(got, "68d3ffb8e3b776830c4f79c7596e6fa137926e7ebf4b1ae5711e6fdc36608116", "event, redaction or view bytes changed");
+        assert_eq!(got, "deda978f7aeb0cd267d370a6013cb817e41571f68ec15b2b937909f5be3ff7ca", "event, redaction or view bytes changed");
     }
 }

@@ -42,8 +42,8 @@ MAX_REQUEST_BYTES = 64 * 1024
 
 
 def load_protos() -> list[str]:
-    """Imports every generated `tablier.v1.*_pb2` module, so that reflection serves every
-    game's messages; returns the full names of the services they define."""
+    """Imports every generated `tablier.v1.*_pb2` module (the shared `tablier.v1` files and
+    each game's `tablier.<game>.v1`), so that reflection serves every game's messages; returns the full names of the services they define."""
     services = []
     for module in pkgutil.iter_modules(tablier.v1.__path__):
         if module.name.endswith("_pb2"):

@@ -93,7 +93,8 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
         lines.append(out)
     if view.discard:
         lines.append(Text("Discarded vote cards: ").append_text(_cards(view.discard)))
-    if view.has_viewer_seat:
+    seated = view.viewer.WhichOneof("kind") == "seat"
+    if seated:
         lines.append(Text(""))
         chosen = which(preview)[1].card if preview is not None and which(preview)[0] == "commit_card" else None
         hand = Text("Your hand: ")
@@ -105,7 +106,7 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
         lines.append(hand)
         if view.my_commit:
             lines.append(Text("Your sealed card: ").append_text(card(view.my_commit)))
-        elif view.has_viewer_seat and view.viewer_seat in view.to_act:
+        elif view.viewer.seat in view.to_act:
             lines.append(Text("The card you play stays sealed until every seat has played.", style=DIM))
     if view.over:
         lines.append(Text("Winner: " + (", ".join(seat_name(w, me) for w in view.winners) or "none"), style="bold"))

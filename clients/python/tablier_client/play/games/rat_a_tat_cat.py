@@ -17,8 +17,10 @@ LOBBY_DEFAULTS = {"memory_aid": "on"}
 
 _NAMES: dict[int, str] = {
     pb.CARD_PEEK: "Peek", pb.CARD_SWAP: "Swap", pb.CARD_DRAW_TWO: "Draw 2",
-    pb.CARD_HIDDEN_NUMBER: "a number", pb.CARD_UNSPECIFIED: "?",
+    pb.CARD_HIDDEN_NUMBER: "a number", pb.CARD_UNSPECIFIED: "?", pb.CARD_FACE_DOWN: "?",
 }
+# Not known to this viewer: a face-down card of a row, or nothing sent.
+_UNSEEN = (pb.CARD_UNSPECIFIED, pb.CARD_FACE_DOWN)
 
 
 def card_name(card: int) -> str:
@@ -29,10 +31,10 @@ def card_name(card: int) -> str:
 
 def card(card: int, known: int = pb.CARD_UNSPECIFIED) -> Text:
     """A card as a 6-wide box face: its value, a remembered value (dim), or the back."""
-    if card != pb.CARD_UNSPECIFIED:
+    if card not in _UNSEEN:
         style = "bold magenta" if card >= pb.CARD_PEEK else ("bold green" if card <= pb.CARD_THREE else "bold")
         return Text(f"[{card_name(card):^4}]", style=style)
-    if known != pb.CARD_UNSPECIFIED:
+    if known not in _UNSEEN:
         return Text(f"[({card_name(known)})]".ljust(6), style=DIM)
     return Text("[░░░░]", style="blue")
 
@@ -43,7 +45,7 @@ def _phase(view: pb.View) -> str:
 
 def action_label(action: pb.Action, view: pb.View, me: int | None) -> Text:
     name, a = which(action)
-    top = card_name(view.discard_pile[0]) if view.discard_pile else "?"
+    top = card_name(view.discard_pile[-1]) if view.discard_pile else "?"
     held = card_name(view.pending)
     labels: dict[str, Callable[[], str]] = {
         "take_discard": lambda: f"Take the discard ({top}) into your slot {a.slot}",
@@ -124,7 +126,7 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
     lines.append(Text(" " * 11 + "slot 1 slot 2 slot 3 slot 4", style=DIM))
     lines.append(Text(""))
     piles = Text(f"Draw pile: {view.draw_pile_size} cards    Discard: ")
-    piles.append_text(card(view.discard_pile[0]) if view.discard_pile else Text("(empty)"))
+    piles.append_text(card(view.discard_pile[-1]) if view.discard_pile else Text("(empty)"))
     if view.pending != pb.CARD_UNSPECIFIED:
         piles.append(f"    In {possessive(view.current_seat, me)} hand: ").append_text(card(view.pending))
     lines.append(piles)
