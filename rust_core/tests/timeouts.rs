@@ -72,7 +72,7 @@ fn qwirkle_pass_is_a_pass_even_with_tiles_in_the_bag() {
     assert_eq!(Qwirkle::to_act(&state).first(), Some(seat));
     // Only the awaited seat times out, and only with a policy the game offers.
     assert!(Qwirkle::timeout_events(&state, next, "pass", &mut Rng::from_u64(5)).is_err());
-    assert!(Qwirkle::timeout_events(&state, seat, "forfeit", &mut Rng::from_u64(5)).is_err());
+    assert!(Qwirkle::timeout_events(&state, seat, "resign", &mut Rng::from_u64(5)).is_err());
 }
 
 #[test]
@@ -237,4 +237,18 @@ fn democratie_forfeit_ends_the_match_for_the_highest_other_tribes() {
 fn carre_forfeit_ends_the_match_for_the_other_seat() {
     assert!(forfeits::<Carre>(&[2], &Options::new(), 0, |_, f| vec![1 - f]) > 0);
     assert!(forfeits::<Carre>(&[2], &Options::new(), 70, |_, f| vec![1 - f]) > 0);
+}
+
+#[test]
+fn qwirkle_forfeit_ends_the_match_for_the_highest_other_score() {
+    let higher = |s: &[i64], f| best_others(s, f, false);
+    assert!(forfeits::<Qwirkle>(&[2, 3, 4], &Options::new(), 0, higher) > 0);
+    assert!(forfeits::<Qwirkle>(&[2, 4], &Options::new(), 8, higher) > 0);
+}
+
+#[test]
+fn grid_knock_forfeit_ends_the_match_for_the_lowest_other_total() {
+    let lower = |s: &[i64], f| best_others(s, f, true);
+    assert!(forfeits::<GridKnock>(&[2, 3, 5], &Options::new(), 0, lower) > 0);
+    assert!(forfeits::<GridKnock>(&[3], &opts(&[("target_score", "300")]), 60, lower) > 0);
 }

@@ -29,10 +29,10 @@ SHORT = {
 }
 # The timeout policies each game offers (docs/rules/<game>.md section 11), `bot` first.
 POLICIES = {
-    "qwirkle": ["bot", "pass"],
+    "qwirkle": ["bot", "pass", "forfeit"],
     "rat_a_tat_cat": ["bot", "draw_and_discard", "forfeit"],
     "democratie": ["bot", "weakest_card", "forfeit"],
-    "grid_knock": ["bot", "default_move"],
+    "grid_knock": ["bot", "default_move", "forfeit"],
     "carre": ["bot", "discard", "forfeit"],
 }
 # Events a policy other than `bot` never records for the seat: the moves it never makes.
@@ -143,6 +143,9 @@ def test_a_match_whose_seat_never_answers_reaches_its_end(stub, e2e_database_url
     # What the policy does for the seat (a bot may do anything legal).
     kinds = {e.type for t in tos for e in events if e.command_id == t.command_id and e.type != "seat_timed_out"}
     assert kinds and not kinds & NEVER.get(policy, set()), kinds
+    if policy == "forfeit":  # the first timeout ends the match, seat 0 losing
+        assert len(tos) == 1 and state.outcome.reason == "FORFEIT", state.outcome
+        assert state.outcome.winners and 0 not in state.outcome.winners
     # Seat 0's waits before its first timeout spent its bank (1 s), counted from recorded times.
     opened = events[0].recorded_at.ToDatetime()
     assert (tos[0].recorded_at.ToDatetime() - opened).total_seconds() >= 1.0

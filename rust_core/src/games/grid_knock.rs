@@ -194,6 +194,8 @@ pub struct State {
     pub last: [i32; 8],
     pub turns: u32,
     pub winners: u8,
+    /// True once a timed-out seat forfeited (§11): the match is over, `winners` the others'.
+    pub forfeited: bool,
 }
 
 impl State {
@@ -524,6 +526,11 @@ pub enum Ev {
     RoundScored(Box<Scoring>),
     Aborted {
         turns: u32,
+    },
+    /// A timed-out seat forfeited (match clocks, §11); `winners` is a seat mask.
+    Forfeited {
+        seat: u8,
+        winners: u8,
     },
 }
 
@@ -1093,6 +1100,24 @@ pub fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             )?;
             st.phase = Phase::Aborted;
         }
+        Ev::Forfeited { seat, winners } => {
+            ensure(
+                (seat as usize) < st.n() && to_act_mask(st) >> seat & 1 == 1 && winners == forfeit_winners(st, seat),
+                "forfeit",
+            )?;
+            // Cards in transit (X, W, Y, Z) go face up onto the discard pile, as at a turn's end.
+            for v in [st.x, st.w, st.y, st.z] {
+                if v != NO_CARD {
+                    ensure((st.disc_len as usize) < DECK_SIZE, "forfeit discard")?;
+                    st.disc[st.disc_len as usize] = v;
+                    st.disc_len += 1;
+                }
+            }
+            (st.x, st.w, st.y, st.z, st.q) = (NO_CARD, NO_CARD, NO_CARD, NO_CARD, NONE);
+            st.winners = winners;
+            st.forfeited = true;
+            st.phase = Phase::Over;
+        }
     }
     Ok(())
 }
@@ -1530,6 +1555,16 @@ pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
 
 /// The timeout policy `default_move` (match clocks, docs/rules/grid_knock.md §11).
 const TIMEOUT_DEFAULT_MOVE: &str = "default_move";
+/// The timeout policy `forfeit`: the match ends, the timed-out seat losing (§11).
+const TIMEOUT_FORFEIT: &str = "forfeit";
+
+/// The winners (a seat mask) when `seat` forfeits (§11): the lowest total (§6.4) among the
+/// other seats; ties share the win.
+fn forfeit_winners(st: &State, seat: u8) -> u8 {
+    let others = (0..st.n() as u8).filter(|&s| s != seat);
+    let best = others.clone().map(|s| st.totals[s as usize]).min().unwrap_or(0);
+    others.filter(|&s| st.totals[s as usize] == best).fold(0, |m, s| m | 1 << s)
+}
 
 /// The default move of `seat` now (§11), from its legal moves: the one that commits it the
 /// least. In a knock window `pass_knock` (a timeout is a pass, AMB32, as the seed says);
@@ -1556,11 +1591,15 @@ fn default_move(st: &State, seat: u8) -> Option<Move> {
 /// same turn (or the same initial reveal), so one timeout answers for the seat until others
 /// are awaited (a knock window it opened by drawing) or its turn ends.
 fn timeout_default_move(st: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
-    if policy != TIMEOUT_DEFAULT_MOVE {
+    if policy != TIMEOUT_DEFAULT_MOVE && policy != TIMEOUT_FORFEIT {
         return Err(CoreError::Unsupported(format!("grid_knock has no timeout policy {policy:?}")));
     }
     if seat as usize >= st.n() || to_act_mask(st) >> seat & 1 == 0 {
         return Err(CoreError::not_your_turn());
+    }
+    if policy == TIMEOUT_FORFEIT {
+        let seat = seat as u8;
+        return Ok(vec![ev_to_pb(&Ev::Forfeited { seat, winners: forfeit_winners(st, seat) })]);
     }
     let (turns, reveal) = (st.turns, st.phase == Phase::InitialReveal);
     let mut state = st.clone();
@@ -1874,6 +1913,7 @@ pub fn ev_to_pb(ev: &Ev) -> pb::Event {
             })
         }
         Ev::Aborted { turns } => K::MatchAborted(pb::MatchAborted { turns: *turns }),
+        Ev::Forfeited { seat, winners } => K::Forfeited(pb::Forfeited { seat: *seat as u32, winners: mask_list(*winners) }),
     };
     pb::Event { kind: Some(kind) }
 }
@@ -2092,6 +2132,10 @@ pub fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
             Ev::RoundScored(Box::new(sc))
         }
         Some(K::MatchAborted(x)) => Ev::Aborted { turns: x.turns },
+        Some(K::Forfeited(x)) => Ev::Forfeited {
+            seat: u8::try_from(x.seat).map_err(|_| CoreError::corrupt("forfeit seat"))?,
+            winners: list_mask(&x.winners)?,
+        },
     })
 }
 
@@ -2717,6 +2761,7 @@ impl Game for GridKnock {
             last: [0; 8],
             turns: 0,
             winners: 0,
+            forfeited: false,
         }
     }
 
@@ -2836,6 +2881,7 @@ impl Game for GridKnock {
             Some(K::TurnEnded(_)) => "turn_ended",
             Some(K::RoundScored(_)) => "round_scored",
             Some(K::MatchAborted(_)) => "match_aborted",
+            Some(K::Forfeited(_)) => "forfeited",
         }
     }
 
@@ -2846,7 +2892,7 @@ impl Game for GridKnock {
             Phase::Over => Some(Outcome {
                 scores,
                 winners: mask_list(state.winners),
-                reason: "TARGET_SCORE_REACHED".into(),
+                reason: if state.forfeited { "FORFEIT" } else { "TARGET_SCORE_REACHED" }.into(),
                 lower_is_better: true,
                 aborted: false,
             }),
@@ -2862,11 +2908,13 @@ impl Game for GridKnock {
     }
 
     /// Match clocks (§11): a timed-out seat makes the default move of its phase.
-    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DEFAULT_MOVE];
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DEFAULT_MOVE, TIMEOUT_FORFEIT];
     const TIMEOUT_HELP: &'static str = "default_move: the seat makes the default move of each step it is awaited \
         for alone, until others are awaited or its turn ends: pass_knock in a knock window (as when the window \
         times out), refuse_knocks, draw_from_pile, discard_and_reveal of its first face-down slot, end_triples; \
-        where the rules force a choice (the initial reveal, a swap), the first slot of its domain.";
+        where the rules force a choice (the initial reveal, a swap), the first slot of its domain. forfeit: the \
+        seat forfeits: the match ends at once (a forfeited event, reason FORFEIT) and the lowest total among the \
+        other seats wins, ties share; the round in progress is not scored.";
 
     fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
         timeout_default_move(state, seat, policy, rng)

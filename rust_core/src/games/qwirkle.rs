@@ -1373,6 +1373,8 @@ impl Game for Qwirkle {
                     pb::EndReason::HandEmptied => e.bonus == 6 && state.hands[e.bonus_seat as usize] == 0 && state.bag == 0 && !e.aborted,
                     pb::EndReason::Blocked => e.bonus == 0 && is_blocked(state) && !e.aborted,
                     pb::EndReason::IdleCap => e.bonus == 0 && state.idle >= state.config.idle_cap && e.aborted,
+                    // The seat to act forfeited (§11); `current` stays the forfeiting seat.
+                    pb::EndReason::Forfeit => e.bonus == 0 && e.bonus_seat == state.current && !e.aborted,
                 };
                 if !fits {
                     return Err(CoreError::corrupt("the end does not follow from the state"));
@@ -1521,12 +1523,17 @@ impl Game for Qwirkle {
         let scores = state.scores[..state.seats() as usize].to_vec();
         Some(Outcome {
             // An administrative cap is reported as an abort, not a result (spec §10.4, AMB18).
-            winners: if state.aborted { vec![] } else { winners(&scores) },
+            winners: match state.end_reason {
+                _ if state.aborted => vec![],
+                pb::EndReason::Forfeit => forfeit_winners(&scores, state.current),
+                _ => winners(&scores),
+            },
             scores,
             reason: match state.end_reason {
                 pb::EndReason::HandEmptied => "HAND_EMPTIED",
                 pb::EndReason::Blocked => "BLOCKED",
                 pb::EndReason::IdleCap => "IDLE_CAP",
+                pb::EndReason::Forfeit => "FORFEIT",
                 pb::EndReason::Unspecified => "UNSPECIFIED",
             }
             .into(),
@@ -1536,9 +1543,11 @@ impl Game for Qwirkle {
     }
 
     /// Match clocks (§11): a timed-out seat passes.
-    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_PASS];
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_PASS, TIMEOUT_FORFEIT];
     const TIMEOUT_HELP: &'static str = "pass: the seat passes its turn, laying and exchanging nothing, even with \
-        tiles in the bag (the start player's compulsory opening play is made instead: the first one listed).";
+        tiles in the bag (the start player's compulsory opening play is made instead: the first one listed). \
+        forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest score among the \
+        other seats wins, ties share.";
 
     fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
         timeout_pass(state, seat, policy, rng)
@@ -1675,16 +1684,29 @@ impl Game for Qwirkle {
 /// bag allows (lowest types first), or pass.
 /// The timeout policy `pass` (match clocks, docs/rules/qwirkle.md §11).
 const TIMEOUT_PASS: &str = "pass";
+/// The timeout policy `forfeit`: the match ends, the seat to act losing (§11).
+const TIMEOUT_FORFEIT: &str = "forfeit";
+
+/// The winners when `seat` forfeits (§11): the highest score (§6.3) among the other seats;
+/// ties share the win (AMB12).
+fn forfeit_winners(scores: &[i64], seat: u32) -> Vec<u32> {
+    let others = (0..scores.len() as u32).filter(|&s| s != seat);
+    let best = others.clone().map(|s| scores[s as usize]).max().unwrap_or(0);
+    others.filter(|&s| scores[s as usize] == best).collect()
+}
 
 /// A timed-out seat passes its turn: a `passed` event, even with tiles in the bag or a legal
 /// play in hand (§11), counted as a turn without a placement by the idle cap (AMB18). The
 /// opening play cannot be passed (R9): the start player makes the first opening play listed.
 fn timeout_pass(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
-    if policy != TIMEOUT_PASS {
+    if policy != TIMEOUT_PASS && policy != TIMEOUT_FORFEIT {
         return Err(CoreError::Unsupported(format!("qwirkle has no timeout policy {policy:?}")));
     }
     if seat != state.current || !matches!(state.phase, Phase::Opening | Phase::Turn) {
         return Err(CoreError::not_your_turn());
+    }
+    if policy == TIMEOUT_FORFEIT {
+        return Ok(vec![ended(state, pb::EndReason::Forfeit, seat, 0, None)]);
     }
     if state.phase == Phase::Opening {
         let first = Qwirkle::legal_actions(state, seat).into_iter().next().ok_or_else(CoreError::not_your_turn)?;

@@ -129,6 +129,8 @@ def event_label(event: pb.Event, me: int | None) -> Text:
             f"{seat_name(s, me)} {r} (total {t})" for s, (r, t) in enumerate(zip(e.round_scores, e.totals))))
     if name == "match_aborted":
         return Text(f"Match stopped by the turn cap after {e.turns} turns")
+    if name == "forfeited":
+        return Text(f"{Seat_name(e.seat, me)} forfeited: time was up")
     return Text(name)
 
 
