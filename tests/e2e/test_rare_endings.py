@@ -253,7 +253,7 @@ def _gk_events(stub, game_id: str) -> list[tuple[int, grid_knock_pb2.Event]]:
 def _gk_view_at(stub, game_id: str, seq: int) -> grid_knock_pb2.View:
     view = grid_knock_pb2.View()
     state = stub.GetView(pb.GetViewRequest(game_id=game_id, at_seq=seq), metadata=OPERATOR).state
-    assert state.view.Unpack(view) and view.auditor
+    assert state.view.Unpack(view) and view.viewer.HasField("auditor")
     return view
 
 
