@@ -46,6 +46,14 @@ LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 90.0
 ECHO_METHOD = "/tablier.bench.Echo/Echo"
 GAME = "qwirkle"
+
+
+def _type_url(game: str, kind: str) -> str:
+    """The Any type URL of a game's `Action` or `Position`, as the core registers it."""
+    from tablier.app.catalogue import Catalogue
+
+    info = Catalogue().get(game)
+    return "type.googleapis.com/" + (info.action_type if kind == "Action" else info.position_type)
 SEATS = 2
 
 
@@ -286,7 +294,7 @@ async def _long_match(stub, pb, operator: str, events: int) -> tuple[str, int]:
             break
     created = await stub.CreateGame(pb.CreateGameRequest(game_type=game, seats=seats, seed=seed),
                                     metadata=(("authorization", f"Bearer {operator}"),))
-    action_type = f"type.googleapis.com/tablier.{game}.v1.Action"
+    action_type = _type_url(game, "Action")
     seq = created.state.seq
     for n, (seat, action, expected) in enumerate(plan):
         played = await stub.PlayMove(pb.PlayMoveRequest(
@@ -330,11 +338,11 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     from tablier.v1 import service_pb2_grpc as rpc
 
     n = args.concurrency
-    position = any_pb2.Any(type_url="type.googleapis.com/tablier.v1.qwirkle.Position",
+    position = any_pb2.Any(type_url=_type_url(GAME, "Position"),
                            value=_mid_game_position())
     evaluate_request = pb.EvaluatePositionRequest(game_type=GAME, position=position)
     sample_move = pb.PlayMoveRequest(game_id=str(os.urandom(16).hex()), command_id="x" * 36,
-                                     action=any_pb2.Any(type_url="type.googleapis.com/tablier.v1.qwirkle.Action",
+                                     action=any_pb2.Any(type_url=_type_url(GAME, "Action"),
                                                         value=b"\x0a" * 24), expected_seq=20)
     echo_body = sample_move.SerializeToString()
 
@@ -412,6 +420,8 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         e.add_cpu(echo_b, "echo")
         line = [f"round {r + 1}: echo {base:,.0f}/s"]
         for label, fig, workers in measured:
+            if fig.errors and not fig.rate:
+                raise SystemExit(f"tablier bench-service: every {label} call failed (the errors above); no figure")
             x = row(label)
             x.add_cpu(fig, f"serve-{workers}")
             x.rates.append(fig.rate)
@@ -476,7 +486,7 @@ def _play_lane(stub, pb, matches: list[PlannedMatch]) -> Callable[[], Awaitable[
     beforehand, as the echo's body is)."""
     calls = iter([(pb.PlayMoveRequest(
         game_id=m.game_id, command_id=secrets.token_hex(16),
-        action=any_pb2.Any(type_url="type.googleapis.com/tablier.v1.qwirkle.Action", value=action),
+        action=any_pb2.Any(type_url=_type_url(GAME, "Action"), value=action),
         expected_seq=expected), (("authorization", f"Bearer {m.tokens[seat]}"),))
         for m in matches for seat, action, expected in m.moves])
 

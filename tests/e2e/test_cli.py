@@ -109,3 +109,21 @@ def test_serve_reports_not_serving_then_drains_on_sigterm(e2e_database_url, tmp_
     assert code == 0
     log = server.log.read_text()
     assert "draining" in log and "stopped" in log
+
+
+def test_bench_service_measures_every_call_against_the_echo(fresh_database_url, tmp_path):
+    """`tablier bench-service` (the figures the README reports) runs end to end: every call it
+    measures succeeds and gets a ratio to the echo of its round; a run whose calls all fail
+    exits non-zero instead of printing zeros. Loopback only; one short round."""
+    done = tablier("bench-service", "--rounds", "1", "--seconds", "0.5", "--workers", "1", "--history", "80",
+                   "--database-url", fresh_database_url, "--log-dir", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {}
+    for line in done.stdout.splitlines():
+        m = re.match(r"(\S.*?\[1 worker\])\s+([\d,]+) \(.*?\)\s+(\d+\.\d\d) \(", line)
+        if m:
+            rows[m.group(1)] = (int(m.group(2).replace(",", "")), float(m.group(3)))
+    assert set(rows) == {"EvaluatePosition [1 worker]", "PlayMove [1 worker]", "GetView [1 worker]",
+                         "GetView at_seq=40 [1 worker]", "WatchGame after_seq=79 [1 worker]"}, done.stdout
+    assert all(rate > 0 and ratio > 0 for rate, ratio in rows.values()), done.stdout
+    assert "error" not in done.stderr.lower(), done.stderr
