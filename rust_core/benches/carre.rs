@@ -49,7 +49,7 @@ fn bench(c: &mut Criterion) {
     // The same round through the public decider API (protobuf actions and events, decide +
     // evolve + legal_actions), one full 4-round match per iteration.
     g.bench_function("random_match_via_game_api", |b| {
-        let cfg = Carre::configure(2, &Default::default()).unwrap();
+        let cfg = Carre::checked_config(2, &Default::default()).unwrap();
         let mut n = 0u64;
         b.iter_batched(
             || {

@@ -57,7 +57,7 @@ fn fast_matches(c: &mut Criterion) {
 fn decider_matches(c: &mut Criterion) {
     let mut g = c.benchmark_group("democratie_random_match_decider");
     for n in [2u32, 4, 6] {
-        let cfg = Democratie::configure(n, &Options::new()).unwrap();
+        let cfg = Democratie::checked_config(n, &Options::new()).unwrap();
         let mut rng = Rng::from_u64(n as u64);
         g.throughput(Throughput::Elements(1));
         g.bench_with_input(BenchmarkId::new("play", n), &cfg, |b, cfg| b.iter(|| decider_match(cfg, &mut rng)));
@@ -164,7 +164,7 @@ fn decider_match_checked(cfg: &Config, rng: &mut Rng) -> usize {
 fn decider_figure() {
     for (path, run) in [("play", decider_match as fn(&Config, &mut Rng) -> usize), ("decide+evolve", decider_match_checked)] {
         for n in [2u32, 3, 4, 5, 6] {
-            let cfg = Democratie::configure(n, &Options::new()).unwrap();
+            let cfg = Democratie::checked_config(n, &Options::new()).unwrap();
             let mut rng = Rng::from_u64(1234 + n as u64);
             let mut events = 0usize;
             let figure = common::per_cpu_second(7, || {

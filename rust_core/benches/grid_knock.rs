@@ -11,7 +11,7 @@ use tablier_core::games::grid_knock::{self as gk, GridKnock, Move};
 use tablier_core::rng::Rng;
 
 fn started(seats: u32, seed: u64) -> gk::State {
-    let cfg = GridKnock::configure(seats, &Default::default()).unwrap();
+    let cfg = GridKnock::checked_config(seats, &Default::default()).unwrap();
     let mut st = GridKnock::initial(&cfg);
     let mut evs = Vec::new();
     gk::auto_steps(&mut st, &mut Rng::from_u64(seed), &mut evs).unwrap();

@@ -23,7 +23,7 @@ fn reds() -> u64 {
 }
 
 fn greedy_match(seats: u32, seed: u64, mut on_state: impl FnMut(&State)) -> Vec<pb::Event> {
-    let cfg = Qwirkle::configure(seats, &Options::new()).unwrap();
+    let cfg = Qwirkle::checked_config(seats, &Options::new()).unwrap();
     let mut st = Qwirkle::initial(&cfg);
     let mut rng = Rng::from_u64(seed);
     let mut events = Qwirkle::start(&st, &mut rng).unwrap();
@@ -130,9 +130,9 @@ fn benches(c: &mut Criterion) {
         })
     });
 
-    let cfg = Qwirkle::configure(2, &Options::new()).unwrap();
+    let cfg = Qwirkle::checked_config(2, &Options::new()).unwrap();
     let logs: Vec<Vec<pb::Event>> = (0..20).map(|s| greedy_match(2 + (s % 3) as u32, s, |_| {})).collect();
-    let configs: Vec<_> = (0..20u64).map(|s| Qwirkle::configure(2 + (s % 3) as u32, &Options::new()).unwrap()).collect();
+    let configs: Vec<_> = (0..20u64).map(|s| Qwirkle::checked_config(2 + (s % 3) as u32, &Options::new()).unwrap()).collect();
     let total: usize = logs.iter().map(|l| l.len()).sum();
     let _ = cfg;
     let mut g = c.benchmark_group("evolve");

@@ -57,7 +57,7 @@ fn random_match_checked(config: &<RatATatCat as Game>::Config, seed: u64) -> u64
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("rat_a_tat_cat");
     for seats in [2u32, 4, 6] {
-        let config = RatATatCat::configure(seats, &Options::new()).expect("config");
+        let config = RatATatCat::checked_config(seats, &Options::new()).expect("config");
         let sample = 2000u64;
         let decisions: u64 = (0..sample).map(|s| random_match(&config, s)).sum();
         eprintln!(
@@ -88,7 +88,7 @@ criterion_group!(benches, bench);
 fn cpu_figure() {
     for (path, run) in [("play", random_match as fn(&_, u64) -> u64), ("decide+evolve", random_match_checked)] {
         for seats in [2u32, 4, 6] {
-            let config = RatATatCat::configure(seats, &Options::new()).expect("config");
+            let config = RatATatCat::checked_config(seats, &Options::new()).expect("config");
             let mut seed = 1_000_000u64;
             let figure = common::per_cpu_second(7, || {
                 for _ in 0..5_000 {

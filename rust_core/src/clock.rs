@@ -15,10 +15,9 @@
 //! policy chosen at creation ([`Policy`]).
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Options, Seat, Seats};
-use crate::proto::GameOption;
+use crate::game::{OptionKind, OptionSpec, OptionValues, Seat, Seats};
 
-pub const MOVE: &str = "clock_move_seconds";
+pub const MOVE: &str = "clock_move_seconds"; // each name starts with game::CLOCK_PREFIX
 pub const BANK: &str = "clock_bank_seconds";
 pub const INCREMENT: &str = "clock_increment_seconds";
 pub const POLICY: &str = "clock_timeout";
@@ -35,36 +34,30 @@ const MAX_INCREMENT: u32 = 86_400;
 
 /// The clock options every game type lists, after its own. `policies` are the timeout
 /// policies the game offers besides `bot`, `help` what they do.
-pub fn options(policies: &[&str], help: &str) -> Vec<GameOption> {
-    let int = |name: &str, description: String| GameOption {
-        name: name.into(),
-        description,
-        default_value: "0".into(),
-        allowed_values: vec![],
-    };
-    let mut allowed = vec![BOT.to_string()];
-    allowed.extend(policies.iter().map(|p| p.to_string()));
+pub fn options(policies: &[&'static str], help: &str) -> Vec<OptionSpec> {
+    let mut allowed = vec![BOT];
+    allowed.extend(policies);
     vec![
-        int(MOVE, format!(
+        OptionSpec::int(MOVE, 0, 0, MAX_MOVE, format!(
             "Match clock: seconds each wait of a seat may last at most (0 to {MAX_MOVE}; 0: no per-move limit)."
         )),
-        int(BANK, format!(
+        OptionSpec::int(BANK, 0, 0, MAX_BANK, format!(
             "Match clock: each seat's time bank in seconds, spent while the seat is awaited (0 to {MAX_BANK}; \
              0: no bank). A wait ends at the latest when the bank is spent."
         )),
-        int(INCREMENT, format!(
+        OptionSpec::int(INCREMENT, 0, 0, MAX_INCREMENT, format!(
             "Match clock: seconds added to a seat's bank after each of its moves (0 to {MAX_INCREMENT}; needs \
              {BANK})."
         )),
-        GameOption {
-            name: POLICY.into(),
+        OptionSpec {
+            name: POLICY,
+            kind: OptionKind::Choice(allowed),
+            default: BOT.into(),
             description: format!(
                 "Match clock: what happens when a seat's time is up, recorded as a seat_timed_out event followed by \
                  the policy's events. bot: the game's strongest bot moves for the seat.{}{help}",
                 if help.is_empty() { "" } else { " " }
             ),
-            default_value: BOT.into(),
-            allowed_values: allowed,
         },
     ]
 }
@@ -78,56 +71,25 @@ pub struct ClockConfig {
     pub policy: String,
 }
 
-fn seconds(options: &Options, name: &str, hi: u32) -> CoreResult<u32> {
-    match options.get(name) {
-        None => Ok(0),
-        Some(v) => match v.trim().parse::<u32>() {
-            Ok(x) if x <= hi => Ok(x),
-            _ => Err(CoreError::option(format!("option {name} must be an integer from 0 to {hi}, not {v:?}"))),
-        },
-    }
-}
-
-/// Splits the clock options off `options`: the game's own options, and the clock (None when
-/// no limit is set). Refuses bad values, an increment without a bank, and a policy the game
-/// does not offer or without a clock.
-pub fn configure(options: &Options, policies: &[&str]) -> CoreResult<(Options, Option<ClockConfig>)> {
-    let game: Options = options.iter().filter(|(k, _)| !k.starts_with("clock_")).map(|(k, v)| (k.clone(), v.clone())).collect();
-    if let Some(unknown) = options.keys().find(|k| k.starts_with("clock_") && ![MOVE, BANK, INCREMENT, POLICY].contains(&k.as_str())) {
-        return Err(CoreError::option(format!(
-            "unknown clock option {unknown:?} (clock options: {MOVE}, {BANK}, {INCREMENT}, {POLICY})"
-        )));
-    }
-    let move_s = seconds(options, MOVE, MAX_MOVE)?;
-    let bank_s = seconds(options, BANK, MAX_BANK)?;
-    let inc_s = seconds(options, INCREMENT, MAX_INCREMENT)?;
-    let policy = options.get(POLICY).map(|p| p.trim().to_string());
-    if let Some(p) = &policy {
-        if p != BOT && !policies.contains(&p.as_str()) {
-            let mut offered = vec![BOT];
-            offered.extend(policies);
-            return Err(CoreError::option(format!(
-                "option {POLICY} must be one of {}, not {p:?}",
-                offered.join(", ")
-            )));
-        }
-    }
+/// The clock of a match from its checked options (None when no limit is set). Refuses an
+/// increment without a bank, and a policy given without a clock.
+pub fn configure(options: &OptionValues) -> CoreResult<Option<ClockConfig>> {
+    let (move_s, bank_s, inc_s) = (options.int(MOVE), options.int(BANK), options.int(INCREMENT));
     if inc_s > 0 && bank_s == 0 {
         return Err(CoreError::option(format!("option {INCREMENT} needs {BANK} (an increment adds to a bank)")));
     }
     if move_s == 0 && bank_s == 0 {
-        if policy.is_some() {
+        if options.given(POLICY) {
             return Err(CoreError::option(format!("option {POLICY} needs a clock ({MOVE} or {BANK})")));
         }
-        return Ok((game, None));
+        return Ok(None);
     }
-    let config = ClockConfig {
+    Ok(Some(ClockConfig {
         move_ms: i64::from(move_s) * 1000,
         bank_ms: (bank_s > 0).then(|| i64::from(bank_s) * 1000),
         increment_ms: i64::from(inc_s) * 1000,
-        policy: policy.unwrap_or_else(|| BOT.into()),
-    };
-    Ok((game, Some(config)))
+        policy: options.text(POLICY).to_string(),
+    }))
 }
 
 /// The seat a `timeout:<seat>` command names, if `command` is one.
@@ -208,17 +170,19 @@ impl Clock {
 mod tests {
     use super::*;
 
-    fn opts(pairs: &[(&str, &str)]) -> Options {
+    fn opts(pairs: &[(&str, &str)]) -> crate::game::Options {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
+    fn clock_of(pairs: &[(&str, &str)], policies: &[&'static str]) -> CoreResult<Option<ClockConfig>> {
+        configure(&OptionValues::check(&options(policies, ""), &opts(pairs))?)
+    }
+
     #[test]
-    fn options_split_and_refused_with_reasons() {
-        let (game, clock) = configure(&opts(&[("target", "5"), (BANK, "60"), (INCREMENT, "2")]), &[]).unwrap();
-        assert_eq!(game, opts(&[("target", "5")]));
-        let clock = clock.unwrap();
+    fn options_checked_with_reasons() {
+        let clock = clock_of(&[(BANK, "60"), (INCREMENT, "2")], &[]).unwrap().unwrap();
         assert_eq!((clock.move_ms, clock.bank_ms, clock.increment_ms, clock.policy.as_str()), (0, Some(60_000), 2000, BOT));
-        assert!(configure(&opts(&[("target", "5")]), &[]).unwrap().1.is_none());
+        assert!(clock_of(&[], &[]).unwrap().is_none());
         for (bad, why) in [
             (opts(&[(MOVE, "-1")]), "must be an integer from 0 to"),
             (opts(&[(BANK, "many")]), "must be an integer from 0 to"),
@@ -227,15 +191,15 @@ mod tests {
             (opts(&[(MOVE, "5"), (POLICY, "forfeit")]), "must be one of bot"),
             (opts(&[("clock_typo", "5")]), "unknown clock option"),
         ] {
-            let err = configure(&bad, &[]).unwrap_err();
+            let err = OptionValues::check(&options(&[], ""), &bad).and_then(|v| configure(&v)).unwrap_err();
             assert!(matches!(err, CoreError::InvalidOption(_)) && err.to_string().contains(why), "{err}");
         }
-        assert!(configure(&opts(&[(MOVE, "5"), (POLICY, "pass")]), &["pass"]).is_ok());
+        assert!(clock_of(&[(MOVE, "5"), (POLICY, "pass")], &["pass"]).is_ok());
     }
 
     #[test]
     fn banks_charge_waits_and_add_increments_once_per_command() {
-        let config = configure(&opts(&[(BANK, "10"), (INCREMENT, "1"), (MOVE, "4")]), &[]).unwrap().1.unwrap();
+        let config = clock_of(&[(BANK, "10"), (INCREMENT, "1"), (MOVE, "4")], &[]).unwrap().unwrap();
         let mut c = Clock::new(config, 2);
         c.step(Seats::one(0), None, None, 1_000);
         assert_eq!(c.deadline(0), Some(5_000)); // the per-move limit is the nearer

@@ -199,7 +199,7 @@ pub fn play_checked<G: Game>(
 /// Plays `matches` seeded random matches from `first_seed` and checks them (see module docs).
 pub fn run<G: Game>(seats: u32, options: &Options, matches: u64, first_seed: u64, max_steps: u64) -> Report {
     let mut report = Report::default();
-    let config = match G::configure(seats, options) {
+    let config = match G::checked_config(seats, options) {
         Ok(c) => c,
         Err(e) => {
             report.violations.push(format!("configure failed: {e}"));

@@ -113,14 +113,142 @@ impl Viewer {
     }
 }
 
-/// One table option of a game, with its default.
-#[derive(Clone, Debug)]
+/// What values an option takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionKind {
+    /// A decimal integer from `lo` to `hi` (spaces around it allowed).
+    Int { lo: u32, hi: u32 },
+    /// One of the listed words.
+    Choice(Vec<&'static str>),
+    /// Free text of at most `max_len` bytes, read by the game's `configure`.
+    Text { max_len: usize },
+}
+
+/// One table option of a game: the registry checks a match's options against these (unknown
+/// names, values of the wrong kind or out of bounds), fills in the defaults, and lists them
+/// in `ListGameTypes`; `configure` receives the checked values ([`OptionValues`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OptionSpec {
     pub name: &'static str,
-    pub description: &'static str,
-    pub default: &'static str,
-    /// Accepted values for an enumeration; empty for integers (bounds in the description).
-    pub allowed: &'static [&'static str],
+    pub kind: OptionKind,
+    pub default: String,
+    pub description: String,
+}
+
+impl OptionSpec {
+    pub fn int(name: &'static str, default: u32, lo: u32, hi: u32, description: impl Into<String>) -> OptionSpec {
+        debug_assert!((lo..=hi).contains(&default), "{name}");
+        OptionSpec { name, kind: OptionKind::Int { lo, hi }, default: default.to_string(), description: description.into() }
+    }
+    pub fn choice(
+        name: &'static str,
+        values: &[&'static str],
+        default: &'static str,
+        description: impl Into<String>,
+    ) -> OptionSpec {
+        debug_assert!(values.contains(&default), "{name}");
+        OptionSpec { name, kind: OptionKind::Choice(values.to_vec()), default: default.into(), description: description.into() }
+    }
+    pub fn text(name: &'static str, max_len: usize, default: &'static str, description: impl Into<String>) -> OptionSpec {
+        OptionSpec { name, kind: OptionKind::Text { max_len }, default: default.into(), description: description.into() }
+    }
+
+    /// The value `given` (trimmed) checked against the kind.
+    fn check(&self, given: &str) -> CoreResult<OptionValue> {
+        let name = self.name;
+        let v = given.trim();
+        match &self.kind {
+            OptionKind::Int { lo, hi } => match v.parse::<u32>() {
+                Ok(x) if (lo..=hi).contains(&&x) => Ok(OptionValue::Int(x)),
+                _ => Err(CoreError::option(format!("option {name} must be an integer from {lo} to {hi}, not {given:?}"))),
+            },
+            OptionKind::Choice(values) if values.contains(&v) => Ok(OptionValue::Text(v.to_string())),
+            OptionKind::Choice(values) => {
+                Err(CoreError::option(format!("option {name} must be one of {}, not {given:?}", values.join(", "))))
+            }
+            OptionKind::Text { max_len } if v.len() <= *max_len => Ok(OptionValue::Text(v.to_string())),
+            OptionKind::Text { max_len } => {
+                Err(CoreError::option(format!("option {name} takes at most {max_len} characters, not {}", v.len())))
+            }
+        }
+    }
+}
+
+/// A checked option value: an integer, or the text of a choice or text option.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionValue {
+    Int(u32),
+    Text(String),
+}
+
+/// Every option of a match, checked against its specs, defaults filled in.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OptionValues {
+    values: BTreeMap<&'static str, (OptionValue, bool)>,
+}
+
+impl OptionValues {
+    /// Checks `options` against `specs`: every name known, every value of its kind. Absent
+    /// options take their defaults. `InvalidOption` says which and why.
+    pub fn check(specs: &[OptionSpec], options: &Options) -> CoreResult<OptionValues> {
+        if let Some(unknown) = options.keys().find(|k| !specs.iter().any(|s| s.name == k.as_str())) {
+            let clock = unknown.starts_with(CLOCK_PREFIX);
+            let names: Vec<&str> =
+                specs.iter().map(|s| s.name).filter(|n| n.starts_with(CLOCK_PREFIX) == clock).collect();
+            let what = if clock { "clock option" } else { "option" };
+            return Err(CoreError::option(format!("unknown {what} {unknown:?} ({what}s: {})", names.join(", "))));
+        }
+        let mut values = BTreeMap::new();
+        for spec in specs {
+            let given = options.get(spec.name);
+            let value = spec.check(given.map_or(spec.default.as_str(), String::as_str))?;
+            values.insert(spec.name, (value, given.is_some()));
+        }
+        Ok(OptionValues { values })
+    }
+
+    /// The defaults of `specs`.
+    pub fn defaults(specs: &[OptionSpec]) -> OptionValues {
+        OptionValues::check(specs, &Options::new()).expect("the defaults of a spec are valid")
+    }
+
+    /// An integer option's value. Panics when `name` is not an integer option of the spec
+    /// checked (a bug in the game, caught by every test that configures it).
+    pub fn int(&self, name: &str) -> u32 {
+        match self.values.get(name) {
+            Some((OptionValue::Int(v), _)) => *v,
+            _ => panic!("{name} is not an integer option of this game"),
+        }
+    }
+
+    /// A choice or text option's value (trimmed).
+    pub fn text(&self, name: &str) -> &str {
+        match self.values.get(name) {
+            Some((OptionValue::Text(v), _)) => v,
+            _ => panic!("{name} is not a choice or text option of this game"),
+        }
+    }
+
+    /// True when the match's options gave `name` (not its default).
+    pub fn given(&self, name: &str) -> bool {
+        self.values.get(name).is_some_and(|(_, given)| *given)
+    }
+}
+
+/// Options whose names start with this are the registry's match clock ([`crate::clock`]).
+pub const CLOCK_PREFIX: &str = "clock_";
+
+/// The seat count checked against the game's range.
+pub fn check_seats<G: Game + ?Sized>(seats: u32) -> CoreResult<()> {
+    if (G::MIN_PLAYERS..=G::MAX_PLAYERS).contains(&seats) {
+        return Ok(());
+    }
+    let range = if G::MIN_PLAYERS == G::MAX_PLAYERS {
+        format!("exactly {}", G::MIN_PLAYERS)
+    } else {
+        format!("{} to {}", G::MIN_PLAYERS, G::MAX_PLAYERS)
+    };
+    Err(CoreError::option(format!("{} is played by {range} players, not {seats}", G::NAME)))
 }
 
 /// A host command the server gives by itself once the match has waited `seconds` in one
@@ -156,11 +284,20 @@ pub trait Game: 'static {
     /// match after the round in progress. They are not moves of any seat.
     const HOST_COMMANDS: &'static [&'static str] = &[];
 
+    /// The game's table options (the registry adds the match clock's, [`crate::clock`]).
     fn options() -> Vec<OptionSpec>;
 
-    /// Checks the seat count and options (unknown names, bad values): `InvalidOption`.
-    /// Options absent from the map take their defaults.
-    fn configure(seats: u32, options: &Options) -> CoreResult<Self::Config>;
+    /// The configuration for `seats` (within the game's range) and `options`, checked against
+    /// [`Game::options`] with the defaults filled in. Only what the specs cannot say is left to
+    /// check here (e.g. a value that depends on the seat count): `InvalidOption`.
+    fn configure(seats: u32, options: &OptionValues) -> CoreResult<Self::Config>;
+
+    /// [`Game::configure`] from options as a client gives them, checked as the registry
+    /// checks them (the seat range, then the specs).
+    fn checked_config(seats: u32, options: &Options) -> CoreResult<Self::Config> {
+        check_seats::<Self>(seats)?;
+        Self::configure(seats, &OptionValues::check(&Self::options(), options)?)
+    }
 
     /// The state before anything happened (no randomness yet).
     fn initial(config: &Self::Config) -> Self::State;
@@ -308,17 +445,6 @@ pub trait Game: 'static {
     }
 }
 
-/// An integer option from `lo` to `hi` (spaces around it allowed), or `default` when absent.
-pub fn int_option(options: &Options, name: &str, default: u32, lo: u32, hi: u32) -> CoreResult<u32> {
-    match options.get(name) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<u32>() {
-            Ok(x) if (lo..=hi).contains(&x) => Ok(x),
-            _ => Err(CoreError::option(format!("option {name} must be an integer from {lo} to {hi}, not {v:?}"))),
-        },
-    }
-}
-
 /// Decodes an action sent by a client. Undecodable bytes are `Malformed`, never a panic.
 pub fn decode<M: prost::Message + Default>(bytes: &[u8], what: &str) -> CoreResult<M> {
     M::decode(bytes).map_err(|e| CoreError::malformed(format!("cannot decode {what}: {e}")))
@@ -330,35 +456,43 @@ mod tests {
     use crate::registry;
 
     #[test]
-    fn integer_options_read_and_refuse_alike_in_every_game() {
+    fn options_are_checked_and_filled_alike_in_every_game() {
         let one = |k: &str, v: &str| Options::from([(k.to_string(), v.to_string())]);
-        assert_eq!(int_option(&Options::new(), "n", 7, 1, 9).unwrap(), 7);
-        assert_eq!(int_option(&one("n", " 5 "), "n", 7, 1, 9).unwrap(), 5);
+        let spec = [OptionSpec::int("n", 7, 1, 9, ""), OptionSpec::choice("c", &["on", "off"], "on", "")];
+        let filled = OptionValues::check(&spec, &Options::new()).unwrap();
+        assert_eq!((filled.int("n"), filled.text("c"), filled.given("n")), (7, "on", false));
+        let given = OptionValues::check(&spec, &one("n", " 5 ")).unwrap();
+        assert_eq!((given.int("n"), given.given("n")), (5, true));
         for bad in ["0", "10", "-1", "4294967296", "five", ""] {
-            let e = int_option(&one("n", bad), "n", 7, 1, 9).unwrap_err();
+            let e = OptionValues::check(&spec, &one("n", bad)).unwrap_err();
             assert_eq!(e.to_string(), format!("invalid option: option n must be an integer from 1 to 9, not {bad:?}"));
         }
-        // Every game's integer options go through it.
-        let integers = [
-            ("qwirkle", "max_idle_turns"),
-            ("rat_a_tat_cat", "point_limit"),
-            ("rat_a_tat_cat", "rounds"),
-            ("rat_a_tat_cat", "max_turns_per_round"),
-            ("rat_a_tat_cat", "admin_turn_cap"),
-            ("democratie", "target"),
-            ("democratie", "max_deals"),
-            ("grid_knock", "target_score"),
-            ("grid_knock", "turn_cap"),
-            ("grid_knock", "knock_timeout"),
-            ("carre", "rounds_per_match"),
-        ];
-        for (id, name) in integers {
-            let game = registry::find(id).unwrap();
+        let e = OptionValues::check(&spec, &one("c", "maybe")).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: option c must be one of on, off, not \"maybe\"");
+        let e = OptionValues::check(&spec, &one("x", "1")).unwrap_err();
+        assert_eq!(e.to_string(), "invalid option: unknown option \"x\" (options: n, c)");
+        // Every game's options go through the registry's checks: each default (with spaces
+        // around it) is accepted, a word where an integer belongs and an unknown name refused.
+        for game in registry::games() {
             let info = game.info();
-            let default = &info.options.iter().find(|o| o.name == name).expect("listed").default_value;
-            assert!(game.new_match(info.min_players, &one(name, &format!(" {default} "))).is_ok(), "{id} {name}");
-            let err = game.new_match(info.min_players, &one(name, "many")).err().expect("refused");
-            assert!(err.to_string().contains(&format!("option {name} must be an integer from")), "{err}");
+            for o in &info.options {
+                // (A timeout policy is refused without a clock, even the default one.)
+                let padded = one(&o.name, &format!(" {} ", o.default_value));
+                assert!(game.new_match(info.min_players, &padded).is_ok() || o.name == "clock_timeout", "{} {}", info.id, o.name);
+                let err = game.new_match(info.min_players, &one(&o.name, "many")).err();
+                if o.allowed_values.is_empty() && o.name != "ages" && o.name != "cell_of_rank" && o.name != "first_dealer" {
+                    let err = err.expect("refused").to_string();
+                    assert!(err.contains(&format!("option {} must be an integer from", o.name)), "{err}");
+                } else {
+                    assert!(matches!(err, Some(CoreError::InvalidOption(_))), "{} {}", info.id, o.name);
+                }
+            }
+            let err = game.new_match(info.min_players, &one("no-such-option", "1")).err().expect("refused");
+            assert!(err.to_string().contains("unknown option \"no-such-option\""), "{err}");
+            for seats in [info.min_players - 1, info.max_players + 1] {
+                let err = game.new_match(seats, &Options::new()).err().expect("refused");
+                assert!(err.to_string().contains(&format!("{} is played by", info.name)), "{err}");
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::{self, Clock, ClockConfig};
 use crate::error::{CoreError, CoreResult};
-use crate::game::{decode, Game, Options, Seat, Timer, Viewer};
+use crate::game::{check_seats, decode, Game, OptionKind, OptionSpec, OptionValues, Options, Seat, Timer, Viewer};
 use crate::games;
 use crate::proto::{GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
@@ -43,6 +43,7 @@ pub struct EncodedEvent {
 pub trait DynGame: Send + Sync {
     fn id(&self) -> &'static str;
     fn info(&self) -> GameType;
+    /// A new match, its seat count and options checked (the one place they are).
     fn new_match(&self, seats: u32, options: &Options) -> CoreResult<Box<dyn DynMatch>>;
     fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>>;
     /// The action re-encoded from what it decodes to: what the rules read, and nothing else
@@ -104,6 +105,13 @@ pub trait DynMatch: Send + Sync {
     fn render(&self, viewer: Viewer) -> CoreResult<String>;
 }
 
+/// A game's options, then the match clock's.
+fn option_specs<G: Game>() -> Vec<OptionSpec> {
+    let mut specs = G::options();
+    specs.extend(clock::options(G::TIMEOUT_POLICIES, G::TIMEOUT_HELP));
+    specs
+}
+
 pub struct Registered<G>(PhantomData<fn() -> G>);
 
 impl<G> Registered<G> {
@@ -122,15 +130,17 @@ impl<G: Game> DynGame for Registered<G> {
             name: G::NAME.into(),
             min_players: G::MIN_PLAYERS,
             max_players: G::MAX_PLAYERS,
-            options: G::options()
+            options: option_specs::<G>()
                 .into_iter()
                 .map(|o| GameOption {
                     name: o.name.into(),
-                    description: o.description.into(),
-                    default_value: o.default.into(),
-                    allowed_values: o.allowed.iter().map(|s| s.to_string()).collect(),
+                    description: o.description,
+                    default_value: o.default,
+                    allowed_values: match o.kind {
+                        OptionKind::Choice(values) => values.iter().map(|s| s.to_string()).collect(),
+                        _ => vec![],
+                    },
                 })
-                .chain(clock::options(G::TIMEOUT_POLICIES, G::TIMEOUT_HELP))
                 .collect(),
             action_type: format!("{p}.Action"),
             event_type: format!("{p}.Event"),
@@ -142,17 +152,13 @@ impl<G: Game> DynGame for Registered<G> {
         }
     }
 
+    /// The one place a match's seat count and options are checked: the range of seats, then
+    /// every option against the game's specs and the clock's, defaults filled in.
     fn new_match(&self, seats: u32, options: &Options) -> CoreResult<Box<dyn DynMatch>> {
-        if seats < G::MIN_PLAYERS || seats > G::MAX_PLAYERS {
-            return Err(CoreError::option(format!(
-                "{} is played by {} to {} players, not {seats}",
-                G::NAME,
-                G::MIN_PLAYERS,
-                G::MAX_PLAYERS
-            )));
-        }
-        let (options, clock) = clock::configure(options, G::TIMEOUT_POLICIES)?;
-        let config = G::configure(seats, &options)?;
+        check_seats::<G>(seats)?;
+        let values = OptionValues::check(&option_specs::<G>(), options)?;
+        let clock = clock::configure(&values)?;
+        let config = G::configure(seats, &values)?;
         let state = G::initial(&config);
         Ok(Box::new(Match::<G> { seats, state, clock: clock.map(|c| Clock::new(c, seats)), timer_since: None }))
     }

@@ -63,7 +63,7 @@ mod games {
             }
             /// Row r (1..3) of seat i's domain, d0..d4.
             fn drow(mut self, i: u8, r: u8, toks: &[&str]) -> Pos {
-                let cfg = GridKnock::configure(self.n as u32, &Options::new()).unwrap();
+                let cfg = GridKnock::checked_config(self.n as u32, &Options::new()).unwrap();
                 for (d, t) in toks.iter().enumerate() {
                     let s = cfg.dom[i as usize][(r as usize - 1) * 5 + d];
                     self.set(s, t);
@@ -76,7 +76,7 @@ mod games {
             }
             /// Builds the state at CHOOSE_SOURCE for `active`. `draw_top` is bottom -> top.
             fn build(self, active: u8, discard: &[i8], draw_top: &[i8]) -> State {
-                let cfg = GridKnock::configure(self.n as u32, &self.opts).unwrap();
+                let cfg = GridKnock::checked_config(self.n as u32, &self.opts).unwrap();
                 let mut st = GridKnock::initial(&cfg);
                 let mut left = [0i32; 15];
                 for (v, c) in DECK {
@@ -239,7 +239,7 @@ mod games {
 
         #[test]
         fn tv01_domain_mapping() {
-            let c3 = GridKnock::configure(3, &Options::new()).unwrap();
+            let c3 = GridKnock::checked_config(3, &Options::new()).unwrap();
             let st = GridKnock::initial(&c3);
             for r in 1..=3 {
                 assert_eq!(dc(&st, 0, r, 0), sl(1, r, 4));
@@ -263,7 +263,7 @@ mod games {
             );
             assert_eq!(gk::slot_domains(3, sl(0, 2, 4)), (0, Some(2)));
             assert_eq!(gk::slot_domains(3, sl(0, 2, 3)), (0, None));
-            let c2 = GridKnock::configure(2, &Options::new()).unwrap();
+            let c2 = GridKnock::checked_config(2, &Options::new()).unwrap();
             let st2 = GridKnock::initial(&c2);
             for r in 1..=3 {
                 assert_eq!(dc(&st2, 0, r, 0), sl(1, r, 4));
@@ -677,9 +677,9 @@ mod games {
             host(&mut st, "close_knock_window").unwrap();
             assert_eq!(GridKnock::timer(&st), None);
             let opts = |v: &str| Options::from([("knock_timeout".to_string(), v.to_string())]);
-            assert_eq!(GridKnock::configure(3, &opts("5")).unwrap().knock_timeout, 5);
+            assert_eq!(GridKnock::checked_config(3, &opts("5")).unwrap().knock_timeout, 5);
             for bad in ["-1", "86401", "soon"] {
-                assert!(matches!(GridKnock::configure(3, &opts(bad)), Err(CoreError::InvalidOption(_))), "{bad}");
+                assert!(matches!(GridKnock::checked_config(3, &opts(bad)), Err(CoreError::InvalidOption(_))), "{bad}");
             }
         }
 
@@ -1143,7 +1143,7 @@ mod games {
                 "NOT_IN_DOMAIN"
             );
             // reveal_initial outside the own block.
-            let cfg = GridKnock::configure(3, &Options::new()).unwrap();
+            let cfg = GridKnock::checked_config(3, &Options::new()).unwrap();
             let init = GridKnock::initial(&cfg);
             let mut st0 = init.clone();
             for e in GridKnock::start(&init, &mut rng()).unwrap() {
@@ -1254,7 +1254,7 @@ mod games {
 
         #[test]
         fn events_that_do_not_fit_are_corrupt_not_panics() {
-            let cfg = GridKnock::configure(4, &Options::new()).unwrap();
+            let cfg = GridKnock::checked_config(4, &Options::new()).unwrap();
             let init = GridKnock::initial(&cfg);
             let start = GridKnock::start(&init, &mut rng()).unwrap();
             // A redacted deal cannot be replayed.
@@ -1318,7 +1318,7 @@ mod games {
                 m.insert(k.into(), v.into());
                 m
             };
-            assert!(GridKnock::configure(3, &Options::new()).is_ok());
+            assert!(GridKnock::checked_config(3, &Options::new()).is_ok());
             for bad in [
                 o("colour", "red"),
                 o("target_score", "0"),
@@ -1329,23 +1329,23 @@ mod games {
             ] {
                 assert!(
                     matches!(
-                        GridKnock::configure(3, &bad),
+                        GridKnock::checked_config(3, &bad),
                         Err(CoreError::InvalidOption(_))
                     ),
                     "{bad:?}"
                 );
             }
             assert!(matches!(
-                GridKnock::configure(1, &Options::new()),
+                GridKnock::checked_config(1, &Options::new()),
                 Err(CoreError::InvalidOption(_))
             ));
             assert!(matches!(
-                GridKnock::configure(9, &Options::new()),
+                GridKnock::checked_config(9, &Options::new()),
                 Err(CoreError::InvalidOption(_))
             ));
-            let c = GridKnock::configure(3, &o("knocking", "off")).unwrap();
+            let c = GridKnock::checked_config(3, &o("knocking", "off")).unwrap();
             assert!(!c.knocking);
-            let c = GridKnock::configure(3, &o("closer_penalty", "none")).unwrap();
+            let c = GridKnock::checked_config(3, &o("closer_penalty", "none")).unwrap();
             assert!(!c.closer_penalty);
         }
 
@@ -1372,7 +1372,7 @@ mod games {
 
         #[test]
         fn initial_reveal_is_sealed_then_simultaneous() {
-            let cfg = GridKnock::configure(3, &Options::new()).unwrap();
+            let cfg = GridKnock::checked_config(3, &Options::new()).unwrap();
             let mut st = GridKnock::initial(&cfg);
             for e in GridKnock::start(&st.clone(), &mut rng()).unwrap() {
                 GridKnock::evolve(&mut st, &e).unwrap();
@@ -1408,7 +1408,7 @@ mod games {
         fn turn_cap_aborts_the_match() {
             let mut o = Options::new();
             o.insert("turn_cap".into(), "10".into());
-            let cfg = GridKnock::configure(2, &o).unwrap();
+            let cfg = GridKnock::checked_config(2, &o).unwrap();
             let mut st = GridKnock::initial(&cfg);
             let mut r = rng();
             let mut evs = vec![];
@@ -1499,7 +1499,7 @@ mod games {
 
         /// Random reachable state: start a match and play `steps` random legal moves.
         fn random_state(n: u32, seed: u64, steps: usize) -> Option<State> {
-            let cfg = GridKnock::configure(n, &Options::new()).unwrap();
+            let cfg = GridKnock::checked_config(n, &Options::new()).unwrap();
             let mut st = GridKnock::initial(&cfg);
             let mut r = Rng::from_u64(seed);
             let mut evs = vec![];
@@ -1732,7 +1732,7 @@ mod games {
 
         #[test]
         fn greedy_bot_beats_random_bot() {
-            let cfg = GridKnock::configure(2, &Options::new()).unwrap();
+            let cfg = GridKnock::checked_config(2, &Options::new()).unwrap();
             let mut greedy_wins = 0;
             let games = 60;
             for seed in 0..games {
@@ -1770,7 +1770,7 @@ mod games {
         #[test]
         fn random_matches_end_by_the_rules_not_by_the_cap() {
             for n in [2u32, 5, 8] {
-                let cfg = GridKnock::configure(n, &Options::new()).unwrap();
+                let cfg = GridKnock::checked_config(n, &Options::new()).unwrap();
                 let (mut aborted, mut rounds) = (0, 0);
                 for seed in 0..100 {
                     let mut st = GridKnock::initial(&cfg);

@@ -111,7 +111,7 @@ fn ids_of(codes: &[&str], taken: &mut u128) -> Vec<u32> {
 fn dealt(seats: u32, ages: &str, hands: &[&[&str]]) -> State {
     let mut opts = Options::new();
     opts.insert("ages".into(), ages.into());
-    let cfg = Qwirkle::configure(seats, &opts).unwrap();
+    let cfg = Qwirkle::checked_config(seats, &opts).unwrap();
     let mut st = Qwirkle::initial(&cfg);
     let mut taken = 0u128;
     let hands = hands
@@ -149,7 +149,7 @@ fn tv01_start_player_duplicates_and_age() {
     let st3 = dealt(3, "", &hands);
     assert!(announce(&st3, &[3, 4, 4], 1).is_ok());
     // The real start() announces the same way.
-    let mut s = Qwirkle::initial(&Qwirkle::configure(3, &Options::new()).unwrap());
+    let mut s = Qwirkle::initial(&Qwirkle::checked_config(3, &Options::new()).unwrap());
     let evs = Qwirkle::start(&s, &mut Rng::from_u64(3)).unwrap();
     apply(&mut s, &evs);
     assert_eq!(s.phase, Phase::Opening);
@@ -536,7 +536,7 @@ fn enumerated_plays_agree_with_the_checker() {
 // Matches
 
 fn greedy_match(seats: u32, seed: u64) -> (Vec<State>, Vec<pb::Event>) {
-    let cfg = Qwirkle::configure(seats, &Options::new()).unwrap();
+    let cfg = Qwirkle::checked_config(seats, &Options::new()).unwrap();
     let mut st = Qwirkle::initial(&cfg);
     let mut rng = Rng::from_u64(seed);
     let mut events = Qwirkle::start(&st, &mut rng).unwrap();
@@ -593,7 +593,7 @@ fn conformance_4_seats() {
 fn idle_cap_aborts() {
     let mut opts = Options::new();
     opts.insert("max_idle_turns".into(), "3".into());
-    let cfg = Qwirkle::configure(2, &opts).unwrap();
+    let cfg = Qwirkle::checked_config(2, &opts).unwrap();
     let mut st = Qwirkle::initial(&cfg);
     let mut rng = Rng::from_u64(1);
     let evs = Qwirkle::start(&st, &mut rng).unwrap();
@@ -720,7 +720,7 @@ fn hidden_information_does_not_leak() {
 
 #[test]
 fn deal_is_redacted_for_other_seats() {
-    let st = Qwirkle::initial(&Qwirkle::configure(3, &Options::new()).unwrap());
+    let st = Qwirkle::initial(&Qwirkle::checked_config(3, &Options::new()).unwrap());
     let evs = Qwirkle::start(&st, &mut Rng::from_u64(4)).unwrap();
     let Some(Ev::Dealt(d)) = Qwirkle::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else { panic!() };
     assert!(d.hands[0].tile_ids.is_empty() && d.hands[2].tile_ids.is_empty());
@@ -757,7 +757,7 @@ fn malformed_and_illegal_input_is_refused() {
     assert_eq!(reason(decide(&st, 0, &pass_action())), "PASS_NOT_ALLOWED");
     assert_eq!(reason(decide(&st, 0, &opening_action(&["RD"]))), "WRONG_PHASE");
     // Setup and game over.
-    let fresh = Qwirkle::initial(&Qwirkle::configure(2, &Options::new()).unwrap());
+    let fresh = Qwirkle::initial(&Qwirkle::checked_config(2, &Options::new()).unwrap());
     assert_eq!(reason(decide(&fresh, 0, &pass_action())), "NOT_STARTED");
     let mut over = st.clone();
     over.phase = Phase::Over;
@@ -766,14 +766,14 @@ fn malformed_and_illegal_input_is_refused() {
     let opt = |k: &str, v: &str| {
         let mut o = Options::new();
         o.insert(k.into(), v.into());
-        Qwirkle::configure(2, &o)
+        Qwirkle::checked_config(2, &o)
     };
     assert!(matches!(opt("colour", "1"), Err(CoreError::InvalidOption(_))));
     assert!(matches!(opt("ages", "1,2,3"), Err(CoreError::InvalidOption(_))));
     assert!(matches!(opt("ages", "1,x"), Err(CoreError::InvalidOption(_))));
     assert!(matches!(opt("max_idle_turns", "0"), Err(CoreError::InvalidOption(_))));
     assert!(opt("max_idle_turns", "50").is_ok());
-    assert!(matches!(Qwirkle::configure(5, &Options::new()), Err(CoreError::InvalidOption(_))));
+    assert!(matches!(Qwirkle::checked_config(5, &Options::new()), Err(CoreError::InvalidOption(_))));
 }
 
 #[test]

@@ -27,7 +27,7 @@ fn random_move(s: &<RatATatCat as Game>::State, rng: &mut Rng) -> Vec<pb::Event>
 fn timed_match_ends_after_the_round_in_progress_once_the_host_calls_time() {
     for seed in 0..40u64 {
         let seats = 2 + (seed % 5) as u32;
-        let config = RatATatCat::configure(seats, &options(&[("match_mode", "timed")])).unwrap();
+        let config = RatATatCat::checked_config(seats, &options(&[("match_mode", "timed")])).unwrap();
         let mut s = RatATatCat::initial(&config);
         let mut rng = Rng::from_u64(seed);
         let mut log = RatATatCat::start(&s, &mut rng).unwrap();
@@ -107,7 +107,7 @@ fn host_commands_are_refused_where_they_do_not_apply() {
         other => panic!("unknown host command: {other:?}"),
     }
     // A stop request that does not fit is refused by replay too (a corrupt log).
-    let mut s = RatATatCat::initial(&RatATatCat::configure(3, &Options::new()).unwrap());
+    let mut s = RatATatCat::initial(&RatATatCat::checked_config(3, &Options::new()).unwrap());
     let stop = pb::Event { kind: Some(E::StopRequested(pb::StopRequested {})) };
     assert!(matches!(RatATatCat::evolve(&mut s, &stop), Err(CoreError::Corrupt(_))));
 

@@ -61,7 +61,7 @@
 //!   in the opponent's square (cells 1..9), then its discard (matches TV19's listing).
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
 use crate::proto::carre as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -203,14 +203,9 @@ pub struct Config {
 }
 
 impl Default for Config {
+    /// The configuration of the options' defaults.
     fn default() -> Self {
-        Config {
-            rounds: 4,
-            go_out_without_draw: true,
-            tiebreak: false,
-            cell_of_rank: [0, 1, 2, 3, 4, 5, 6, 7, 8],
-            first_starter: None,
-        }
+        Carre::configure(2, &OptionValues::defaults(&Carre::options())).expect("the defaults configure a match")
     }
 }
 
@@ -781,15 +776,6 @@ pub fn simulate_random_round(rng: &mut Rng) -> [u32; 2] {
 
 pub struct Carre;
 
-fn parse_bool(name: &str, v: &str) -> CoreResult<bool> {
-    match v {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(CoreError::option(format!("option {name} must be \"true\" or \"false\", not {v:?}"))),
-    }
-}
-
-
 fn seat_u8(seat: u32, what: &str) -> CoreResult<u8> {
     if seat < 2 {
         Ok(seat as u8)
@@ -1090,87 +1076,66 @@ impl Game for Carre {
 
     fn options() -> Vec<OptionSpec> {
         vec![
-            OptionSpec {
-                name: "rounds_per_match",
-                description: "rounds in a match, 1..12 (the starter alternates every round)",
-                default: "4",
-                allowed: &[],
-            },
-            OptionSpec {
-                name: "allow_go_out_without_draw",
-                description: "once the stock is empty a player may go out without drawing (AMB9)",
-                default: "true",
-                allowed: &["true", "false"],
-            },
-            OptionSpec {
-                name: "tiebreak_extra_rounds",
-                description: "play extra rounds (at most 8) while the totals are equal (AMB13)",
-                default: "false",
-                allowed: &["true", "false"],
-            },
-            OptionSpec {
-                name: "cell_of_rank",
-                description: "cells (1..9, reading order) of Ace..Nine as nine digits, a permutation of 1..9 (AMB2)",
-                default: "123456789",
-                allowed: &[],
-            },
-            OptionSpec {
-                name: "first_starter",
-                description: "seat that starts round 1: drawn at random, or fixed",
-                default: "random",
-                allowed: &["random", "0", "1"],
-            },
+            OptionSpec::int(
+                "rounds_per_match",
+                4,
+                1,
+                MAX_ROUNDS_OPTION as u32,
+                "rounds in a match, 1..12 (the starter alternates every round)",
+            ),
+            OptionSpec::choice(
+                "allow_go_out_without_draw",
+                &["true", "false"],
+                "true",
+                "once the stock is empty a player may go out without drawing (AMB9)",
+            ),
+            OptionSpec::choice(
+                "tiebreak_extra_rounds",
+                &["true", "false"],
+                "false",
+                "play extra rounds (at most 8) while the totals are equal (AMB13)",
+            ),
+            OptionSpec::text(
+                "cell_of_rank",
+                32,
+                "123456789",
+                "cells (1..9, reading order) of Ace..Nine as nine digits, a permutation of 1..9 (AMB2)",
+            ),
+            OptionSpec::choice(
+                "first_starter",
+                &["random", "0", "1"],
+                "random",
+                "seat that starts round 1: drawn at random, or fixed",
+            ),
         ]
     }
 
-    fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
-        if seats != 2 {
-            return Err(CoreError::option(format!("Carré is played by exactly 2 players, not {seats}")));
+    fn configure(_seats: u32, options: &OptionValues) -> CoreResult<Config> {
+        let v = options.text("cell_of_rank");
+        let b = v.as_bytes();
+        let mut cell_of_rank = [0u8; 9];
+        let mut seen = 0u16;
+        let ok = b.len() == 9
+            && b.iter().enumerate().all(|(i, &d)| {
+                if !(b'1'..=b'9').contains(&d) || seen & (1 << (d - b'1')) != 0 {
+                    return false;
+                }
+                seen |= 1 << (d - b'1');
+                cell_of_rank[i] = d - b'1';
+                true
+            });
+        if !ok {
+            return Err(CoreError::option(format!(
+                "cell_of_rank must be nine digits forming a permutation of 1..9 (e.g. \"123456789\"), not {v:?}"
+            )));
         }
-        let mut cfg = Config::default();
-        for (name, v) in options {
-            match name.as_str() {
-                "rounds_per_match" => cfg.rounds = int_option(options, name, cfg.rounds as u32, 1, MAX_ROUNDS_OPTION as u32)? as u8,
-                "allow_go_out_without_draw" => cfg.go_out_without_draw = parse_bool(name, v)?,
-                "tiebreak_extra_rounds" => cfg.tiebreak = parse_bool(name, v)?,
-                "cell_of_rank" => {
-                    let b = v.as_bytes();
-                    let mut seen = 0u16;
-                    let ok = b.len() == 9
-                        && b.iter().enumerate().all(|(i, &d)| {
-                            if !(b'1'..=b'9').contains(&d) || seen & (1 << (d - b'1')) != 0 {
-                                return false;
-                            }
-                            seen |= 1 << (d - b'1');
-                            cfg.cell_of_rank[i] = d - b'1';
-                            true
-                        });
-                    if !ok {
-                        return Err(CoreError::option(format!(
-                            "cell_of_rank must be nine digits forming a permutation of 1..9 (e.g. \"123456789\"), not {v:?}"
-                        )));
-                    }
-                }
-                "first_starter" => {
-                    cfg.first_starter = match v.as_str() {
-                        "random" => None,
-                        "0" => Some(0),
-                        "1" => Some(1),
-                        _ => {
-                            return Err(CoreError::option(format!(
-                                "first_starter must be \"random\", \"0\" or \"1\", not {v:?}"
-                            )))
-                        }
-                    }
-                }
-                _ => {
-                    return Err(CoreError::option(format!(
-                        "unknown option {name:?} for Carré (known: rounds_per_match, allow_go_out_without_draw, tiebreak_extra_rounds, cell_of_rank, first_starter)"
-                    )))
-                }
-            }
-        }
-        Ok(cfg)
+        Ok(Config {
+            rounds: options.int("rounds_per_match") as u8,
+            go_out_without_draw: options.text("allow_go_out_without_draw") == "true",
+            tiebreak: options.text("tiebreak_extra_rounds") == "true",
+            cell_of_rank,
+            first_starter: options.text("first_starter").parse().ok(),
+        })
     }
 
     fn initial(config: &Config) -> State {
@@ -1781,6 +1746,7 @@ impl Game for Carre {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::Options;
     use crate::conformance;
     use prost::Message;
 
@@ -1930,7 +1896,7 @@ mod tests {
     fn tv01_deal_and_first_draw() {
         let mut opts = Options::new();
         opts.insert("first_starter".into(), "0".into());
-        let cfg = Carre::configure(2, &opts).unwrap();
+        let cfg = Carre::checked_config(2, &opts).unwrap();
         let mut s = Carre::initial(&cfg);
         let evs = Carre::start(&s, &mut Rng::from_u64(42)).unwrap();
         let mut deck: Vec<u8> = (0..52).collect();
@@ -2430,7 +2396,7 @@ mod tests {
     #[test]
     fn only_two_seats_and_options_are_checked() {
         for seats in [0, 1, 3, 4] {
-            assert!(matches!(Carre::configure(seats, &Options::new()), Err(CoreError::InvalidOption(_))));
+            assert!(matches!(Carre::checked_config(seats, &Options::new()), Err(CoreError::InvalidOption(_))));
         }
         let bad = [
             ("rounds", "4"),
@@ -2445,15 +2411,15 @@ mod tests {
             ("first_starter", "2"),
         ];
         for (k, v) in bad {
-            match Carre::configure(2, &opts(&[(k, v)])) {
+            match Carre::checked_config(2, &opts(&[(k, v)])) {
                 Err(CoreError::InvalidOption(msg)) => assert!(msg.contains(k), "{msg}"),
                 other => panic!("{k}={v} accepted: {other:?}"),
             }
         }
-        let cfg = Carre::configure(2, &opts(&[("cell_of_rank", "276951438"), ("rounds_per_match", "12")])).unwrap();
+        let cfg = Carre::checked_config(2, &opts(&[("cell_of_rank", "276951438"), ("rounds_per_match", "12")])).unwrap();
         assert_eq!(cfg.cell_of_rank, [1, 6, 5, 8, 4, 0, 3, 2, 7]);
         assert_eq!(cfg.rounds, 12);
-        assert_eq!(Carre::configure(2, &Options::new()).unwrap(), Config::default());
+        assert_eq!(Carre::checked_config(2, &Options::new()).unwrap(), Config::default());
     }
 
     #[test]
@@ -2713,7 +2679,7 @@ mod tests {
 
     #[test]
     fn redaction_of_deal_and_draw() {
-        let cfg = Carre::configure(2, &opts(&[("first_starter", "1")])).unwrap();
+        let cfg = Carre::checked_config(2, &opts(&[("first_starter", "1")])).unwrap();
         let evs = Carre::start(&Carre::initial(&cfg), &mut Rng::from_u64(5)).unwrap();
         for seat in 0..2u32 {
             let Some(Ev::RoundDealt(d)) = Carre::redact(&evs[1], Viewer::Seat(seat)).unwrap().kind else { panic!() };

@@ -45,7 +45,7 @@
 //!   was broadcast to all; it never looks at who holds what now.
 
 use crate::error::{ensure, CoreError, CoreResult};
-use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
 use crate::games::inline_cards::{inline_message, InlineCards};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
@@ -1127,33 +1127,27 @@ impl Game for Democratie {
 
     fn options() -> Vec<OptionSpec> {
         vec![
-            OptionSpec {
-                name: "target",
-                description: "Tribes needed to win the match (usually 5, 7 or 10; any integer 1 to 1000). \
-                              The winner is the unique highest total at or above it (AMB7).",
-                default: "7",
-                allowed: &[],
-            },
-            OptionSpec {
-                name: "max_deals",
-                description: "Administrative cap: after this many deals without a decided winner the match \
-                              ends as aborted (1 to 100000).",
-                default: "200",
-                allowed: &[],
-            },
+            OptionSpec::int(
+                "target",
+                DEFAULT_TARGET,
+                1,
+                1000,
+                "Tribes needed to win the match (usually 5, 7 or 10; any integer 1 to 1000). \
+                 The winner is the unique highest total at or above it (AMB7).",
+            ),
+            OptionSpec::int(
+                "max_deals",
+                DEFAULT_MAX_DEALS,
+                1,
+                100_000,
+                "Administrative cap: after this many deals without a decided winner the match \
+                 ends as aborted (1 to 100000).",
+            ),
         ]
     }
 
-    fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
-        if !(2..=6).contains(&seats) {
-            return Err(CoreError::option(format!("Démocratie is played by 2 to 6 players, not {seats}")));
-        }
-        if let Some(bad) = options.keys().find(|k| *k != "target" && *k != "max_deals") {
-            return Err(CoreError::option(format!("unknown option {bad:?} (options: target, max_deals)")));
-        }
-        let target = int_option(options, "target", DEFAULT_TARGET, 1, 1000)?;
-        let max_deals = int_option(options, "max_deals", DEFAULT_MAX_DEALS, 1, 100_000)?;
-        Ok(Config { seats: seats as u8, target, max_deals })
+    fn configure(seats: u32, options: &OptionValues) -> CoreResult<Config> {
+        Ok(Config { seats: seats as u8, target: options.int("target"), max_deals: options.int("max_deals") })
     }
 
     fn initial(config: &Config) -> State {
@@ -1592,6 +1586,7 @@ impl Game for Democratie {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::Options;
     use crate::conformance;
     use prost::Message;
 
@@ -1637,7 +1632,7 @@ mod tests {
         commit_action(card)
     }
     fn config(n: u32) -> Config {
-        Democratie::configure(n, &Options::new()).unwrap()
+        Democratie::checked_config(n, &Options::new()).unwrap()
     }
     fn rule_reason(r: CoreResult<Vec<pb::Event>>) -> &'static str {
         match r {
@@ -2174,7 +2169,7 @@ mod tests {
         assert!(r.violations.is_empty(), "{:?}", r.violations);
         // With one deal max, some matches end on the cap.
         opts.insert("max_deals".into(), "1".into());
-        let config = Democratie::configure(4, &opts).unwrap();
+        let config = Democratie::checked_config(4, &opts).unwrap();
         let mut capped = 0;
         for seed in 0..200 {
             let mut rep = conformance::Report::default();
@@ -2409,21 +2404,21 @@ mod tests {
     #[test]
     fn options_are_checked() {
         let mut o = Options::new();
-        assert_eq!(Democratie::configure(4, &o).unwrap(), Config { seats: 4, target: 7, max_deals: 200 });
-        assert!(matches!(Democratie::configure(1, &o), Err(CoreError::InvalidOption(_))));
-        assert!(matches!(Democratie::configure(7, &o), Err(CoreError::InvalidOption(_))));
+        assert_eq!(Democratie::checked_config(4, &o).unwrap(), Config { seats: 4, target: 7, max_deals: 200 });
+        assert!(matches!(Democratie::checked_config(1, &o), Err(CoreError::InvalidOption(_))));
+        assert!(matches!(Democratie::checked_config(7, &o), Err(CoreError::InvalidOption(_))));
         o.insert("target".into(), "10".into());
-        assert_eq!(Democratie::configure(2, &o).unwrap().target, 10);
+        assert_eq!(Democratie::checked_config(2, &o).unwrap().target, 10);
         for bad in ["0", "-3", "abc", "1001", ""] {
             o.insert("target".into(), bad.into());
-            assert!(matches!(Democratie::configure(2, &o), Err(CoreError::InvalidOption(_))), "{bad}");
+            assert!(matches!(Democratie::checked_config(2, &o), Err(CoreError::InvalidOption(_))), "{bad}");
         }
         let mut o = Options::new();
         o.insert("max_deals".into(), "0".into());
-        assert!(matches!(Democratie::configure(2, &o), Err(CoreError::InvalidOption(_))));
+        assert!(matches!(Democratie::checked_config(2, &o), Err(CoreError::InvalidOption(_))));
         let mut o = Options::new();
         o.insert("jokers".into(), "2".into());
-        let Err(CoreError::InvalidOption(m)) = Democratie::configure(2, &o) else { panic!() };
+        let Err(CoreError::InvalidOption(m)) = Democratie::checked_config(2, &o) else { panic!() };
         assert!(m.contains("jokers"));
     }
 
@@ -2569,7 +2564,7 @@ mod tests {
         let o: Options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let mut h = Sha256::new();
         for n in seats {
-            let config = Democratie::configure(n, &o).unwrap();
+            let config = Democratie::checked_config(n, &o).unwrap();
             let viewers: Vec<Viewer> =
                 (0..n).map(Viewer::Seat).chain([Viewer::Spectator, Viewer::Auditor]).collect();
             for seed in 0..matches {

@@ -42,7 +42,7 @@
 //!   itself, and the window closes.
 
 use crate::error::{ensure, CoreError, CoreResult};
-use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Timer, Viewer};
+use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Timer, Viewer};
 use crate::proto::grid_knock as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -89,7 +89,8 @@ pub struct Config {
 }
 
 impl Config {
-    pub fn new(seats: u8) -> Config {
+    /// The configuration for `seats` with the checked `options`.
+    pub fn new(seats: u8, options: &OptionValues) -> Config {
         let n = seats as usize;
         let mut dom = [[0u8; 15]; 8];
         let mut dom_mask = [0u128; 8];
@@ -108,11 +109,11 @@ impl Config {
         }
         Config {
             seats,
-            target_score: 100,
-            closer_penalty: true,
-            knocking: true,
-            turn_cap: 3000,
-            knock_timeout: 60,
+            target_score: options.int("target_score") as i32,
+            closer_penalty: options.text("closer_penalty") == "double",
+            knocking: options.text("knocking") == "on",
+            turn_cap: options.int("turn_cap"),
+            knock_timeout: options.int("knock_timeout"),
             dom,
             dom_mask,
         }
@@ -2634,24 +2635,6 @@ pub fn invariants(st: &State) -> Result<(), String> {
 // ------------------------------------------------------------------------------------------
 // The Game impl
 
-fn enum_option<'a>(
-    options: &'a Options,
-    name: &str,
-    default: &'a str,
-    allowed: &[&str],
-) -> CoreResult<&'a str> {
-    match options.get(name) {
-        None => Ok(default),
-        Some(v) if allowed.contains(&v.as_str()) => Ok(v.as_str()),
-        Some(v) => Err(CoreError::option(format!(
-            "{name} must be one of {}, not {v:?}",
-            allowed.join(", ")
-        ))),
-    }
-}
-
-const OPTION_NAMES: [&str; 5] = ["target_score", "closer_penalty", "knocking", "turn_cap", "knock_timeout"];
-
 impl Game for GridKnock {
     type Config = Config;
     type State = State;
@@ -2669,60 +2652,45 @@ impl Game for GridKnock {
 
     fn options() -> Vec<OptionSpec> {
         vec![
-            OptionSpec {
-                name: "target_score",
-                description: "the match ends after the round in which a total reaches this (1 to 1000)",
-                default: "100",
-                allowed: &[],
-            },
-            OptionSpec {
-                name: "closer_penalty",
-                description: "double: the closer's positive round score is doubled unless strictly lowest; none: no penalty",
-                default: "double",
-                allowed: &["double", "none"],
-            },
-            OptionSpec {
-                name: "knocking",
-                description: "on: knock windows after a draw from the pile (never with 2 players); off: no knocking",
-                default: "on",
-                allowed: &["on", "off"],
-            },
-            OptionSpec {
-                name: "turn_cap",
-                description: "administrative cap: the match is aborted after this many turns (10 to 100000)",
-                default: "3000",
-                allowed: &[],
-            },
-            OptionSpec {
-                name: "knock_timeout",
-                description: "seconds a knock window stays open before the server closes it; every seat that \
-                              has not answered passes (0 to 86400; 0: only the host closes it)",
-                default: "60",
-                allowed: &[],
-            },
+            OptionSpec::int(
+                "target_score",
+                100,
+                1,
+                1000,
+                "the match ends after the round in which a total reaches this (1 to 1000)",
+            ),
+            OptionSpec::choice(
+                "closer_penalty",
+                &["double", "none"],
+                "double",
+                "double: the closer's positive round score is doubled unless strictly lowest; none: no penalty",
+            ),
+            OptionSpec::choice(
+                "knocking",
+                &["on", "off"],
+                "on",
+                "on: knock windows after a draw from the pile (never with 2 players); off: no knocking",
+            ),
+            OptionSpec::int(
+                "turn_cap",
+                3000,
+                10,
+                100_000,
+                "administrative cap: the match is aborted after this many turns (10 to 100000)",
+            ),
+            OptionSpec::int(
+                "knock_timeout",
+                60,
+                0,
+                86_400,
+                "seconds a knock window stays open before the server closes it; every seat that \
+                 has not answered passes (0 to 86400; 0: only the host closes it)",
+            ),
         ]
     }
 
-    fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
-        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&seats) {
-            return Err(CoreError::option(format!(
-                "Grid Knock is played by 2 to 8 players, not {seats}"
-            )));
-        }
-        if let Some(bad) = options.keys().find(|k| !OPTION_NAMES.contains(&k.as_str())) {
-            return Err(CoreError::option(format!(
-                "unknown option {bad:?} (options: {})",
-                OPTION_NAMES.join(", ")
-            )));
-        }
-        let mut cfg = Config::new(seats as u8);
-        cfg.target_score = int_option(options, "target_score", 100, 1, 1000)? as i32;
-        cfg.turn_cap = int_option(options, "turn_cap", 3000, 10, 100_000)?;
-        cfg.knock_timeout = int_option(options, "knock_timeout", 60, 0, 86_400)?;
-        cfg.closer_penalty =
-            enum_option(options, "closer_penalty", "double", &["double", "none"])? == "double";
-        cfg.knocking = enum_option(options, "knocking", "on", &["on", "off"])? == "on";
-        Ok(cfg)
+    fn configure(seats: u32, options: &OptionValues) -> CoreResult<Config> {
+        Ok(Config::new(seats as u8, options))
     }
 
     fn initial(config: &Config) -> State {

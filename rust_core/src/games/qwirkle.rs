@@ -26,7 +26,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
 use crate::proto::qwirkle as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
@@ -907,31 +907,19 @@ fn lay(state: &State, seat: u32, extra: &[(usize, u8)], score: u32, opening: boo
     out
 }
 
-fn parse_options(seats: u32, options: &Options) -> CoreResult<Config> {
-    if !(2..=4).contains(&seats) {
-        return Err(CoreError::option(format!("Qwirkle is played by 2 to 4 players, not {seats}")));
-    }
-    let mut config = Config { seats, ages: None, idle_cap: 1000 };
-    for (k, v) in options {
-        match k.as_str() {
-            "ages" => {
-                let v = v.trim();
-                if v.is_empty() {
-                    continue;
-                }
-                let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-                if parts.len() != seats as usize {
-                    return Err(CoreError::option(format!("ages: expected {seats} comma-separated ages, got {}", parts.len())));
-                }
-                let mut ages = [0u32; 4];
-                for (i, p) in parts.iter().enumerate() {
-                    ages[i] = p.parse::<u32>().map_err(|_| CoreError::option(format!("ages: {p:?} is not a non-negative integer")))?;
-                }
-                config.ages = Some(ages);
-            }
-            "max_idle_turns" => config.idle_cap = int_option(options, k, 1000, 1, 1_000_000)?,
-            other => return Err(CoreError::option(format!("unknown option {other:?} (options: ages, max_idle_turns)"))),
+fn parse_options(seats: u32, options: &OptionValues) -> CoreResult<Config> {
+    let mut config = Config { seats, ages: None, idle_cap: options.int("max_idle_turns") };
+    let ages = options.text("ages");
+    if !ages.is_empty() {
+        let parts: Vec<&str> = ages.split(',').map(str::trim).collect();
+        if parts.len() != seats as usize {
+            return Err(CoreError::option(format!("ages: expected {seats} comma-separated ages, got {}", parts.len())));
         }
+        let mut parsed = [0u32; 4];
+        for (i, p) in parts.iter().enumerate() {
+            parsed[i] = p.parse::<u32>().map_err(|_| CoreError::option(format!("ages: {p:?} is not a non-negative integer")))?;
+        }
+        config.ages = Some(parsed);
     }
     Ok(config)
 }
@@ -1062,22 +1050,23 @@ impl Game for Qwirkle {
 
     fn options() -> Vec<OptionSpec> {
         vec![
-            OptionSpec {
-                name: "ages",
-                description: "Comma-separated age per seat (bigger = older) for the start-player tie-break; empty = unknown (lowest seat wins ties)",
-                default: "",
-                allowed: &[],
-            },
-            OptionSpec {
-                name: "max_idle_turns",
-                description: "Administrative cap: consecutive turns without a placement before the match is aborted (1..1000000)",
-                default: "1000",
-                allowed: &[],
-            },
+            OptionSpec::text(
+                "ages",
+                64,
+                "",
+                "Comma-separated age per seat (bigger = older) for the start-player tie-break; empty = unknown (lowest seat wins ties)",
+            ),
+            OptionSpec::int(
+                "max_idle_turns",
+                1000,
+                1,
+                1_000_000,
+                "Administrative cap: consecutive turns without a placement before the match is aborted (1..1000000)",
+            ),
         ]
     }
 
-    fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
+    fn configure(seats: u32, options: &OptionValues) -> CoreResult<Config> {
         parse_options(seats, options)
     }
 
@@ -1797,7 +1786,7 @@ impl State {
     /// A TURN-phase state from a board, hands and bag given as type codes (tiles not listed are
     /// out of play, as in the spec's test vectors). Panics on bad fixtures (tests only).
     pub fn fixture(seats: u32, board: &[(i32, i32, &str)], hands: &[&[&str]], bag: &[&str], current: u32) -> State {
-        let config = parse_options(seats, &Options::new()).expect("seats");
+        let config = parse_options(seats, &OptionValues::defaults(&Qwirkle::options())).expect("seats");
         let mut st = Qwirkle::initial(&config);
         let mut pool = ALL_IDS;
         let mut take = |code: &str| -> u32 {

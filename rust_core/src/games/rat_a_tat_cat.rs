@@ -44,7 +44,7 @@
 use std::fmt::Write as _;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{int_option, Game, OptionSpec, Options, Seat, Seats, Viewer};
+use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
 use crate::games::inline_cards::{inline_message, InlineCards};
 use crate::proto::rat_a_tat_cat as pb;
 use crate::proto::Outcome;
@@ -1400,79 +1400,47 @@ impl Game for RatATatCat {
 
     fn options() -> Vec<OptionSpec> {
         vec![
-            OptionSpec {
-                name: "match_mode",
-                description: "elimination: a seat whose total reaches point_limit is out, the last seat left wins; fixed_rounds: lowest total after `rounds` rounds wins; timed: the operator's stop_after_round ends the match after the round in progress, lowest total wins",
-                default: "elimination",
-                allowed: &["elimination", "fixed_rounds", "timed"],
-            },
-            OptionSpec {
-                name: "point_limit",
-                description: "elimination limit (total >= limit is out), 1 to 10000",
-                default: "100",
-                allowed: &[],
-            },
-            OptionSpec { name: "rounds", description: "rounds in fixed_rounds, 1 to 1000", default: "3", allowed: &[] },
-            OptionSpec {
-                name: "max_turns_per_round",
-                description: "safeguard: a round with no call ends after this many turns (0 = off, up to 100000)",
-                default: "0",
-                allowed: &[],
-            },
-            OptionSpec {
-                name: "first_dealer",
-                description: "dealer of round 1: random, or a seat number",
-                default: "random",
-                allowed: &[],
-            },
-            OptionSpec {
-                name: "memory_aid",
-                description: "on: a seat's view lists the row values it has seen (not part of the rules)",
-                default: "off",
-                allowed: &["off", "on"],
-            },
-            OptionSpec {
-                name: "admin_turn_cap",
-                description: "administrative cap: the match is aborted after this many turns, 1 to 1000000",
-                default: "20000",
-                allowed: &[],
-            },
+            OptionSpec::choice(
+                "match_mode",
+                &["elimination", "fixed_rounds", "timed"],
+                "elimination",
+                "elimination: a seat whose total reaches point_limit is out, the last seat left wins; fixed_rounds: lowest total after `rounds` rounds wins; timed: the operator's stop_after_round ends the match after the round in progress, lowest total wins",
+            ),
+            OptionSpec::int("point_limit", 100, 1, 10_000, "elimination limit (total >= limit is out), 1 to 10000"),
+            OptionSpec::int("rounds", 3, 1, 1000, "rounds in fixed_rounds, 1 to 1000"),
+            OptionSpec::int(
+                "max_turns_per_round",
+                0,
+                0,
+                100_000,
+                "safeguard: a round with no call ends after this many turns (0 = off, up to 100000)",
+            ),
+            OptionSpec::text("first_dealer", 16, "random", "dealer of round 1: random, or a seat number"),
+            OptionSpec::choice(
+                "memory_aid",
+                &["off", "on"],
+                "off",
+                "on: a seat's view lists the row values it has seen (not part of the rules)",
+            ),
+            OptionSpec::int(
+                "admin_turn_cap",
+                20_000,
+                1,
+                1_000_000,
+                "administrative cap: the match is aborted after this many turns, 1 to 1000000",
+            ),
         ]
     }
 
-    fn configure(seats: u32, options: &Options) -> CoreResult<Config> {
-        if !(Self::MIN_PLAYERS..=Self::MAX_PLAYERS).contains(&seats) {
-            return Err(CoreError::option(format!(
-                "Rat-a-Tat Cat is played by 2 to 6 players, not {seats}"
-            )));
-        }
-        let known = Self::options();
-        for k in options.keys() {
-            if !known.iter().any(|o| o.name == k) {
-                return Err(CoreError::option(format!(
-                    "unknown option {k:?} (options: {})",
-                    known.iter().map(|o| o.name).collect::<Vec<_>>().join(", ")
-                )));
-            }
-        }
-        let mode = match options.get("match_mode").map(|s| s.as_str()) {
-            None | Some("elimination") => MatchMode::Elimination,
-            Some("fixed_rounds") => MatchMode::FixedRounds,
-            Some("timed") => MatchMode::Timed,
-            Some(v) => {
-                return Err(CoreError::option(format!(
-                    "match_mode must be elimination, fixed_rounds or timed, not {v:?}"
-                )))
-            }
+    fn configure(seats: u32, options: &OptionValues) -> CoreResult<Config> {
+        let mode = match options.text("match_mode") {
+            "fixed_rounds" => MatchMode::FixedRounds,
+            "timed" => MatchMode::Timed,
+            _ => MatchMode::Elimination,
         };
-        let memory_aid = match options.get("memory_aid").map(|s| s.as_str()) {
-            None | Some("off") => false,
-            Some("on") => true,
-            Some(v) => return Err(CoreError::option(format!("memory_aid must be on or off, not {v:?}"))),
-        };
-        let first_dealer = match options.get("first_dealer").map(|s| s.trim()) {
-            None | Some("random") => None,
-            Some(v) => match v.parse::<u32>() {
+        let first_dealer = match options.text("first_dealer") {
+            "random" => None,
+            v => match v.parse::<u32>() {
                 Ok(d) if d < seats => Some(d as u8),
                 _ => {
                     return Err(CoreError::option(format!(
@@ -1485,12 +1453,12 @@ impl Game for RatATatCat {
         Ok(Config {
             seats: seats as u8,
             mode,
-            point_limit: int_option(options, "point_limit", 100, 1, 10_000)?,
-            rounds: int_option(options, "rounds", 3, 1, 1000)?,
-            max_turns_per_round: int_option(options, "max_turns_per_round", 0, 0, 100_000)?,
+            point_limit: options.int("point_limit"),
+            rounds: options.int("rounds"),
+            max_turns_per_round: options.int("max_turns_per_round"),
             first_dealer,
-            memory_aid,
-            admin_turn_cap: int_option(options, "admin_turn_cap", 20_000, 1, 1_000_000)?,
+            memory_aid: options.text("memory_aid") == "on",
+            admin_turn_cap: options.int("admin_turn_cap"),
         })
     }
 
@@ -2093,12 +2061,13 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::Options;
     use crate::conformance;
     use prost::Message;
 
     fn cfg_with(n: u32, opts: &[(&str, &str)]) -> Config {
         let o: Options = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        RatATatCat::configure(n, &o).expect("config")
+        RatATatCat::checked_config(n, &o).expect("config")
     }
     fn cfg(n: u32) -> Config {
         cfg_with(n, &[])
@@ -2955,7 +2924,7 @@ mod tests {
         let bad = |k: &str, v: &str| {
             let o: Options = [(k.to_string(), v.to_string())].into_iter().collect();
             assert!(
-                matches!(RatATatCat::configure(3, &o), Err(CoreError::InvalidOption(_))),
+                matches!(RatATatCat::checked_config(3, &o), Err(CoreError::InvalidOption(_))),
                 "{k}={v}"
             );
         };
@@ -2967,8 +2936,8 @@ mod tests {
         bad("first_dealer", "3");
         bad("memory_aid", "yes");
         bad("max_turns_per_round", "1000001");
-        assert!(RatATatCat::configure(1, &Options::new()).is_err());
-        assert!(RatATatCat::configure(7, &Options::new()).is_err());
+        assert!(RatATatCat::checked_config(1, &Options::new()).is_err());
+        assert!(RatATatCat::checked_config(7, &Options::new()).is_err());
         let c = cfg_with(
             6,
             &[("point_limit", "200"), ("first_dealer", "5"), ("memory_aid", "on")],
@@ -3450,7 +3419,7 @@ mod tests {
         let o: Options = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let mut h = Sha256::new();
         for n in seats {
-            let config = RatATatCat::configure(n, &o).unwrap();
+            let config = RatATatCat::checked_config(n, &o).unwrap();
             let viewers: Vec<Viewer> =
                 (0..n).map(Viewer::Seat).chain([Viewer::Spectator, Viewer::Auditor]).collect();
             for seed in 0..matches {
