@@ -1,21 +1,22 @@
-//! The conformance harness shared by every game: plays seeded random matches and checks, at
-//! every step, the invariants any decider must keep. Game tests call [`run`] and assert that
-//! the report has no violations.
+//! The conformance harness shared by every game: plays seeded matches and checks, at every
+//! step, the invariants any decider must keep. `tests/conformance.rs` runs it for every game of
+//! the registry and every seat count ([`crate::registry::DynGame::conformance`]).
 //!
 //! Checked at every step: the match awaits somebody until it is over; every awaited seat has a
-//! legal action; the chosen action and a sample of the others apply; a seat that is not awaited
-//! is refused; `decide` is deterministic; the game's own invariants hold after every event; the
-//! auditor sees events unredacted; every seat's view can be built; `play` gives the same events
-//! and the same state as `decide` followed by `evolve`, and a refused `play` (an idle seat, an
-//! empty action) changes nothing; `open` likewise gives `start`'s events and state. At the end
-//! of each match:
-//! replaying the events from the initial state gives the live state, the same seed gives the
-//! same match, and the match ended within the step cap.
+//! legal action, each listed once; a seat that is not awaited has none, and is refused (by the
+//! registry's turn check); the chosen action and a sample of the others apply; `decide` is
+//! deterministic; the game's own invariants hold after every event; every action, event,
+//! redacted event and view decodes to itself; the auditor sees events unredacted; `play` gives
+//! the same events and the same state as `decide` followed by `evolve`, and a refused `play`
+//! (an empty action) changes nothing; `open` likewise gives `start`'s events and state. At the
+//! end of each match: replaying the events from the initial state gives the live state, the
+//! same seed gives the same match, and the match ended within the step cap. Even seeds play
+//! uniformly chosen legal actions, odd seeds the game's strongest bot for every seat.
 
 use prost::Message;
 
 use crate::error::CoreError;
-use crate::game::{Game, Options, Seats, Viewer};
+use crate::game::{decide_checked, Game, Options, Seats, Viewer};
 use crate::rng::Rng;
 
 #[derive(Debug, Default)]
@@ -42,6 +43,11 @@ pub fn seed_bytes(n: u64) -> [u8; 32] {
     s
 }
 
+/// True when `m` encodes to bytes that decode to `m` again.
+fn round_trips<M: Message + Default + PartialEq>(m: &M) -> bool {
+    M::decode(m.encode_to_vec().as_slice()).as_ref() == Ok(m)
+}
+
 /// One played match: its events and final state.
 pub struct Played<G: Game> {
     pub events: Vec<G::Event>,
@@ -52,8 +58,8 @@ fn hash_state<G: Game>(state: &G::State) -> Vec<u8> {
     G::view(state, Viewer::Auditor).encode_to_vec()
 }
 
-/// Plays one match with random legal actions (uniform over the awaited seats and their legal
-/// actions), checking every step. `max_steps` bounds a match the rules could let run forever.
+/// Plays one match (uniform over the awaited seats; each plays a uniformly chosen legal action
+/// for an even `seed`, the game's strongest bot's for an odd one), checking every step. `max_steps` bounds a match the rules could let run forever.
 pub fn play_checked<G: Game>(
     config: &G::Config,
     seats: u32,
@@ -79,8 +85,15 @@ pub fn play_checked<G: Game>(
             if G::redact(e, Viewer::Auditor).as_ref() != Some(e) {
                 report.violation(seed, step, format!("auditor sees {} redacted", G::event_type(e)));
             }
-            for s in 0..seats {
-                let _ = G::redact(e, Viewer::Seat(s));
+            if !round_trips(e) {
+                report.violation(seed, step, format!("{} does not decode to itself: {e:?}", G::event_type(e)));
+            }
+            for s in (0..seats).map(Viewer::Seat).chain([Viewer::Spectator]) {
+                if let Some(r) = G::redact(e, s) {
+                    if !round_trips(&r) {
+                        report.violation(seed, step, format!("{} for {s:?} does not decode to itself", G::event_type(e)));
+                    }
+                }
             }
             events.push(e.clone());
         }
@@ -126,16 +139,34 @@ pub fn play_checked<G: Game>(
             report.violation(seed, step, "not over but nobody to act".into());
             return None;
         }
-        for s in 0..seats {
-            G::view(&state, Viewer::Seat(s));
+        for v in (0..seats).map(Viewer::Seat).chain([Viewer::Spectator, Viewer::Auditor]) {
+            let bytes = G::view(&state, v).encode_to_vec();
+            if G::View::decode(bytes.as_slice()).map(|d| d.encode_to_vec()).as_ref() != Ok(&bytes) {
+                report.violation(seed, step, format!("the view of {v:?} does not decode to itself"));
+            }
         }
-        G::view(&state, Viewer::Spectator);
+        // A seat that is not awaited has no legal action.
+        for idle in (0..seats).filter(|s| !awaited.contains(*s)) {
+            if !G::legal_actions(&state, idle).is_empty() {
+                report.violation(seed, step, format!("seat {idle} is not awaited but has legal actions"));
+            }
+        }
 
         let Some(actor) = awaited.nth(choice.index(awaited.len())) else { unreachable!("awaited is not empty") };
         let moves = G::legal_actions(&state, actor);
         if moves.is_empty() {
             report.violation(seed, step, format!("seat {actor} is awaited but has no legal action"));
             return None;
+        }
+        // Each listed once, each decoding to itself.
+        let mut encoded: Vec<Vec<u8>> = moves.iter().map(|m| m.encode_to_vec()).collect();
+        if let Some(m) = moves.iter().find(|m| !round_trips(*m)) {
+            report.violation(seed, step, format!("legal action does not decode to itself: {m:?}"));
+        }
+        encoded.sort_unstable();
+        encoded.dedup();
+        if encoded.len() != moves.len() {
+            report.violation(seed, step, format!("seat {actor} has {} legal actions, {} distinct", moves.len(), encoded.len()));
         }
         // A sample of the other legal actions must apply too.
         for _ in 0..2 {
@@ -144,16 +175,11 @@ pub fn play_checked<G: Game>(
                 report.violation(seed, step, format!("listed action refused: {e} ({m:?})"));
             }
         }
-        // A seat that is not awaited is refused.
+        // A seat that is not awaited is refused by the turn check, and has no legal action.
         if let Some(idle) = (0..seats).find(|s| !awaited.contains(*s)) {
-            match G::decide(&state, idle, &moves[0], &mut Rng::for_command(&seed32, seq + 1)) {
+            match decide_checked::<G>(&state, idle, &moves[0], &mut Rng::for_command(&seed32, seq + 1)) {
                 Err(CoreError::Rule { .. }) => {}
                 other => report.violation(seed, step, format!("idle seat {idle} not refused: {other:?}")),
-            }
-            let (mut after, mut out) = (state.clone(), Vec::new());
-            let refused = G::play(&mut after, idle, &moves[0], &mut Rng::for_command(&seed32, seq + 1), &mut out);
-            if refused.is_ok() || after != state || !out.is_empty() {
-                report.violation(seed, step, format!("play by idle seat {idle} changed the match: {refused:?}"));
             }
         }
         // An empty action by the awaited seat is refused and changes nothing.
@@ -162,7 +188,23 @@ pub fn play_checked<G: Game>(
         if empty.is_ok() || after != state || !out.is_empty() {
             report.violation(seed, step, format!("an empty action by seat {actor} changed the match: {empty:?}"));
         }
-        let action = moves[choice.index(moves.len())].clone();
+        // Odd seeds: the game's strongest bot plays every seat; even seeds: uniform choice.
+        let action = if seed % 2 == 1 {
+            let bot = G::BOTS.last().copied().unwrap_or("random");
+            match G::bot_action(&state, actor, bot, &mut choice) {
+                Ok(a) if moves.contains(&a) => a,
+                Ok(a) => {
+                    report.violation(seed, step, format!("bot {bot} chose an action not listed: {a:?}"));
+                    return None;
+                }
+                Err(e) => {
+                    report.violation(seed, step, format!("bot {bot} found no move for awaited seat {actor}: {e}"));
+                    return None;
+                }
+            }
+        } else {
+            moves[choice.index(moves.len())].clone()
+        };
         let evs = match G::decide(&state, actor, &action, &mut Rng::for_command(&seed32, seq + 1)) {
             Ok(evs) => evs,
             Err(e) => {
@@ -250,7 +292,7 @@ pub fn play_silent_seat<G: Game>(
     seed: u64,
     max_steps: u64,
 ) -> Result<Played<G>, String> {
-    let config = G::configure(seats, options).map_err(|e| format!("configure failed: {e}"))?;
+    let config = G::checked_config(seats, options).map_err(|e| format!("configure failed: {e}"))?;
     let seed32 = seed_bytes(seed);
     let mut choice = Rng::from_u64(seed ^ 0x5113);
     let mut state = G::initial(&config);

@@ -320,7 +320,9 @@ pub trait Game: 'static {
     }
 
     /// Checks `action` by `seat` against the rules and returns the events it causes, in order,
-    /// including any automatic steps that follow it. Must not panic on any action.
+    /// including any automatic steps that follow it. Must not panic on any action. `seat` is
+    /// awaited (`to_act`) and the match is not over: the registry refuses every other seat
+    /// before asking the game ([`decide_checked`]), with the game's [`Game::idle_refusal`].
     fn decide(state: &Self::State, seat: Seat, action: &Self::Action, rng: &mut Rng)
         -> CoreResult<Vec<Self::Event>>;
 
@@ -350,6 +352,15 @@ pub trait Game: 'static {
         *state = next;
         events.extend(decided);
         Ok(())
+    }
+
+    /// The game's own refusal of `action` by `seat` when that seat is not awaited or the match
+    /// is over, where its rules give a more precise reason than `NOT_YOUR_TURN` / `GAME_OVER`
+    /// (e.g. Démocratie's `ALREADY_COMMITTED`). None (the default), or either generic reason,
+    /// leaves the registry's.
+    fn idle_refusal(state: &Self::State, seat: Seat, action: &Self::Action) -> Option<CoreError> {
+        let _ = (state, seat, action);
+        None
     }
 
     /// Seats whose decision is awaited (several in simultaneous phases); empty when over.
@@ -443,6 +454,27 @@ pub trait Game: 'static {
         let _ = state;
         Ok(())
     }
+}
+
+/// The one turn check of every game: a seat that is not awaited, or any seat once the match
+/// is over, is refused with `NOT_YOUR_TURN` / `GAME_OVER`, or the game's more precise
+/// [`Game::idle_refusal`].
+pub fn check_turn<G: Game>(state: &G::State, seat: Seat, action: &G::Action) -> CoreResult<()> {
+    let over = G::outcome(state).is_some();
+    if !over && G::to_act(state).contains(seat) {
+        return Ok(());
+    }
+    match G::idle_refusal(state, seat, action) {
+        Some(e) if !matches!(e, CoreError::Rule { reason: "NOT_YOUR_TURN" | "GAME_OVER", .. }) => Err(e),
+        _ if over => Err(CoreError::game_over()),
+        _ => Err(CoreError::not_your_turn()),
+    }
+}
+
+/// `decide` behind the turn check, as the registry asks it (what a client gets).
+pub fn decide_checked<G: Game>(state: &G::State, seat: Seat, action: &G::Action, rng: &mut Rng) -> CoreResult<Vec<G::Event>> {
+    check_turn::<G>(state, seat, action)?;
+    G::decide(state, seat, action, rng)
 }
 
 /// Decodes an action sent by a client. Undecodable bytes are `Malformed`, never a panic.

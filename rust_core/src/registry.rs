@@ -7,8 +7,9 @@ use prost::Message;
 use sha2::{Digest, Sha256};
 
 use crate::clock::{self, Clock, ClockConfig};
+use crate::conformance;
 use crate::error::{CoreError, CoreResult};
-use crate::game::{check_seats, decode, Game, OptionKind, OptionSpec, OptionValues, Options, Seat, Timer, Viewer};
+use crate::game::{check_seats, decide_checked, decode, Game, OptionKind, OptionSpec, OptionValues, Options, Seat, Timer, Viewer};
 use crate::games;
 use crate::proto::{GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
@@ -50,6 +51,12 @@ pub trait DynGame: Send + Sync {
     /// (unknown fields, repeated scalars, non-minimal varints are gone). `Malformed` if it
     /// does not decode.
     fn canonical_action(&self, action: &[u8]) -> CoreResult<Vec<u8>>;
+    /// The action decoded, as text (protobuf debug form), for golden recordings and logs.
+    fn describe_action(&self, action: &[u8]) -> CoreResult<String>;
+    /// A stored event decoded, as text (protobuf debug form).
+    fn describe_event(&self, kind: &str, payload: &[u8]) -> CoreResult<String>;
+    /// Runs the conformance harness ([`conformance::run`]) on `matches` seeded matches.
+    fn conformance(&self, seats: u32, options: &Options, matches: u64, first_seed: u64) -> conformance::Report;
 }
 
 /// One match's state, with the operations the service needs.
@@ -170,6 +177,21 @@ impl<G: Game> DynGame for Registered<G> {
     fn canonical_action(&self, action: &[u8]) -> CoreResult<Vec<u8>> {
         Ok(decode::<G::Action>(action, "action")?.encode_to_vec())
     }
+
+    fn describe_action(&self, action: &[u8]) -> CoreResult<String> {
+        Ok(format!("{:?}", decode::<G::Action>(action, "action")?))
+    }
+
+    fn describe_event(&self, kind: &str, payload: &[u8]) -> CoreResult<String> {
+        if is_generic_kind(Some(kind)) {
+            return Ok(format!("{:?}", generic_event(kind, payload)?));
+        }
+        Ok(format!("{:?}", G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?))
+    }
+
+    fn conformance(&self, seats: u32, options: &Options, matches: u64, first_seed: u64) -> conformance::Report {
+        conformance::run::<G>(seats, options, matches, first_seed, 1_000_000)
+    }
 }
 
 pub struct Match<G: Game> {
@@ -266,22 +288,12 @@ impl<G: Game> DynMatch for Match<G> {
     fn start(&self, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         Ok(encode_events::<G>(G::start(&self.state, rng)?))
     }
-    /// The one turn check for every game: a seat that is not awaited, or any seat once the
-    /// match is over, is refused with `NOT_YOUR_TURN` / `GAME_OVER`, unless the game itself
-    /// gives a more precise reason (e.g. Démocratie's `ALREADY_COMMITTED` and `WRONG_PHASE`,
-    /// docs/rules/democratie.md AMB16): the game is asked first, and the generic reason only replaces a
-    /// refusal that says no more than it, or an acceptance the game should not have given.
+    /// Refuses a seat that is not awaited, or any seat once the match is over, before the
+    /// game sees the action ([`check_turn`]).
     fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         self.check_seat(seat)?;
-        let over = G::outcome(&self.state).is_some();
-        let awaited = !over && G::to_act(&self.state).contains(seat);
         let action: G::Action = decode(action, "action")?;
-        match G::decide(&self.state, seat, &action, rng) {
-            Ok(events) if awaited => Ok(encode_events::<G>(events)),
-            Err(e) if awaited || !matches!(e, CoreError::Rule { reason: "NOT_YOUR_TURN" | "GAME_OVER", .. }) => Err(e),
-            _ if over => Err(CoreError::game_over()),
-            _ => Err(CoreError::not_your_turn()),
-        }
+        Ok(encode_events::<G>(decide_checked::<G>(&self.state, seat, &action, rng)?))
     }
     fn host_command(&self, command: &str, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         if let Some(seat) = clock::timeout_seat(command) {
@@ -381,6 +393,9 @@ impl<G: Game> DynMatch for Match<G> {
         }
         if G::outcome(&self.state).is_some() {
             return Err(CoreError::game_over());
+        }
+        if !G::to_act(&self.state).contains(seat) {
+            return Err(CoreError::not_your_turn());
         }
         Ok(G::bot_action(&self.state, seat, bot, rng)?.encode_to_vec())
     }

@@ -1,4 +1,4 @@
-//! Grid Knock: the test vectors of docs/rules/grid_knock.md (section 9), conformance for every player count,
+//! Grid Knock: the test vectors of docs/rules/grid_knock.md (section 9) (conformance: tests/conformance.rs),
 //! hidden-information properties, and refusal of malformed or illegal input.
 //!
 //! Wrapped in `games::grid_knock` so that `cargo test -p tablier-core games::grid_knock` selects
@@ -165,7 +165,7 @@ mod games {
         }
 
         fn refused(st: &State, seat: u8, mv: Move) -> CoreError {
-            GridKnock::decide(st, seat as u32, &gk::to_action(mv), &mut rng())
+            tablier_core::game::decide_checked::<GridKnock>(st, seat as u32, &gk::to_action(mv), &mut rng())
                 .expect_err("should be refused")
         }
 
@@ -1434,65 +1434,6 @@ mod games {
             assert!(o.aborted);
             assert!(o.winners.is_empty());
             assert_eq!(st.turns, 10);
-        }
-
-        // ------------------------------------------------------------------ conformance
-        // 2 to 4 seats play full matches to 100 (several rounds, dealer rotation); 5 to 8 seats play to
-        // 40 (random play scores high with many seats, so mostly one round) to bound the test time.
-
-        fn conformance_for(seats: u32, matches: u64, target: &str) {
-            let mut o = Options::new();
-            o.insert("target_score".into(), target.into());
-            let t = std::time::Instant::now();
-            let report =
-                conformance::run::<GridKnock>(seats, &o, matches, 1000 * seats as u64, 20_000);
-            assert!(
-                report.violations.is_empty(),
-                "{seats} seats: {:#?}",
-                report.violations
-            );
-            assert_eq!(report.matches, matches);
-            assert!(
-                report.steps > matches * 10,
-                "matches were played: {} steps",
-                report.steps
-            );
-            eprintln!(
-                "{seats} seats: {} matches, {} steps, {} events in {:?}",
-                report.matches,
-                report.steps,
-                report.events,
-                t.elapsed()
-            );
-        }
-
-        #[test]
-        fn conformance_2_seats() {
-            conformance_for(2, 1000, "100");
-        }
-        #[test]
-        fn conformance_3_seats() {
-            conformance_for(3, 1000, "100");
-        }
-        #[test]
-        fn conformance_4_seats() {
-            conformance_for(4, 1000, "100");
-        }
-        #[test]
-        fn conformance_5_seats() {
-            conformance_for(5, 1000, "40");
-        }
-        #[test]
-        fn conformance_6_seats() {
-            conformance_for(6, 1000, "40");
-        }
-        #[test]
-        fn conformance_7_seats() {
-            conformance_for(7, 1000, "40");
-        }
-        #[test]
-        fn conformance_8_seats() {
-            conformance_for(8, 1000, "40");
         }
 
         // ------------------------------------------------------------------ hidden information

@@ -1,7 +1,7 @@
-//! Qwirkle: the test vectors of docs/rules/qwirkle.md (section 9), conformance, hidden information, bad input.
+//! Qwirkle: the test vectors of docs/rules/qwirkle.md (section 9), hidden information, bad input
+//! (conformance: tests/conformance.rs).
 
 use prost::Message;
-use tablier_core::conformance;
 use tablier_core::error::CoreError;
 use tablier_core::game::{Game, Options, Viewer};
 use tablier_core::games::qwirkle::{count_plays, group_size, is_blocked, parse_type, Board, Phase, Qwirkle, State};
@@ -35,7 +35,7 @@ fn pass_action() -> pb::Action {
 }
 
 fn decide(st: &State, seat: u32, a: &pb::Action) -> Result<Vec<pb::Event>, CoreError> {
-    Qwirkle::decide(st, seat, a, &mut Rng::from_u64(7))
+    tablier_core::game::decide_checked::<Qwirkle>(st, seat, a, &mut Rng::from_u64(7))
 }
 
 fn apply(st: &mut State, evs: &[pb::Event]) {
@@ -564,29 +564,6 @@ fn greedy_matches_end_by_the_rules() {
             assert!(o.reason == "HAND_EMPTIED" || o.reason == "BLOCKED");
         }
     }
-}
-
-fn conformance_for(seats: u32, matches: u64) {
-    let report = conformance::run::<Qwirkle>(seats, &Options::new(), matches, 1000 * seats as u64, 5000);
-    eprintln!("{seats} seats: {} matches, {} steps, {} events", report.matches, report.steps, report.events);
-    assert!(report.violations.is_empty(), "{:#?}", report.violations);
-    assert_eq!(report.matches, matches);
-    assert!(report.steps > matches * 20, "{report:?}");
-}
-
-#[test]
-fn conformance_2_seats() {
-    conformance_for(2, 1000);
-}
-
-#[test]
-fn conformance_3_seats() {
-    conformance_for(3, 1000);
-}
-
-#[test]
-fn conformance_4_seats() {
-    conformance_for(4, 1000);
 }
 
 #[test]

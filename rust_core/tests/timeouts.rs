@@ -45,7 +45,7 @@ fn qwirkle_pass_keeps_the_match_going_to_its_end() {
 #[test]
 fn qwirkle_pass_is_a_pass_even_with_tiles_in_the_bag() {
     use tablier_core::proto::qwirkle as pb;
-    let config = Qwirkle::configure(2, &Options::new()).unwrap();
+    let config = Qwirkle::checked_config(2, &Options::new()).unwrap();
     let mut state = Qwirkle::initial(&config);
     for e in Qwirkle::start(&state, &mut Rng::from_u64(3)).unwrap() {
         Qwirkle::evolve(&mut state, &e).unwrap();

@@ -2779,15 +2779,6 @@ impl Game for GridKnock {
         action: &pb::Action,
         rng: &mut Rng,
     ) -> CoreResult<Vec<pb::Event>> {
-        if matches!(state.phase, Phase::Over | Phase::Aborted) {
-            return Err(CoreError::game_over());
-        }
-        if seat as usize >= state.n() {
-            return Err(CoreError::malformed(format!(
-                "seat {seat} is not in this {}-seat match",
-                state.n()
-            )));
-        }
         let mv = to_move(action, state.n())?;
         let mut st = state.clone();
         let mut evs = Vec::with_capacity(8);

@@ -1108,20 +1108,9 @@ impl Game for Qwirkle {
     }
 
     fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
-        if seat >= state.seats() {
-            return Err(CoreError::malformed(format!("seat {seat} is not in this {}-seat match", state.seats())));
-        }
-        match state.phase {
-            Phase::Over => return Err(CoreError::game_over()),
-            Phase::Setup => return Err(CoreError::rule("NOT_STARTED", "the tiles have not been dealt yet")),
-            _ => {}
-        }
         let Some(kind) = &action.kind else {
             return Err(CoreError::malformed("the action names no move"));
         };
-        if seat != state.current {
-            return Err(CoreError::not_your_turn());
-        }
         let hand = state.hands[seat as usize];
         let counts = state.hand_counts(seat);
         match kind {

@@ -1,7 +1,8 @@
 -- 0001: matches, their event log, and the command ids that wrote it.
 --
 -- The events table is the truth. Rows are never updated or deleted: a trigger refuses
--- UPDATE, DELETE and TRUNCATE. Old event shapes are upcast when read, never rewritten.
+-- UPDATE, DELETE and TRUNCATE. Each row records the core version that wrote it
+-- (core_version), so a reader can tell an older event shape apart; none is read differently yet.
 -- SQL here is limited to PostgreSQL 15 features.
 
 CREATE TABLE games (
