@@ -736,8 +736,7 @@ fn malformed_and_illegal_input_is_refused() {
     assert_eq!(reason(decide(&st, 0, &opening_action(&["RD"]))), "WRONG_PHASE");
     // Setup and game over.
     let fresh = Qwirkle::initial(&Qwirkle::checked_config(2, &Options::new()).unwrap());
-    // A match not dealt awaits nobody (the registry deals at creation).
-    assert_eq!(reason(decide(&fresh, 0, &pass_action())), "NOT_YOUR_TURN");
+    assert_eq!(reason(decide(&fresh, 0, &pass_action())), "NOT_STARTED");
     let mut over = st.clone();
     over.phase = Phase::Over;
     assert_eq!(reason(decide(&over, 0, &pass_action())), "GAME_OVER");

@@ -1107,6 +1107,11 @@ impl Game for Qwirkle {
         ])
     }
 
+    /// Before the deal nobody is awaited: the match has not started.
+    fn idle_refusal(state: &State, _seat: Seat, _action: &pb::Action) -> Option<CoreError> {
+        (state.phase == Phase::Setup).then(|| CoreError::rule("NOT_STARTED", "the tiles have not been dealt yet"))
+    }
+
     fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
         let Some(kind) = &action.kind else {
             return Err(CoreError::malformed("the action names no move"));
