@@ -512,10 +512,17 @@ mod tests {
                 let padded = one(&o.name, &format!(" {} ", o.default_value));
                 assert!(game.new_match(info.min_players, &padded).is_ok() || o.name == "clock_timeout", "{} {}", info.id, o.name);
                 let err = game.new_match(info.min_players, &one(&o.name, "many")).err();
-                if o.allowed_values.is_empty() && o.name != "ages" && o.name != "cell_of_rank" && o.name != "first_dealer" {
-                    let err = err.expect("refused").to_string();
-                    assert!(err.contains(&format!("option {} must be an integer from", o.name)), "{err}");
-                } else {
+                match o.kind() {
+                    crate::proto::OptionKind::Integer => {
+                        let err = err.as_ref().expect("refused").to_string();
+                        let bounds = format!("option {} must be an integer from {} to {}", o.name, o.min_value, o.max_value);
+                        assert!(err.contains(&bounds), "{err}");
+                    }
+                    crate::proto::OptionKind::Choice => assert!(o.allowed_values.contains(&o.default_value)),
+                    crate::proto::OptionKind::Text => assert!(o.max_length > 0),
+                    crate::proto::OptionKind::Unspecified => panic!("{} {}: no kind", info.id, o.name),
+                }
+                if o.kind() != crate::proto::OptionKind::Text {
                     assert!(matches!(err, Some(CoreError::InvalidOption(_))), "{} {}", info.id, o.name);
                 }
             }

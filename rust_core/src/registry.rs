@@ -11,7 +11,7 @@ use crate::conformance;
 use crate::error::{CoreError, CoreResult};
 use crate::game::{check_seats, decide_checked, decode, Game, OptionKind, OptionSpec, OptionValues, Options, Seat, Timer, Viewer};
 use crate::games;
-use crate::proto::{GameOption, GameType, Outcome, SeatTimedOut};
+use crate::proto::{self, GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
 
 /// Every game the server offers, one line each.
@@ -139,14 +139,28 @@ impl<G: Game> DynGame for Registered<G> {
             max_players: G::MAX_PLAYERS,
             options: option_specs::<G>()
                 .into_iter()
-                .map(|o| GameOption {
-                    name: o.name.into(),
-                    description: o.description,
-                    default_value: o.default,
-                    allowed_values: match o.kind {
-                        OptionKind::Choice(values) => values.iter().map(|s| s.to_string()).collect(),
-                        _ => vec![],
-                    },
+                .map(|o| {
+                    let mut option = GameOption {
+                        name: o.name.into(),
+                        description: o.description,
+                        default_value: o.default,
+                        ..GameOption::default()
+                    };
+                    match o.kind {
+                        OptionKind::Int { lo, hi } => {
+                            option.set_kind(proto::OptionKind::Integer);
+                            (option.min_value, option.max_value) = (lo, hi);
+                        }
+                        OptionKind::Choice(values) => {
+                            option.set_kind(proto::OptionKind::Choice);
+                            option.allowed_values = values.iter().map(|s| s.to_string()).collect();
+                        }
+                        OptionKind::Text { max_len } => {
+                            option.set_kind(proto::OptionKind::Text);
+                            option.max_length = u32::try_from(max_len).unwrap_or(u32::MAX);
+                        }
+                    }
+                    option
                 })
                 .collect(),
             action_type: format!("{p}.Action"),

@@ -14,7 +14,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 from tablier_client.bots import play_match
 
 from tablier import _core
-from tablier.v1 import grid_knock_pb2
+from tablier.v1 import common_pb2, grid_knock_pb2
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
@@ -40,6 +40,12 @@ def test_list_game_types(stub):
     got = stub.ListGameTypes(pb.ListGameTypesRequest()).game_types
     assert [t.SerializeToString() for t in got] == [t.SerializeToString() for t in GAME_TYPES]
     assert GAME_IDS, "no game is registered"
+    # Every option says what it takes: an integer's bounds, a choice's values, a text's length.
+    for option in (o for t in got for o in t.options):
+        assert option.kind != common_pb2.OPTION_KIND_UNSPECIFIED, option.name
+        if option.kind == common_pb2.OPTION_KIND_INTEGER:
+            assert option.min_value <= int(option.default_value) <= option.max_value, option.name
+        assert bool(option.allowed_values) == (option.kind == common_pb2.OPTION_KIND_CHOICE), option.name
 
 
 @pytest.mark.parametrize("game", GAME_IDS)
