@@ -81,6 +81,7 @@ def limits_of(args: argparse.Namespace):
     return Limits(
         watch_per_peer=args.watch_per_peer,
         watch_per_match=args.watch_per_match,
+        watch_unbatched_per_match=args.watch_unbatched_per_match,
         watch_buffer=args.watch_buffer,
         watch_pace=args.watch_pace,
         create_policy=args.create_policy,
@@ -463,6 +464,10 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
                     help="WatchGame streams one peer (address) may hold open (env TABLIER_WATCH_PER_PEER)")
     sp.add_argument("--watch-per-match", type=_positive(int), default=_env("WATCH_PER_MATCH", "1000"),
                     help="WatchGame streams on one match, per server (env TABLIER_WATCH_PER_MATCH)")
+    sp.add_argument("--watch-unbatched-per-match", type=_positive(int),
+                    default=_env("WATCH_UNBATCHED_PER_MATCH", "100"),
+                    help="of those, streams without WatchGameRequest.batches (one write per event each);"
+                         " past it a stream is told to ask for batches (env TABLIER_WATCH_UNBATCHED_PER_MATCH)")
     sp.add_argument("--watch-buffer", type=_positive(int), default=_env("WATCH_BUFFER", "256"),
                     help="events buffered for a watcher that does not read (env TABLIER_WATCH_BUFFER)")
     sp.add_argument("--watch-pace", type=_milliseconds, default=_env("WATCH_PACE", "1"),

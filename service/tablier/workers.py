@@ -105,7 +105,7 @@ def worker_command(args: argparse.Namespace, address: str, dsn: str, web_address
         cmd.append("--shared-metrics")
     # Shutdown, logging and the limits (each worker counts its own peers and streams).
     for name in ("drain", "access_log", "max_request_bytes", "database_timeout", "watch_per_peer",
-                 "watch_per_match", "watch_buffer", "watch_pace", "create_policy", "create_rate", "create_burst",
+                 "watch_per_match", "watch_unbatched_per_match", "watch_buffer", "watch_pace", "create_policy", "create_rate", "create_burst",
                  "bad_credential_rate", "bad_credential_burst"):
         cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return cmd

@@ -64,6 +64,28 @@ async def test_per_match_watch_limit_and_release():
     await d.aclose()
 
 
+async def test_unbatched_streams_have_their_own_limit_on_a_match():
+    app = GameApp(MemoryStore(), OP, limits=Limits(watch_unbatched_per_match=1, watch_per_peer=10))
+    created = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
+    gid = created.game_id
+    single = app.watch_batches(gid, Credential(), peer="p", batched=False)
+    await anext(single)
+    with pytest.raises(ResourceExhausted) as refused:
+        await anext(app.watch_batches(gid, Credential(), peer="q", batched=False))
+    assert refused.value.reason == "WATCH_BATCHES_REQUIRED"
+    batched = app.watch_batches(gid, Credential(), peer="q")
+    await anext(batched)  # batched streams are not counted against it
+    other = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
+    elsewhere = app.watch_batches(other.game_id, Credential(), peer="q", batched=False)
+    await anext(elsewhere)  # nor are other matches'
+    await single.aclose()
+    again = app.watch_batches(gid, Credential(), peer="q", batched=False)
+    await anext(again)
+    for w in (batched, elsewhere, again):
+        await w.aclose()
+    assert app.limiter.open_watches == 0
+
+
 def test_peer_buckets_refill_at_their_rate():
     now = [0.0]
     buckets = PeerBuckets(rate=2.0, burst=3, clock=lambda: now[0])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from tablier_client import Conflict, Refused, connect, games
-from tablier_client.errors import InvalidArgument, NotFound
+from tablier_client.errors import InvalidArgument, NotFound, ResourceExhausted
 from tablier_client.sdk import Match, Update
 from tablier_client.v1 import common_pb2, qwirkle_pb2, service_pb2
 
@@ -272,3 +272,33 @@ async def test_connect_uses_tls_when_the_server_offers_it(e2e_database_url, tmp_
             await connect(server.address)
     finally:
         assert server.stop() == 0
+
+
+async def test_a_match_crowded_with_single_event_streams_is_followed_in_batches(serving):
+    """Past `--watch-unbatched-per-match`, a stream of one event per response is refused with
+    WATCH_BATCHES_REQUIRED; `watch()` by default then asks for batches and misses nothing."""
+    srv, _ = serving("--watch-unbatched-per-match", "1")
+    async with connect(srv.address) as client:
+        created = await client.create(games.QWIRKLE, seats=2)
+        spectator = client.match(created.game_id, games.QWIRKLE)
+        single = spectator.watch(batches=False)
+        try:
+            assert (await anext(single)).event.seq == 1  # the match's one unbatched place, taken
+            with pytest.raises(ResourceExhausted) as refused:
+                await anext(spectator.watch(batches=False))
+            assert refused.value.reason == "WATCH_BATCHES_REQUIRED"
+            assert "batches" in refused.value.message
+
+            async def follow() -> list[Update]:
+                return [update async for update in spectator.watch()]
+
+            following = asyncio.create_task(follow())
+            await play_out(created.seats)
+            seen = await asyncio.wait_for(following, WAIT)
+        finally:
+            await single.aclose()
+        events = await spectator.events()
+        assert [u.event.seq for u in seen] == [e.seq for e in events], "a gap or a repeat"
+        assert seen[-1].state.over
+        # In batches: some update carries the state after a later event than its own.
+        assert any(u.state.seq > u.event.seq for u in seen)

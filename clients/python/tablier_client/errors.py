@@ -65,6 +65,11 @@ class OutOfRange(TablierError):
     """A seq past the end of the match."""
 
 
+class ResourceExhausted(TablierError):
+    """A limit of the server (`reason` says which, e.g. CREATE_RATE_LIMITED or
+    WATCH_BATCHES_REQUIRED; `metadata` may carry `retry_after_ms` or `resume_after_seq`)."""
+
+
 class Unavailable(TablierError):
     """The server could not be reached (after the SDK's retries, where a retry was safe)."""
 
@@ -78,6 +83,7 @@ _BY_CODE: dict[grpc.StatusCode, type[TablierError]] = {
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
     grpc.StatusCode.OUT_OF_RANGE: OutOfRange,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
     grpc.StatusCode.UNAVAILABLE: Unavailable,
 }
 

@@ -121,8 +121,8 @@ class Event(Generic[E]):
 
 @dataclass(frozen=True)
 class Update(Generic[V, E]):
-    """What `watch()` yields: one event and the viewer's state after it (with
-    `watch(batches=True)`: after the last event the server sent with it)."""
+    """What `watch()` yields: one event and the viewer's state after it (when the stream
+    is in batches: after the last event the server sent with it)."""
 
     event: Event[E]
     state: State[V]
@@ -462,18 +462,24 @@ class Match(Generic[A, V, E]):
         return Played([_event(e, self.kind) for e in response.events], _state(response.state, self.kind),
                       response.replayed, command_id)
 
-    async def watch(self, after_seq: int = 0, batches: bool = False) -> AsyncIterator[Update[V, E]]:
+    async def watch(self, after_seq: int = 0, batches: bool | None = None) -> AsyncIterator[Update[V, E]]:
         """Every event after `after_seq` as it happens, with the state after it, until the
         match is over. A dropped stream (server restart, network) is resumed after the last
         state yielded, so nothing is missed or repeated; `Unavailable` only after
         `client.retry.attempts` failed tries in a row.
 
-        `batches`: the server sends everything pending for this watcher in one response
+        `batches` True: the server sends everything pending for this watcher in one response
         (`WatchGameRequest.batches`), which a server with many watchers can afford at any
         rate of moves; every event is still yielded, in order, but each with the state after
-        the last event of its response (enough to follow a match, not to replay it)."""
+        the last event of its response (enough to follow a match, not to replay it).
+        False: one event per response, each with the state after it; a match the server
+        already streams that way to many watchers refuses it (`ResourceExhausted`, reason
+        WATCH_BATCHES_REQUIRED). None (the default): one event per response, and batches
+        when the server requires them."""
         seq = after_seq
         delays = self.client.retry.delays()
+        fallback = batches is None
+        batches = bool(batches)
         while True:
             call = self.client.stub.WatchGame(
                 service_pb2.WatchGameRequest(game_id=self.game_id, after_seq=seq, batches=batches),
@@ -492,9 +498,13 @@ class Match(Generic[A, V, E]):
                             yield Update(_event(event, self.kind), state)
                     seq, over = state.seq, state.over
             except grpc.aio.AioRpcError as exc:
+                error = errors.from_rpc_error(exc)
+                if fallback and not batches and error.reason == "WATCH_BATCHES_REQUIRED":
+                    batches = True
+                    continue
                 delay = next(delays, None) if exc.code() in _TRANSIENT + (grpc.StatusCode.CANCELLED,) else None
                 if delay is None:
-                    raise errors.from_rpc_error(exc) from None
+                    raise error from None
                 await asyncio.sleep(delay)
                 continue
             finally:

@@ -223,7 +223,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         (`watch_message`, `watch_batch_message`), not once per stream."""
         # Closed as soon as the call ends, so the feed stops counting this client.
         watch = self.app.watch_batches(request.game_id, credential(context), request.after_seq,
-                                       peer=peer_of(context))
+                                       peer=peer_of(context), batched=request.batches)
         async with aclosing(watch) as batches:
             async for batch in batches:
                 if request.batches:

@@ -519,6 +519,7 @@ class GameApp:
         cred: Credential,
         after_seq: int = 0,
         peer: str | None = None,
+        batched: bool = True,
     ) -> AsyncIterator[WatchBatch]:
         """Events after `after_seq`, then each new one as it is appended (by any server on
         the same database), each with the viewer's state after it: `WatchItem`s of
@@ -531,9 +532,10 @@ class GameApp:
         limits. A watcher that falls more than its buffer behind (its client stopped reading,
         so the transport stopped taking its batches) is dropped from the feed and ends with
         ResourceExhausted (`resume_after_seq` in its metadata) once the transport takes its
-        next batch."""
+        next batch. `batched` False: the transport writes each item alone, which the
+        match's limit of such streams bounds (`Limits.watch_unbatched_per_match`)."""
         game = await self._game(game_id)
-        release = self.limiter.open_watch(peer, game.game_id)
+        release = self.limiter.open_watch(peer, game.game_id, batched)
         try:
             last, current = await self._load(game)
             principal = self._principal_for(game, cred, over=current.is_over(), read_only=False)

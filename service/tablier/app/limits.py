@@ -24,6 +24,10 @@ class Limits:
     # WatchGame streams open at once from one peer, and on one match (this process).
     watch_per_peer: int = 64
     watch_per_match: int = 1000
+    # Of those on one match, the streams without WatchGameRequest.batches: each costs the
+    # server one write per event, so a crowd of them makes the match's moves wait on writes;
+    # past it a stream is refused (WATCH_BATCHES_REQUIRED) and told to ask for batches.
+    watch_unbatched_per_match: int = 100
     # Events buffered for one watcher that does not read; past it its stream ends with
     # RESOURCE_EXHAUSTED (WATCH_BUFFER_FULL) and the seq to resume after.
     watch_buffer: int = 256
@@ -49,7 +53,7 @@ class Limits:
     def __post_init__(self) -> None:
         if self.create_policy not in CREATE_POLICIES:
             raise ValueError(f"create policy must be one of {', '.join(CREATE_POLICIES)}, not {self.create_policy!r}")
-        for name in ("watch_per_peer", "watch_per_match", "watch_buffer", "create_burst",
+        for name in ("watch_per_peer", "watch_per_match", "watch_unbatched_per_match", "watch_buffer", "create_burst",
                      "bad_credential_burst", "max_options", "max_option_length"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.replace('_', '-')} must be at least 1")
@@ -115,6 +119,7 @@ class Limiter:
         self._bad = PeerBuckets(self.limits.bad_credential_rate, self.limits.bad_credential_burst, clock)
         self._watch_peer: dict[str, int] = {}
         self._watch_match: dict[str, int] = {}
+        self._watch_unbatched: dict[str, int] = {}
 
     # -- creation -----------------------------------------------------------------------
 
@@ -165,9 +170,10 @@ class Limiter:
 
     # -- watch streams --------------------------------------------------------------------
 
-    def open_watch(self, peer: str | None, game_id: str) -> Callable[[], None]:
+    def open_watch(self, peer: str | None, game_id: str, batched: bool = True) -> Callable[[], None]:
         """Counts a new stream; returns the function that releases it. `peer` None (a caller
-        in this process) counts against the match only."""
+        in this process) counts against the match only. `batched` False: a stream of one
+        event per response, which also counts against the match's unbatched limit."""
         lim = self.limits
         if peer is not None and self._watch_peer.get(peer, 0) >= lim.watch_per_peer:
             raise ResourceExhausted(f"at most {lim.watch_per_peer} WatchGame streams from one peer",
@@ -175,7 +181,13 @@ class Limiter:
         if self._watch_match.get(game_id, 0) >= lim.watch_per_match:
             raise ResourceExhausted(f"at most {lim.watch_per_match} WatchGame streams on one match on this server",
                                     "TOO_MANY_WATCHES_ON_MATCH")
+        if not batched and self._watch_unbatched.get(game_id, 0) >= lim.watch_unbatched_per_match:
+            raise ResourceExhausted(
+                f"at most {lim.watch_unbatched_per_match} WatchGame streams without batches on one match on this"
+                " server; ask for batches (WatchGameRequest.batches = true)", "WATCH_BATCHES_REQUIRED")
         counted = [(self._watch_match, game_id)] + ([(self._watch_peer, peer)] if peer is not None else [])
+        if not batched:
+            counted.append((self._watch_unbatched, game_id))
         for counts, key in counted:
             counts[key] = counts.get(key, 0) + 1
         released = False
