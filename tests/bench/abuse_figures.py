@@ -89,7 +89,9 @@ async def viewer(stub, game_id: str, deadline: float, lat: list[float]) -> None:
 
 
 # The watching client: one process, raw channels (responses stay bytes, never parsed), so it
-# costs the two shared cores as little as a client can. `batches`: WatchGameRequest.batches.
+# costs the two shared cores as little as a client can. `batches`: WatchGameRequest.batches;
+# without them, a stream refused with WATCH_BATCHES_REQUIRED asks again with them, as the SDK's
+# watch() does by default ("fell_back" counts those).
 WATCHER_SCRIPT = r"""
 import asyncio, json, sys, grpc
 from tablier.v1 import service_pb2 as pb
@@ -98,12 +100,13 @@ async def main(addr, game_id, n, conns, batches):
     watch = [c.unary_stream("/tablier.v1.GameService/WatchGame",
                             request_serializer=pb.WatchGameRequest.SerializeToString) for c in chans]
     request = pb.WatchGameRequest(game_id=game_id, after_seq=0, batches=batches)
-    opened = 0; messages = 0; refused = {}; ended = {}
+    batched = pb.WatchGameRequest(game_id=game_id, after_seq=0, batches=True)
+    opened = 0; messages = 0; refused = {}; ended = {}; fell_back = 0
     # At most `opening` streams being opened at once: a burst of 2,000 at once overflows the
     # server's queue of calls not yet taken by its event loop (gRPC cancels the excess).
     opening = asyncio.Semaphore(100)
-    async def one(i):
-        nonlocal opened, messages
+    async def one(i, request=request):
+        nonlocal opened, messages, fell_back
         first = True
         await opening.acquire()
         try:
@@ -115,13 +118,17 @@ async def main(addr, game_id, n, conns, batches):
         except grpc.aio.AioRpcError as e:
             if first:
                 opening.release()
+            if first and not request.batches and "ask for batches" in (e.details() or ""):
+                fell_back += 1
+                return await one(i, batched)
             d = refused if first else ended
             key = e.code().name + ": " + (e.details() or "")[:60]
             d[key] = d.get(key, 0) + 1
     tasks = [asyncio.create_task(one(i)) for i in range(n)]
     while True:
         await asyncio.sleep(1)
-        print(json.dumps({"open": opened, "refused": refused, "ended": ended, "messages": messages}), flush=True)
+        print(json.dumps({"open": opened, "refused": refused, "ended": ended, "messages": messages,
+                          "fell_back": fell_back}), flush=True)
 asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"))
 """
 
@@ -385,7 +392,8 @@ def main() -> None:
     p.add_argument("--serve-arg", action="append", default=[])
     p.add_argument("--watchers", type=int, default=2000)
     p.add_argument("--connections", type=int, default=1)
-    p.add_argument("--single", action="store_true", help="fanout: watchers ask for one event per response")
+    p.add_argument("--single", action="store_true",
+                   help="fanout: watchers ask for one event per response (and for batches when refused for that)")
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--rounds", type=int, default=5, help="fanout: rounds of idle, unwatched and watched windows")
     p.add_argument("--pad", type=int, default=3_900_000)
