@@ -97,6 +97,10 @@ pub fn play_checked<G: Game>(
             }
             events.push(e.clone());
         }
+        if let Err(msg) = G::check_decision_point(state) {
+            report.violation(seed, step, format!("at a decision after {} events: {msg}", evs.len()));
+            return false;
+        }
         true
     };
 
@@ -304,7 +308,7 @@ pub fn play_silent_seat<G: Game>(
             G::check_invariants(state).map_err(|m| format!("invariant after {}: {m}", G::event_type(&e)))?;
             events.push(e);
         }
-        Ok(())
+        G::check_decision_point(state).map_err(|m| format!("at a decision: {m}"))
     };
     let opening = G::start(&state, &mut Rng::for_command(&seed32, 1)).map_err(|e| format!("start failed: {e}"))?;
     seq += opening.len() as u64;

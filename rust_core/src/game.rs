@@ -454,6 +454,15 @@ pub trait Game: 'static {
         let _ = state;
         Ok(())
     }
+
+    /// What must hold whenever the match waits for a decision, checked by the harness once all
+    /// the events of a command (or of the start) are applied, not between them: one command's
+    /// events may pass through states no seat ever decides in (a draw that empties the pile,
+    /// before the reshuffle that follows it in the same command). `Err` describes the violation.
+    fn check_decision_point(state: &Self::State) -> Result<(), String> {
+        let _ = state;
+        Ok(())
+    }
 }
 
 /// The one turn check of every game: a seat that is not awaited, or any seat once the match
