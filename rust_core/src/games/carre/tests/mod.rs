@@ -1,5 +1,5 @@
 //! Every test of Carré (docs/rules/carre.md): the spec's §9 vectors, options, legality, hidden
-//! information, malformed input and bots and render.
+//! information, malformed input, bots and render, and a match through the registry's bytes.
 
 use super::cards::*;
 use super::rules::*;
@@ -18,6 +18,7 @@ mod legality;
 mod malformed_input;
 mod options;
 mod vectors;
+mod via_registry;
 
 // ---------------------------------------------------------------- helpers
 

@@ -1,11 +1,11 @@
 //! Carré through the type-erased registry, as the service drives it: protobuf bytes in and out.
 
 use prost::Message;
-use tablier_core::error::CoreError;
-use tablier_core::game::{Options, Viewer};
-use tablier_core::proto::carre as pb;
-use tablier_core::registry;
-use tablier_core::rng::Rng;
+use crate::error::CoreError;
+use crate::game::{Options, Viewer};
+use crate::proto::carre as pb;
+use crate::registry;
+use crate::rng::Rng;
 
 #[test]
 fn carre_is_registered_and_plays_through_bytes() {
