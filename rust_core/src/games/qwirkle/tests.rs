@@ -2,11 +2,74 @@
 //! (conformance: tests/conformance.rs).
 
 use prost::Message;
-use tablier_core::error::CoreError;
-use tablier_core::game::{Game, Options, Viewer};
-use tablier_core::games::qwirkle::{count_plays, group_size, is_blocked, parse_type, Board, Phase, Qwirkle, State};
-use tablier_core::proto::qwirkle as pb;
-use tablier_core::rng::Rng;
+
+use crate::error::CoreError;
+use crate::game::{Game, OptionValues, Options, Viewer};
+use crate::proto::qwirkle as pb;
+use crate::rng::Rng;
+
+use super::plays::is_blocked;
+use super::state::parse_options;
+use super::tiles::{group_size, id_of_type, select, LineSet, ALL_IDS, ALL_TYPES};
+use super::{count_plays, parse_type, Board, Phase, Qwirkle, State};
+
+// ------------------------------------------------------------------------------------------------
+// Test support: build positions directly.
+
+impl State {
+    /// A TURN-phase state from a board, hands and bag given as type codes (tiles not listed are
+    /// out of play, as in the spec's test vectors). Panics on bad fixtures (tests only).
+    fn fixture(seats: u32, board: &[(i32, i32, &str)], hands: &[&[&str]], bag: &[&str], current: u32) -> State {
+        let config = parse_options(seats, &OptionValues::defaults(&Qwirkle::options())).expect("seats");
+        let mut st = Qwirkle::initial(&config);
+        let mut pool = ALL_IDS;
+        let mut take = |code: &str| -> u32 {
+            let t = parse_type(code).expect("tile code");
+            let id = id_of_type(pool, t).expect("at most 3 copies");
+            pool &= !(1u128 << id);
+            id
+        };
+        for &(x, y, c) in board {
+            let id = take(c);
+            st.board.put(x, y, id);
+        }
+        for (s, h) in hands.iter().enumerate() {
+            for c in h.iter() {
+                st.hands[s] |= 1u128 << take(c);
+            }
+        }
+        st.bag = 0;
+        for c in bag {
+            st.bag |= 1u128 << take(c);
+        }
+        st.phase = if st.board.is_empty() { Phase::Opening } else { Phase::Turn };
+        st.current = current;
+        st
+    }
+
+    /// Ids of the tiles on the table.
+    fn board_ids(&self) -> u128 {
+        self.board.ids
+    }
+}
+
+impl Board {
+    fn len(&self) -> usize {
+        self.tiles.len()
+    }
+}
+
+#[test]
+fn masks() {
+    let rc = parse_type("RC").unwrap();
+    let set = LineSet::default().with(rc);
+    let acc = set.accepts();
+    assert_eq!(acc.count_ones(), 10);
+    assert_eq!(acc & (1 << rc), 0);
+    assert_eq!(group_size(ALL_TYPES), 6);
+    assert_eq!(select(0b1011000, 2), 6);
+    assert_eq!(select(1u128 << 100 | 1, 1), 100);
+}
 
 type Ev = pb::event::Kind;
 
@@ -35,7 +98,7 @@ fn pass_action() -> pb::Action {
 }
 
 fn decide(st: &State, seat: u32, a: &pb::Action) -> Result<Vec<pb::Event>, CoreError> {
-    tablier_core::game::decide_checked::<Qwirkle>(st, seat, a, &mut Rng::from_u64(7))
+    crate::game::decide_checked::<Qwirkle>(st, seat, a, &mut Rng::from_u64(7))
 }
 
 fn apply(st: &mut State, evs: &[pb::Event]) {
@@ -83,7 +146,7 @@ fn pos(board: &[(i32, i32, &str)], hand: &[&str]) -> State {
 fn hand_types(st: &State, seat: u32) -> Vec<String> {
     let mut v: Vec<String> = (0..108u32)
         .filter(|&id| st.hands[seat as usize] & (1u128 << id) != 0)
-        .map(|id| tablier_core::games::qwirkle::type_code((id / 3) as u8))
+        .map(|id| super::tiles::type_code((id / 3) as u8))
         .collect();
     v.sort();
     v
@@ -290,7 +353,7 @@ fn tv16_gap_fill_creates_duplicate() {
     // (2,0) is dead for every tile.
     let all: u64 = (1u64 << 36) - 1;
     let mut n = 0;
-    tablier_core::games::qwirkle::enumerate_plays(&st.board, all, |p| {
+    super::plays::enumerate_plays(&st.board, all, |p| {
         if p.placements().any(|(x, y, _)| (x, y) == (2, 0)) {
             n += 1;
         }
@@ -360,7 +423,7 @@ fn tv24_line_of_six_is_closed() {
     assert_eq!(reason(decide(&st, 0, &play_action(&[(6, 0, "BL")]))), "INVALID_LINE");
     assert_eq!(reason(decide(&st, 0, &play_action(&[(6, 0, "RC")]))), "INVALID_LINE");
     let all: u64 = (1u64 << 36) - 1;
-    tablier_core::games::qwirkle::enumerate_plays(&st.board, all, |p| {
+    super::plays::enumerate_plays(&st.board, all, |p| {
         assert!(p.placements().all(|(x, y, _)| (x, y) != (6, 0) && (x, y) != (-1, 0)));
     });
 }
@@ -848,7 +911,7 @@ fn enumeration_complete_for_small_plays() {
                 }
             }
             let mut listed: BTreeMap<Vec<(i32, i32, u8)>, u32> = BTreeMap::new();
-            tablier_core::games::qwirkle::enumerate_plays(&st.board, types, |p| {
+            super::plays::enumerate_plays(&st.board, types, |p| {
                 if p.len() <= 2 {
                     let mut v: Vec<_> = p.placements().collect();
                     v.sort();
@@ -860,7 +923,7 @@ fn enumeration_complete_for_small_plays() {
             let (y0, y1) = (tiles.iter().map(|t| t.1).min().unwrap() - 6, tiles.iter().map(|t| t.1).max().unwrap() + 6);
             let hand: Vec<u8> = (0..36u8).filter(|&t| types & (1 << t) != 0).collect();
             let mut found: BTreeMap<Vec<(i32, i32, u8)>, u32> = BTreeMap::new();
-            let code = |t: u8| tablier_core::games::qwirkle::type_code(t);
+            let code = |t: u8| super::tiles::type_code(t);
             for y in y0..=y1 {
                 for x in x0..=x1 {
                     if st.board.at(x, y) != 0 {
@@ -895,7 +958,7 @@ fn enumeration_complete_for_small_plays() {
 /// The service's path: the registry drives the game with bytes only.
 #[test]
 fn registry_drives_a_match_with_bytes() {
-    let g = tablier_core::registry::find("qwirkle").unwrap();
+    let g = crate::registry::find("qwirkle").unwrap();
     let info = g.info();
     assert_eq!((info.min_players, info.max_players, info.bots.clone()), (2, 4, vec!["random".to_string(), "greedy".to_string()]));
     assert_eq!(info.position_type, "tablier.qwirkle.v1.Position");

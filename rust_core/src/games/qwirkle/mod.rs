@@ -1,0 +1,164 @@
+//! Qwirkle (rules: `docs/rules/qwirkle.md`, seed 003).
+//!
+//! Representation: tile type `t = 6*colour + shape` (0..35), tile id `3*t + copy` (0..107).
+//! Bag and hands are 128-bit sets of ids (so the bag is always in ascending order, and a draw is
+//! "the i-th remaining id" for a uniform `i`); the board is a fixed 208 x 208 byte grid
+//! (offset 104; the spec bounds occupied cells to |x|, |y| <= 89) plus the list of laid tiles.
+//!
+//! Hot path: [`enumerate_plays`] yields every legal play with its score without allocating;
+//! the greedy bot, the evaluator, `legal_actions` and the benches all use it.
+//!
+//! Decisions recorded in the spec's style (new, beyond AMB1-AMB16):
+//! * **AMB17 Ages option.** `ages` is a comma-separated list of one non-negative integer per seat
+//!   (bigger = older; e.g. age in years). Empty = unknown: ties go to the lowest seat (AMB1).
+//! * **AMB18 Administrative cap.** `max_idle_turns` (default 1000) consecutive turns without a
+//!   placement (exchanges, passes) end the match with reason IDLE_CAP and `aborted = true`; it is
+//!   checked after every such turn. It is not a game rule.
+//! * **AMB19 Copies.** Actions name tile types; the engine lays / returns the lowest-id copy of
+//!   the type in the hand. Ids of laid tiles are shown only to the player who laid them (and the
+//!   auditor): copies are rule-identical, so other seats see types only.
+//! * **AMB20 Table bound.** A play naming a cell with |x| or |y| > 89 is refused as NOT_CONNECTED
+//!   (by the bound of spec 10.1 no legal play reaches such a cell: (0,0) is always occupied and a legal table is at most 90 wide and high).
+//! * **AMB21 Hands after the end.** Other seats' hands stay hidden after GAME_OVER (the spec allows
+//!   revealing them; nothing needs it). The auditor sees everything.
+//! * **AMB22 Evaluator on an empty board.** It lists no play (the opening play is not a board play).
+
+use crate::error::{CoreError, CoreResult};
+use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
+use crate::proto::qwirkle as pb;
+use crate::proto::Outcome;
+use crate::rng::Rng;
+
+mod board;
+mod bots;
+mod evaluator;
+mod plays;
+mod rules;
+mod state;
+mod tiles;
+mod view;
+mod wire;
+
+pub use board::Board;
+pub use plays::count_plays;
+pub use state::{Config, Phase, State};
+pub use tiles::parse_type;
+
+use bots::{TIMEOUT_FORFEIT, TIMEOUT_PASS};
+
+pub struct Qwirkle;
+
+impl Game for Qwirkle {
+    type Config = Config;
+    type State = State;
+    type Action = pb::Action;
+    type Event = pb::Event;
+    type View = pb::View;
+
+    const ID: &'static str = "qwirkle";
+    const NAME: &'static str = "Qwirkle";
+    const PROTO_PACKAGE: &'static str = "tablier.qwirkle.v1";
+    const MIN_PLAYERS: u32 = 2;
+    const MAX_PLAYERS: u32 = 4;
+    const HAS_EVALUATOR: bool = true;
+    const BOTS: &'static [&'static str] = &["random", "greedy"];
+
+    fn options() -> Vec<OptionSpec> {
+        state::options()
+    }
+
+    fn configure(seats: u32, options: &OptionValues) -> CoreResult<Config> {
+        state::parse_options(seats, options)
+    }
+
+    fn initial(config: &Config) -> State {
+        state::initial(config)
+    }
+
+    fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        rules::start(state, rng)
+    }
+
+    /// Before the deal nobody is awaited: the match has not started.
+    fn idle_refusal(state: &State, _seat: Seat, _action: &pb::Action) -> Option<CoreError> {
+        (state.phase == Phase::Setup).then(|| CoreError::rule("NOT_STARTED", "the tiles have not been dealt yet"))
+    }
+
+    fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        rules::decide(state, seat, action, rng)
+    }
+
+    fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
+        state::evolve(state, event)
+    }
+
+    fn to_act(state: &State) -> Seats {
+        match state.phase {
+            Phase::Opening | Phase::Turn => Seats::one(state.current),
+            _ => Seats::NONE,
+        }
+    }
+
+    fn legal_actions_into(state: &State, seat: Seat, out: &mut Vec<pb::Action>) {
+        rules::legal_actions_into(state, seat, out)
+    }
+
+    fn view(state: &State, viewer: Viewer) -> pb::View {
+        view::view(state, viewer)
+    }
+
+    fn redact(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
+        view::redact(event, viewer)
+    }
+
+    fn event_type(event: &pb::Event) -> &'static str {
+        match &event.kind {
+            Some(pb::event::Kind::Dealt(_)) => "dealt",
+            Some(pb::event::Kind::Announced(_)) => "announced",
+            Some(pb::event::Kind::Placed(_)) => "placed",
+            Some(pb::event::Kind::Drew(_)) => "drew",
+            Some(pb::event::Kind::Exchanged(_)) => "exchanged",
+            Some(pb::event::Kind::Passed(_)) => "passed",
+            Some(pb::event::Kind::Ended(_)) => "ended",
+            None => "unknown",
+        }
+    }
+
+    fn outcome(state: &State) -> Option<Outcome> {
+        rules::outcome(state)
+    }
+
+    /// Match clocks (§11): a timed-out seat passes.
+    const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_PASS, TIMEOUT_FORFEIT];
+    const TIMEOUT_HELP: &'static str = "pass: the seat passes its turn, laying and exchanging nothing, even with \
+        tiles in the bag (the start player's compulsory opening play is made instead: the first one listed). \
+        forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest score among the \
+        other seats wins, ties share.";
+
+    fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+        bots::timeout_pass(state, seat, policy, rng)
+    }
+
+    fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
+        bots::bot_action(state, seat, bot, rng)
+    }
+
+    fn render(state: &State, viewer: Viewer) -> String {
+        view::render(state, viewer)
+    }
+
+    fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
+        evaluator::evaluate(position)
+    }
+
+    fn position(state: &State, seat: Seat) -> Option<Vec<u8>> {
+        evaluator::position(state, seat)
+    }
+
+    fn check_invariants(state: &State) -> Result<(), String> {
+        state::check_invariants(state)
+    }
+}
+
+#[cfg(test)]
+mod tests;

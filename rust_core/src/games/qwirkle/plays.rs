@@ -1,0 +1,296 @@
+//! The hot path: every legal play of a hand on a board, with its score, without allocating.
+
+use super::board::{idx, xy, Board, Overlay, OFF, W};
+use super::state::State;
+use super::tiles::{group_size, ids_types, line_points, LineSet, TILES};
+
+// ------------------------------------------------------------------------------------------------
+// Legal-play enumeration (spec 10.2 item 4)
+
+/// One enumerated play: cells (grid indexes) and types along the line, ascending, and its score.
+pub(super) struct PlayRef<'a> {
+    pub(super) cells: &'a [u32],
+    pub(super) types: &'a [u8],
+    pub(super) score: u32,
+}
+
+impl PlayRef<'_> {
+    pub(super) fn len(&self) -> usize {
+        self.cells.len()
+    }
+    pub(super) fn placements(&self) -> impl Iterator<Item = (i32, i32, u8)> + '_ {
+        self.cells.iter().zip(self.types).map(|(&c, &t)| {
+            let (x, y) = xy(c as usize);
+            (x, y, t)
+        })
+    }
+}
+
+struct Dfs<'a, F> {
+    k: usize,
+    cells: [u32; 6],
+    cands: [u64; 6],
+    types: [u8; 6],
+    score: u32,
+    emit: &'a mut F,
+}
+
+impl<F: FnMut(&PlayRef)> Dfs<'_, F> {
+    fn go(&mut self, depth: usize, set: LineSet, used: u64) {
+        if depth == self.k {
+            (self.emit)(&PlayRef { cells: &self.cells[..self.k], types: &self.types[..self.k], score: self.score });
+            return;
+        }
+        let mut m = self.cands[depth] & !used;
+        while m != 0 {
+            let t = m.trailing_zeros() as u8;
+            m &= m - 1;
+            let s = set.with(t);
+            if s.valid() {
+                self.types[depth] = t;
+                self.go(depth + 1, s, used | (1 << t));
+            }
+        }
+    }
+}
+
+/// Calls `emit` for every legal play of a hand holding the types `hand` on `board`, each once
+/// (copies are one play), in a deterministic order: rows then columns, lines ascending, spans
+/// by first then last cell, types ascending. Single-tile plays come with the rows.
+/// Scores exclude the end-of-game bonus (the caller knows whether the bag is empty).
+pub(super) fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut emit: F) {
+    if board.is_empty() || hand == 0 {
+        return;
+    }
+    // k placed tiles of one line are k distinct types of one colour or one shape: k <= g(hand).
+    let distinct = group_size(hand) as usize;
+    let cells = &board.cells;
+    // Frontier cells (empty, next to a tile), as sortable keys per direction: line-major.
+    let mut keys = [[0u32; 4 * TILES]; 2];
+    let mut nk = 0usize;
+    for &(x, y, _) in &board.tiles {
+        let (x, y) = (x as i32, y as i32);
+        for (nx, ny) in [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)] {
+            if cells[idx(nx, ny)] == 0 && nk < 4 * TILES {
+                let (ux, uy) = ((nx + OFF) as u32, (ny + OFF) as u32);
+                keys[0][nk] = uy << 8 | ux;
+                keys[1][nk] = ux << 8 | uy;
+                nk += 1;
+            }
+        }
+    }
+    // Per-line scratch, filled lazily: perpendicular acceptance, score and contact of empty cells.
+    let mut pmask = [0u64; W];
+    let mut pscore = [0u8; W];
+    let mut ptouch = [false; W];
+    let mut stamp = [u32::MAX; W];
+    let mut generation = 0u32;
+    for dir in 0..2 {
+        let (step, perp) = if dir == 0 { (1usize, W) } else { (W, 1usize) };
+        let fr = &mut keys[dir][..nk];
+        fr.sort_unstable();
+        let mut g = 0;
+        while g < fr.len() {
+            let line_key = fr[g] >> 8;
+            let mut h = g;
+            while h < fr.len() && fr[h] >> 8 == line_key {
+                h += 1;
+            }
+            let line = line_key as i32 - OFF;
+            let at = |pos: i32| if dir == 0 { idx(pos, line) } else { idx(line, pos) };
+            generation += 1;
+            let mut info = |pos: i32| -> (u64, u8, bool) {
+                let slot = (pos + OFF) as usize;
+                if stamp[slot] != generation {
+                    stamp[slot] = generation;
+                    let i = at(pos);
+                    if cells[i - perp] == 0 && cells[i + perp] == 0 {
+                        pmask[slot] = hand;
+                        pscore[slot] = 0;
+                        ptouch[slot] = false;
+                    } else {
+                        let mut set = LineSet::default();
+                        let mut j = i;
+                        for _ in 0..6 {
+                            j -= perp;
+                            if cells[j] == 0 {
+                                break;
+                            }
+                            set = set.with(cells[j] - 1);
+                        }
+                        let mut j = i;
+                        for _ in 0..6 {
+                            j += perp;
+                            if cells[j] == 0 {
+                                break;
+                            }
+                            set = set.with(cells[j] - 1);
+                        }
+                        pmask[slot] = set.accepts() & hand;
+                        pscore[slot] = line_points(set.n as u32 + 1) as u8;
+                        ptouch[slot] = true;
+                    }
+                }
+                (pmask[slot], pscore[slot], ptouch[slot])
+            };
+            // Every play contains a frontier cell f of this line, so its first cell is in f-5..=f.
+            let mut next_p0 = i32::MIN;
+            let mut last_f = i32::MIN;
+            for &key in &fr[g..h] {
+                let f = (key & 0xFF) as i32 - OFF;
+                if f == last_f {
+                    continue;
+                }
+                last_f = f;
+                for p0 in (f - 5).max(next_p0)..=f {
+                    let i0 = at(p0);
+                    if cells[i0] != 0 {
+                        continue;
+                    }
+                    let (m0, _, _) = info(p0);
+                    if m0 == 0 {
+                        continue;
+                    }
+                    // Existing tiles just before the span.
+                    let mut set = LineSet::default();
+                    let mut j = i0;
+                    for _ in 0..6 {
+                        j -= step;
+                        if cells[j] == 0 {
+                            break;
+                        }
+                        set = set.with(cells[j] - 1);
+                    }
+                    if set.n >= 6 || (set.n >= 2 && !set.valid()) {
+                        continue;
+                    }
+                    let mut dfs_cells = [0u32; 6];
+                    let mut cands = [0u64; 6];
+                    let mut k = 0usize;
+                    let mut len = set.n as u32;
+                    let mut touch = set.n > 0;
+                    let mut perp_points = 0u32;
+                    let mut pos = p0;
+                    let mut i = i0;
+                    loop {
+                        if cells[i] != 0 {
+                            set = set.with(cells[i] - 1);
+                            len += 1;
+                            touch = true;
+                            if len > 6 || !set.valid() {
+                                break;
+                            }
+                        } else {
+                            if k == distinct || k == 6 {
+                                break;
+                            }
+                            let (m, ps, pt) = info(pos);
+                            if m == 0 {
+                                break;
+                            }
+                            dfs_cells[k] = i as u32;
+                            cands[k] = m;
+                            k += 1;
+                            len += 1;
+                            if len > 6 {
+                                break;
+                            }
+                            touch |= pt;
+                            perp_points += ps as u32;
+                            // The span ends here: add the existing tiles after it.
+                            let mut full = set;
+                            let mut j = i;
+                            let mut r = 0;
+                            for _ in 0..6 {
+                                j += step;
+                                if cells[j] == 0 {
+                                    break;
+                                }
+                                full = full.with(cells[j] - 1);
+                                r += 1;
+                            }
+                            let total = len + r;
+                            if total > 6 || (full.n >= 2 && !full.valid()) {
+                                break;
+                            }
+                            if (touch || r > 0) && !(dir == 1 && k == 1) {
+                                // `full` holds the existing tiles of the whole run; the DFS adds
+                                // the placed ones.
+                                let line_accept = full.accepts();
+                                if cands[..k].iter().all(|&c| c & line_accept != 0) {
+                                    let mut dfs = Dfs {
+                                        k,
+                                        cells: dfs_cells,
+                                        cands,
+                                        types: [0; 6],
+                                        score: line_points(total) + perp_points,
+                                        emit: &mut emit,
+                                    };
+                                    for c in dfs.cands[..k].iter_mut() {
+                                        *c &= line_accept;
+                                    }
+                                    dfs.go(0, full, 0);
+                                }
+                            }
+                        }
+                        pos += 1;
+                        i += step;
+                    }
+                }
+                next_p0 = f + 1;
+            }
+            g = h;
+        }
+    }
+}
+
+/// Counts of legal plays per size and the best score.
+pub fn count_plays(board: &Board, hand: u64) -> ([u32; 6], u32) {
+    let mut counts = [0u32; 6];
+    let mut best = 0;
+    enumerate_plays(board, hand, |p| {
+        counts[p.len() - 1] += 1;
+        best = best.max(p.score);
+    });
+    (counts, best)
+}
+
+/// A placed tile: (x, y, type).
+type Cell = (i32, i32, u8);
+
+/// The first play of the highest score (deterministic), as (x, y, type) and its score.
+pub(super) fn best_play(board: &Board, hand: u64) -> Option<(Vec<Cell>, u32)> {
+    let mut best: Option<([u32; 6], [u8; 6], usize, u32)> = None;
+    enumerate_plays(board, hand, |p| {
+        if best.as_ref().is_none_or(|b| p.score > b.3) {
+            let mut c = [0u32; 6];
+            let mut t = [0u8; 6];
+            c[..p.len()].copy_from_slice(p.cells);
+            t[..p.len()].copy_from_slice(p.types);
+            best = Some((c, t, p.len(), p.score));
+        }
+    });
+    best.map(|(c, t, k, s)| {
+        (
+            (0..k)
+                .map(|i| {
+                    let (x, y) = xy(c[i] as usize);
+                    (x, y, t[i])
+                })
+                .collect(),
+            s,
+        )
+    })
+}
+
+/// Spec `is_blocked()`: no type still in the bag or a hand fits anywhere on the table.
+pub(super) fn is_blocked(state: &State) -> bool {
+    let ov = Overlay { board: &state.board, extra: &[] };
+    !state.board.is_empty() && ov.blocked(ids_types(state.available()))
+}
+
+pub(super) fn has_play(board: &Board, hand: u64) -> bool {
+    // A multi-tile play contains a legal single tile, so singles suffice.
+    let ov = Overlay { board, extra: &[] };
+    !board.is_empty() && !ov.blocked(hand)
+}
