@@ -1,4 +1,4 @@
-//! The decider interface every game implements (one file per game under `games/`).
+//! The decider interface every game implements (one module per game under `games/`).
 //!
 //! * `decide` is pure: it reads the state, checks the action against the rules, and returns the
 //!   events that record what happens, including every random outcome it drew from `rng`.

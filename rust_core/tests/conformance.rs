@@ -28,6 +28,8 @@ use tablier_core::rng::Rng;
 /// that end matches early.
 const VARIANTS: &[(&str, &[(&str, &str)])] = &[
     ("qwirkle", &[("ages", "30,40,30,20")]),
+    ("qwirkle", &[("max_idle_turns", "1")]),
+    ("qwirkle", &[("max_idle_turns", "3")]),
     ("rat_a_tat_cat", &[("point_limit", "40"), ("max_turns_per_round", "6")]),
     ("rat_a_tat_cat", &[("match_mode", "fixed_rounds"), ("rounds", "2"), ("memory_aid", "on")]),
     ("rat_a_tat_cat", &[("admin_turn_cap", "7")]),

@@ -1,4 +1,4 @@
-//! One file per game, each implementing [`crate::game::Game`]; registered in
+//! One module per game, each implementing [`crate::game::Game`]; registered in
 //! [`crate::registry::games`].
 
 pub mod qwirkle;

@@ -5,7 +5,7 @@
 //! "the i-th remaining id" for a uniform `i`); the board is a fixed 208 x 208 byte grid
 //! (offset 104; the spec bounds occupied cells to |x|, |y| <= 89) plus the list of laid tiles.
 //!
-//! Hot path: [`enumerate_plays`] yields every legal play with its score without allocating;
+//! Hot path: `plays::enumerate_plays` yields every legal play with its score without allocating;
 //! the greedy bot, the evaluator, `legal_actions` and the benches all use it.
 //!
 //! Decisions recorded in the spec's style (new, beyond AMB1-AMB16):
@@ -157,6 +157,10 @@ impl Game for Qwirkle {
 
     fn check_invariants(state: &State) -> Result<(), String> {
         state::check_invariants(state)
+    }
+
+    fn check_decision_point(state: &State) -> Result<(), String> {
+        state::check_decision_point(state)
     }
 }
 
