@@ -3,11 +3,11 @@
 //! AMB18 in the game's docs).
 
 use prost::Message;
-use tablier_core::error::CoreError;
-use tablier_core::game::Viewer;
-use tablier_core::proto::democratie as pb;
-use tablier_core::registry::{self, DynMatch};
-use tablier_core::rng::Rng;
+use crate::error::CoreError;
+use crate::game::Viewer;
+use crate::proto::democratie as pb;
+use crate::registry::{self, DynMatch};
+use crate::rng::Rng;
 
 fn reason<T: std::fmt::Debug>(r: Result<T, CoreError>) -> &'static str {
     match r {
