@@ -2,12 +2,12 @@
 //! `stop_after_round` ends the match after the round in progress (spec 6.2.3).
 
 use prost::Message;
-use tablier_core::error::CoreError;
-use tablier_core::game::{Game, Options, Viewer};
-use tablier_core::games::rat_a_tat_cat::RatATatCat;
-use tablier_core::proto::rat_a_tat_cat as pb;
-use tablier_core::registry;
-use tablier_core::rng::Rng;
+use crate::error::CoreError;
+use crate::game::{Game, Options, Viewer};
+use crate::games::rat_a_tat_cat::RatATatCat;
+use crate::proto::rat_a_tat_cat as pb;
+use crate::registry;
+use crate::rng::Rng;
 
 type E = pb::event::Kind;
 
