@@ -10,8 +10,7 @@ use super::state::{
     bit, from_pbc, is_power, MatchMode, Phase, Pile, State, COUNTS, DECK, MAXP, NONE, PK, REASONS, R_CAP, R_FORFEIT, SW,
 };
 
-/// A pile from a top-first protobuf list, counting its cards into `counts`.
-/// A pile from its protobuf cards, bottom first (the top last).
+/// A pile from its protobuf cards, bottom first (the top last), counting its cards into `counts`.
 fn pile_from_pb(cards: &[i32], counts: &mut [u8; 13]) -> CoreResult<Pile> {
     if cards.len() > DECK {
         return Err(CoreError::corrupt(format!("a pile of {} cards", cards.len())));

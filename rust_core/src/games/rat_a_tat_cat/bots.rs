@@ -14,8 +14,6 @@ use super::RatATatCat;
 
 // ------------------------------------------------------------------ the "memory" bot
 
-/// Heuristic bot: keeps what it has seen (its own knowledge bits only), treats an unknown card
-/// (or an inert power card, replaced at reveal) as worth 5, the deck mean.
 /// The timeout policy `draw_and_discard` (match clocks, docs/rules/rat_a_tat_cat.md §11).
 pub(super) const TIMEOUT_DRAW_AND_DISCARD: &str = "draw_and_discard";
 /// The timeout policy `forfeit`: the match ends, the seat to act losing (§11).
@@ -71,6 +69,8 @@ pub(super) fn timeout_draw_and_discard(s: &State, seat: Seat, policy: &str, rng:
     Ok(events)
 }
 
+/// Heuristic bot: keeps what it has seen (its own knowledge bits only), treats an unknown card
+/// (or an inert power card, replaced at reveal) as worth 5, the deck mean.
 fn memory_bot(s: &State, me: usize) -> pb::Action {
     let act = |k: A| pb::Action { kind: Some(k) };
     let est = |p: usize, sl: usize| -> f32 {

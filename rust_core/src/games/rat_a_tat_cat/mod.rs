@@ -195,6 +195,10 @@ impl Game for RatATatCat {
     fn check_invariants(s: &State) -> Result<(), String> {
         state::check_invariants(s)
     }
+
+    fn check_decision_point(s: &State) -> Result<(), String> {
+        state::check_decision_point(s)
+    }
 }
 
 #[cfg(test)]
