@@ -1,0 +1,548 @@
+//! Deciding: who is awaited, the legality of a move and the events it makes, the automatic
+//! steps that follow, the legal moves, and scoring a round.
+
+use crate::error::{CoreError, CoreResult};
+use crate::proto::grid_knock as pb;
+use crate::rng::Rng;
+
+use super::events::{apply, Ev, Move, Scoring};
+use super::state::{DECK, DECK_SIZE, NONE, Phase, State};
+use super::triples::triples;
+use super::wire::ev_to_pb;
+
+pub(super) fn eligible_knockers(st: &State) -> u8 {
+    let n = st.n();
+    if n < 3 || !st.cfg.knocking {
+        return 0;
+    }
+    let mut e = 0u8;
+    for p in 0..n as u8 {
+        if p != st.active && st.cnt(p) >= 4 && st.final_taken >> p & 1 == 0 {
+            e |= 1 << p;
+        }
+    }
+    e
+}
+
+/// Whether `take_from_knocker` has any legal target (R12, AMB14, AMB24).
+pub(super) fn take_targets(st: &State) -> u128 {
+    if st.knocker == NONE || st.cnt(st.active) == 0 {
+        return 0;
+    }
+    st.filled & st.cfg.dom_mask[st.knocker as usize] & !st.cfg.dom_mask[st.active as usize]
+}
+
+pub(super) fn turn_end_result(st: &State) -> (bool, bool, u8, u8, u8) {
+    let a = st.active;
+    let mut closer = st.closer;
+    let mut fin = st.final_taken;
+    let mut closed = false;
+    if closer == NONE && st.face_down_in(a) == 0 {
+        closer = a;
+        fin |= 1 << a;
+        closed = true;
+    } else if closer != NONE {
+        fin |= 1 << a;
+    }
+    let round_over = closer != NONE && fin == st.all_seats();
+    let next = ((a as usize + 1) % st.n()) as u8;
+    (closed, round_over, next, closer, fin)
+}
+
+pub(super) fn score_round(st: &State) -> Scoring {
+    let n = st.n();
+    let revealed = st.filled & !st.up;
+    let mut vals = [0i8; 96];
+    for s in 0..(12 * n) as u8 {
+        if revealed >> s & 1 == 1 {
+            vals[s as usize] = st.val[s as usize];
+        }
+    }
+    let mut raw = [0i32; 8];
+    for (i, r) in raw.iter_mut().enumerate().take(n) {
+        for &s in &st.cfg.dom[i] {
+            if st.is_filled(s) {
+                *r += st.val[s as usize] as i32;
+            }
+        }
+    }
+    let mut scores = raw;
+    let c = st.closer as usize;
+    let mut doubled = false;
+    if st.cfg.closer_penalty && c < n && raw[c] > 0 && (0..n).any(|j| j != c && raw[j] <= raw[c]) {
+        scores[c] *= 2;
+        doubled = true;
+    }
+    let mut totals = st.totals;
+    for i in 0..n {
+        totals[i] += scores[i];
+    }
+    let over = totals[..n].iter().any(|&t| t >= st.cfg.target_score);
+    let mut winners = 0u8;
+    if over {
+        let best = totals[..n].iter().copied().min().unwrap_or(0);
+        for (i, &t) in totals[..n].iter().enumerate() {
+            if t == best {
+                winners |= 1 << i;
+            }
+        }
+    }
+    Scoring {
+        seats: n as u8,
+        round: st.round,
+        revealed,
+        vals,
+        raw,
+        scores,
+        totals,
+        closer: st.closer,
+        doubled,
+        over,
+        winners,
+    }
+}
+
+pub(super) fn initial_flip(st: &State) -> ([u8; 16], [i8; 16], u8) {
+    let mut slots = [0u8; 16];
+    let mut vals = [0i8; 16];
+    let mut len = 0usize;
+    for i in 0..st.n() {
+        let mut c = st.init_choice[i];
+        c.sort_unstable();
+        for s in c {
+            if s != NONE && len < 16 {
+                slots[len] = s;
+                vals[len] = st.val[s as usize];
+                len += 1;
+            }
+        }
+    }
+    (slots, vals, len as u8)
+}
+
+/// Seats whose decision is awaited, as a bit set.
+pub fn to_act_mask(st: &State) -> u8 {
+    match st.phase {
+        Phase::InitialReveal => {
+            let mut m = 0;
+            for i in 0..st.n() {
+                if st.init_cnt[i] < 2 {
+                    m |= 1 << i;
+                }
+            }
+            m
+        }
+        Phase::KnockWindow => st.eligible & !st.answered,
+        Phase::ChooseSource
+        | Phase::KnockDecision
+        | Phase::DecideDrawn
+        | Phase::SwapDiscard
+        | Phase::TakeFromKnocker
+        | Phase::ReturnSwap => 1 << st.active,
+        Phase::KnockerSwap => 1 << st.knocker,
+        Phase::Triples => 1 << st.tri_owner,
+        _ => 0,
+    }
+}
+
+fn emit(st: &mut State, evs: &mut Vec<Ev>, ev: Ev) -> CoreResult<()> {
+    apply(st, &ev)?;
+    evs.push(ev);
+    Ok(())
+}
+
+fn deal_event(st: &State, rng: &mut Rng) -> Ev {
+    let mut cards = [0i8; DECK_SIZE];
+    let mut k = 0;
+    for (v, c) in DECK {
+        for _ in 0..c {
+            cards[k] = v;
+            k += 1;
+        }
+    }
+    rng.shuffle(&mut cards);
+    let n = st.n();
+    let dealer = if st.round == 0 {
+        rng.index(n) as u8
+    } else {
+        st.first
+    };
+    Ev::Dealt {
+        round: st.round + 1,
+        dealer,
+        nblock: (12 * n) as u8,
+        cards,
+    }
+}
+
+/// Emits every automatic step until a decision is awaited (or the match is over).
+pub fn auto_steps(st: &mut State, rng: &mut Rng, evs: &mut Vec<Ev>) -> CoreResult<()> {
+    loop {
+        let ev = match st.phase {
+            Phase::DealPending => deal_event(st, rng),
+            Phase::InitialFlipPending => {
+                let (slots, vals, len) = initial_flip(st);
+                Ev::InitialRevealed { slots, vals, len }
+            }
+            Phase::PassEmptyPending => Ev::EmptyPassed { seat: st.active },
+            Phase::KnockClosePending => Ev::KnockClosed {
+                knockers: st.knocked,
+            },
+            Phase::Triples => {
+                if triples(st, st.tri_owner).len > 0 {
+                    return Ok(());
+                }
+                Ev::TriplesEnded {
+                    seat: st.tri_owner,
+                    auto: true,
+                }
+            }
+            Phase::TakeFromKnocker => {
+                if take_targets(st) != 0 {
+                    return Ok(());
+                }
+                Ev::YDiscarded {
+                    knocker: st.knocker,
+                    value: st.y,
+                }
+            }
+            Phase::WDiscardPending => Ev::WDiscarded {
+                seat: st.active,
+                value: st.w,
+            },
+            Phase::YPlacePending => Ev::YPlaced {
+                knocker: st.knocker,
+                slot: st.q,
+                value: st.y,
+            },
+            Phase::TurnEndPending => {
+                let (closed, round_over, next, _, _) = turn_end_result(st);
+                Ev::TurnEnded {
+                    seat: st.active,
+                    closed,
+                    round_over,
+                    next,
+                }
+            }
+            Phase::RoundEndPending => Ev::RoundScored(Box::new(score_round(st))),
+            Phase::AbortPending => Ev::Aborted { turns: st.turns },
+            _ => return Ok(()),
+        };
+        emit(st, evs, ev)?;
+    }
+}
+
+pub(super) fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::InitialReveal => "the initial reveal",
+        Phase::ChooseSource => "choosing where to draw from",
+        Phase::KnockWindow => "the knock window",
+        Phase::KnockDecision => "the decision on the knocks",
+        Phase::DecideDrawn => "deciding what to do with the drawn card",
+        Phase::SwapDiscard => "swapping in the card taken from the discard pile",
+        Phase::KnockerSwap => "the knocker's swap",
+        Phase::Triples => "the triples window",
+        Phase::TakeFromKnocker => "taking a card from the knocker",
+        Phase::ReturnSwap => "swapping in the card taken from the knocker",
+        Phase::Over | Phase::Aborted => "the end of the match",
+        _ => "an automatic step",
+    }
+}
+
+fn wrong_phase(st: &State) -> CoreError {
+    CoreError::rule(
+        "WRONG_PHASE",
+        format!(
+            "that action is not possible during {}",
+            phase_name(st.phase)
+        ),
+    )
+}
+
+fn need_slot_in(st: &State, owner: u8, s: u8, whose: &str) -> CoreResult<()> {
+    if !st.in_dom(owner, s) {
+        return Err(CoreError::rule(
+            "NOT_IN_DOMAIN",
+            format!("that slot is not one of {whose} 15 cards"),
+        ));
+    }
+    if !st.is_filled(s) {
+        return Err(CoreError::rule("EMPTY_SLOT", "that slot is empty"));
+    }
+    Ok(())
+}
+
+/// Validates `mv` by `seat` and emits its events plus every automatic follow-up into `evs`,
+/// applying them to `st` as it goes.
+pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>) -> CoreResult<()> {
+    if matches!(st.phase, Phase::Over | Phase::Aborted) {
+        return Err(CoreError::game_over());
+    }
+    if (seat as usize) >= st.n() {
+        return Err(CoreError::malformed(format!(
+            "seat {seat} is not in this {}-seat match",
+            st.n()
+        )));
+    }
+    if to_act_mask(st) >> seat & 1 == 0 {
+        return Err(CoreError::not_your_turn());
+    }
+    let a = st.active;
+    let ev = match (st.phase, mv) {
+        (Phase::InitialReveal, Move::RevealInitial(s)) => {
+            if s / 12 != seat {
+                return Err(CoreError::rule(
+                    "NOT_OWN_BLOCK",
+                    "the initial reveal flips a card of your own block",
+                ));
+            }
+            if st.is_up(s) || st.init_choice[seat as usize].contains(&s) {
+                return Err(CoreError::rule(
+                    "NOT_FACE_DOWN",
+                    "choose a face-down card you have not chosen yet",
+                ));
+            }
+            Ev::InitialChosen { seat, slot: s }
+        }
+        (Phase::ChooseSource, Move::Draw) => {
+            if st.draw_len == 0 {
+                if st.disc_len < 2 {
+                    return Err(CoreError::rule(
+                        "DRAW_PILE_EMPTY",
+                        "the draw pile is empty and cannot be rebuilt",
+                    ));
+                }
+                let len = st.disc_len - 1;
+                let mut pile = [0i8; DECK_SIZE];
+                pile[..len as usize].copy_from_slice(&st.disc[..len as usize]);
+                rng.shuffle(&mut pile[..len as usize]);
+                let top = st.disc[len as usize];
+                emit(st, evs, Ev::Reshuffled { pile, len, top })?;
+            }
+            let value = st.draw[st.draw_len as usize - 1];
+            Ev::Drawn {
+                seat,
+                value,
+                eligible: eligible_knockers(st),
+            }
+        }
+        (Phase::ChooseSource, Move::TakeDiscard) => match st.discard_top() {
+            Some(value) => Ev::TookDiscard { seat, value },
+            None => {
+                return Err(CoreError::rule(
+                    "DISCARD_EMPTY",
+                    "the discard pile is empty",
+                ))
+            }
+        },
+        (Phase::KnockWindow, Move::Knock) => Ev::KnockAnswered { seat, knock: true },
+        (Phase::KnockWindow, Move::PassKnock) => Ev::KnockAnswered { seat, knock: false },
+        (Phase::KnockDecision, Move::Accept(k)) => {
+            if (k as usize) >= st.n() {
+                return Err(CoreError::malformed(format!(
+                    "seat {k} is not in this match"
+                )));
+            }
+            if st.knockers >> k & 1 == 0 {
+                return Err(CoreError::rule(
+                    "NOT_A_KNOCKER",
+                    format!("seat {k} did not knock"),
+                ));
+            }
+            Ev::Accepted { seat, knocker: k }
+        }
+        (Phase::KnockDecision, Move::Refuse) => Ev::Refused { seat },
+        (Phase::DecideDrawn | Phase::SwapDiscard, Move::Keep(s)) => {
+            need_slot_in(st, a, s, "your")?;
+            Ev::Kept {
+                seat,
+                slot: s,
+                placed: st.x,
+                removed: st.val[s as usize],
+            }
+        }
+        (Phase::SwapDiscard, Move::DiscardReveal(_)) => {
+            return Err(CoreError::rule(
+                "MUST_SWAP",
+                "a card taken from the discard pile must be swapped in",
+            ))
+        }
+        (Phase::DecideDrawn, Move::DiscardReveal(s)) => {
+            need_slot_in(st, a, s, "your")?;
+            if st.is_up(s) {
+                return Err(CoreError::rule(
+                    "NOT_FACE_DOWN",
+                    "discard_and_reveal must flip a face-down card",
+                ));
+            }
+            Ev::DiscardedRevealed {
+                seat,
+                discarded: st.x,
+                slot: s,
+                revealed: st.val[s as usize],
+            }
+        }
+        (Phase::KnockerSwap, Move::KnockerSwap(s)) => {
+            need_slot_in(st, seat, s, "your")?;
+            Ev::KnockerSwapped {
+                knocker: seat,
+                slot: s,
+                placed: st.x,
+                removed: st.val[s as usize],
+                removed_up: st.is_up(s),
+            }
+        }
+        (Phase::Triples, Move::Triple(cells)) => {
+            let mut want = cells;
+            want.sort_unstable();
+            let t = triples(st, seat);
+            let found = t.cells[..t.len].iter().find(|c| {
+                let mut c = **c;
+                c.sort_unstable();
+                c == want
+            });
+            match found {
+                Some(&c) => Ev::Triple { seat, cells: c, value: st.val[c[0] as usize] },
+                None => {
+                    return Err(CoreError::rule(
+                        "NOT_A_TRIPLE",
+                        "those cells are not three identical face-up cards next to each other in a row or column of your domain",
+                    ))
+                }
+            }
+        }
+        (Phase::Triples, Move::BadTriple) => {
+            return Err(CoreError::rule(
+                "NOT_A_TRIPLE",
+                "a triple is exactly three different cells",
+            ))
+        }
+        (Phase::Triples, Move::EndTriples) => Ev::TriplesEnded { seat, auto: false },
+        (Phase::TakeFromKnocker, Move::Take(s)) => {
+            need_slot_in(st, st.knocker, s, "the knocker's")?;
+            if st.in_dom(a, s) {
+                return Err(CoreError::rule(
+                    "IN_OWN_DOMAIN",
+                    "that card is also one of your own 15 cards",
+                ));
+            }
+            Ev::Taken {
+                seat,
+                knocker: st.knocker,
+                slot: s,
+                value: st.val[s as usize],
+            }
+        }
+        (Phase::ReturnSwap, Move::Return(s)) => {
+            need_slot_in(st, a, s, "your")?;
+            Ev::Returned {
+                seat,
+                slot: s,
+                placed: st.z,
+                removed: st.val[s as usize],
+            }
+        }
+        _ => return Err(wrong_phase(st)),
+    };
+    emit(st, evs, ev)?;
+    auto_steps(st, rng, evs)
+}
+
+/// Every legal move of `seat`, in a deterministic order (domain cells row by row, d0..d4).
+pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
+    out.clear();
+    if (seat as usize) >= st.n() || to_act_mask(st) >> seat & 1 == 0 {
+        return;
+    }
+    let dom = st.cfg.dom[st.active as usize];
+    match st.phase {
+        Phase::InitialReveal => {
+            for s in seat * 12..seat * 12 + 12 {
+                if st.is_filled(s) && !st.is_up(s) && !st.init_choice[seat as usize].contains(&s) {
+                    out.push(Move::RevealInitial(s));
+                }
+            }
+        }
+        Phase::ChooseSource => {
+            if st.draw_len > 0 || st.disc_len >= 2 {
+                out.push(Move::Draw);
+            }
+            if st.disc_len > 0 {
+                out.push(Move::TakeDiscard);
+            }
+        }
+        Phase::KnockWindow => {
+            out.push(Move::Knock);
+            out.push(Move::PassKnock);
+        }
+        Phase::KnockDecision => {
+            for k in 0..st.n() as u8 {
+                if st.knockers >> k & 1 == 1 {
+                    out.push(Move::Accept(k));
+                }
+            }
+            out.push(Move::Refuse);
+        }
+        Phase::DecideDrawn | Phase::SwapDiscard => {
+            for &s in &dom {
+                if st.is_filled(s) {
+                    out.push(Move::Keep(s));
+                }
+            }
+            if st.phase == Phase::DecideDrawn {
+                for &s in &dom {
+                    if st.is_filled(s) && !st.is_up(s) {
+                        out.push(Move::DiscardReveal(s));
+                    }
+                }
+            }
+        }
+        Phase::KnockerSwap => {
+            for &s in &st.cfg.dom[seat as usize] {
+                if st.is_filled(s) {
+                    out.push(Move::KnockerSwap(s));
+                }
+            }
+        }
+        Phase::Triples => {
+            let t = triples(st, seat);
+            for c in &t.cells[..t.len] {
+                out.push(Move::Triple(*c));
+            }
+            out.push(Move::EndTriples);
+        }
+        Phase::TakeFromKnocker => {
+            let m = take_targets(st);
+            for &s in &st.cfg.dom[st.knocker as usize] {
+                if m >> s & 1 == 1 {
+                    out.push(Move::Take(s));
+                }
+            }
+        }
+        Phase::ReturnSwap => {
+            for &s in &dom {
+                if st.is_filled(s) {
+                    out.push(Move::Return(s));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `close_knock_window` (AMB32): every seat still to answer passes.
+pub(super) fn close_knock_window(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    if state.phase != Phase::KnockWindow {
+        return Err(CoreError::rule("NO_KNOCK_WINDOW", "no knock window is open"));
+    }
+    let mut st = state.clone();
+    let mut evs = Vec::with_capacity(12);
+    let mut waiting = st.eligible & !st.answered;
+    while waiting != 0 {
+        let seat = waiting.trailing_zeros() as u8;
+        waiting &= waiting - 1;
+        emit(&mut st, &mut evs, Ev::KnockAnswered { seat, knock: false })?;
+    }
+    auto_steps(&mut st, rng, &mut evs)?;
+    Ok(evs.iter().map(ev_to_pb).collect())
+}
