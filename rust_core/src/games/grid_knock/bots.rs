@@ -40,11 +40,11 @@ pub(super) fn default_move(st: &State, seat: u8) -> Option<Move> {
     legal_moves(st, seat, &mut moves);
     let rank = |m: &Move| match m {
         Move::PassKnock => 0,
-        Move::Refuse => 0,
+        Move::RefuseKnocks => 0,
         Move::EndTriples => 0,
-        Move::Draw => 0,
-        Move::DiscardReveal(_) => 1,
-        Move::Knock | Move::Accept(_) | Move::TakeDiscard | Move::Triple(_) | Move::BadTriple => 3,
+        Move::DrawFromPile => 0,
+        Move::DiscardAndReveal(_) => 1,
+        Move::Knock | Move::AcceptKnock(_) | Move::TakeFromDiscard | Move::DiscardTriple(_) | Move::BadTriple => 3,
         _ => 2,
     };
     moves.iter().enumerate().min_by_key(|&(i, m)| (rank(m), i)).map(|(_, &m)| m)
@@ -120,27 +120,27 @@ pub(super) fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Mov
     let fallback = legal[rng.index(legal.len())];
     match st.phase {
         Phase::ChooseSource => {
-            let can_draw = legal.contains(&Move::Draw);
+            let can_draw = legal.contains(&Move::DrawFromPile);
             match st.discard_top() {
-                Some(t) if !can_draw || best_keep(st, a, t).0 >= 4.0 => Move::TakeDiscard,
-                _ if can_draw => Move::Draw,
+                Some(t) if !can_draw || best_keep(st, a, t).0 >= 4.0 => Move::TakeFromDiscard,
+                _ if can_draw => Move::DrawFromPile,
                 _ => fallback,
             }
         }
         Phase::KnockWindow => {
-            if best_keep(st, seat, st.x).0 >= 6.0 {
+            if best_keep(st, seat, st.drawn_card).0 >= 6.0 {
                 Move::Knock
             } else {
                 Move::PassKnock
             }
         }
         Phase::KnockDecision => {
-            let gx = best_keep(st, a, st.x).0.max(if st.face_down_in(a) != 0 {
+            let gx = best_keep(st, a, st.drawn_card).0.max(if st.face_down_in(a) != 0 {
                 1.0
             } else {
                 f32::MIN
             });
-            let mut best = (gx + 1.0, Move::Refuse);
+            let mut best = (gx + 1.0, Move::RefuseKnocks);
             for k in 0..st.n() as u8 {
                 if st.knockers >> k & 1 == 0 {
                     continue;
@@ -150,7 +150,7 @@ pub(super) fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Mov
                     if cand >> q & 1 == 1 && st.is_up(q) {
                         let g = best_keep(st, a, st.val[q as usize]).0;
                         if g > best.0 {
-                            best = (g, Move::Accept(k));
+                            best = (g, Move::AcceptKnock(k));
                         }
                     }
                 }
@@ -158,21 +158,21 @@ pub(super) fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Mov
             best.1
         }
         Phase::DecideDrawn | Phase::SwapDiscard => {
-            let (g, s) = best_keep(st, a, st.x);
+            let (g, s) = best_keep(st, a, st.drawn_card);
             let down = st.face_down_in(a);
             if st.phase == Phase::SwapDiscard || g >= 2.0 || down == 0 {
                 if s != NONE {
-                    return Move::Keep(s);
+                    return Move::KeepSwap(s);
                 }
                 return fallback;
             }
             // Flip a face-down card, preferring the own block over the borrowed column.
             let own = down & !st.cfg.dom_mask[(a as usize + 1) % st.n()];
             let pick = if own != 0 { own } else { down };
-            Move::DiscardReveal(pick.trailing_zeros() as u8)
+            Move::DiscardAndReveal(pick.trailing_zeros() as u8)
         }
         Phase::KnockerSwap => {
-            let (_, s) = best_keep(st, seat, st.x);
+            let (_, s) = best_keep(st, seat, st.drawn_card);
             if s != NONE {
                 Move::KnockerSwap(s)
             } else {
@@ -182,14 +182,14 @@ pub(super) fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Mov
         Phase::Triples => {
             let t = triples(st, seat);
             match t.cells[..t.len].iter().find(|c| st.val[c[0] as usize] > 0) {
-                Some(c) => Move::Triple(*c),
+                Some(c) => Move::DiscardTriple(*c),
                 None => Move::EndTriples,
             }
         }
         Phase::TakeFromKnocker => {
             let mut best = (f32::MAX, fallback);
             for m in legal {
-                if let Move::Take(q) = *m {
+                if let Move::TakeFromKnocker(q) = *m {
                     let k = known(st, q);
                     if k < best.0 {
                         best = (k, *m);
@@ -199,9 +199,9 @@ pub(super) fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Mov
             best.1
         }
         Phase::ReturnSwap => {
-            let (_, s) = best_keep(st, a, st.z);
+            let (_, s) = best_keep(st, a, st.taken_card);
             if s != NONE {
-                Move::Return(s)
+                Move::ReturnSwap(s)
             } else {
                 fallback
             }

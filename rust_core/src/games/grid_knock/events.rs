@@ -2,75 +2,88 @@
 //! transition, which re-validates every event against the state it follows.
 
 use crate::error::{CoreResult, ensure};
+use crate::proto::grid_knock as pb;
 
 use super::bots::forfeit_winners;
 use super::rules::{eligible_knockers, initial_flip, score_round, take_targets, to_act_mask, turn_end_result};
 use super::state::{Ctx, deck_histogram, DECK_SIZE, hist_add, NO_CARD, NONE, Phase, State};
 use super::triples::triples;
 
+/// The moves, one-to-one with the wire's actions: one variant per message of the `Action.kind`
+/// oneof, named as that message, a slot as its index; a `discard_triple` that does not name three
+/// distinct cells is `BadTriple`, which the rules refuse (`NOT_A_TRIPLE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Move {
     RevealInitial(u8),
-    Draw,
-    TakeDiscard,
+    DrawFromPile,
+    TakeFromDiscard,
     Knock,
     PassKnock,
-    Accept(u8),
-    Refuse,
-    Keep(u8),
-    DiscardReveal(u8),
+    AcceptKnock(u8),
+    RefuseKnocks,
+    KeepSwap(u8),
+    DiscardAndReveal(u8),
     KnockerSwap(u8),
-    Triple([u8; 3]),
-    /// A `discard_triple` that does not name exactly three distinct cells.
+    DiscardTriple([u8; 3]),
     BadTriple,
     EndTriples,
-    Take(u8),
-    Return(u8),
+    TakeFromKnocker(u8),
+    ReturnSwap(u8),
 }
 
+/// The events, one-to-one with the wire: one variant per message of the `Event.kind` oneof of
+/// `proto/tablier/grid_knock/v1/grid_knock.proto`, named as that message, its fields named as the
+/// message's fields. The values are compact: a seat is a `u8`, a slot its index `s` (module doc),
+/// a card its value, a repeated list of seats a seat mask. What the wire spells out but follows
+/// from the rest is left out: `Dealt.first_player` and `draw_pile_size` (from the dealer and the
+/// deal), `Reshuffled.draw_pile_size` (the pile's length).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ev {
+    /// `cards` is the deal in order: the wire's `blocks` (the first `blocks_len` cards), then
+    /// `discard_start`, then `draw_pile`.
     Dealt {
         round: u32,
         dealer: u8,
-        nblock: u8,
+        blocks_len: u8,
         cards: [i8; DECK_SIZE],
     },
     InitialChosen {
         seat: u8,
         slot: u8,
     },
+    /// The first `len` of `cards`.
     InitialRevealed {
-        slots: [u8; 16],
-        vals: [i8; 16],
+        cards: [Card; 16],
         len: u8,
     },
+    /// The first `draw_pile_size` cards of `draw_pile`.
     Reshuffled {
-        pile: [i8; DECK_SIZE],
-        len: u8,
-        top: i8,
+        draw_pile: [i8; DECK_SIZE],
+        draw_pile_size: u8,
+        discard_top: i8,
     },
     Drawn {
         seat: u8,
         value: i8,
-        eligible: u8,
+        knock_eligible: u8,
     },
     TookDiscard {
         seat: u8,
         value: i8,
     },
+    /// `answer` is `Knock` or `Pass` (`Sealed` exists only in a redacted copy).
     KnockAnswered {
         seat: u8,
-        knock: bool,
+        answer: pb::KnockAnswer,
     },
-    KnockClosed {
+    KnockWindowClosed {
         knockers: u8,
     },
-    Accepted {
+    KnockAccepted {
         seat: u8,
         knocker: u8,
     },
-    Refused {
+    KnocksRefused {
         seat: u8,
     },
     Kept {
@@ -79,7 +92,7 @@ pub enum Ev {
         placed: i8,
         removed: i8,
     },
-    DiscardedRevealed {
+    DiscardedAndRevealed {
         seat: u8,
         discarded: i8,
         slot: u8,
@@ -90,39 +103,39 @@ pub enum Ev {
         slot: u8,
         placed: i8,
         removed: i8,
-        removed_up: bool,
+        removed_was_face_up: bool,
     },
-    Triple {
+    TripleDiscarded {
         seat: u8,
         cells: [u8; 3],
         value: i8,
     },
     TriplesEnded {
         seat: u8,
-        auto: bool,
+        automatic: bool,
     },
-    Taken {
+    TookFromKnocker {
         seat: u8,
         knocker: u8,
         slot: u8,
         value: i8,
     },
-    Returned {
+    ReturnSwapped {
         seat: u8,
         slot: u8,
         placed: i8,
         removed: i8,
     },
-    WDiscarded {
+    ExchangedCardDiscarded {
         seat: u8,
         value: i8,
     },
-    YPlaced {
+    HeldCardPlaced {
         knocker: u8,
         slot: u8,
         value: i8,
     },
-    YDiscarded {
+    HeldCardDiscarded {
         knocker: u8,
         value: i8,
     },
@@ -133,46 +146,55 @@ pub enum Ev {
         seat: u8,
         closed: bool,
         round_over: bool,
-        next: u8,
+        next_player: u8,
     },
-    RoundScored(Box<Scoring>),
-    Aborted {
+    RoundScored(Box<RoundScored>),
+    MatchAborted {
         turns: u32,
     },
-    /// A timed-out seat forfeited (match clocks, §11); `winners` is a seat mask.
+    /// A timed-out seat forfeited (match clocks, §11).
     Forfeited {
         seat: u8,
         winners: u8,
     },
 }
 
+/// The wire's `Card`: a slot and the card in it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Card {
+    pub(super) slot: u8,
+    pub(super) value: i8,
+}
+
+/// The wire's `RoundScored`: `revealed` is the set of slots flipped at the final reveal and
+/// `revealed_values` their cards (by slot); the per-seat lists hold `seats` entries.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Scoring {
+pub struct RoundScored {
     pub(super) seats: u8,
     pub(super) round: u32,
     pub(super) revealed: u128,
-    pub(super) vals: [i8; 96],
-    pub(super) raw: [i32; 8],
-    pub(super) scores: [i32; 8],
+    pub(super) revealed_values: [i8; 96],
+    pub(super) raw_scores: [i32; 8],
+    pub(super) round_scores: [i32; 8],
     pub(super) totals: [i32; 8],
     pub(super) closer: u8,
-    pub(super) doubled: bool,
-    pub(super) over: bool,
+    pub(super) closer_doubled: bool,
+    pub(super) match_over: bool,
     pub(super) winners: u8,
 }
 
 fn begin_turn(st: &mut State, seat: u8) {
     st.active = seat;
-    st.x = NO_CARD;
+    st.drawn_card = NO_CARD;
     st.eligible = 0;
     st.answered = 0;
     st.knocked = 0;
     st.knockers = 0;
     st.knocker = NONE;
-    st.y = NO_CARD;
-    st.z = NO_CARD;
-    st.q = NONE;
-    st.w = NO_CARD;
+    st.held_card = NO_CARD;
+    st.taken_card = NO_CARD;
+    st.reserved_slot = NONE;
+    st.exchanged_card = NO_CARD;
     st.tri_owner = NONE;
     st.phase = if st.cnt(seat) == 0 {
         Phase::PassEmptyPending
@@ -196,11 +218,11 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
         Ev::Dealt {
             round,
             dealer,
-            nblock,
+            blocks_len,
             ref cards,
         } => {
             ensure(st.phase == Phase::DealPending, "deal outside a deal")?;
-            ensure(nblock as usize == 12 * n, "deal size")?;
+            ensure(blocks_len as usize == 12 * n, "deal size")?;
             ensure(round == st.round + 1, "round number")?;
             ensure((dealer as usize) < n, "dealer")?;
             ensure(round == 1 || dealer == st.first, "dealer rotation")?;
@@ -209,7 +231,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 ensure(hist_add(&mut h, v), "card value")?;
             }
             ensure(h == deck_histogram(), "deal is not the deck")?;
-            let nb = nblock as usize;
+            let nb = blocks_len as usize;
             st.val = [NO_CARD; 96];
             st.val[..nb].copy_from_slice(&cards[..nb]);
             st.filled = if nb == 128 {
@@ -258,54 +280,56 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 st.phase = Phase::InitialFlipPending;
             }
         }
-        Ev::InitialRevealed { slots, vals, len } => {
+        Ev::InitialRevealed { cards, len } => {
             ensure(st.phase == Phase::InitialFlipPending, "initial flip")?;
-            let (es, ev_, el) = initial_flip(st);
-            ensure(
-                el == len && es == slots && ev_ == vals,
-                "initial flip cards",
-            )?;
-            for &s in &slots[..len as usize] {
-                st.up |= 1u128 << s;
+            ensure(initial_flip(st) == (cards, len), "initial flip cards")?;
+            for card in &cards[..len as usize] {
+                st.up |= 1u128 << card.slot;
             }
             begin_turn(st, st.first);
         }
-        Ev::Reshuffled { ref pile, len, top } => {
+        Ev::Reshuffled {
+            ref draw_pile,
+            draw_pile_size,
+            discard_top,
+        } => {
             ensure(
                 st.phase == Phase::ChooseSource && st.draw_len == 0 && st.disc_len >= 2,
                 "reshuffle",
             )?;
             ensure(
-                len as usize == st.disc_len as usize - 1 && Some(top) == st.discard_top(),
+                draw_pile_size as usize == st.disc_len as usize - 1
+                    && Some(discard_top) == st.discard_top(),
                 "reshuffle sizes",
             )?;
+            let len = draw_pile_size as usize;
             let mut a = [0u16; 15];
             let mut b = [0u16; 15];
-            for (&p, &d) in pile[..len as usize].iter().zip(&st.disc[..len as usize]) {
+            for (&p, &d) in draw_pile[..len].iter().zip(&st.disc[..len]) {
                 ensure(hist_add(&mut a, p), "card value")?;
                 hist_add(&mut b, d);
             }
             ensure(a == b, "reshuffle is not the discard pile")?;
-            st.draw[..len as usize].copy_from_slice(&pile[..len as usize]);
-            st.draw_len = len;
-            st.disc[0] = top;
+            st.draw[..len].copy_from_slice(&draw_pile[..len]);
+            st.draw_len = draw_pile_size;
+            st.disc[0] = discard_top;
             st.disc_len = 1;
         }
         Ev::Drawn {
             seat,
             value,
-            eligible,
+            knock_eligible,
         } => {
             ensure(
                 st.phase == Phase::ChooseSource && seat == st.active && st.draw_len > 0,
                 "draw",
             )?;
             ensure(st.draw[st.draw_len as usize - 1] == value, "drawn value")?;
-            ensure(eligible == eligible_knockers(st), "knock eligibility")?;
+            ensure(knock_eligible == eligible_knockers(st), "knock eligibility")?;
             st.draw_len -= 1;
-            st.x = value;
-            st.eligible = eligible;
-            st.phase = if eligible != 0 {
+            st.drawn_card = value;
+            st.eligible = knock_eligible;
+            st.phase = if knock_eligible != 0 {
                 Phase::KnockWindow
             } else {
                 Phase::DecideDrawn
@@ -318,10 +342,10 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             )?;
             ensure(st.discard_top() == Some(value), "discard value")?;
             st.disc_len -= 1;
-            st.x = value;
+            st.drawn_card = value;
             st.phase = Phase::SwapDiscard;
         }
-        Ev::KnockAnswered { seat, knock } => {
+        Ev::KnockAnswered { seat, answer } => {
             ensure(
                 st.phase == Phase::KnockWindow && (seat as usize) < n,
                 "knock answer",
@@ -331,14 +355,14 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "knock answerer",
             )?;
             st.answered |= 1 << seat;
-            if knock {
+            if answer == pb::KnockAnswer::Knock {
                 st.knocked |= 1 << seat;
             }
             if st.answered == st.eligible {
                 st.phase = Phase::KnockClosePending;
             }
         }
-        Ev::KnockClosed { knockers } => {
+        Ev::KnockWindowClosed { knockers } => {
             ensure(
                 st.phase == Phase::KnockClosePending && knockers == st.knocked,
                 "knock close",
@@ -350,7 +374,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 Phase::DecideDrawn
             };
         }
-        Ev::Accepted { seat, knocker } => {
+        Ev::KnockAccepted { seat, knocker } => {
             ensure(
                 st.phase == Phase::KnockDecision && seat == st.active,
                 "accept",
@@ -362,7 +386,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             st.knocker = knocker;
             st.phase = Phase::KnockerSwap;
         }
-        Ev::Refused { seat } => {
+        Ev::KnocksRefused { seat } => {
             ensure(
                 st.phase == Phase::KnockDecision && seat == st.active,
                 "refuse",
@@ -384,15 +408,15 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "keep slot",
             )?;
             ensure(
-                placed == st.x && removed == st.val[slot as usize],
+                placed == st.drawn_card && removed == st.val[slot as usize],
                 "keep values",
             )?;
-            st.w = st.take_slot(slot);
-            st.place_up(slot, st.x);
-            st.x = NO_CARD;
+            st.exchanged_card = st.take_slot(slot);
+            st.place_up(slot, st.drawn_card);
+            st.drawn_card = NO_CARD;
             open_triples(st, seat, Ctx::Keep);
         }
-        Ev::DiscardedRevealed {
+        Ev::DiscardedAndRevealed {
             seat,
             discarded,
             slot,
@@ -407,11 +431,11 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "reveal slot",
             )?;
             ensure(
-                discarded == st.x && revealed == st.val[slot as usize],
+                discarded == st.drawn_card && revealed == st.val[slot as usize],
                 "reveal values",
             )?;
-            st.push_discard(st.x)?;
-            st.x = NO_CARD;
+            st.push_discard(st.drawn_card)?;
+            st.drawn_card = NO_CARD;
             st.up |= 1u128 << slot;
             open_triples(st, seat, Ctx::Reveal);
         }
@@ -420,7 +444,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             slot,
             placed,
             removed,
-            removed_up,
+            removed_was_face_up,
         } => {
             ensure(
                 st.phase == Phase::KnockerSwap && knocker == st.knocker,
@@ -431,16 +455,18 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "knocker slot",
             )?;
             ensure(
-                placed == st.x && removed == st.val[slot as usize] && removed_up == st.is_up(slot),
+                placed == st.drawn_card
+                    && removed == st.val[slot as usize]
+                    && removed_was_face_up == st.is_up(slot),
                 "knocker values",
             )?;
-            st.y_up = removed_up;
-            st.y = st.take_slot(slot);
-            st.place_up(slot, st.x);
-            st.x = NO_CARD;
+            st.held_card_was_face_up = removed_was_face_up;
+            st.held_card = st.take_slot(slot);
+            st.place_up(slot, st.drawn_card);
+            st.drawn_card = NO_CARD;
             open_triples(st, knocker, Ctx::Knocker);
         }
-        Ev::Triple { seat, cells, value } => {
+        Ev::TripleDiscarded { seat, cells, value } => {
             ensure(st.phase == Phase::Triples && seat == st.tri_owner, "triple")?;
             let t = triples(st, seat);
             ensure(t.cells[..t.len].contains(&cells), "not a triple")?;
@@ -450,12 +476,12 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 st.push_discard(v)?;
             }
         }
-        Ev::TriplesEnded { seat, auto: _ } => {
+        Ev::TriplesEnded { seat, automatic: _ } => {
             ensure(
                 st.phase == Phase::Triples && seat == st.tri_owner,
                 "end triples",
             )?;
-            // `auto` only tells clients the engine closed the window; either way it closes.
+            // `automatic` only tells clients the engine closed the window; either way it closes.
             st.tri_owner = NONE;
             st.phase = match st.tri_ctx {
                 Ctx::Keep | Ctx::Return => Phase::WDiscardPending,
@@ -463,7 +489,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 Ctx::Knocker => Phase::TakeFromKnocker,
             };
         }
-        Ev::Taken {
+        Ev::TookFromKnocker {
             seat,
             knocker,
             slot,
@@ -478,11 +504,11 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "take slot",
             )?;
             ensure(value == st.val[slot as usize], "take value")?;
-            st.z = st.take_slot(slot);
-            st.q = slot;
+            st.taken_card = st.take_slot(slot);
+            st.reserved_slot = slot;
             st.phase = Phase::ReturnSwap;
         }
-        Ev::Returned {
+        Ev::ReturnSwapped {
             seat,
             slot,
             placed,
@@ -497,28 +523,28 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "return slot",
             )?;
             ensure(
-                placed == st.z && removed == st.val[slot as usize],
+                placed == st.taken_card && removed == st.val[slot as usize],
                 "return values",
             )?;
-            st.w = st.take_slot(slot);
-            st.place_up(slot, st.z);
-            st.z = NO_CARD;
+            st.exchanged_card = st.take_slot(slot);
+            st.place_up(slot, st.taken_card);
+            st.taken_card = NO_CARD;
             open_triples(st, seat, Ctx::Return);
         }
-        Ev::WDiscarded { seat, value } => {
+        Ev::ExchangedCardDiscarded { seat, value } => {
             ensure(
-                st.phase == Phase::WDiscardPending && seat == st.active && value == st.w,
+                st.phase == Phase::WDiscardPending && seat == st.active && value == st.exchanged_card,
                 "exchanged card",
             )?;
             st.push_discard(value)?;
-            st.w = NO_CARD;
-            st.phase = if st.q != NONE {
+            st.exchanged_card = NO_CARD;
+            st.phase = if st.reserved_slot != NONE {
                 Phase::YPlacePending
             } else {
                 Phase::TurnEndPending
             };
         }
-        Ev::YPlaced {
+        Ev::HeldCardPlaced {
             knocker,
             slot,
             value,
@@ -528,24 +554,24 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "held card placement",
             )?;
             ensure(
-                slot == st.q && value == st.y && slot_ok(slot) && !st.is_filled(slot),
+                slot == st.reserved_slot && value == st.held_card && slot_ok(slot) && !st.is_filled(slot),
                 "held card slot",
             )?;
             st.place_up(slot, value);
-            st.y = NO_CARD;
-            st.q = NONE;
+            st.held_card = NO_CARD;
+            st.reserved_slot = NONE;
             st.phase = Phase::TurnEndPending;
         }
-        Ev::YDiscarded { knocker, value } => {
+        Ev::HeldCardDiscarded { knocker, value } => {
             ensure(
                 st.phase == Phase::TakeFromKnocker
                     && knocker == st.knocker
                     && take_targets(st) == 0,
                 "held discard",
             )?;
-            ensure(value == st.y, "held value")?;
+            ensure(value == st.held_card, "held value")?;
             st.push_discard(value)?;
-            st.y = NO_CARD;
+            st.held_card = NO_CARD;
             st.phase = Phase::TurnEndPending;
         }
         Ev::EmptyPassed { seat } => {
@@ -559,7 +585,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             seat,
             closed,
             round_over,
-            next,
+            next_player,
         } => {
             ensure(
                 st.phase == Phase::TurnEndPending && seat == st.active,
@@ -567,7 +593,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             )?;
             let (c, r, nx, closer, fin) = turn_end_result(st);
             ensure(
-                c == closed && r == round_over && nx == next,
+                c == closed && r == round_over && nx == next_player,
                 "turn end flags",
             )?;
             st.closer = closer;
@@ -578,7 +604,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             } else if st.turns >= st.cfg.turn_cap {
                 st.phase = Phase::AbortPending;
             } else {
-                begin_turn(st, next);
+                begin_turn(st, next_player);
             }
         }
         Ev::RoundScored(ref sc) => {
@@ -586,9 +612,9 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
             ensure(**sc == score_round(st), "scores")?;
             st.up = st.filled;
             st.totals = sc.totals;
-            st.last = sc.scores;
+            st.last = sc.round_scores;
             st.winners = sc.winners;
-            st.phase = if sc.over {
+            st.phase = if sc.match_over {
                 Phase::Over
             } else if st.turns >= st.cfg.turn_cap {
                 Phase::AbortPending
@@ -596,7 +622,7 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 Phase::DealPending
             };
         }
-        Ev::Aborted { turns } => {
+        Ev::MatchAborted { turns } => {
             ensure(
                 st.phase == Phase::AbortPending && turns == st.turns,
                 "abort",
@@ -609,14 +635,14 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "forfeit",
             )?;
             // Cards in transit (X, W, Y, Z) go face up onto the discard pile, as at a turn's end.
-            for v in [st.x, st.w, st.y, st.z] {
+            for v in [st.drawn_card, st.exchanged_card, st.held_card, st.taken_card] {
                 if v != NO_CARD {
                     ensure((st.disc_len as usize) < DECK_SIZE, "forfeit discard")?;
                     st.disc[st.disc_len as usize] = v;
                     st.disc_len += 1;
                 }
             }
-            (st.x, st.w, st.y, st.z, st.q) = (NO_CARD, NO_CARD, NO_CARD, NO_CARD, NONE);
+            (st.drawn_card, st.exchanged_card, st.held_card, st.taken_card, st.reserved_slot) = (NO_CARD, NO_CARD, NO_CARD, NO_CARD, NONE);
             st.winners = winners;
             st.forfeited = true;
             st.phase = Phase::Over;

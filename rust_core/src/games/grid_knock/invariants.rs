@@ -42,7 +42,7 @@ pub(super) fn invariants(st: &State) -> Result<(), String> {
         }
         count += 1;
     }
-    for v in [st.x, st.y, st.z, st.w] {
+    for v in [st.drawn_card, st.held_card, st.taken_card, st.exchanged_card] {
         if v != NO_CARD {
             if !hist_add(&mut h, v) {
                 return Err("card in transit value".into());
@@ -62,14 +62,14 @@ pub(super) fn invariants(st: &State) -> Result<(), String> {
             | Phase::SwapDiscard
             | Phase::KnockerSwap
     );
-    if holds_x != (st.x != NO_CARD) {
+    if holds_x != (st.drawn_card != NO_CARD) {
         return Err(format!(
             "drawn card present={} in phase {:?}",
-            st.x != NO_CARD,
+            st.drawn_card != NO_CARD,
             st.phase
         ));
     }
-    if st.q != NONE && (st.is_filled(st.q) || st.y == NO_CARD) {
+    if st.reserved_slot != NONE && (st.is_filled(st.reserved_slot) || st.held_card == NO_CARD) {
         return Err("reserved slot filled or Y missing".into());
     }
     if st.closer == NONE && st.final_taken != 0 {

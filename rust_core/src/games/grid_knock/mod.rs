@@ -6,10 +6,11 @@
 //! Slot index `s = owner * 12 + (row - 1) * 4 + (col - 1)` (at most 96 slots). Values are `i8`,
 //! `filled` and `up` are 128-bit sets. Piles are fixed arrays (top = last). Domain tables are
 //! precomputed per configuration: `dom[i][r * 5 + d]`, `d = 0` being `(i+1 mod N, r, 4)`.
-//! The engine works on a compact internal move/event pair ([`Move`], [`Ev`]); protobuf is only
-//! the boundary. `decide` clones the state and applies each event as it emits it, so all
-//! automatic steps (window closings, W/Y placement, turn end, scoring, next deal) are computed
-//! from the state they follow and `evolve` re-validates every one of them.
+//! The engine works on a compact internal move/event pair ([`Move`], [`Ev`]), one-to-one with the
+//! wire's actions and events and named as they are; protobuf is only the boundary. `decide`
+//! clones the state and applies each event as it emits it, so all automatic steps (window
+//! closings, W/Y placement, turn end, scoring, next deal) are computed from the state they follow
+//! and `evolve` re-validates every one of them.
 //!
 //! # Hidden information
 //! Cards carry no ids (a card is its value), so nothing exposed can leak deck order. Deals and
@@ -61,10 +62,10 @@ use events::apply;
 use invariants::invariants;
 use rules::close_knock_window;
 use view::{build_view, redact_event, render_state};
-use wire::{ev_to_pb, mask_list, pb_to_ev, to_action, to_move};
+use wire::{ev_to_pb, seat_list, pb_to_ev, to_action, to_move};
 
 // What the crate's outside users reach (benches/grid_knock.rs, the engine's own move/event path).
-pub use events::{Ev, Move, Scoring};
+pub use events::{Card, Ev, Move, RoundScored};
 pub use rules::{act, auto_steps, legal_moves, to_act_mask};
 pub use state::{Config, Phase, State};
 pub use triples::triples_after_change;
@@ -204,7 +205,7 @@ impl Game for GridKnock {
         match state.phase {
             Phase::Over => Some(Outcome {
                 scores,
-                winners: mask_list(state.winners),
+                winners: seat_list(state.winners),
                 reason: if state.forfeited { "FORFEIT" } else { "TARGET_SCORE_REACHED" }.into(),
                 lower_is_better: true,
                 aborted: false,

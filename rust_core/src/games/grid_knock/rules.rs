@@ -5,7 +5,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::proto::grid_knock as pb;
 use crate::rng::Rng;
 
-use super::events::{apply, Ev, Move, Scoring};
+use super::events::{apply, Card, Ev, Move, RoundScored};
 use super::state::{DECK, DECK_SIZE, NONE, Phase, State};
 use super::triples::triples;
 use super::wire::ev_to_pb;
@@ -49,7 +49,7 @@ pub(super) fn turn_end_result(st: &State) -> (bool, bool, u8, u8, u8) {
     (closed, round_over, next, closer, fin)
 }
 
-pub(super) fn score_round(st: &State) -> Scoring {
+pub(super) fn score_round(st: &State) -> RoundScored {
     let n = st.n();
     let revealed = st.filled & !st.up;
     let mut vals = [0i8; 96];
@@ -87,37 +87,37 @@ pub(super) fn score_round(st: &State) -> Scoring {
             }
         }
     }
-    Scoring {
+    RoundScored {
         seats: n as u8,
         round: st.round,
         revealed,
-        vals,
-        raw,
-        scores,
+        revealed_values: vals,
+        raw_scores: raw,
+        round_scores: scores,
         totals,
         closer: st.closer,
-        doubled,
-        over,
+        closer_doubled: doubled,
+        match_over: over,
         winners,
     }
 }
 
-pub(super) fn initial_flip(st: &State) -> ([u8; 16], [i8; 16], u8) {
-    let mut slots = [0u8; 16];
-    let mut vals = [0i8; 16];
+/// The cards the initial reveal flips, the first `len` of them: every seat's choices, seat by
+/// seat, each seat's in slot order.
+pub(super) fn initial_flip(st: &State) -> ([Card; 16], u8) {
+    let mut cards = [Card::default(); 16];
     let mut len = 0usize;
     for i in 0..st.n() {
         let mut c = st.init_choice[i];
         c.sort_unstable();
         for s in c {
             if s != NONE && len < 16 {
-                slots[len] = s;
-                vals[len] = st.val[s as usize];
+                cards[len] = Card { slot: s, value: st.val[s as usize] };
                 len += 1;
             }
         }
     }
-    (slots, vals, len as u8)
+    (cards, len as u8)
 }
 
 /// Seats whose decision is awaited, as a bit set.
@@ -170,7 +170,7 @@ fn deal_event(st: &State, rng: &mut Rng) -> Ev {
     Ev::Dealt {
         round: st.round + 1,
         dealer,
-        nblock: (12 * n) as u8,
+        blocks_len: (12 * n) as u8,
         cards,
     }
 }
@@ -181,11 +181,11 @@ pub fn auto_steps(st: &mut State, rng: &mut Rng, evs: &mut Vec<Ev>) -> CoreResul
         let ev = match st.phase {
             Phase::DealPending => deal_event(st, rng),
             Phase::InitialFlipPending => {
-                let (slots, vals, len) = initial_flip(st);
-                Ev::InitialRevealed { slots, vals, len }
+                let (cards, len) = initial_flip(st);
+                Ev::InitialRevealed { cards, len }
             }
             Phase::PassEmptyPending => Ev::EmptyPassed { seat: st.active },
-            Phase::KnockClosePending => Ev::KnockClosed {
+            Phase::KnockClosePending => Ev::KnockWindowClosed {
                 knockers: st.knocked,
             },
             Phase::Triples => {
@@ -194,26 +194,26 @@ pub fn auto_steps(st: &mut State, rng: &mut Rng, evs: &mut Vec<Ev>) -> CoreResul
                 }
                 Ev::TriplesEnded {
                     seat: st.tri_owner,
-                    auto: true,
+                    automatic: true,
                 }
             }
             Phase::TakeFromKnocker => {
                 if take_targets(st) != 0 {
                     return Ok(());
                 }
-                Ev::YDiscarded {
+                Ev::HeldCardDiscarded {
                     knocker: st.knocker,
-                    value: st.y,
+                    value: st.held_card,
                 }
             }
-            Phase::WDiscardPending => Ev::WDiscarded {
+            Phase::WDiscardPending => Ev::ExchangedCardDiscarded {
                 seat: st.active,
-                value: st.w,
+                value: st.exchanged_card,
             },
-            Phase::YPlacePending => Ev::YPlaced {
+            Phase::YPlacePending => Ev::HeldCardPlaced {
                 knocker: st.knocker,
-                slot: st.q,
-                value: st.y,
+                slot: st.reserved_slot,
+                value: st.held_card,
             },
             Phase::TurnEndPending => {
                 let (closed, round_over, next, _, _) = turn_end_result(st);
@@ -221,11 +221,11 @@ pub fn auto_steps(st: &mut State, rng: &mut Rng, evs: &mut Vec<Ev>) -> CoreResul
                     seat: st.active,
                     closed,
                     round_over,
-                    next,
+                    next_player: next,
                 }
             }
             Phase::RoundEndPending => Ev::RoundScored(Box::new(score_round(st))),
-            Phase::AbortPending => Ev::Aborted { turns: st.turns },
+            Phase::AbortPending => Ev::MatchAborted { turns: st.turns },
             _ => return Ok(()),
         };
         emit(st, evs, ev)?;
@@ -304,7 +304,7 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
             }
             Ev::InitialChosen { seat, slot: s }
         }
-        (Phase::ChooseSource, Move::Draw) => {
+        (Phase::ChooseSource, Move::DrawFromPile) => {
             if st.draw_len == 0 {
                 if st.disc_len < 2 {
                     return Err(CoreError::rule(
@@ -312,21 +312,22 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                         "the draw pile is empty and cannot be rebuilt",
                     ));
                 }
-                let len = st.disc_len - 1;
-                let mut pile = [0i8; DECK_SIZE];
-                pile[..len as usize].copy_from_slice(&st.disc[..len as usize]);
-                rng.shuffle(&mut pile[..len as usize]);
-                let top = st.disc[len as usize];
-                emit(st, evs, Ev::Reshuffled { pile, len, top })?;
+                let draw_pile_size = st.disc_len - 1;
+                let len = draw_pile_size as usize;
+                let mut draw_pile = [0i8; DECK_SIZE];
+                draw_pile[..len].copy_from_slice(&st.disc[..len]);
+                rng.shuffle(&mut draw_pile[..len]);
+                let discard_top = st.disc[len];
+                emit(st, evs, Ev::Reshuffled { draw_pile, draw_pile_size, discard_top })?;
             }
             let value = st.draw[st.draw_len as usize - 1];
             Ev::Drawn {
                 seat,
                 value,
-                eligible: eligible_knockers(st),
+                knock_eligible: eligible_knockers(st),
             }
         }
-        (Phase::ChooseSource, Move::TakeDiscard) => match st.discard_top() {
+        (Phase::ChooseSource, Move::TakeFromDiscard) => match st.discard_top() {
             Some(value) => Ev::TookDiscard { seat, value },
             None => {
                 return Err(CoreError::rule(
@@ -335,9 +336,11 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                 ))
             }
         },
-        (Phase::KnockWindow, Move::Knock) => Ev::KnockAnswered { seat, knock: true },
-        (Phase::KnockWindow, Move::PassKnock) => Ev::KnockAnswered { seat, knock: false },
-        (Phase::KnockDecision, Move::Accept(k)) => {
+        (Phase::KnockWindow, Move::Knock) => Ev::KnockAnswered { seat, answer: pb::KnockAnswer::Knock },
+        (Phase::KnockWindow, Move::PassKnock) => {
+            Ev::KnockAnswered { seat, answer: pb::KnockAnswer::Pass }
+        }
+        (Phase::KnockDecision, Move::AcceptKnock(k)) => {
             if (k as usize) >= st.n() {
                 return Err(CoreError::malformed(format!(
                     "seat {k} is not in this match"
@@ -349,25 +352,25 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                     format!("seat {k} did not knock"),
                 ));
             }
-            Ev::Accepted { seat, knocker: k }
+            Ev::KnockAccepted { seat, knocker: k }
         }
-        (Phase::KnockDecision, Move::Refuse) => Ev::Refused { seat },
-        (Phase::DecideDrawn | Phase::SwapDiscard, Move::Keep(s)) => {
+        (Phase::KnockDecision, Move::RefuseKnocks) => Ev::KnocksRefused { seat },
+        (Phase::DecideDrawn | Phase::SwapDiscard, Move::KeepSwap(s)) => {
             need_slot_in(st, a, s, "your")?;
             Ev::Kept {
                 seat,
                 slot: s,
-                placed: st.x,
+                placed: st.drawn_card,
                 removed: st.val[s as usize],
             }
         }
-        (Phase::SwapDiscard, Move::DiscardReveal(_)) => {
+        (Phase::SwapDiscard, Move::DiscardAndReveal(_)) => {
             return Err(CoreError::rule(
                 "MUST_SWAP",
                 "a card taken from the discard pile must be swapped in",
             ))
         }
-        (Phase::DecideDrawn, Move::DiscardReveal(s)) => {
+        (Phase::DecideDrawn, Move::DiscardAndReveal(s)) => {
             need_slot_in(st, a, s, "your")?;
             if st.is_up(s) {
                 return Err(CoreError::rule(
@@ -375,9 +378,9 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                     "discard_and_reveal must flip a face-down card",
                 ));
             }
-            Ev::DiscardedRevealed {
+            Ev::DiscardedAndRevealed {
                 seat,
-                discarded: st.x,
+                discarded: st.drawn_card,
                 slot: s,
                 revealed: st.val[s as usize],
             }
@@ -387,12 +390,12 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
             Ev::KnockerSwapped {
                 knocker: seat,
                 slot: s,
-                placed: st.x,
+                placed: st.drawn_card,
                 removed: st.val[s as usize],
-                removed_up: st.is_up(s),
+                removed_was_face_up: st.is_up(s),
             }
         }
-        (Phase::Triples, Move::Triple(cells)) => {
+        (Phase::Triples, Move::DiscardTriple(cells)) => {
             let mut want = cells;
             want.sort_unstable();
             let t = triples(st, seat);
@@ -402,7 +405,7 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                 c == want
             });
             match found {
-                Some(&c) => Ev::Triple { seat, cells: c, value: st.val[c[0] as usize] },
+                Some(&c) => Ev::TripleDiscarded { seat, cells: c, value: st.val[c[0] as usize] },
                 None => {
                     return Err(CoreError::rule(
                         "NOT_A_TRIPLE",
@@ -417,8 +420,8 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                 "a triple is exactly three different cells",
             ))
         }
-        (Phase::Triples, Move::EndTriples) => Ev::TriplesEnded { seat, auto: false },
-        (Phase::TakeFromKnocker, Move::Take(s)) => {
+        (Phase::Triples, Move::EndTriples) => Ev::TriplesEnded { seat, automatic: false },
+        (Phase::TakeFromKnocker, Move::TakeFromKnocker(s)) => {
             need_slot_in(st, st.knocker, s, "the knocker's")?;
             if st.in_dom(a, s) {
                 return Err(CoreError::rule(
@@ -426,19 +429,19 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                     "that card is also one of your own 15 cards",
                 ));
             }
-            Ev::Taken {
+            Ev::TookFromKnocker {
                 seat,
                 knocker: st.knocker,
                 slot: s,
                 value: st.val[s as usize],
             }
         }
-        (Phase::ReturnSwap, Move::Return(s)) => {
+        (Phase::ReturnSwap, Move::ReturnSwap(s)) => {
             need_slot_in(st, a, s, "your")?;
-            Ev::Returned {
+            Ev::ReturnSwapped {
                 seat,
                 slot: s,
-                placed: st.z,
+                placed: st.taken_card,
                 removed: st.val[s as usize],
             }
         }
@@ -465,10 +468,10 @@ pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
         }
         Phase::ChooseSource => {
             if st.draw_len > 0 || st.disc_len >= 2 {
-                out.push(Move::Draw);
+                out.push(Move::DrawFromPile);
             }
             if st.disc_len > 0 {
-                out.push(Move::TakeDiscard);
+                out.push(Move::TakeFromDiscard);
             }
         }
         Phase::KnockWindow => {
@@ -478,21 +481,21 @@ pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
         Phase::KnockDecision => {
             for k in 0..st.n() as u8 {
                 if st.knockers >> k & 1 == 1 {
-                    out.push(Move::Accept(k));
+                    out.push(Move::AcceptKnock(k));
                 }
             }
-            out.push(Move::Refuse);
+            out.push(Move::RefuseKnocks);
         }
         Phase::DecideDrawn | Phase::SwapDiscard => {
             for &s in &dom {
                 if st.is_filled(s) {
-                    out.push(Move::Keep(s));
+                    out.push(Move::KeepSwap(s));
                 }
             }
             if st.phase == Phase::DecideDrawn {
                 for &s in &dom {
                     if st.is_filled(s) && !st.is_up(s) {
-                        out.push(Move::DiscardReveal(s));
+                        out.push(Move::DiscardAndReveal(s));
                     }
                 }
             }
@@ -507,7 +510,7 @@ pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
         Phase::Triples => {
             let t = triples(st, seat);
             for c in &t.cells[..t.len] {
-                out.push(Move::Triple(*c));
+                out.push(Move::DiscardTriple(*c));
             }
             out.push(Move::EndTriples);
         }
@@ -515,14 +518,14 @@ pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
             let m = take_targets(st);
             for &s in &st.cfg.dom[st.knocker as usize] {
                 if m >> s & 1 == 1 {
-                    out.push(Move::Take(s));
+                    out.push(Move::TakeFromKnocker(s));
                 }
             }
         }
         Phase::ReturnSwap => {
             for &s in &dom {
                 if st.is_filled(s) {
-                    out.push(Move::Return(s));
+                    out.push(Move::ReturnSwap(s));
                 }
             }
         }
@@ -541,7 +544,7 @@ pub(super) fn close_knock_window(state: &State, rng: &mut Rng) -> CoreResult<Vec
     while waiting != 0 {
         let seat = waiting.trailing_zeros() as u8;
         waiting &= waiting - 1;
-        emit(&mut st, &mut evs, Ev::KnockAnswered { seat, knock: false })?;
+        emit(&mut st, &mut evs, Ev::KnockAnswered { seat, answer: pb::KnockAnswer::Pass })?;
     }
     auto_steps(&mut st, rng, &mut evs)?;
     Ok(evs.iter().map(ev_to_pb).collect())

@@ -164,22 +164,22 @@ pub struct State {
     pub(super) final_taken: u8,
     pub(super) init_choice: [[u8; 2]; 8],
     pub(super) init_cnt: [u8; 8],
-    /// X: card drawn by the active seat, in hand.
-    pub(super) x: i8,
+    /// X in the rules: the card drawn by the active seat, in hand.
+    pub(super) drawn_card: i8,
     pub(super) eligible: u8,
     pub(super) answered: u8,
     pub(super) knocked: u8,
     pub(super) knockers: u8,
     /// K: accepted knocker.
     pub(super) knocker: u8,
-    /// Y: card held by K, and whether it was face up before.
-    pub(super) y: i8,
-    pub(super) y_up: bool,
-    /// Z taken from K, and the reserved slot q.
-    pub(super) z: i8,
-    pub(super) q: u8,
-    /// W: exchanged card waiting to be discarded.
-    pub(super) w: i8,
+    /// Y in the rules: the card held by K, and whether it was face up before.
+    pub(super) held_card: i8,
+    pub(super) held_card_was_face_up: bool,
+    /// Z and q in the rules: the card taken from K, and the slot reserved for Y.
+    pub(super) taken_card: i8,
+    pub(super) reserved_slot: u8,
+    /// W in the rules: the exchanged card waiting to be discarded.
+    pub(super) exchanged_card: i8,
     pub(super) tri_owner: u8,
     pub(super) tri_ctx: Ctx,
     pub(super) totals: [i32; 8],
@@ -263,17 +263,17 @@ impl State {
             final_taken: 0,
             init_choice: [[NONE; 2]; 8],
             init_cnt: [0; 8],
-            x: NO_CARD,
+            drawn_card: NO_CARD,
             eligible: 0,
             answered: 0,
             knocked: 0,
             knockers: 0,
             knocker: NONE,
-            y: NO_CARD,
-            y_up: false,
-            z: NO_CARD,
-            q: NONE,
-            w: NO_CARD,
+            held_card: NO_CARD,
+            held_card_was_face_up: false,
+            taken_card: NO_CARD,
+            reserved_slot: NONE,
+            exchanged_card: NO_CARD,
             tri_owner: NONE,
             tri_ctx: Ctx::Keep,
             totals: [0; 8],

@@ -5,7 +5,7 @@ use crate::proto::grid_knock as pb;
 
 use super::rules::{phase_name, to_act_mask};
 use super::state::{NO_CARD, NONE, Phase, State};
-use super::wire::{mask_list, pslot};
+use super::wire::{seat_list, wire_slot};
 
 fn pb_phase(p: Phase) -> pb::Phase {
     match p {
@@ -42,7 +42,7 @@ pub(super) fn build_view(st: &State, viewer: Viewer) -> pb::View {
     };
     let slots = (0..(12 * n) as u8)
         .map(|s| {
-            if s == st.q {
+            if s == st.reserved_slot {
                 pb::SlotView {
                     state: pb::SlotState::Reserved as i32,
                     value: None,
@@ -75,11 +75,11 @@ pub(super) fn build_view(st: &State, viewer: Viewer) -> pb::View {
         }
         _ => pb::KnockAnswer::Unspecified,
     };
-    let y_visible = st.y != NO_CARD && (auditor || st.y_up || me == Some(st.knocker));
+    let y_visible = st.held_card != NO_CARD && (auditor || st.held_card_was_face_up || me == Some(st.knocker));
     let choices = |i: usize| -> Vec<pb::Slot> {
         st.init_choice[i][..st.init_cnt[i].min(2) as usize]
             .iter()
-            .map(|&s| pslot(s))
+            .map(|&s| wire_slot(s))
             .collect()
     };
     let init_phase = st.phase == Phase::InitialReveal;
@@ -88,7 +88,7 @@ pub(super) fn build_view(st: &State, viewer: Viewer) -> pb::View {
         viewer: Some(viewer.to_proto()),
         phase: pb_phase(st.phase) as i32,
         active: st.active as u32,
-        to_act: mask_list(to_act_mask(st)),
+        to_act: seat_list(to_act_mask(st)),
         round: st.round,
         dealer: st.dealer as u32,
         first_player: st.first as u32,
@@ -98,29 +98,29 @@ pub(super) fn build_view(st: &State, viewer: Viewer) -> pb::View {
             .iter()
             .map(|&v| v as i32)
             .collect(),
-        drawn_card: opt_card(st.x),
-        knock_eligible: mask_list(st.eligible),
-        knock_answered: mask_list(st.answered),
+        drawn_card: opt_card(st.drawn_card),
+        knock_eligible: seat_list(st.eligible),
+        knock_answered: seat_list(st.answered),
         own_knock_answer: own_answer as i32,
-        knockers: mask_list(st.knockers),
+        knockers: seat_list(st.knockers),
         knocker: opt_seat(st.knocker),
-        knocker_holds_card: st.y != NO_CARD,
-        held_card: if y_visible { opt_card(st.y) } else { None },
-        taken_card: opt_card(st.z),
-        reserved_slot: (st.q != NONE).then(|| pslot(st.q)),
-        exchanged_card: opt_card(st.w),
+        knocker_holds_card: st.held_card != NO_CARD,
+        held_card: if y_visible { opt_card(st.held_card) } else { None },
+        taken_card: opt_card(st.taken_card),
+        reserved_slot: (st.reserved_slot != NONE).then(|| wire_slot(st.reserved_slot)),
+        exchanged_card: opt_card(st.exchanged_card),
         triples_owner: opt_seat(st.tri_owner),
         own_initial_choices: match me {
             Some(s) if init_phase => choices(s as usize),
             _ => vec![],
         },
         initial_done: if init_phase {
-            mask_list(((0..n).filter(|&i| st.init_cnt[i] >= 2)).fold(0u8, |m, i| m | 1 << i))
+            seat_list(((0..n).filter(|&i| st.init_cnt[i] >= 2)).fold(0u8, |m, i| m | 1 << i))
         } else {
             vec![]
         },
         closer: opt_seat(st.closer),
-        final_turn_taken: mask_list(st.final_taken),
+        final_turn_taken: seat_list(st.final_taken),
         totals: st.totals[..n].iter().map(|&v| v as i64).collect(),
         last_round_scores: st.last[..n].iter().map(|&v| v as i64).collect(),
         turns: st.turns,
@@ -138,13 +138,13 @@ pub(super) fn build_view(st: &State, viewer: Viewer) -> pb::View {
             vec![]
         },
         knocked: if auditor {
-            mask_list(st.knocked)
+            seat_list(st.knocked)
         } else {
             vec![]
         },
         target_score: st.cfg.target_score as i64,
-        winners: mask_list(st.winners),
-        held_card_was_face_up: st.y != NO_CARD && st.y_up,
+        winners: seat_list(st.winners),
+        held_card_was_face_up: st.held_card != NO_CARD && st.held_card_was_face_up,
     }
 }
 

@@ -1,65 +1,70 @@
-//! The protobuf boundary: actions to moves and back, events to the wire and back.
+//! The protobuf boundary: actions to moves and back, events to the wire and back. [`Ev`] mirrors
+//! the wire's events one-to-one (same names), so each conversion is a change of types: seat
+//! `u8` to `u32`, slot index to `Slot`, card `i8` to `i32`, seat mask to seat list.
 
 use crate::error::{CoreError, CoreResult};
 use crate::proto::grid_knock as pb;
 
-use super::events::{Ev, Move, Scoring};
+use super::events::{Card, Ev, Move, RoundScored};
 use super::state::DECK_SIZE;
 
-pub(super) fn pslot(s: u8) -> pb::Slot {
+/// The wire's `Slot` of slot index `slot`.
+pub(super) fn wire_slot(slot: u8) -> pb::Slot {
     pb::Slot {
-        owner: (s / 12) as u32,
-        row: (s % 12 / 4 + 1) as u32,
-        col: (s % 4 + 1) as u32,
+        owner: (slot / 12) as u32,
+        row: (slot % 12 / 4 + 1) as u32,
+        col: (slot % 4 + 1) as u32,
     }
 }
 
-fn slot_index(p: &pb::Slot, n: usize) -> Option<u8> {
-    if (p.owner as usize) < n && (1..=3).contains(&p.row) && (1..=4).contains(&p.col) {
-        Some((p.owner * 12 + (p.row - 1) * 4 + (p.col - 1)) as u8)
+fn slot_index(slot: &pb::Slot, seats: usize) -> Option<u8> {
+    let pb::Slot { owner, row, col } = *slot;
+    if (owner as usize) < seats && (1..=3).contains(&row) && (1..=4).contains(&col) {
+        Some((owner * 12 + (row - 1) * 4 + (col - 1)) as u8)
     } else {
         None
     }
 }
 
-fn action_slot(p: &Option<pb::Slot>, n: usize) -> CoreResult<u8> {
-    match p {
+fn action_slot(slot: &Option<pb::Slot>, seats: usize) -> CoreResult<u8> {
+    match slot {
         None => Err(CoreError::malformed("the action needs a slot")),
-        Some(p) => slot_index(p, n).ok_or_else(|| {
+        Some(slot) => slot_index(slot, seats).ok_or_else(|| {
             CoreError::malformed(format!(
-                "slot (owner {}, row {}, col {}) does not exist: owner < {n}, row 1..3, col 1..4",
-                p.owner, p.row, p.col
+                "slot (owner {}, row {}, col {}) does not exist: owner < {seats}, row 1..3, col 1..4",
+                slot.owner, slot.row, slot.col
             ))
         }),
     }
 }
 
-pub(super) fn to_move(action: &pb::Action, n: usize) -> CoreResult<Move> {
-    use pb::action::Kind as K;
+pub(super) fn to_move(action: &pb::Action, seats: usize) -> CoreResult<Move> {
+    use pb::action::Kind;
+    let slot = |slot: &Option<pb::Slot>| action_slot(slot, seats);
     Ok(match &action.kind {
         None => return Err(CoreError::malformed("empty action")),
-        Some(K::RevealInitial(a)) => Move::RevealInitial(action_slot(&a.slot, n)?),
-        Some(K::DrawFromPile(_)) => Move::Draw,
-        Some(K::TakeFromDiscard(_)) => Move::TakeDiscard,
-        Some(K::Knock(_)) => Move::Knock,
-        Some(K::PassKnock(_)) => Move::PassKnock,
-        Some(K::AcceptKnock(a)) => {
-            if a.knocker as usize >= n {
+        Some(Kind::RevealInitial(message)) => Move::RevealInitial(slot(&message.slot)?),
+        Some(Kind::DrawFromPile(_)) => Move::DrawFromPile,
+        Some(Kind::TakeFromDiscard(_)) => Move::TakeFromDiscard,
+        Some(Kind::Knock(_)) => Move::Knock,
+        Some(Kind::PassKnock(_)) => Move::PassKnock,
+        Some(Kind::AcceptKnock(message)) => {
+            if message.knocker as usize >= seats {
                 return Err(CoreError::malformed(format!(
                     "seat {} is not in this match",
-                    a.knocker
+                    message.knocker
                 )));
             }
-            Move::Accept(a.knocker as u8)
+            Move::AcceptKnock(message.knocker as u8)
         }
-        Some(K::RefuseKnocks(_)) => Move::Refuse,
-        Some(K::KeepSwap(a)) => Move::Keep(action_slot(&a.slot, n)?),
-        Some(K::DiscardAndReveal(a)) => Move::DiscardReveal(action_slot(&a.slot, n)?),
-        Some(K::KnockerSwap(a)) => Move::KnockerSwap(action_slot(&a.slot, n)?),
-        Some(K::DiscardTriple(a)) => {
-            let mut cells = Vec::with_capacity(a.cells.len());
-            for c in &a.cells {
-                cells.push(action_slot(&Some(*c), n)?);
+        Some(Kind::RefuseKnocks(_)) => Move::RefuseKnocks,
+        Some(Kind::KeepSwap(message)) => Move::KeepSwap(slot(&message.slot)?),
+        Some(Kind::DiscardAndReveal(message)) => Move::DiscardAndReveal(slot(&message.slot)?),
+        Some(Kind::KnockerSwap(message)) => Move::KnockerSwap(slot(&message.slot)?),
+        Some(Kind::DiscardTriple(message)) => {
+            let mut cells = Vec::with_capacity(message.cells.len());
+            for cell in &message.cells {
+                cells.push(slot(&Some(*cell))?);
             }
             if cells.len() != 3
                 || cells[0] == cells[1]
@@ -68,460 +73,423 @@ pub(super) fn to_move(action: &pb::Action, n: usize) -> CoreResult<Move> {
             {
                 Move::BadTriple
             } else {
-                Move::Triple([cells[0], cells[1], cells[2]])
+                Move::DiscardTriple([cells[0], cells[1], cells[2]])
             }
         }
-        Some(K::EndTriples(_)) => Move::EndTriples,
-        Some(K::TakeFromKnocker(a)) => Move::Take(action_slot(&a.slot, n)?),
-        Some(K::ReturnSwap(a)) => Move::Return(action_slot(&a.slot, n)?),
+        Some(Kind::EndTriples(_)) => Move::EndTriples,
+        Some(Kind::TakeFromKnocker(message)) => Move::TakeFromKnocker(slot(&message.slot)?),
+        Some(Kind::ReturnSwap(message)) => Move::ReturnSwap(slot(&message.slot)?),
     })
 }
 
 pub(super) fn to_action(mv: Move) -> pb::Action {
-    use pb::action::Kind as K;
-    let s = |s: u8| Some(pslot(s));
+    use pb::action::Kind;
+    let to_slot = |slot: u8| Some(wire_slot(slot));
     let kind = match mv {
-        Move::RevealInitial(x) => K::RevealInitial(pb::RevealInitial { slot: s(x) }),
-        Move::Draw => K::DrawFromPile(pb::DrawFromPile {}),
-        Move::TakeDiscard => K::TakeFromDiscard(pb::TakeFromDiscard {}),
-        Move::Knock => K::Knock(pb::Knock {}),
-        Move::PassKnock => K::PassKnock(pb::PassKnock {}),
-        Move::Accept(k) => K::AcceptKnock(pb::AcceptKnock { knocker: k as u32 }),
-        Move::Refuse => K::RefuseKnocks(pb::RefuseKnocks {}),
-        Move::Keep(x) => K::KeepSwap(pb::KeepSwap { slot: s(x) }),
-        Move::DiscardReveal(x) => K::DiscardAndReveal(pb::DiscardAndReveal { slot: s(x) }),
-        Move::KnockerSwap(x) => K::KnockerSwap(pb::KnockerSwap { slot: s(x) }),
-        Move::Triple(c) => K::DiscardTriple(pb::DiscardTriple {
-            cells: c.iter().map(|&x| pslot(x)).collect(),
+        Move::RevealInitial(slot) => Kind::RevealInitial(pb::RevealInitial { slot: to_slot(slot) }),
+        Move::DrawFromPile => Kind::DrawFromPile(pb::DrawFromPile {}),
+        Move::TakeFromDiscard => Kind::TakeFromDiscard(pb::TakeFromDiscard {}),
+        Move::Knock => Kind::Knock(pb::Knock {}),
+        Move::PassKnock => Kind::PassKnock(pb::PassKnock {}),
+        Move::AcceptKnock(knocker) => Kind::AcceptKnock(pb::AcceptKnock { knocker: knocker.into() }),
+        Move::RefuseKnocks => Kind::RefuseKnocks(pb::RefuseKnocks {}),
+        Move::KeepSwap(slot) => Kind::KeepSwap(pb::KeepSwap { slot: to_slot(slot) }),
+        Move::DiscardAndReveal(slot) => {
+            Kind::DiscardAndReveal(pb::DiscardAndReveal { slot: to_slot(slot) })
+        }
+        Move::KnockerSwap(slot) => Kind::KnockerSwap(pb::KnockerSwap { slot: to_slot(slot) }),
+        Move::DiscardTriple(cells) => Kind::DiscardTriple(pb::DiscardTriple {
+            cells: cells.iter().map(|&cell| wire_slot(cell)).collect(),
         }),
-        Move::BadTriple => K::DiscardTriple(pb::DiscardTriple { cells: vec![] }),
-        Move::EndTriples => K::EndTriples(pb::EndTriples {}),
-        Move::Take(x) => K::TakeFromKnocker(pb::TakeFromKnocker { slot: s(x) }),
-        Move::Return(x) => K::ReturnSwap(pb::ReturnSwap { slot: s(x) }),
+        Move::BadTriple => Kind::DiscardTriple(pb::DiscardTriple { cells: vec![] }),
+        Move::EndTriples => Kind::EndTriples(pb::EndTriples {}),
+        Move::TakeFromKnocker(slot) => {
+            Kind::TakeFromKnocker(pb::TakeFromKnocker { slot: to_slot(slot) })
+        }
+        Move::ReturnSwap(slot) => Kind::ReturnSwap(pb::ReturnSwap { slot: to_slot(slot) }),
     };
     pb::Action { kind: Some(kind) }
 }
 
-pub(super) fn mask_list(m: u8) -> Vec<u32> {
-    (0..8).filter(|i| m >> i & 1 == 1).collect()
+/// The seats of seat mask `mask`, in order.
+pub(super) fn seat_list(mask: u8) -> Vec<u32> {
+    (0..8).filter(|seat| mask >> seat & 1 == 1).collect()
 }
 
-fn list_mask(l: &[u32]) -> CoreResult<u8> {
-    let mut m = 0u8;
-    for &i in l {
-        if i >= 8 || m >> i & 1 == 1 {
+fn seat_mask(seats: &[u32]) -> CoreResult<u8> {
+    let mut mask = 0u8;
+    for &seat in seats {
+        if seat >= 8 || mask >> seat & 1 == 1 {
             return Err(CoreError::corrupt("seat list"));
         }
-        m |= 1 << i;
+        mask |= 1 << seat;
     }
-    Ok(m)
+    Ok(mask)
 }
 
 pub(super) fn ev_to_pb(ev: &Ev) -> pb::Event {
-    use pb::event::Kind as K;
-    let i = |v: i8| v as i32;
-    let kind = match ev {
-        Ev::Dealt {
-            round,
-            dealer,
-            nblock,
-            cards,
-        } => {
-            let nb = *nblock as usize;
-            K::Dealt(pb::Dealt {
-                round: *round,
-                dealer: *dealer as u32,
-                first_player: ((*dealer as usize + 1) % (nb / 12).max(1)) as u32,
-                blocks: cards[..nb].iter().map(|&v| i(v)).collect(),
-                draw_pile: cards[nb + 1..].iter().map(|&v| i(v)).collect(),
-                draw_pile_size: (DECK_SIZE - nb - 1) as u32,
-                discard_start: i(cards[nb]),
+    use pb::event::Kind;
+    let to_slot = |slot: u8| Some(wire_slot(slot));
+    let values = |cards: &[i8]| -> Vec<i32> { cards.iter().map(|&card| card.into()).collect() };
+    let kind = match *ev {
+        Ev::Dealt { round, dealer, blocks_len, cards: ref deal } => {
+            let blocks_len = blocks_len as usize;
+            Kind::Dealt(pb::Dealt {
+                round,
+                dealer: dealer.into(),
+                first_player: ((dealer as usize + 1) % (blocks_len / 12).max(1)) as u32,
+                blocks: values(&deal[..blocks_len]),
+                draw_pile: values(&deal[blocks_len + 1..]),
+                draw_pile_size: (DECK_SIZE - blocks_len - 1) as u32,
+                discard_start: deal[blocks_len].into(),
             })
         }
-        Ev::InitialChosen { seat, slot } => K::InitialChosen(pb::InitialChosen {
-            seat: *seat as u32,
-            slot: Some(pslot(*slot)),
+        Ev::InitialChosen { seat, slot } => {
+            Kind::InitialChosen(pb::InitialChosen { seat: seat.into(), slot: to_slot(slot) })
+        }
+        Ev::InitialRevealed { cards: ref revealed, len } => {
+            Kind::InitialRevealed(pb::InitialRevealed {
+                cards: revealed[..len as usize]
+                    .iter()
+                    .map(|card| pb::Card { slot: to_slot(card.slot), value: card.value.into() })
+                    .collect(),
+            })
+        }
+        Ev::Reshuffled { ref draw_pile, draw_pile_size, discard_top } => {
+            Kind::Reshuffled(pb::Reshuffled {
+                draw_pile: values(&draw_pile[..draw_pile_size as usize]),
+                draw_pile_size: draw_pile_size.into(),
+                discard_top: discard_top.into(),
+            })
+        }
+        Ev::Drawn { seat, value, knock_eligible } => Kind::Drawn(pb::Drawn {
+            seat: seat.into(),
+            value: value.into(),
+            knock_eligible: seat_list(knock_eligible),
         }),
-        Ev::InitialRevealed { slots, vals, len } => K::InitialRevealed(pb::InitialRevealed {
-            cards: (0..*len as usize)
-                .map(|k| pb::Card {
-                    slot: Some(pslot(slots[k])),
-                    value: i(vals[k]),
-                })
-                .collect(),
+        Ev::TookDiscard { seat, value } => {
+            Kind::TookDiscard(pb::TookDiscard { seat: seat.into(), value: value.into() })
+        }
+        Ev::KnockAnswered { seat, answer } => {
+            Kind::KnockAnswered(pb::KnockAnswered { seat: seat.into(), answer: answer.into() })
+        }
+        Ev::KnockWindowClosed { knockers } => {
+            Kind::KnockWindowClosed(pb::KnockWindowClosed { knockers: seat_list(knockers) })
+        }
+        Ev::KnockAccepted { seat, knocker } => {
+            Kind::KnockAccepted(pb::KnockAccepted { seat: seat.into(), knocker: knocker.into() })
+        }
+        Ev::KnocksRefused { seat } => Kind::KnocksRefused(pb::KnocksRefused { seat: seat.into() }),
+        Ev::Kept { seat, slot, placed, removed } => Kind::Kept(pb::Kept {
+            seat: seat.into(),
+            slot: to_slot(slot),
+            placed: placed.into(),
+            removed: removed.into(),
         }),
-        Ev::Reshuffled { pile, len, top } => K::Reshuffled(pb::Reshuffled {
-            draw_pile: pile[..*len as usize].iter().map(|&v| i(v)).collect(),
-            draw_pile_size: *len as u32,
-            discard_top: i(*top),
-        }),
-        Ev::Drawn {
-            seat,
-            value,
-            eligible,
-        } => K::Drawn(pb::Drawn {
-            seat: *seat as u32,
-            value: i(*value),
-            knock_eligible: mask_list(*eligible),
-        }),
-        Ev::TookDiscard { seat, value } => K::TookDiscard(pb::TookDiscard {
-            seat: *seat as u32,
-            value: i(*value),
-        }),
-        Ev::KnockAnswered { seat, knock } => K::KnockAnswered(pb::KnockAnswered {
-            seat: *seat as u32,
-            answer: if *knock {
-                pb::KnockAnswer::Knock
-            } else {
-                pb::KnockAnswer::Pass
-            } as i32,
-        }),
-        Ev::KnockClosed { knockers } => K::KnockWindowClosed(pb::KnockWindowClosed {
-            knockers: mask_list(*knockers),
-        }),
-        Ev::Accepted { seat, knocker } => K::KnockAccepted(pb::KnockAccepted {
-            seat: *seat as u32,
-            knocker: *knocker as u32,
-        }),
-        Ev::Refused { seat } => K::KnocksRefused(pb::KnocksRefused { seat: *seat as u32 }),
-        Ev::Kept {
-            seat,
-            slot,
-            placed,
-            removed,
-        } => K::Kept(pb::Kept {
-            seat: *seat as u32,
-            slot: Some(pslot(*slot)),
-            placed: i(*placed),
-            removed: i(*removed),
-        }),
-        Ev::DiscardedRevealed {
-            seat,
-            discarded,
-            slot,
-            revealed,
-        } => K::DiscardedAndRevealed(pb::DiscardedAndRevealed {
-            seat: *seat as u32,
-            discarded: i(*discarded),
-            slot: Some(pslot(*slot)),
-            revealed: i(*revealed),
-        }),
-        Ev::KnockerSwapped {
-            knocker,
-            slot,
-            placed,
-            removed,
-            removed_up,
-        } => K::KnockerSwapped(pb::KnockerSwapped {
-            knocker: *knocker as u32,
-            slot: Some(pslot(*slot)),
-            placed: i(*placed),
-            removed: Some(i(*removed)),
-            removed_was_face_up: *removed_up,
-        }),
-        Ev::Triple { seat, cells, value } => K::TripleDiscarded(pb::TripleDiscarded {
-            seat: *seat as u32,
-            cells: cells.iter().map(|&s| pslot(s)).collect(),
-            value: i(*value),
-        }),
-        Ev::TriplesEnded { seat, auto } => K::TriplesEnded(pb::TriplesEnded {
-            seat: *seat as u32,
-            automatic: *auto,
-        }),
-        Ev::Taken {
-            seat,
-            knocker,
-            slot,
-            value,
-        } => K::TookFromKnocker(pb::TookFromKnocker {
-            seat: *seat as u32,
-            knocker: *knocker as u32,
-            slot: Some(pslot(*slot)),
-            value: i(*value),
-        }),
-        Ev::Returned {
-            seat,
-            slot,
-            placed,
-            removed,
-        } => K::ReturnSwapped(pb::ReturnSwapped {
-            seat: *seat as u32,
-            slot: Some(pslot(*slot)),
-            placed: i(*placed),
-            removed: i(*removed),
-        }),
-        Ev::WDiscarded { seat, value } => K::ExchangedCardDiscarded(pb::ExchangedCardDiscarded {
-            seat: *seat as u32,
-            value: i(*value),
-        }),
-        Ev::YPlaced {
-            knocker,
-            slot,
-            value,
-        } => K::HeldCardPlaced(pb::HeldCardPlaced {
-            knocker: *knocker as u32,
-            slot: Some(pslot(*slot)),
-            value: i(*value),
-        }),
-        Ev::YDiscarded { knocker, value } => K::HeldCardDiscarded(pb::HeldCardDiscarded {
-            knocker: *knocker as u32,
-            value: i(*value),
-        }),
-        Ev::EmptyPassed { seat } => K::EmptyPassed(pb::EmptyPassed { seat: *seat as u32 }),
-        Ev::TurnEnded {
-            seat,
-            closed,
-            round_over,
-            next,
-        } => K::TurnEnded(pb::TurnEnded {
-            seat: *seat as u32,
-            closed: *closed,
-            round_over: *round_over,
-            next_player: *next as u32,
-        }),
-        Ev::RoundScored(sc) => {
-            let seats = (sc.seats as usize).min(8);
-            K::RoundScored(pb::RoundScored {
-                round: sc.round,
+        Ev::DiscardedAndRevealed { seat, discarded, slot, revealed } => {
+            Kind::DiscardedAndRevealed(pb::DiscardedAndRevealed {
+                seat: seat.into(),
+                discarded: discarded.into(),
+                slot: to_slot(slot),
+                revealed: revealed.into(),
+            })
+        }
+        Ev::KnockerSwapped { knocker, slot, placed, removed, removed_was_face_up } => {
+            Kind::KnockerSwapped(pb::KnockerSwapped {
+                knocker: knocker.into(),
+                slot: to_slot(slot),
+                placed: placed.into(),
+                removed: Some(removed.into()),
+                removed_was_face_up,
+            })
+        }
+        Ev::TripleDiscarded { seat, cells, value } => {
+            Kind::TripleDiscarded(pb::TripleDiscarded {
+                seat: seat.into(),
+                cells: cells.iter().map(|&cell| wire_slot(cell)).collect(),
+                value: value.into(),
+            })
+        }
+        Ev::TriplesEnded { seat, automatic } => {
+            Kind::TriplesEnded(pb::TriplesEnded { seat: seat.into(), automatic })
+        }
+        Ev::TookFromKnocker { seat, knocker, slot, value } => {
+            Kind::TookFromKnocker(pb::TookFromKnocker {
+                seat: seat.into(),
+                knocker: knocker.into(),
+                slot: to_slot(slot),
+                value: value.into(),
+            })
+        }
+        Ev::ReturnSwapped { seat, slot, placed, removed } => {
+            Kind::ReturnSwapped(pb::ReturnSwapped {
+                seat: seat.into(),
+                slot: to_slot(slot),
+                placed: placed.into(),
+                removed: removed.into(),
+            })
+        }
+        Ev::ExchangedCardDiscarded { seat, value } => {
+            Kind::ExchangedCardDiscarded(pb::ExchangedCardDiscarded {
+                seat: seat.into(),
+                value: value.into(),
+            })
+        }
+        Ev::HeldCardPlaced { knocker, slot, value } => {
+            Kind::HeldCardPlaced(pb::HeldCardPlaced {
+                knocker: knocker.into(),
+                slot: to_slot(slot),
+                value: value.into(),
+            })
+        }
+        Ev::HeldCardDiscarded { knocker, value } => {
+            Kind::HeldCardDiscarded(pb::HeldCardDiscarded {
+                knocker: knocker.into(),
+                value: value.into(),
+            })
+        }
+        Ev::EmptyPassed { seat } => Kind::EmptyPassed(pb::EmptyPassed { seat: seat.into() }),
+        Ev::TurnEnded { seat, closed, round_over, next_player } => {
+            Kind::TurnEnded(pb::TurnEnded {
+                seat: seat.into(),
+                closed,
+                round_over,
+                next_player: next_player.into(),
+            })
+        }
+        Ev::RoundScored(ref scored) => {
+            let seats = (scored.seats as usize).min(8);
+            let per_seat =
+                |scores: &[i32; 8]| -> Vec<i64> { scores[..seats].iter().map(|&v| v.into()).collect() };
+            Kind::RoundScored(pb::RoundScored {
+                round: scored.round,
                 revealed: (0..96u8)
-                    .filter(|&s| sc.revealed >> s & 1 == 1)
-                    .map(|s| pb::Card {
-                        slot: Some(pslot(s)),
-                        value: i(sc.vals[s as usize]),
+                    .filter(|&slot| scored.revealed >> slot & 1 == 1)
+                    .map(|slot| pb::Card {
+                        slot: to_slot(slot),
+                        value: scored.revealed_values[slot as usize].into(),
                     })
                     .collect(),
-                raw_scores: sc.raw[..seats].iter().map(|&v| v as i64).collect(),
-                round_scores: sc.scores[..seats].iter().map(|&v| v as i64).collect(),
-                totals: sc.totals[..seats].iter().map(|&v| v as i64).collect(),
-                closer: sc.closer as u32,
-                closer_doubled: sc.doubled,
-                match_over: sc.over,
-                winners: mask_list(sc.winners),
+                raw_scores: per_seat(&scored.raw_scores),
+                round_scores: per_seat(&scored.round_scores),
+                totals: per_seat(&scored.totals),
+                closer: scored.closer.into(),
+                closer_doubled: scored.closer_doubled,
+                match_over: scored.match_over,
+                winners: seat_list(scored.winners),
             })
         }
-        Ev::Aborted { turns } => K::MatchAborted(pb::MatchAborted { turns: *turns }),
-        Ev::Forfeited { seat, winners } => K::Forfeited(pb::Forfeited { seat: *seat as u32, winners: mask_list(*winners) }),
+        Ev::MatchAborted { turns } => Kind::MatchAborted(pb::MatchAborted { turns }),
+        Ev::Forfeited { seat, winners } => {
+            Kind::Forfeited(pb::Forfeited { seat: seat.into(), winners: seat_list(winners) })
+        }
     };
     pb::Event { kind: Some(kind) }
 }
 
-fn int_card(v: i32) -> CoreResult<i8> {
-    if (-2..=12).contains(&v) {
-        Ok(v as i8)
+/// A card value read back from an event.
+fn event_card(value: i32) -> CoreResult<i8> {
+    if (-2..=12).contains(&value) {
+        Ok(value as i8)
     } else {
         Err(CoreError::corrupt("card value"))
     }
 }
 
-fn ev_slot(p: &Option<pb::Slot>) -> CoreResult<u8> {
-    p.as_ref()
-        .and_then(|p| slot_index(p, 8))
+fn event_slot(slot: &Option<pb::Slot>) -> CoreResult<u8> {
+    slot.as_ref()
+        .and_then(|slot| slot_index(slot, 8))
         .ok_or_else(|| CoreError::corrupt("slot"))
 }
 
-fn ev_seat(s: u32) -> CoreResult<u8> {
-    if s < 8 {
-        Ok(s as u8)
+fn event_seat(seat: u32) -> CoreResult<u8> {
+    if seat < 8 {
+        Ok(seat as u8)
     } else {
         Err(CoreError::corrupt("seat"))
     }
 }
 
-pub(super) fn pb_to_ev(e: &pb::Event) -> CoreResult<Ev> {
-    use pb::event::Kind as K;
-    let c = int_card;
-    Ok(match &e.kind {
+pub(super) fn pb_to_ev(event: &pb::Event) -> CoreResult<Ev> {
+    use pb::event::Kind;
+    let (card, seat, slot) = (event_card, event_seat, event_slot);
+    Ok(match &event.kind {
         None => return Err(CoreError::corrupt("empty event")),
-        Some(K::Dealt(d)) => {
-            let nb = d.blocks.len();
-            if nb % 12 != 0 || nb > 96 || nb + 1 + d.draw_pile.len() != DECK_SIZE {
+        Some(Kind::Dealt(dealt)) => {
+            let blocks_len = dealt.blocks.len();
+            if blocks_len % 12 != 0
+                || blocks_len > 96
+                || blocks_len + 1 + dealt.draw_pile.len() != DECK_SIZE
+            {
                 return Err(CoreError::corrupt("deal sizes"));
             }
             let mut cards = [0i8; DECK_SIZE];
-            for (k, &v) in d
-                .blocks
-                .iter()
-                .chain(std::iter::once(&d.discard_start))
-                .chain(d.draw_pile.iter())
-                .enumerate()
-            {
-                cards[k] = c(v)?;
+            let deal = dealt.blocks.iter().chain([&dealt.discard_start]).chain(&dealt.draw_pile);
+            for (k, &value) in deal.enumerate() {
+                cards[k] = card(value)?;
             }
             Ev::Dealt {
-                round: d.round,
-                dealer: ev_seat(d.dealer)?,
-                nblock: nb as u8,
+                round: dealt.round,
+                dealer: seat(dealt.dealer)?,
+                blocks_len: blocks_len as u8,
                 cards,
             }
         }
-        Some(K::InitialChosen(x)) => Ev::InitialChosen {
-            seat: ev_seat(x.seat)?,
-            slot: ev_slot(&x.slot)?,
+        Some(Kind::InitialChosen(chosen)) => Ev::InitialChosen {
+            seat: seat(chosen.seat)?,
+            slot: slot(&chosen.slot)?,
         },
-        Some(K::InitialRevealed(x)) => {
-            if x.cards.len() > 16 {
+        Some(Kind::InitialRevealed(revealed)) => {
+            if revealed.cards.len() > 16 {
                 return Err(CoreError::corrupt("initial reveal size"));
             }
-            let mut slots = [0u8; 16];
-            let mut vals = [0i8; 16];
-            for (k, card) in x.cards.iter().enumerate() {
-                slots[k] = ev_slot(&card.slot)?;
-                vals[k] = c(card.value)?;
+            let mut cards = [Card::default(); 16];
+            for (k, flipped) in revealed.cards.iter().enumerate() {
+                cards[k] = Card { slot: slot(&flipped.slot)?, value: card(flipped.value)? };
             }
-            Ev::InitialRevealed {
-                slots,
-                vals,
-                len: x.cards.len() as u8,
-            }
+            Ev::InitialRevealed { cards, len: revealed.cards.len() as u8 }
         }
-        Some(K::Reshuffled(x)) => {
-            if x.draw_pile.len() >= DECK_SIZE {
+        Some(Kind::Reshuffled(reshuffled)) => {
+            if reshuffled.draw_pile.len() >= DECK_SIZE {
                 return Err(CoreError::corrupt("reshuffle size"));
             }
-            let mut pile = [0i8; DECK_SIZE];
-            for (k, &v) in x.draw_pile.iter().enumerate() {
-                pile[k] = c(v)?;
+            let mut draw_pile = [0i8; DECK_SIZE];
+            for (k, &value) in reshuffled.draw_pile.iter().enumerate() {
+                draw_pile[k] = card(value)?;
             }
             Ev::Reshuffled {
-                pile,
-                len: x.draw_pile.len() as u8,
-                top: c(x.discard_top)?,
+                draw_pile,
+                draw_pile_size: reshuffled.draw_pile.len() as u8,
+                discard_top: card(reshuffled.discard_top)?,
             }
         }
-        Some(K::Drawn(x)) => Ev::Drawn {
-            seat: ev_seat(x.seat)?,
-            value: c(x.value)?,
-            eligible: list_mask(&x.knock_eligible)?,
+        Some(Kind::Drawn(drawn)) => Ev::Drawn {
+            seat: seat(drawn.seat)?,
+            value: card(drawn.value)?,
+            knock_eligible: seat_mask(&drawn.knock_eligible)?,
         },
-        Some(K::TookDiscard(x)) => Ev::TookDiscard {
-            seat: ev_seat(x.seat)?,
-            value: c(x.value)?,
+        Some(Kind::TookDiscard(took)) => Ev::TookDiscard {
+            seat: seat(took.seat)?,
+            value: card(took.value)?,
         },
-        Some(K::KnockAnswered(x)) => Ev::KnockAnswered {
-            seat: ev_seat(x.seat)?,
-            knock: match pb::KnockAnswer::try_from(x.answer) {
-                Ok(pb::KnockAnswer::Knock) => true,
-                Ok(pb::KnockAnswer::Pass) => false,
+        Some(Kind::KnockAnswered(answered)) => Ev::KnockAnswered {
+            seat: seat(answered.seat)?,
+            answer: match pb::KnockAnswer::try_from(answered.answer) {
+                Ok(answer @ (pb::KnockAnswer::Knock | pb::KnockAnswer::Pass)) => answer,
                 _ => return Err(CoreError::corrupt("sealed knock answer")),
             },
         },
-        Some(K::KnockWindowClosed(x)) => Ev::KnockClosed {
-            knockers: list_mask(&x.knockers)?,
+        Some(Kind::KnockWindowClosed(closed)) => Ev::KnockWindowClosed {
+            knockers: seat_mask(&closed.knockers)?,
         },
-        Some(K::KnockAccepted(x)) => Ev::Accepted {
-            seat: ev_seat(x.seat)?,
-            knocker: ev_seat(x.knocker)?,
+        Some(Kind::KnockAccepted(accepted)) => Ev::KnockAccepted {
+            seat: seat(accepted.seat)?,
+            knocker: seat(accepted.knocker)?,
         },
-        Some(K::KnocksRefused(x)) => Ev::Refused {
-            seat: ev_seat(x.seat)?,
+        Some(Kind::KnocksRefused(refused)) => Ev::KnocksRefused { seat: seat(refused.seat)? },
+        Some(Kind::Kept(kept)) => Ev::Kept {
+            seat: seat(kept.seat)?,
+            slot: slot(&kept.slot)?,
+            placed: card(kept.placed)?,
+            removed: card(kept.removed)?,
         },
-        Some(K::Kept(x)) => Ev::Kept {
-            seat: ev_seat(x.seat)?,
-            slot: ev_slot(&x.slot)?,
-            placed: c(x.placed)?,
-            removed: c(x.removed)?,
+        Some(Kind::DiscardedAndRevealed(discarded)) => Ev::DiscardedAndRevealed {
+            seat: seat(discarded.seat)?,
+            discarded: card(discarded.discarded)?,
+            slot: slot(&discarded.slot)?,
+            revealed: card(discarded.revealed)?,
         },
-        Some(K::DiscardedAndRevealed(x)) => Ev::DiscardedRevealed {
-            seat: ev_seat(x.seat)?,
-            discarded: c(x.discarded)?,
-            slot: ev_slot(&x.slot)?,
-            revealed: c(x.revealed)?,
+        Some(Kind::KnockerSwapped(swapped)) => Ev::KnockerSwapped {
+            knocker: seat(swapped.knocker)?,
+            slot: slot(&swapped.slot)?,
+            placed: card(swapped.placed)?,
+            removed: card(
+                swapped.removed.ok_or_else(|| CoreError::corrupt("redacted held card"))?,
+            )?,
+            removed_was_face_up: swapped.removed_was_face_up,
         },
-        Some(K::KnockerSwapped(x)) => Ev::KnockerSwapped {
-            knocker: ev_seat(x.knocker)?,
-            slot: ev_slot(&x.slot)?,
-            placed: c(x.placed)?,
-            removed: c(x.removed.ok_or_else(|| CoreError::corrupt("redacted held card"))?)?,
-            removed_up: x.removed_was_face_up,
-        },
-        Some(K::TripleDiscarded(x)) => {
-            if x.cells.len() != 3 {
+        Some(Kind::TripleDiscarded(triple)) => {
+            if triple.cells.len() != 3 {
                 return Err(CoreError::corrupt("triple size"));
             }
-            let cells = [
-                ev_slot(&Some(x.cells[0]))?,
-                ev_slot(&Some(x.cells[1]))?,
-                ev_slot(&Some(x.cells[2]))?,
-            ];
-            Ev::Triple {
-                seat: ev_seat(x.seat)?,
-                cells,
-                value: c(x.value)?,
+            let cell = |k: usize| slot(&Some(triple.cells[k]));
+            Ev::TripleDiscarded {
+                seat: seat(triple.seat)?,
+                cells: [cell(0)?, cell(1)?, cell(2)?],
+                value: card(triple.value)?,
             }
         }
-        Some(K::TriplesEnded(x)) => Ev::TriplesEnded {
-            seat: ev_seat(x.seat)?,
-            auto: x.automatic,
+        Some(Kind::TriplesEnded(ended)) => Ev::TriplesEnded {
+            seat: seat(ended.seat)?,
+            automatic: ended.automatic,
         },
-        Some(K::TookFromKnocker(x)) => Ev::Taken {
-            seat: ev_seat(x.seat)?,
-            knocker: ev_seat(x.knocker)?,
-            slot: ev_slot(&x.slot)?,
-            value: c(x.value)?,
+        Some(Kind::TookFromKnocker(took)) => Ev::TookFromKnocker {
+            seat: seat(took.seat)?,
+            knocker: seat(took.knocker)?,
+            slot: slot(&took.slot)?,
+            value: card(took.value)?,
         },
-        Some(K::ReturnSwapped(x)) => Ev::Returned {
-            seat: ev_seat(x.seat)?,
-            slot: ev_slot(&x.slot)?,
-            placed: c(x.placed)?,
-            removed: c(x.removed)?,
+        Some(Kind::ReturnSwapped(swapped)) => Ev::ReturnSwapped {
+            seat: seat(swapped.seat)?,
+            slot: slot(&swapped.slot)?,
+            placed: card(swapped.placed)?,
+            removed: card(swapped.removed)?,
         },
-        Some(K::ExchangedCardDiscarded(x)) => Ev::WDiscarded {
-            seat: ev_seat(x.seat)?,
-            value: c(x.value)?,
+        Some(Kind::ExchangedCardDiscarded(discarded)) => Ev::ExchangedCardDiscarded {
+            seat: seat(discarded.seat)?,
+            value: card(discarded.value)?,
         },
-        Some(K::HeldCardPlaced(x)) => Ev::YPlaced {
-            knocker: ev_seat(x.knocker)?,
-            slot: ev_slot(&x.slot)?,
-            value: c(x.value)?,
+        Some(Kind::HeldCardPlaced(placed)) => Ev::HeldCardPlaced {
+            knocker: seat(placed.knocker)?,
+            slot: slot(&placed.slot)?,
+            value: card(placed.value)?,
         },
-        Some(K::HeldCardDiscarded(x)) => Ev::YDiscarded {
-            knocker: ev_seat(x.knocker)?,
-            value: c(x.value)?,
+        Some(Kind::HeldCardDiscarded(discarded)) => Ev::HeldCardDiscarded {
+            knocker: seat(discarded.knocker)?,
+            value: card(discarded.value)?,
         },
-        Some(K::EmptyPassed(x)) => Ev::EmptyPassed {
-            seat: ev_seat(x.seat)?,
+        Some(Kind::EmptyPassed(passed)) => Ev::EmptyPassed { seat: seat(passed.seat)? },
+        Some(Kind::TurnEnded(ended)) => Ev::TurnEnded {
+            seat: seat(ended.seat)?,
+            closed: ended.closed,
+            round_over: ended.round_over,
+            next_player: seat(ended.next_player)?,
         },
-        Some(K::TurnEnded(x)) => Ev::TurnEnded {
-            seat: ev_seat(x.seat)?,
-            closed: x.closed,
-            round_over: x.round_over,
-            next: ev_seat(x.next_player)?,
-        },
-        Some(K::RoundScored(x)) => {
-            let seats = x.totals.len();
-            if seats > 8 || x.raw_scores.len() != seats || x.round_scores.len() != seats {
+        Some(Kind::RoundScored(scored)) => {
+            let seats = scored.totals.len();
+            if seats > 8 || scored.raw_scores.len() != seats || scored.round_scores.len() != seats {
                 return Err(CoreError::corrupt("score sizes"));
             }
-            let mut sc = Scoring {
+            let mut round_scored = RoundScored {
                 seats: seats as u8,
-                round: x.round,
+                round: scored.round,
                 revealed: 0,
-                vals: [0; 96],
-                raw: [0; 8],
-                scores: [0; 8],
+                revealed_values: [0; 96],
+                raw_scores: [0; 8],
+                round_scores: [0; 8],
                 totals: [0; 8],
-                closer: ev_seat(x.closer)?,
-                doubled: x.closer_doubled,
-                over: x.match_over,
-                winners: list_mask(&x.winners)?,
+                closer: seat(scored.closer)?,
+                closer_doubled: scored.closer_doubled,
+                match_over: scored.match_over,
+                winners: seat_mask(&scored.winners)?,
             };
-            for card in &x.revealed {
-                let s = ev_slot(&card.slot)?;
-                sc.revealed |= 1u128 << s;
-                sc.vals[s as usize] = c(card.value)?;
+            for revealed in &scored.revealed {
+                let index = slot(&revealed.slot)?;
+                round_scored.revealed |= 1u128 << index;
+                round_scored.revealed_values[index as usize] = card(revealed.value)?;
             }
-            let small = |v: i64| i32::try_from(v).map_err(|_| CoreError::corrupt("score"));
+            let score = |v: i64| i32::try_from(v).map_err(|_| CoreError::corrupt("score"));
             for k in 0..seats {
-                sc.raw[k] = small(x.raw_scores[k])?;
-                sc.scores[k] = small(x.round_scores[k])?;
-                sc.totals[k] = small(x.totals[k])?;
+                round_scored.raw_scores[k] = score(scored.raw_scores[k])?;
+                round_scored.round_scores[k] = score(scored.round_scores[k])?;
+                round_scored.totals[k] = score(scored.totals[k])?;
             }
-            Ev::RoundScored(Box::new(sc))
+            Ev::RoundScored(Box::new(round_scored))
         }
-        Some(K::MatchAborted(x)) => Ev::Aborted { turns: x.turns },
-        Some(K::Forfeited(x)) => Ev::Forfeited {
-            seat: u8::try_from(x.seat).map_err(|_| CoreError::corrupt("forfeit seat"))?,
-            winners: list_mask(&x.winners)?,
+        Some(Kind::MatchAborted(aborted)) => Ev::MatchAborted { turns: aborted.turns },
+        Some(Kind::Forfeited(forfeited)) => Ev::Forfeited {
+            seat: u8::try_from(forfeited.seat).map_err(|_| CoreError::corrupt("forfeit seat"))?,
+            winners: seat_mask(&forfeited.winners)?,
         },
     })
 }

@@ -55,16 +55,16 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
         let reveals_all = orig_int.iter().any(|e| matches!(e, Ev::RoundScored(_)));
         let reveals_y = orig_int
             .iter()
-            .any(|e| matches!(e, Ev::YPlaced { .. } | Ev::YDiscarded { .. }));
-        let closes_window = orig_int.iter().any(|e| matches!(e, Ev::KnockClosed { .. }));
+            .any(|e| matches!(e, Ev::HeldCardPlaced { .. } | Ev::HeldCardDiscarded { .. }));
+        let closes_window = orig_int.iter().any(|e| matches!(e, Ev::KnockWindowClosed { .. }));
         for s in 0..n as u8 {
             // Places hidden from s that this action does not reveal to s.
             let mut fixed: Vec<u8> = vec![];
             match mv {
-                Move::Keep(p)
-                | Move::DiscardReveal(p)
-                | Move::Take(p)
-                | Move::Return(p) => fixed.push(p),
+                Move::KeepSwap(p)
+                | Move::DiscardAndReveal(p)
+                | Move::TakeFromKnocker(p)
+                | Move::ReturnSwap(p) => fixed.push(p),
                 Move::KnockerSwap(p) if s == actor => fixed.push(p),
                 Move::RevealInitial(p) => fixed.push(p),
                 _ => {}
@@ -85,7 +85,7 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
                     st.filled >> x & 1 == 1 && st.up >> x & 1 == 0 && !fixed.contains(&x)
                 })
                 .collect();
-            let draw_hidden = if matches!(mv, Move::Draw) {
+            let draw_hidden = if matches!(mv, Move::DrawFromPile) {
                 st.draw_len.saturating_sub(1)
             } else {
                 st.draw_len
@@ -94,9 +94,9 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
             let mut vals: Vec<i8> =
                 hidden_slots.iter().map(|&x| st.val[x as usize]).collect();
             vals.extend_from_slice(&st.draw[..draw_hidden]);
-            let y_hidden = st.y != i8::MIN && !st.y_up && s != st.knocker && !reveals_y;
+            let y_hidden = st.held_card != i8::MIN && !st.held_card_was_face_up && s != st.knocker && !reveals_y;
             if y_hidden {
-                vals.push(st.y);
+                vals.push(st.held_card);
             }
             r.shuffle(&mut vals);
             let mut alt = st.clone();
@@ -108,7 +108,7 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
                 alt.draw[k] = it.next().unwrap();
             }
             if y_hidden {
-                alt.y = it.next().unwrap();
+                alt.held_card = it.next().unwrap();
             }
             // Sealed initial choices of the others move to another face-down card of their block.
             let flips_initial = orig_int
@@ -131,7 +131,7 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
                     }
                 }
             }
-            if alt.val != st.val || alt.draw != st.draw || alt.y != st.y {
+            if alt.val != st.val || alt.draw != st.draw || alt.held_card != st.held_card {
                 hidden_changed += 1;
             }
             // Sealed knock answers of the others.
@@ -164,8 +164,8 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
                     assert_eq!(view.slots[x].value, None);
                 }
             }
-            if st.knocker == s && st.y != i8::MIN {
-                assert_eq!(view.held_card, Some(st.y as i32));
+            if st.knocker == s && st.held_card != i8::MIN {
+                assert_eq!(view.held_card, Some(st.held_card as i32));
             }
             if st.answered >> s & 1 == 1 {
                 assert_ne!(view.own_knock_answer, 0);

@@ -31,11 +31,11 @@ fn malformed_and_out_of_turn_input_is_refused_without_panic() {
     }
     let e = GridKnock::decide(&st, 0, &pb::Action { kind: None }, &mut rng()).unwrap_err();
     assert!(matches!(e, CoreError::Malformed(_)));
-    let e = GridKnock::decide(&st, 7, &gk::to_action(Move::Draw), &mut rng()).unwrap_err();
+    let e = GridKnock::decide(&st, 7, &gk::to_action(Move::DrawFromPile), &mut rng()).unwrap_err();
     assert!(matches!(e, CoreError::Malformed(_)));
-    assert_eq!(reason(&refused(&st, 1, Move::Draw)), "NOT_YOUR_TURN");
+    assert_eq!(reason(&refused(&st, 1, Move::DrawFromPile)), "NOT_YOUR_TURN");
     assert_eq!(
-        reason(&refused(&st, 0, Move::Keep(sl(0, 1, 1)))),
+        reason(&refused(&st, 0, Move::KeepSwap(sl(0, 1, 1)))),
         "WRONG_PHASE"
     );
     assert_eq!(reason(&refused(&st, 0, Move::Knock)), "WRONG_PHASE");
@@ -63,9 +63,9 @@ fn malformed_and_out_of_turn_input_is_refused_without_panic() {
     ));
     // Knock decision with a seat that did not knock.
     let mut k = tv07_until_accept();
-    assert_eq!(reason(&refused(&k, 0, Move::Accept(1))), "NOT_A_KNOCKER");
-    assert_eq!(reason(&refused(&k, 2, Move::Refuse)), "NOT_YOUR_TURN");
-    play(&mut k, 0, Move::Accept(2));
+    assert_eq!(reason(&refused(&k, 0, Move::AcceptKnock(1))), "NOT_A_KNOCKER");
+    assert_eq!(reason(&refused(&k, 2, Move::RefuseKnocks)), "NOT_YOUR_TURN");
+    play(&mut k, 0, Move::AcceptKnock(2));
     assert_eq!(
         reason(&refused(&k, 0, Move::KnockerSwap(sl(2, 1, 1)))),
         "NOT_YOUR_TURN"
@@ -75,7 +75,7 @@ fn malformed_and_out_of_turn_input_is_refused_without_panic() {
         "NOT_IN_DOMAIN"
     );
     assert_eq!(
-        reason(&refused(&k, 2, Move::Keep(sl(2, 1, 1)))),
+        reason(&refused(&k, 2, Move::KeepSwap(sl(2, 1, 1)))),
         "WRONG_PHASE"
     );
 }
@@ -99,13 +99,13 @@ fn events_that_do_not_fit_are_corrupt_not_panics() {
         gk::ev_to_pb(&Ev::Drawn {
             seat: 0,
             value: 3,
-            eligible: 0,
+            knock_eligible: 0,
         }),
         gk::ev_to_pb(&Ev::TurnEnded {
             seat: 0,
             closed: false,
             round_over: false,
-            next: 1,
+            next_player: 1,
         }),
         gk::ev_to_pb(&Ev::InitialChosen { seat: 0, slot: 95 }),
         gk::ev_to_pb(&Ev::InitialChosen { seat: 6, slot: 1 }),
@@ -180,7 +180,7 @@ fn options_are_validated() {
 #[test]
 fn variants_knocking_off_and_no_closer_penalty() {
     let mut st = Pos::new(3).opt("knocking", "off").build(0, &[10], &[2]);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     assert_eq!((st.eligible, st.phase), (0, Phase::DecideDrawn));
     let mut p = Pos::new(2).opt("closer_penalty", "none");
     for r in 1..=3 {
@@ -192,10 +192,10 @@ fn variants_knocking_off_and_no_closer_penalty() {
     st.closer = 0;
     let sc = gk::score_round(&st);
     assert_eq!(
-        (sc.raw[0], sc.scores[0], sc.doubled),
-        (sc.raw[0], sc.raw[0], false)
+        (sc.raw_scores[0], sc.round_scores[0], sc.closer_doubled),
+        (sc.raw_scores[0], sc.raw_scores[0], false)
     );
-    assert!(sc.raw[0] > sc.raw[1]);
+    assert!(sc.raw_scores[0] > sc.raw_scores[1]);
 }
 
 #[test]
@@ -249,10 +249,10 @@ fn turn_cap_aborts_the_match() {
         let mv = moves
             .iter()
             .copied()
-            .find(|m| matches!(m, Move::Keep(s) if st.up >> s & 1 == 1))
+            .find(|m| matches!(m, Move::KeepSwap(s) if st.up >> s & 1 == 1))
             .unwrap_or(moves[0]);
-        let mv = if mv == Move::Draw && moves.contains(&Move::TakeDiscard) {
-            Move::TakeDiscard
+        let mv = if mv == Move::DrawFromPile && moves.contains(&Move::TakeFromDiscard) {
+            Move::TakeFromDiscard
         } else {
             mv
         };

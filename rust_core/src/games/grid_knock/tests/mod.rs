@@ -212,7 +212,7 @@ fn triple_moves(st: &State, seat: u8) -> Vec<[u8; 3]> {
     legal(st, seat)
         .into_iter()
         .filter_map(|m| {
-            if let Move::Triple(c) = m {
+            if let Move::DiscardTriple(c) = m {
                 Some(sorted(c))
             } else {
                 None
@@ -228,14 +228,14 @@ fn simple_turn(st: &mut State) {
     if st.phase != Phase::ChooseSource {
         return;
     }
-    play(st, a, Move::Draw);
+    play(st, a, Move::DrawFromPile);
     pass_all(st);
     if st.phase == Phase::KnockDecision {
-        play(st, a, Move::Refuse);
+        play(st, a, Move::RefuseKnocks);
     }
     let mv = legal(st, a)
         .into_iter()
-        .find(|m| matches!(m, Move::DiscardReveal(_)))
+        .find(|m| matches!(m, Move::DiscardAndReveal(_)))
         .unwrap_or_else(|| legal(st, a)[0]);
     play(st, a, mv);
     while st.phase == Phase::Triples {

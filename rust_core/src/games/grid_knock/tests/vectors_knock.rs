@@ -15,13 +15,13 @@ fn tv07_pos() -> State {
 
 pub(super) fn tv07_until_accept() -> State {
     let mut st = tv07_pos();
-    let evs = play(&mut st, 0, Move::Draw);
+    let evs = play(&mut st, 0, Move::DrawFromPile);
     assert_eq!(
         evs,
         vec![Ev::Drawn {
             seat: 0,
             value: 2,
-            eligible: 0b1110
+            knock_eligible: 0b1110
         }]
     );
     assert_eq!(
@@ -37,19 +37,19 @@ pub(super) fn tv07_until_accept() -> State {
         vec![
             Ev::KnockAnswered {
                 seat: 3,
-                knock: false
+                answer: pb::KnockAnswer::Pass
             },
-            Ev::KnockClosed { knockers: 0b100 }
+            Ev::KnockWindowClosed { knockers: 0b100 }
         ]
     );
-    assert_eq!(legal(&st, 0), vec![Move::Accept(2), Move::Refuse]);
+    assert_eq!(legal(&st, 0), vec![Move::AcceptKnock(2), Move::RefuseKnocks]);
     st
 }
 
 #[test]
 fn tv07_full_knock_non_adjacent_knocker() {
     let mut st = tv07_until_accept();
-    play(&mut st, 0, Move::Accept(2));
+    play(&mut st, 0, Move::AcceptKnock(2));
     let evs = play(&mut st, 2, Move::KnockerSwap(sl(2, 1, 3)));
     assert_eq!(
         evs[0],
@@ -58,28 +58,28 @@ fn tv07_full_knock_non_adjacent_knocker() {
             slot: sl(2, 1, 3),
             placed: 2,
             removed: 9,
-            removed_up: false
+            removed_was_face_up: false
         }
     );
-    assert_eq!(st.y, 9);
+    assert_eq!(st.held_card, 9);
     play(
         &mut st,
         2,
-        Move::Triple([sl(2, 1, 1), sl(2, 1, 2), sl(2, 1, 3)]),
+        Move::DiscardTriple([sl(2, 1, 1), sl(2, 1, 2), sl(2, 1, 3)]),
     );
     assert_eq!(discard(&st), vec![10, 2, 2, 2]);
     assert_eq!(st.phase, Phase::TakeFromKnocker);
     let takes: Vec<Move> = legal(&st, 0);
     assert_eq!(takes.len(), 12, "every non-empty slot of D2");
     assert_eq!(
-        reason(&refused(&st, 0, Move::Take(sl(2, 1, 2)))),
+        reason(&refused(&st, 0, Move::TakeFromKnocker(sl(2, 1, 2)))),
         "EMPTY_SLOT"
     );
-    play(&mut st, 0, Move::Take(sl(2, 2, 2)));
-    assert_eq!((st.z, st.q), (0, sl(2, 2, 2)));
-    let evs = play(&mut st, 0, Move::Return(sl(0, 3, 1)));
-    assert!(evs.contains(&Ev::WDiscarded { seat: 0, value: 12 }));
-    assert!(evs.contains(&Ev::YPlaced {
+    play(&mut st, 0, Move::TakeFromKnocker(sl(2, 2, 2)));
+    assert_eq!((st.taken_card, st.reserved_slot), (0, sl(2, 2, 2)));
+    let evs = play(&mut st, 0, Move::ReturnSwap(sl(0, 3, 1)));
+    assert!(evs.contains(&Ev::ExchangedCardDiscarded { seat: 0, value: 12 }));
+    assert!(evs.contains(&Ev::HeldCardPlaced {
         knocker: 2,
         slot: sl(2, 2, 2),
         value: 9
@@ -103,21 +103,21 @@ fn host(st: &mut State, command: &str) -> Result<Vec<Ev>, CoreError> {
 #[test]
 fn amb32_closing_the_knock_window_passes_for_the_seats_still_to_answer() {
     let mut st = tv07_pos();
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     play(&mut st, 2, Move::Knock);
     let evs = host(&mut st, "close_knock_window").unwrap();
     assert_eq!(
         evs,
         vec![
-            Ev::KnockAnswered { seat: 1, knock: false },
-            Ev::KnockAnswered { seat: 3, knock: false },
-            Ev::KnockClosed { knockers: 0b100 },
+            Ev::KnockAnswered { seat: 1, answer: pb::KnockAnswer::Pass },
+            Ev::KnockAnswered { seat: 3, answer: pb::KnockAnswer::Pass },
+            Ev::KnockWindowClosed { knockers: 0b100 },
         ]
     );
-    assert_eq!(legal(&st, 0), vec![Move::Accept(2), Move::Refuse], "the knock stands");
+    assert_eq!(legal(&st, 0), vec![Move::AcceptKnock(2), Move::RefuseKnocks], "the knock stands");
     // The same state as if seats 1 and 3 had passed themselves.
     let mut by_hand = tv07_pos();
-    play(&mut by_hand, 0, Move::Draw);
+    play(&mut by_hand, 0, Move::DrawFromPile);
     play(&mut by_hand, 2, Move::Knock);
     play(&mut by_hand, 1, Move::PassKnock);
     play(&mut by_hand, 3, Move::PassKnock);
@@ -127,7 +127,7 @@ fn amb32_closing_the_knock_window_passes_for_the_seats_still_to_answer() {
 #[test]
 fn amb32_a_timed_out_pass_looks_like_any_other_pass() {
     let mut st = tv07_pos();
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     let timed_out = GridKnock::host_command(&st, "close_knock_window", &mut rng()).unwrap();
     let passed = GridKnock::decide(&st, 1, &gk::to_action(Move::PassKnock), &mut rng()).unwrap();
     for viewer in [Viewer::Seat(0), Viewer::Seat(1), Viewer::Seat(2), Viewer::Spectator, Viewer::Auditor] {
@@ -146,7 +146,7 @@ fn amb32_no_knock_window_no_closing_it() {
     let e = host(&mut st, "close_knock_window").unwrap_err();
     assert_eq!(reason(&e), "NO_KNOCK_WINDOW");
     assert_eq!(st, before);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     pass_all(&mut st);
     assert_eq!(reason(&host(&mut st, "close_knock_window").unwrap_err()), "NO_KNOCK_WINDOW");
     let info = crate::registry::find("grid_knock").unwrap().info();
@@ -158,7 +158,7 @@ fn amb32_an_open_window_runs_the_timer_until_it_closes() {
     use crate::game::Timer;
     let mut st = tv07_pos();
     assert_eq!(GridKnock::timer(&st), None, "no window, no timer");
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     let timer = GridKnock::timer(&st).expect("a window is open");
     assert_eq!((timer.command, timer.seconds), ("close_knock_window", 60));
     play(&mut st, 2, Move::Knock);
@@ -181,12 +181,12 @@ fn amb32_an_open_window_runs_the_timer_until_it_closes() {
 #[test]
 fn tv07b_knocker_keeps_triple_active_takes_x_back() {
     let mut st = tv07_until_accept();
-    play(&mut st, 0, Move::Accept(2));
+    play(&mut st, 0, Move::AcceptKnock(2));
     play(&mut st, 2, Move::KnockerSwap(sl(2, 1, 3)));
     play(&mut st, 2, Move::EndTriples);
-    play(&mut st, 0, Move::Take(sl(2, 1, 3)));
-    assert_eq!(st.z, 2);
-    play(&mut st, 0, Move::Return(sl(0, 3, 1)));
+    play(&mut st, 0, Move::TakeFromKnocker(sl(2, 1, 3)));
+    assert_eq!(st.taken_card, 2);
+    play(&mut st, 0, Move::ReturnSwap(sl(0, 3, 1)));
     let row: Vec<i8> = (0..5).map(|d| st.val[dc(&st, 2, 1, d) as usize]).collect();
     assert_eq!(row, vec![5, 2, 2, 9, 8]);
 }
@@ -194,8 +194,8 @@ fn tv07b_knocker_keeps_triple_active_takes_x_back() {
 #[test]
 fn tv07c_refuse_keeps_x() {
     let mut st = tv07_until_accept();
-    play(&mut st, 0, Move::Refuse);
-    assert_eq!((st.phase, st.x), (Phase::DecideDrawn, 2));
+    play(&mut st, 0, Move::RefuseKnocks);
+    assert_eq!((st.phase, st.drawn_card), (Phase::DecideDrawn, 2));
     assert_eq!(st.knocker, u8::MAX);
 }
 
@@ -203,39 +203,39 @@ fn tv07c_refuse_keeps_x() {
 fn tv08_overlap_restriction() {
     // K = P1, A's left neighbour.
     let mut st = Pos::new(3).build(0, &[10], &[2]);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     play(&mut st, 1, Move::Knock);
     play(&mut st, 2, Move::PassKnock);
-    play(&mut st, 0, Move::Accept(1));
+    play(&mut st, 0, Move::AcceptKnock(1));
     play(&mut st, 1, Move::KnockerSwap(sl(1, 1, 1)));
     while st.phase == Phase::Triples {
         play(&mut st, 1, Move::EndTriples);
     }
     for r in 1..=3 {
         assert_eq!(
-            reason(&refused(&st, 0, Move::Take(sl(1, r, 4)))),
+            reason(&refused(&st, 0, Move::TakeFromKnocker(sl(1, r, 4)))),
             "IN_OWN_DOMAIN"
         );
     }
     let takes = legal(&st, 0);
     assert!(
-        takes.contains(&Move::Take(sl(1, 2, 3)))
-            && takes.contains(&Move::Take(sl(2, 1, 4)))
+        takes.contains(&Move::TakeFromKnocker(sl(1, 2, 3)))
+            && takes.contains(&Move::TakeFromKnocker(sl(2, 1, 4)))
     );
     assert_eq!(takes.len(), 12);
     // K = P2, A's right neighbour; P2 may swap into P0's column 4.
     let mut st = Pos::new(3).build(0, &[10], &[2]);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     play(&mut st, 1, Move::PassKnock);
     play(&mut st, 2, Move::Knock);
-    play(&mut st, 0, Move::Accept(2));
+    play(&mut st, 0, Move::AcceptKnock(2));
     play(&mut st, 2, Move::KnockerSwap(sl(0, 2, 4)));
     while st.phase == Phase::Triples {
         play(&mut st, 2, Move::EndTriples);
     }
     for r in 1..=3 {
         assert_eq!(
-            reason(&refused(&st, 0, Move::Take(sl(0, r, 4)))),
+            reason(&refused(&st, 0, Move::TakeFromKnocker(sl(0, r, 4)))),
             "IN_OWN_DOMAIN"
         );
     }
@@ -243,7 +243,7 @@ fn tv08_overlap_restriction() {
     assert_eq!(takes.len(), 12);
     assert!(takes
         .iter()
-        .all(|m| matches!(m, Move::Take(s) if s / 12 == 2)));
+        .all(|m| matches!(m, Move::TakeFromKnocker(s) if s / 12 == 2)));
 }
 
 fn tv09_pos(b: bool) -> State {
@@ -272,19 +272,19 @@ fn tv09_pos(b: bool) -> State {
 fn tv09_knocker_left_with_shared_cards_only_y_discarded() {
     let mut st = tv09_pos(false);
     assert_eq!(st.cnt(2), 5);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     assert!(st.eligible >> 2 & 1 == 1);
     play(&mut st, 1, Move::PassKnock);
     play(&mut st, 2, Move::Knock);
-    play(&mut st, 0, Move::Accept(2));
+    play(&mut st, 0, Move::AcceptKnock(2));
     play(&mut st, 2, Move::KnockerSwap(sl(2, 2, 2)));
-    assert_eq!(st.y, 11);
+    assert_eq!(st.held_card, 11);
     let evs = play(
         &mut st,
         2,
-        Move::Triple([sl(0, 2, 4), sl(2, 2, 1), sl(2, 2, 2)]),
+        Move::DiscardTriple([sl(0, 2, 4), sl(2, 2, 1), sl(2, 2, 2)]),
     );
-    assert!(evs.contains(&Ev::YDiscarded {
+    assert!(evs.contains(&Ev::HeldCardDiscarded {
         knocker: 2,
         value: 11
     }));
@@ -299,7 +299,7 @@ fn tv09_knocker_left_with_shared_cards_only_y_discarded() {
     st.val[sl(0, 3, 4) as usize] = i8::MIN;
     st.filled &= !(1u128 << sl(0, 3, 4));
     assert_eq!(st.cnt(2), 3);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     assert_eq!(st.eligible, 0b010);
     assert_eq!(reason(&refused(&st, 2, Move::Knock)), "NOT_YOUR_TURN");
 }
@@ -308,17 +308,17 @@ fn tv09_knocker_left_with_shared_cards_only_y_discarded() {
 fn tv09b_active_seat_left_with_no_card_y_discarded_and_closes() {
     let mut st = tv09_pos(true);
     assert_eq!((st.cnt(2), st.cnt(0)), (4, 1));
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     play(&mut st, 1, Move::PassKnock);
     play(&mut st, 2, Move::Knock);
-    play(&mut st, 0, Move::Accept(2));
+    play(&mut st, 0, Move::AcceptKnock(2));
     play(&mut st, 2, Move::KnockerSwap(sl(2, 2, 2)));
     let evs = play(
         &mut st,
         2,
-        Move::Triple([sl(0, 2, 4), sl(2, 2, 1), sl(2, 2, 2)]),
+        Move::DiscardTriple([sl(0, 2, 4), sl(2, 2, 1), sl(2, 2, 2)]),
     );
-    assert!(evs.contains(&Ev::YDiscarded {
+    assert!(evs.contains(&Ev::HeldCardDiscarded {
         knocker: 2,
         value: 11
     }));
@@ -332,7 +332,7 @@ fn tv09b_active_seat_left_with_no_card_y_discarded_and_closes() {
 fn tv10_who_may_knock() {
     // (a) N = 2: no window.
     let mut st = Pos::new(2).build(0, &[10], &[2]);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     assert_eq!((st.eligible, st.phase), (0, Phase::DecideDrawn));
     // (b) N = 3, cnt(D1) = 3, cnt(D2) = 4 -> E = {P2}.
     let mut p = Pos::new(3);
@@ -348,29 +348,29 @@ fn tv10_who_may_knock() {
     }
     let mut st = p.build(0, &[10], &[2]);
     assert_eq!((st.cnt(1), st.cnt(2)), (3, 4));
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     assert_eq!(st.eligible, 0b100);
     // (c) take_from_discard: no window whatever the counts.
     let mut st = Pos::new(3).build(0, &[10], &[2]);
-    play(&mut st, 0, Move::TakeDiscard);
+    play(&mut st, 0, Move::TakeFromDiscard);
     assert_eq!((st.eligible, st.phase), (0, Phase::SwapDiscard));
     // (d) N = 4, P1 closed.
     let mut st = Pos::new(4).build(2, &[10], &[2, 3, 4]);
     st.closer = 1;
     st.final_taken = 0b0010;
-    play(&mut st, 2, Move::Draw);
+    play(&mut st, 2, Move::DrawFromPile);
     assert_eq!(st.eligible, 0b1001, "P3 and P0");
     let mut st = Pos::new(4).build(3, &[10], &[2]);
     st.closer = 1;
     st.final_taken = 0b0110;
-    play(&mut st, 3, Move::Draw);
+    play(&mut st, 3, Move::DrawFromPile);
     assert_eq!(st.eligible, 0b0001, "P0 only");
     let mut st = Pos::new(4)
         .opt("target_score", "1000")
         .build(0, &[10], &[2]);
     st.closer = 1;
     st.final_taken = 0b1110;
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     assert_eq!(st.eligible, 0);
     let r = st.round;
     let mv = legal(&st, 0)[0];

@@ -13,25 +13,25 @@ fn tv11_domain_completed_by_someone_else_forced_keep() {
         .build(1, &[4], &[3, 7, 9]);
     st.val[sl(1, 1, 1) as usize] = 2; // D1 keeps other face-down cards anyway
                                       // P1: draw, discard and reveal (1,3,4).
-    play(&mut st, 1, Move::Draw);
-    let evs = play(&mut st, 1, Move::DiscardReveal(sl(1, 3, 4)));
-    assert!(matches!(evs[0], Ev::DiscardedRevealed { revealed: 5, .. }));
+    play(&mut st, 1, Move::DrawFromPile);
+    let evs = play(&mut st, 1, Move::DiscardAndReveal(sl(1, 3, 4)));
+    assert!(matches!(evs[0], Ev::DiscardedAndRevealed { revealed: 5, .. }));
     assert_eq!(
         st.closer,
         u8::MAX,
         "P0 is not tested at the end of P1's turn"
     );
     assert_eq!(st.active, 0);
-    play(&mut st, 0, Move::Draw);
-    assert_eq!(st.x, 7);
+    play(&mut st, 0, Move::DrawFromPile);
+    assert_eq!(st.drawn_card, 7);
     let moves = legal(&st, 0);
     assert_eq!(moves.len(), 15);
-    assert!(moves.iter().all(|m| matches!(m, Move::Keep(_))));
+    assert!(moves.iter().all(|m| matches!(m, Move::KeepSwap(_))));
     assert_eq!(
-        reason(&refused(&st, 0, Move::DiscardReveal(sl(0, 1, 1)))),
+        reason(&refused(&st, 0, Move::DiscardAndReveal(sl(0, 1, 1)))),
         "NOT_FACE_DOWN"
     );
-    play(&mut st, 0, Move::Keep(sl(0, 1, 1)));
+    play(&mut st, 0, Move::KeepSwap(sl(0, 1, 1)));
     while st.phase == Phase::Triples {
         play(&mut st, 0, Move::EndTriples);
     }
@@ -56,18 +56,18 @@ fn tv12_scoring_double_counted_column_no_removal_closer_penalty() {
     let mut st = p.build(0, &[5], &[]);
     st.closer = 0;
     let sc = gk::score_round(&st);
-    assert_eq!((sc.raw[0], sc.raw[1]), (32, 54));
-    assert_eq!((sc.scores[0], sc.scores[1]), (32, 54));
+    assert_eq!((sc.raw_scores[0], sc.raw_scores[1]), (32, 54));
+    assert_eq!((sc.round_scores[0], sc.round_scores[1]), (32, 54));
     st.closer = 1;
     let sc = gk::score_round(&st);
-    assert_eq!((sc.scores[0], sc.scores[1]), (32, 108));
-    assert!(sc.doubled);
+    assert_eq!((sc.round_scores[0], sc.round_scores[1]), (32, 108));
+    assert!(sc.closer_doubled);
     // The 2-2-2 triple in D0 row 3 is not removed at the final reveal: scored through apply.
     st.phase = Phase::RoundEndPending;
     st.final_taken = 0b11;
     let mut evs = vec![];
     gk::auto_steps(&mut st, &mut rng(), &mut evs).unwrap();
-    assert!(matches!(&evs[0], Ev::RoundScored(s) if s.raw[0] == 32));
+    assert!(matches!(&evs[0], Ev::RoundScored(s) if s.raw_scores[0] == 32));
     // Ties and non-positive closers.
     let tie = |a: [i8; 2], bb: [i8; 2], closer: u8| {
         let mut p = Pos::new(2);
@@ -87,9 +87,9 @@ fn tv12_scoring_double_counted_column_no_removal_closer_penalty() {
         gk::score_round(&st)
     };
     let sc = tie([10, 10], [10, 10], 0);
-    assert_eq!((sc.raw[0], sc.scores[0]), (20, 40));
+    assert_eq!((sc.raw_scores[0], sc.round_scores[0]), (20, 40));
     let sc = tie([-2, -1], [-2, -2], 0);
-    assert_eq!((sc.raw[0], sc.raw[1], sc.scores[0]), (-3, -4, -3));
+    assert_eq!((sc.raw_scores[0], sc.raw_scores[1], sc.round_scores[0]), (-3, -4, -3));
 }
 
 #[test]
@@ -103,9 +103,9 @@ fn tv13_final_round_order_and_dealer_rotation() {
     }
     let last = sl(1, 2, 2);
     st.up &= !(1u128 << last);
-    play(&mut st, 1, Move::Draw);
+    play(&mut st, 1, Move::DrawFromPile);
     pass_all(&mut st);
-    play(&mut st, 1, Move::DiscardReveal(last));
+    play(&mut st, 1, Move::DiscardAndReveal(last));
     while st.phase == Phase::Triples {
         play(&mut st, 1, Move::EndTriples);
     }
@@ -127,15 +127,15 @@ fn tv14_reshuffle_keeps_the_top_discard() {
     st.disc[..5].copy_from_slice(&[5, -2, 9, 0, 7]);
     st.disc_len = 5;
     let s2 = st.clone();
-    let evs = GridKnock::decide(&st, 0, &gk::to_action(Move::Draw), &mut rng()).unwrap();
+    let evs = GridKnock::decide(&st, 0, &gk::to_action(Move::DrawFromPile), &mut rng()).unwrap();
     let evs: Vec<Ev> = evs.iter().map(|e| gk::pb_to_ev(e).unwrap()).collect();
     match &evs[0] {
-        Ev::Reshuffled { pile, len, top } => {
-            assert_eq!((*len, *top), (4, 7));
-            let mut p = pile[..4].to_vec();
+        Ev::Reshuffled { draw_pile, draw_pile_size, discard_top } => {
+            assert_eq!((*draw_pile_size, *discard_top), (4, 7));
+            let mut p = draw_pile[..4].to_vec();
             p.sort();
             assert_eq!(p, vec![-2, 0, 5, 9]);
-            assert!(matches!(evs[1], Ev::Drawn { value, .. } if value == pile[3]));
+            assert!(matches!(evs[1], Ev::Drawn { value, .. } if value == draw_pile[3]));
         }
         e => panic!("expected a reshuffle, got {e:?}"),
     }
@@ -145,7 +145,7 @@ fn tv14_reshuffle_keeps_the_top_discard() {
     assert_eq!(discard(&st), vec![7]);
     assert_eq!(st.draw_len, 3);
     let mut st = s2;
-    let evs = play(&mut st, 0, Move::TakeDiscard);
+    let evs = play(&mut st, 0, Move::TakeFromDiscard);
     assert_eq!(evs, vec![Ev::TookDiscard { seat: 0, value: 7 }]);
     assert_eq!(discard(&st), vec![5, -2, 9, 0]);
     assert_eq!(st.draw_len, 0);
@@ -219,11 +219,11 @@ fn tv16_empty_domain_passes_and_closes() {
     let mut all = vec![];
     // P0's final turn, then scoring.
     let a = st.active;
-    all.extend(play(&mut st, a, Move::Draw));
+    all.extend(play(&mut st, a, Move::DrawFromPile));
     pass_all(&mut st);
     let mv = legal(&st, 0)
         .into_iter()
-        .find(|m| matches!(m, Move::DiscardReveal(_)))
+        .find(|m| matches!(m, Move::DiscardAndReveal(_)))
         .unwrap();
     all.extend(play(&mut st, 0, mv));
     while st.phase == Phase::Triples {
@@ -241,7 +241,7 @@ fn tv16_empty_domain_passes_and_closes() {
         })
         .unwrap();
     assert_eq!(
-        (sc.raw[1], sc.scores[1], sc.closer, sc.doubled),
+        (sc.raw_scores[1], sc.round_scores[1], sc.closer, sc.closer_doubled),
         (0, 0, 1, false)
     );
 }
@@ -249,14 +249,14 @@ fn tv16_empty_domain_passes_and_closes() {
 #[test]
 fn tv17_illegal_targets() {
     let mut st = Pos::new(3).at(sl(0, 1, 1), "__").build(0, &[5], &[3]);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     pass_all(&mut st);
     assert_eq!(
-        reason(&refused(&st, 0, Move::Keep(sl(0, 1, 1)))),
+        reason(&refused(&st, 0, Move::KeepSwap(sl(0, 1, 1)))),
         "EMPTY_SLOT"
     );
     assert_eq!(
-        reason(&refused(&st, 0, Move::Keep(sl(2, 1, 1)))),
+        reason(&refused(&st, 0, Move::KeepSwap(sl(2, 1, 1)))),
         "NOT_IN_DOMAIN"
     );
     // reveal_initial outside the own block.
@@ -280,13 +280,13 @@ fn tv17_illegal_targets() {
     let cells: Vec<u8> = (0..5).map(|d| dc(&st, 0, 1, d)).collect();
     let d = |k: usize| cells[k];
     assert_eq!(
-        reason(&refused(&st, 0, Move::Triple([d(0), d(1), d(2)]))),
+        reason(&refused(&st, 0, Move::DiscardTriple([d(0), d(1), d(2)]))),
         "NOT_A_TRIPLE"
     );
     st.up |= 1u128 << d(2);
     st.val[d(2) as usize] = 7;
     assert_eq!(
-        reason(&refused(&st, 0, Move::Triple([d(0), d(1), d(3)]))),
+        reason(&refused(&st, 0, Move::DiscardTriple([d(0), d(1), d(3)]))),
         "NOT_A_TRIPLE"
     );
 }

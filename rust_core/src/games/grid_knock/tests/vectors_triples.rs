@@ -78,7 +78,7 @@ fn tv02_cross_boundary_triple_and_no_triple_across_domain_edge() {
     play(
         &mut st,
         0,
-        Move::Triple([sl(0, 2, 2), sl(1, 2, 4), sl(0, 2, 1)]),
+        Move::DiscardTriple([sl(0, 2, 2), sl(1, 2, 4), sl(0, 2, 1)]),
     );
     assert_eq!((st.cnt(0), st.cnt(1), st.cnt(2)), (12, 14, 15));
     assert_eq!(discard(&st), vec![9, 7, 7, 7]);
@@ -95,7 +95,7 @@ pub(super) fn tv03_pos() -> State {
 #[test]
 fn tv03_take_discard_keep_column_triple_then_w_on_top() {
     let mut st = tv03_pos();
-    let evs = play(&mut st, 0, Move::TakeDiscard);
+    let evs = play(&mut st, 0, Move::TakeFromDiscard);
     assert_eq!(evs, vec![Ev::TookDiscard { seat: 0, value: 4 }]);
     assert_eq!(
         st.phase,
@@ -104,12 +104,12 @@ fn tv03_take_discard_keep_column_triple_then_w_on_top() {
     );
     assert_eq!(discard(&st), vec![7, 8]);
     assert_eq!(
-        reason(&refused(&st, 0, Move::DiscardReveal(sl(0, 1, 1)))),
+        reason(&refused(&st, 0, Move::DiscardAndReveal(sl(0, 1, 1)))),
         "MUST_SWAP"
     );
-    assert!(legal(&st, 0).iter().all(|m| matches!(m, Move::Keep(_))));
-    play(&mut st, 0, Move::Keep(sl(0, 1, 2)));
-    assert_eq!(st.w, 12);
+    assert!(legal(&st, 0).iter().all(|m| matches!(m, Move::KeepSwap(_))));
+    play(&mut st, 0, Move::KeepSwap(sl(0, 1, 2)));
+    assert_eq!(st.exchanged_card, 12);
     assert_eq!(
         triple_moves(&st, 0),
         vec![[sl(0, 1, 2), sl(0, 2, 2), sl(0, 3, 2)]]
@@ -117,7 +117,7 @@ fn tv03_take_discard_keep_column_triple_then_w_on_top() {
     play(
         &mut st,
         0,
-        Move::Triple([sl(0, 1, 2), sl(0, 2, 2), sl(0, 3, 2)]),
+        Move::DiscardTriple([sl(0, 1, 2), sl(0, 2, 2), sl(0, 3, 2)]),
     );
     assert_eq!(discard(&st), vec![7, 8, 4, 4, 4, 12]);
     assert_eq!(st.cnt(0), 12);
@@ -135,17 +135,17 @@ fn tv04_discard_and_reveal_triple_goes_on_top_of_x() {
             .build(0, &[3], &[10])
     };
     let mut st = pos();
-    let evs = play(&mut st, 0, Move::Draw);
+    let evs = play(&mut st, 0, Move::DrawFromPile);
     assert_eq!(
         evs,
         vec![Ev::Drawn {
             seat: 0,
             value: 10,
-            eligible: 0b110
+            knock_eligible: 0b110
         }]
     );
     pass_all(&mut st);
-    play(&mut st, 0, Move::DiscardReveal(sl(0, 3, 4)));
+    play(&mut st, 0, Move::DiscardAndReveal(sl(0, 3, 4)));
     assert_eq!(discard(&st), vec![3, 10]);
     assert_eq!(
         triple_moves(&st, 0),
@@ -154,16 +154,16 @@ fn tv04_discard_and_reveal_triple_goes_on_top_of_x() {
     play(
         &mut st,
         0,
-        Move::Triple([sl(0, 3, 2), sl(0, 3, 3), sl(0, 3, 4)]),
+        Move::DiscardTriple([sl(0, 3, 2), sl(0, 3, 3), sl(0, 3, 4)]),
     );
     assert_eq!(discard(&st), vec![3, 10, 6, 6, 6]);
     assert_eq!((st.cnt(0), st.cnt(2)), (12, 14));
     gk::invariants(&st).unwrap();
     // Variant: end_triples keeps the triple on the table.
     let mut st = pos();
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     pass_all(&mut st);
-    play(&mut st, 0, Move::DiscardReveal(sl(0, 3, 4)));
+    play(&mut st, 0, Move::DiscardAndReveal(sl(0, 3, 4)));
     play(&mut st, 0, Move::EndTriples);
     assert_eq!(discard(&st), vec![3, 10]);
     assert_eq!(gk::triples(&st, 0).len, 1);
@@ -192,10 +192,10 @@ fn tv05_pos() -> State {
 fn tv05_after_keep() -> State {
     let mut st = tv05_pos();
     assert_eq!(gk::triples(&st, 0).len, 0);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     pass_all(&mut st);
-    play(&mut st, 0, Move::Keep(sl(0, 2, 2)));
-    assert_eq!(st.w, 3);
+    play(&mut st, 0, Move::KeepSwap(sl(0, 2, 2)));
+    assert_eq!(st.exchanged_card, 3);
     st
 }
 
@@ -228,10 +228,10 @@ fn tv05_row_and_column_through_one_card_then_chain() {
     );
     // Path A: column first, then the chain created by the gap.
     let mut a = st.clone();
-    play(&mut a, 0, Move::Triple(col));
+    play(&mut a, 0, Move::DiscardTriple(col));
     let chain = [sl(1, 2, 4), sl(0, 2, 1), sl(0, 2, 3)];
     assert_eq!(triple_moves(&a, 0), vec![sorted(chain)]);
-    play(&mut a, 0, Move::Triple(chain));
+    play(&mut a, 0, Move::DiscardTriple(chain));
     assert_eq!(discard(&a), vec![5, 6, 6, 6, 6, 6, 6, 3]);
     assert_eq!(a.cnt(0), 9);
     assert!(
@@ -240,12 +240,12 @@ fn tv05_row_and_column_through_one_card_then_chain() {
     );
     // Path B: row d1-d3 first.
     let mut b = st.clone();
-    play(&mut b, 0, Move::Triple(row_b));
+    play(&mut b, 0, Move::DiscardTriple(row_b));
     assert_eq!(discard(&b), vec![5, 6, 6, 6, 3]);
     assert_eq!(b.cnt(0), 12);
     // Path C: row d0-d2 first.
     let mut c = st.clone();
-    play(&mut c, 0, Move::Triple(row_a));
+    play(&mut c, 0, Move::DiscardTriple(row_a));
     assert_eq!(discard(&c), vec![5, 6, 6, 6, 3]);
     assert_eq!(c.cnt(0), 12);
     gk::invariants(&a).unwrap();
@@ -258,16 +258,16 @@ fn tv06_four_identical_cards_in_a_row() {
         .drow(0, 2, &["0", "1", "2", "4", "?7"])
         .drow(0, 3, &["?9", "10", "11", "-1", "12"])
         .build(0, &[6], &[3]);
-    play(&mut st, 0, Move::Draw);
+    play(&mut st, 0, Move::DrawFromPile);
     pass_all(&mut st);
-    play(&mut st, 0, Move::Keep(sl(0, 1, 2)));
-    assert_eq!(st.w, 8);
+    play(&mut st, 0, Move::KeepSwap(sl(0, 1, 2)));
+    assert_eq!(st.exchanged_card, 8);
     let t1 = [sl(1, 1, 4), sl(0, 1, 1), sl(0, 1, 2)];
     let t2 = [sl(0, 1, 1), sl(0, 1, 2), sl(0, 1, 3)];
     assert_eq!(triple_moves(&st, 0), vec![sorted(t1), sorted(t2)]);
     let mut b = st.clone();
-    play(&mut st, 0, Move::Triple(t2));
+    play(&mut st, 0, Move::DiscardTriple(t2));
     assert_eq!(discard(&st), vec![6, 3, 3, 3, 8]);
-    play(&mut b, 0, Move::Triple(t1));
+    play(&mut b, 0, Move::DiscardTriple(t1));
     assert!(b.filled >> sl(1, 1, 4) & 1 == 0 && b.filled >> sl(0, 1, 3) & 1 == 1);
 }
