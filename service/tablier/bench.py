@@ -466,10 +466,10 @@ async def _echo(call, body: bytes) -> bool:
 
 async def _resume(stub, pb, game_id: str, after: int, upto: int) -> bool:
     """A watch resumed after seq `after`, read until seq `upto` arrived."""
-    call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_seq=after))
+    call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_seq=after, batches=True))
     try:
         async for update in call:
-            if update.event.seq >= upto:
+            if update.state.seq >= upto:
                 break
     finally:
         call.cancel()

@@ -465,7 +465,7 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--watch-per-match", type=_positive(int), default=_env("WATCH_PER_MATCH", "1000"),
                     help="WatchGame streams on one match, per server (env TABLIER_WATCH_PER_MATCH)")
     sp.add_argument("--watch-unbatched-per-match", type=_positive(int),
-                    default=_env("WATCH_UNBATCHED_PER_MATCH", "100"),
+                    default=_env("WATCH_UNBATCHED_PER_MATCH", "16"),
                     help="of those, streams without WatchGameRequest.batches (one write per event each);"
                          " past it a stream is told to ask for batches (env TABLIER_WATCH_UNBATCHED_PER_MATCH)")
     sp.add_argument("--watch-buffer", type=_positive(int), default=_env("WATCH_BUFFER", "256"),

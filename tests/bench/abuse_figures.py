@@ -90,17 +90,26 @@ async def viewer(stub, game_id: str, deadline: float, lat: list[float]) -> None:
 
 # The watching client: one process, raw channels (responses stay bytes, never parsed), so it
 # costs the two shared cores as little as a client can. `batches`: WatchGameRequest.batches;
-# without them, a stream refused with WATCH_BATCHES_REQUIRED asks again with them, as the SDK's
-# watch() does by default ("fell_back" counts those).
+# without them, a stream refused with WATCH_BATCHES_REQUIRED, or ended with WATCH_BUFFER_FULL,
+# asks again with them (from where it was), as the SDK's watch() does by default ("fell_back"
+# counts those).
 WATCHER_SCRIPT = r"""
 import asyncio, json, sys, grpc
+from google.rpc import error_details_pb2, status_pb2
 from tablier.v1 import service_pb2 as pb
+def error_info(e):
+    for key, value in e.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            for detail in status_pb2.Status.FromString(value).details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return info
+    return error_details_pb2.ErrorInfo()
 async def main(addr, game_id, n, conns, batches):
     chans = [grpc.aio.insecure_channel(addr) for _ in range(conns)]
     watch = [c.unary_stream("/tablier.v1.GameService/WatchGame",
                             request_serializer=pb.WatchGameRequest.SerializeToString) for c in chans]
     request = pb.WatchGameRequest(game_id=game_id, after_seq=0, batches=batches)
-    batched = pb.WatchGameRequest(game_id=game_id, after_seq=0, batches=True)
     opened = 0; messages = 0; refused = {}; ended = {}; fell_back = 0
     # At most `opening` streams being opened at once: a burst of 2,000 at once overflows the
     # server's queue of calls not yet taken by its event loop (gRPC cancels the excess).
@@ -118,9 +127,12 @@ async def main(addr, game_id, n, conns, batches):
         except grpc.aio.AioRpcError as e:
             if first:
                 opening.release()
-            if first and not request.batches and "ask for batches" in (e.details() or ""):
+            info = error_info(e)
+            if not request.batches and info.reason in ("WATCH_BATCHES_REQUIRED", "WATCH_BUFFER_FULL"):
                 fell_back += 1
-                return await one(i, batched)
+                opened -= not first  # counted again when it reopens
+                after = int(info.metadata.get("resume_after_seq", "0"))
+                return await one(i, pb.WatchGameRequest(game_id=game_id, after_seq=after, batches=True))
             d = refused if first else ended
             key = e.code().name + ": " + (e.details() or "")[:60]
             d[key] = d.get(key, 0) + 1

@@ -29,7 +29,7 @@ def _events(response: pb.WatchGameResponse) -> list[pb.Event]:
 async def test_every_watcher_gets_every_event_in_order_when_paced(serving):
     # 200 watchers: the server sends to each at most every 200 ms, so moves pile up between
     # its sends and most responses carry several events.
-    srv, sync_stub = serving("--watch-per-peer", "1000", "--watch-per-match", "1000")
+    srv, sync_stub = serving("--watch-per-peer", "1000", "--watch-per-match", "1000", "--watch-unbatched-per-match", "1000")
     created = create(sync_stub, "grid_knock", seats=4)
     gid = created.game_id
     # Spectators (three in four batched, the rest one event per response) and seat 0's own

@@ -474,8 +474,10 @@ class Match(Generic[A, V, E]):
         the last event of its response (enough to follow a match, not to replay it).
         False: one event per response, each with the state after it; a match the server
         already streams that way to many watchers refuses it (`ResourceExhausted`, reason
-        WATCH_BATCHES_REQUIRED). None (the default): one event per response, and batches
-        when the server requires them."""
+        WATCH_BATCHES_REQUIRED), and a stream whose events come faster than the server can
+        write them one by one ends (WATCH_BUFFER_FULL). None (the default): one event per
+        response, and batches from the next event on when the server refuses a stream or
+        ends it for either reason."""
         seq = after_seq
         delays = self.client.retry.delays()
         fallback = batches is None
@@ -499,7 +501,7 @@ class Match(Generic[A, V, E]):
                     seq, over = state.seq, state.over
             except grpc.aio.AioRpcError as exc:
                 error = errors.from_rpc_error(exc)
-                if fallback and not batches and error.reason == "WATCH_BATCHES_REQUIRED":
+                if fallback and not batches and error.reason in ("WATCH_BATCHES_REQUIRED", "WATCH_BUFFER_FULL"):
                     batches = True
                     continue
                 delay = next(delays, None) if exc.code() in _TRANSIENT + (grpc.StatusCode.CANCELLED,) else None

@@ -27,7 +27,7 @@ class Limits:
     # Of those on one match, the streams without WatchGameRequest.batches: each costs the
     # server one write per event, so a crowd of them makes the match's moves wait on writes;
     # past it a stream is refused (WATCH_BATCHES_REQUIRED) and told to ask for batches.
-    watch_unbatched_per_match: int = 100
+    watch_unbatched_per_match: int = 16
     # Events buffered for one watcher that does not read; past it its stream ends with
     # RESOURCE_EXHAUSTED (WATCH_BUFFER_FULL) and the seq to resume after.
     watch_buffer: int = 256

@@ -176,7 +176,9 @@ async def unit_evaluate(ctx: Context, slot: Slot, started: float) -> None:
 async def _spectate(ctx: Context, slot: Slot, game_id: str) -> None:
     loop = asyncio.get_running_loop()
     stub = ctx.client.stub
-    call = stub.WatchGame(service_pb2.WatchGameRequest(game_id=game_id))
+    # In batches, as the web app and the terminal player watch: a server takes only a few
+    # streams of one event per response on a match (WATCH_BATCHES_REQUIRED past them).
+    call = stub.WatchGame(service_pb2.WatchGameRequest(game_id=game_id, batches=True))
     try:
         async for response in call:
             if slot.created is None or slot.created.game_id != game_id:
