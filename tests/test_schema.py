@@ -62,16 +62,12 @@ def test_the_baseline_is_an_image_of_the_schema() -> None:
     assert {f"tablier/{g}/v1/{g}.proto" for g in GAMES} | {"tablier/v1/common.proto", "tablier/v1/service.proto"} <= names
 
 
-IN_FILE_TESTS = re.compile(r"#\[cfg\(test\)\]\s*mod tests\s*\{")
-
-
 def rust_source(game: str) -> str:
-    """The game's Rust module (one file, or a directory of files) without its unit tests."""
-    games = ROOT / "rust_core" / "src" / "games"
-    files = sorted((games / game).rglob("*.rs")) if (games / game).is_dir() else [games / f"{game}.rs"]
-    files = [f for f in files if "tests" not in f.relative_to(games).parts and f.stem != "tests"]
+    """The game's Rust module (`rust_core/src/games/<game>/`) without its tests (`tests/`)."""
+    module = ROOT / "rust_core" / "src" / "games" / game
+    files = [f for f in sorted(module.rglob("*.rs")) if "tests" not in f.relative_to(module).parts]
     assert files, f"no Rust source for {game}"
-    return "\n".join(IN_FILE_TESTS.split(f.read_text())[0] for f in files)
+    return "\n".join(f.read_text() for f in files)
 
 
 def enum_names(pb2, enum: str, prefix: str) -> set[str]:
