@@ -11,7 +11,9 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tablier_core::game::{Game, Options};
-use tablier_core::games::democratie::{deck_size, resolve_trick, simulate_random_match, suit_of, Config, Democratie};
+use tablier_core::games::democratie::{
+    deck_size, resolve_trick, simulate_random_match, suit_of, Config, Democratie,
+};
 use tablier_core::rng::Rng;
 
 mod common;
@@ -44,7 +46,11 @@ fn tricks(c: &mut Criterion) {
 fn fast_matches(c: &mut Criterion) {
     let mut g = c.benchmark_group("democratie_random_match_core");
     for n in 2..=6u8 {
-        let cfg = Config { seats: n, target: 7, max_deals: 200 };
+        let cfg = Config {
+            seats: n,
+            target: 7,
+            max_deals: 200,
+        };
         let mut rng = Rng::from_u64(n as u64);
         g.throughput(Throughput::Elements(1));
         g.bench_with_input(BenchmarkId::from_parameter(n), &cfg, |b, cfg| {
@@ -60,7 +66,9 @@ fn decider_matches(c: &mut Criterion) {
         let cfg = Democratie::checked_config(n, &Options::new()).unwrap();
         let mut rng = Rng::from_u64(n as u64);
         g.throughput(Throughput::Elements(1));
-        g.bench_with_input(BenchmarkId::new("play", n), &cfg, |b, cfg| b.iter(|| decider_match(cfg, &mut rng)));
+        g.bench_with_input(BenchmarkId::new("play", n), &cfg, |b, cfg| {
+            b.iter(|| decider_match(cfg, &mut rng))
+        });
         g.bench_with_input(BenchmarkId::new("decide_evolve", n), &cfg, |b, cfg| {
             b.iter(|| decider_match_checked(cfg, &mut rng))
         });
@@ -85,7 +93,11 @@ fn figure(_: &mut Criterion) {
     let mut acc = 0u32;
     for _ in 0..500 {
         for (played, trump) in &batch {
-            acc = acc.wrapping_add(resolve_trick(black_box(played), black_box(*trump)).winner.map_or(7, |w| w as u32));
+            acc = acc.wrapping_add(
+                resolve_trick(black_box(played), black_box(*trump))
+                    .winner
+                    .map_or(7, |w| w as u32),
+            );
         }
     }
     if let (Some(a), Some(b)) = (t0, thread_cpu_ns()) {
@@ -94,7 +106,11 @@ fn figure(_: &mut Criterion) {
     }
     decider_figure();
     for n in 2..=6u8 {
-        let cfg = Config { seats: n, target: 7, max_deals: 200 };
+        let cfg = Config {
+            seats: n,
+            target: 7,
+            max_deals: 200,
+        };
         let mut rng = Rng::from_u64(99);
         let matches = 20_000u64;
         let (t0, w0) = (thread_cpu_ns(), std::time::Instant::now());
@@ -162,7 +178,10 @@ fn decider_match_checked(cfg: &Config, rng: &mut Rng) -> usize {
 /// The figure that counts: full random matches per CPU-second through the decider, the median
 /// of 7 runs of 1,000 matches.
 fn decider_figure() {
-    for (path, run) in [("play", decider_match as fn(&Config, &mut Rng) -> usize), ("decide+evolve", decider_match_checked)] {
+    for (path, run) in [
+        ("play", decider_match as fn(&Config, &mut Rng) -> usize),
+        ("decide+evolve", decider_match_checked),
+    ] {
         for n in [2u32, 3, 4, 5, 6] {
             let cfg = Democratie::checked_config(n, &Options::new()).unwrap();
             let mut rng = Rng::from_u64(1234 + n as u64);
@@ -173,7 +192,9 @@ fn decider_figure() {
                 }
                 1_000
             });
-            let Some((median, low, high)) = figure else { return };
+            let Some((median, low, high)) = figure else {
+                return;
+            };
             println!(
                 "FIGURE democratie decider {path} n={n}: {median:.0} matches per CPU-second (median of 7 runs, {low:.0} to {high:.0}; {:.2} us per match), {:.1} events per match",
                 1e6 / median,

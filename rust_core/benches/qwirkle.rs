@@ -15,11 +15,18 @@ use tablier_core::rng::Rng;
 const REDS: [&str; 6] = ["RC", "RX", "RD", "RS", "RE", "RL"];
 
 fn board(tiles: &[(i32, i32, &str)]) -> Board {
-    Board::from_types(&tiles.iter().map(|&(x, y, c)| (x, y, parse_type(c).unwrap())).collect::<Vec<_>>()).unwrap()
+    Board::from_types(
+        &tiles
+            .iter()
+            .map(|&(x, y, c)| (x, y, parse_type(c).unwrap()))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap()
 }
 
 fn reds() -> u64 {
-    REDS.iter().fold(0u64, |m, c| m | 1 << parse_type(c).unwrap())
+    REDS.iter()
+        .fold(0u64, |m, c| m | 1 << parse_type(c).unwrap())
 }
 
 fn greedy_match(seats: u32, seed: u64, mut on_state: impl FnMut(&State)) -> Vec<pb::Event> {
@@ -64,7 +71,14 @@ fn corpus(n: usize) -> Vec<(Board, u64)> {
 fn percentiles(mut v: Vec<f64>) -> String {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let p = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
-    format!("p10 {:.2} us, median {:.2} us, p90 {:.2} us, p99 {:.2} us, max {:.2} us", p(0.1), p(0.5), p(0.9), p(0.99), p(1.0))
+    format!(
+        "p10 {:.2} us, median {:.2} us, p90 {:.2} us, p99 {:.2} us, max {:.2} us",
+        p(0.1),
+        p(0.5),
+        p(0.9),
+        p(0.99),
+        p(1.0)
+    )
 }
 
 /// Per-position medians (each position timed over many repetitions), printed once.
@@ -89,7 +103,11 @@ fn corpus_report(positions: &[(Board, u64)]) {
         let (c, _) = count_plays(b, *h);
         plays.push(c.iter().sum::<u32>() as f64);
     }
-    println!("corpus: {} mid-game positions; enumeration time per position: {}", positions.len(), percentiles(per));
+    println!(
+        "corpus: {} mid-game positions; enumeration time per position: {}",
+        positions.len(),
+        percentiles(per)
+    );
     plays.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
         "corpus: legal plays per position: median {}, mean {:.1}, max {}",
@@ -104,8 +122,12 @@ fn benches(c: &mut Criterion) {
     let a = board(&(0..6).map(|x| (x, 0, REDS[x as usize])).collect::<Vec<_>>());
     assert_eq!(count_plays(&e, reds()).0.iter().sum::<u32>(), 35860);
     assert_eq!(count_plays(&a, reds()).0.iter().sum::<u32>(), 33678);
-    c.bench_function("enumerate_tv33_E_35860_plays", |b| b.iter(|| count_plays(black_box(&e), black_box(reds()))));
-    c.bench_function("enumerate_tv33_A_33678_plays", |b| b.iter(|| count_plays(black_box(&a), black_box(reds()))));
+    c.bench_function("enumerate_tv33_E_35860_plays", |b| {
+        b.iter(|| count_plays(black_box(&e), black_box(reds())))
+    });
+    c.bench_function("enumerate_tv33_A_33678_plays", |b| {
+        b.iter(|| count_plays(black_box(&a), black_box(reds())))
+    });
 
     let positions = corpus(1200);
     corpus_report(&positions);
@@ -131,8 +153,12 @@ fn benches(c: &mut Criterion) {
     });
 
     let cfg = Qwirkle::checked_config(2, &Options::new()).unwrap();
-    let logs: Vec<Vec<pb::Event>> = (0..20).map(|s| greedy_match(2 + (s % 3) as u32, s, |_| {})).collect();
-    let configs: Vec<_> = (0..20u64).map(|s| Qwirkle::checked_config(2 + (s % 3) as u32, &Options::new()).unwrap()).collect();
+    let logs: Vec<Vec<pb::Event>> = (0..20)
+        .map(|s| greedy_match(2 + (s % 3) as u32, s, |_| {}))
+        .collect();
+    let configs: Vec<_> = (0..20u64)
+        .map(|s| Qwirkle::checked_config(2 + (s % 3) as u32, &Options::new()).unwrap())
+        .collect();
     let total: usize = logs.iter().map(|l| l.len()).sum();
     let _ = cfg;
     let mut g = c.benchmark_group("evolve");

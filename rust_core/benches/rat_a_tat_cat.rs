@@ -86,7 +86,10 @@ criterion_group!(benches, bench);
 
 /// Matches per CPU-second, the median of 7 runs of 5,000 matches, for both ways of applying.
 fn cpu_figure() {
-    for (path, run) in [("play", random_match as fn(&_, u64) -> u64), ("decide+evolve", random_match_checked)] {
+    for (path, run) in [
+        ("play", random_match as fn(&_, u64) -> u64),
+        ("decide+evolve", random_match_checked),
+    ] {
         for seats in [2u32, 4, 6] {
             let config = RatATatCat::checked_config(seats, &Options::new()).expect("config");
             let mut seed = 1_000_000u64;
@@ -97,7 +100,9 @@ fn cpu_figure() {
                 }
                 5_000
             });
-            let Some((median, low, high)) = figure else { return };
+            let Some((median, low, high)) = figure else {
+                return;
+            };
             eprintln!(
                 "FIGURE rat_a_tat_cat {path} {seats} seats: {median:.0} matches per CPU-second (median of 7 runs, {low:.0} to {high:.0}; {:.2} us per match)",
                 1e6 / median

@@ -76,11 +76,15 @@ pub struct ClockConfig {
 pub fn configure(options: &OptionValues) -> CoreResult<Option<ClockConfig>> {
     let (move_s, bank_s, inc_s) = (options.int(MOVE), options.int(BANK), options.int(INCREMENT));
     if inc_s > 0 && bank_s == 0 {
-        return Err(CoreError::option(format!("option {INCREMENT} needs {BANK} (an increment adds to a bank)")));
+        return Err(CoreError::option(format!(
+            "option {INCREMENT} needs {BANK} (an increment adds to a bank)"
+        )));
     }
     if move_s == 0 && bank_s == 0 {
         if options.given(POLICY) {
-            return Err(CoreError::option(format!("option {POLICY} needs a clock ({MOVE} or {BANK})")));
+            return Err(CoreError::option(format!(
+                "option {POLICY} needs a clock ({MOVE} or {BANK})"
+            )));
         }
         return Ok(None);
     }
@@ -95,7 +99,10 @@ pub fn configure(options: &OptionValues) -> CoreResult<Option<ClockConfig>> {
 /// The seat a `timeout:<seat>` command names, if `command` is one.
 pub fn timeout_seat(command: &str) -> Option<CoreResult<Seat>> {
     let rest = command.strip_prefix(TIMEOUT_COMMAND)?;
-    Some(rest.parse::<Seat>().map_err(|_| CoreError::malformed(format!("{command:?} names no seat"))))
+    Some(
+        rest.parse::<Seat>()
+            .map_err(|_| CoreError::malformed(format!("{command:?} names no seat"))),
+    )
 }
 
 /// Each seat's bank and current wait, derived from the recorded times of the events applied.
@@ -113,7 +120,12 @@ pub struct Clock {
 impl Clock {
     pub fn new(config: ClockConfig, seats: u32) -> Clock {
         let bank = config.bank_ms.unwrap_or(0);
-        Clock { config, bank: vec![bank; seats as usize], since: vec![None; seats as usize], last_command: None }
+        Clock {
+            config,
+            bank: vec![bank; seats as usize],
+            since: vec![None; seats as usize],
+            last_command: None,
+        }
     }
 
     /// After an event recorded at `at` (ms) by the command `command` acting for `actor`,
@@ -171,35 +183,61 @@ mod tests {
     use super::*;
 
     fn opts(pairs: &[(&str, &str)]) -> crate::game::Options {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
-    fn clock_of(pairs: &[(&str, &str)], policies: &[&'static str]) -> CoreResult<Option<ClockConfig>> {
+    fn clock_of(
+        pairs: &[(&str, &str)],
+        policies: &[&'static str],
+    ) -> CoreResult<Option<ClockConfig>> {
         configure(&OptionValues::check(&options(policies, ""), &opts(pairs))?)
     }
 
     #[test]
     fn options_checked_with_reasons() {
-        let clock = clock_of(&[(BANK, "60"), (INCREMENT, "2")], &[]).unwrap().unwrap();
-        assert_eq!((clock.move_ms, clock.bank_ms, clock.increment_ms, clock.policy.as_str()), (0, Some(60_000), 2000, BOT));
+        let clock = clock_of(&[(BANK, "60"), (INCREMENT, "2")], &[])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (
+                clock.move_ms,
+                clock.bank_ms,
+                clock.increment_ms,
+                clock.policy.as_str()
+            ),
+            (0, Some(60_000), 2000, BOT)
+        );
         assert!(clock_of(&[], &[]).unwrap().is_none());
         for (bad, why) in [
             (opts(&[(MOVE, "-1")]), "must be an integer from 0 to"),
             (opts(&[(BANK, "many")]), "must be an integer from 0 to"),
             (opts(&[(INCREMENT, "5")]), "needs clock_bank_seconds"),
             (opts(&[(POLICY, "bot")]), "needs a clock"),
-            (opts(&[(MOVE, "5"), (POLICY, "forfeit")]), "must be one of bot"),
+            (
+                opts(&[(MOVE, "5"), (POLICY, "forfeit")]),
+                "must be one of bot",
+            ),
             (opts(&[("clock_typo", "5")]), "unknown clock option"),
         ] {
-            let err = OptionValues::check(&options(&[], ""), &bad).and_then(|v| configure(&v)).unwrap_err();
-            assert!(matches!(err, CoreError::InvalidOption(_)) && err.to_string().contains(why), "{err}");
+            let err = OptionValues::check(&options(&[], ""), &bad)
+                .and_then(|v| configure(&v))
+                .unwrap_err();
+            assert!(
+                matches!(err, CoreError::InvalidOption(_)) && err.to_string().contains(why),
+                "{err}"
+            );
         }
         assert!(clock_of(&[(MOVE, "5"), (POLICY, "pass")], &["pass"]).is_ok());
     }
 
     #[test]
     fn banks_charge_waits_and_add_increments_once_per_command() {
-        let config = clock_of(&[(BANK, "10"), (INCREMENT, "1"), (MOVE, "4")], &[]).unwrap().unwrap();
+        let config = clock_of(&[(BANK, "10"), (INCREMENT, "1"), (MOVE, "4")], &[])
+            .unwrap()
+            .unwrap();
         let mut c = Clock::new(config, 2);
         c.step(Seats::one(0), None, None, 1_000);
         assert_eq!(c.deadline(0), Some(5_000)); // the per-move limit is the nearer

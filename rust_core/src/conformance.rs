@@ -30,7 +30,8 @@ pub struct Report {
 impl Report {
     fn violation(&mut self, seed: u64, step: u64, what: String) {
         if self.violations.len() < 20 {
-            self.violations.push(format!("seed {seed} step {step}: {what}"));
+            self.violations
+                .push(format!("seed {seed} step {step}: {what}"));
         }
     }
 }
@@ -72,33 +73,57 @@ pub fn play_checked<G: Game>(
     let mut state = G::initial(config);
     let mut events: Vec<G::Event> = Vec::new();
     let mut seq: u64 = 0;
-    let apply = |state: &mut G::State, evs: &[G::Event], events: &mut Vec<G::Event>, report: &mut Report, step: u64| {
+    let apply = |state: &mut G::State,
+                 evs: &[G::Event],
+                 events: &mut Vec<G::Event>,
+                 report: &mut Report,
+                 step: u64| {
         for e in evs {
             if let Err(err) = G::evolve(state, e) {
                 report.violation(seed, step, format!("own event does not apply: {err}"));
                 return false;
             }
             if let Err(msg) = G::check_invariants(state) {
-                report.violation(seed, step, format!("invariant after {}: {msg}", G::event_type(e)));
+                report.violation(
+                    seed,
+                    step,
+                    format!("invariant after {}: {msg}", G::event_type(e)),
+                );
                 return false;
             }
             if G::redact(e, Viewer::Auditor).as_ref() != Some(e) {
-                report.violation(seed, step, format!("auditor sees {} redacted", G::event_type(e)));
+                report.violation(
+                    seed,
+                    step,
+                    format!("auditor sees {} redacted", G::event_type(e)),
+                );
             }
             if !round_trips(e) {
-                report.violation(seed, step, format!("{} does not decode to itself: {e:?}", G::event_type(e)));
+                report.violation(
+                    seed,
+                    step,
+                    format!("{} does not decode to itself: {e:?}", G::event_type(e)),
+                );
             }
             for s in (0..seats).map(Viewer::Seat).chain([Viewer::Spectator]) {
                 if let Some(r) = G::redact(e, s) {
                     if !round_trips(&r) {
-                        report.violation(seed, step, format!("{} for {s:?} does not decode to itself", G::event_type(e)));
+                        report.violation(
+                            seed,
+                            step,
+                            format!("{} for {s:?} does not decode to itself", G::event_type(e)),
+                        );
                     }
                 }
             }
             events.push(e.clone());
         }
         if let Err(msg) = G::check_decision_point(state) {
-            report.violation(seed, step, format!("at a decision after {} events: {msg}", evs.len()));
+            report.violation(
+                seed,
+                step,
+                format!("at a decision after {} events: {msg}", evs.len()),
+            );
             return false;
         }
         true
@@ -143,34 +168,67 @@ pub fn play_checked<G: Game>(
             report.violation(seed, step, "not over but nobody to act".into());
             return None;
         }
-        for v in (0..seats).map(Viewer::Seat).chain([Viewer::Spectator, Viewer::Auditor]) {
+        for v in (0..seats)
+            .map(Viewer::Seat)
+            .chain([Viewer::Spectator, Viewer::Auditor])
+        {
             let bytes = G::view(&state, v).encode_to_vec();
-            if G::View::decode(bytes.as_slice()).map(|d| d.encode_to_vec()).as_ref() != Ok(&bytes) {
-                report.violation(seed, step, format!("the view of {v:?} does not decode to itself"));
+            if G::View::decode(bytes.as_slice())
+                .map(|d| d.encode_to_vec())
+                .as_ref()
+                != Ok(&bytes)
+            {
+                report.violation(
+                    seed,
+                    step,
+                    format!("the view of {v:?} does not decode to itself"),
+                );
             }
         }
         // A seat that is not awaited has no legal action.
         for idle in (0..seats).filter(|s| !awaited.contains(*s)) {
             if !G::legal_actions(&state, idle).is_empty() {
-                report.violation(seed, step, format!("seat {idle} is not awaited but has legal actions"));
+                report.violation(
+                    seed,
+                    step,
+                    format!("seat {idle} is not awaited but has legal actions"),
+                );
             }
         }
 
-        let Some(actor) = awaited.nth(choice.index(awaited.len())) else { unreachable!("awaited is not empty") };
+        let Some(actor) = awaited.nth(choice.index(awaited.len())) else {
+            unreachable!("awaited is not empty")
+        };
         let moves = G::legal_actions(&state, actor);
         if moves.is_empty() {
-            report.violation(seed, step, format!("seat {actor} is awaited but has no legal action"));
+            report.violation(
+                seed,
+                step,
+                format!("seat {actor} is awaited but has no legal action"),
+            );
             return None;
         }
         // Each listed once, each decoding to itself.
         let mut encoded: Vec<Vec<u8>> = moves.iter().map(|m| m.encode_to_vec()).collect();
         if let Some(m) = moves.iter().find(|m| !round_trips(*m)) {
-            report.violation(seed, step, format!("legal action does not decode to itself: {m:?}"));
+            report.violation(
+                seed,
+                step,
+                format!("legal action does not decode to itself: {m:?}"),
+            );
         }
         encoded.sort_unstable();
         encoded.dedup();
         if encoded.len() != moves.len() {
-            report.violation(seed, step, format!("seat {actor} has {} legal actions, {} distinct", moves.len(), encoded.len()));
+            report.violation(
+                seed,
+                step,
+                format!(
+                    "seat {actor} has {} legal actions, {} distinct",
+                    moves.len(),
+                    encoded.len()
+                ),
+            );
         }
         // A sample of the other legal actions must apply too.
         for _ in 0..2 {
@@ -181,16 +239,35 @@ pub fn play_checked<G: Game>(
         }
         // A seat that is not awaited is refused by the turn check, and has no legal action.
         if let Some(idle) = (0..seats).find(|s| !awaited.contains(*s)) {
-            match decide_checked::<G>(&state, idle, &moves[0], &mut Rng::for_command(&seed32, seq + 1)) {
+            match decide_checked::<G>(
+                &state,
+                idle,
+                &moves[0],
+                &mut Rng::for_command(&seed32, seq + 1),
+            ) {
                 Err(CoreError::Rule { .. }) => {}
-                other => report.violation(seed, step, format!("idle seat {idle} not refused: {other:?}")),
+                other => report.violation(
+                    seed,
+                    step,
+                    format!("idle seat {idle} not refused: {other:?}"),
+                ),
             }
         }
         // An empty action by the awaited seat is refused and changes nothing.
         let (mut after, mut out) = (state.clone(), Vec::new());
-        let empty = G::play(&mut after, actor, &G::Action::default(), &mut Rng::for_command(&seed32, seq + 1), &mut out);
+        let empty = G::play(
+            &mut after,
+            actor,
+            &G::Action::default(),
+            &mut Rng::for_command(&seed32, seq + 1),
+            &mut out,
+        );
         if empty.is_ok() || after != state || !out.is_empty() {
-            report.violation(seed, step, format!("an empty action by seat {actor} changed the match: {empty:?}"));
+            report.violation(
+                seed,
+                step,
+                format!("an empty action by seat {actor} changed the match: {empty:?}"),
+            );
         }
         // Odd seeds: the game's strongest bot plays every seat; even seeds: uniform choice.
         let action = if seed % 2 == 1 {
@@ -198,25 +275,47 @@ pub fn play_checked<G: Game>(
             match G::bot_action(&state, actor, bot, &mut choice) {
                 Ok(a) if moves.contains(&a) => a,
                 Ok(a) => {
-                    report.violation(seed, step, format!("bot {bot} chose an action not listed: {a:?}"));
+                    report.violation(
+                        seed,
+                        step,
+                        format!("bot {bot} chose an action not listed: {a:?}"),
+                    );
                     return None;
                 }
                 Err(e) => {
-                    report.violation(seed, step, format!("bot {bot} found no move for awaited seat {actor}: {e}"));
+                    report.violation(
+                        seed,
+                        step,
+                        format!("bot {bot} found no move for awaited seat {actor}: {e}"),
+                    );
                     return None;
                 }
             }
         } else {
             moves[choice.index(moves.len())].clone()
         };
-        let evs = match G::decide(&state, actor, &action, &mut Rng::for_command(&seed32, seq + 1)) {
+        let evs = match G::decide(
+            &state,
+            actor,
+            &action,
+            &mut Rng::for_command(&seed32, seq + 1),
+        ) {
             Ok(evs) => evs,
             Err(e) => {
-                report.violation(seed, step, format!("listed action refused: {e} ({action:?})"));
+                report.violation(
+                    seed,
+                    step,
+                    format!("listed action refused: {e} ({action:?})"),
+                );
                 return None;
             }
         };
-        let again = G::decide(&state, actor, &action, &mut Rng::for_command(&seed32, seq + 1));
+        let again = G::decide(
+            &state,
+            actor,
+            &action,
+            &mut Rng::for_command(&seed32, seq + 1),
+        );
         if again.as_ref().ok() != Some(&evs) {
             report.violation(seed, step, "decide is not deterministic".into());
         }
@@ -226,14 +325,26 @@ pub fn play_checked<G: Game>(
         // `play` gives the same events, and the same state as checking and applying them.
         let mut played = state.clone();
         let mut play_events = Vec::new();
-        let play = G::play(&mut played, actor, &action, &mut Rng::for_command(&seed32, seq + 1), &mut play_events);
+        let play = G::play(
+            &mut played,
+            actor,
+            &action,
+            &mut Rng::for_command(&seed32, seq + 1),
+            &mut play_events,
+        );
         if !apply(&mut state, &evs, &mut events, report, step) {
             return None;
         }
         match play {
             Ok(()) if play_events == evs && played == state => {}
-            Ok(()) if play_events != evs => report.violation(seed, step, "play and decide give different events".into()),
-            Ok(()) => report.violation(seed, step, format!("play leaves {played:?}, evolve {state:?}")),
+            Ok(()) if play_events != evs => {
+                report.violation(seed, step, "play and decide give different events".into())
+            }
+            Ok(()) => report.violation(
+                seed,
+                step,
+                format!("play leaves {played:?}, evolve {state:?}"),
+            ),
             Err(e) => report.violation(seed, step, format!("play refused a listed action: {e}")),
         }
         seq += evs.len() as u64;
@@ -243,7 +354,13 @@ pub fn play_checked<G: Game>(
 }
 
 /// Plays `matches` seeded random matches from `first_seed` and checks them (see module docs).
-pub fn run<G: Game>(seats: u32, options: &Options, matches: u64, first_seed: u64, max_steps: u64) -> Report {
+pub fn run<G: Game>(
+    seats: u32,
+    options: &Options,
+    matches: u64,
+    first_seed: u64,
+    max_steps: u64,
+) -> Report {
     let mut report = Report::default();
     let config = match G::checked_config(seats, options) {
         Ok(c) => c,
@@ -254,7 +371,9 @@ pub fn run<G: Game>(seats: u32, options: &Options, matches: u64, first_seed: u64
     };
     for seed in first_seed..first_seed + matches {
         report.matches += 1;
-        let Some(played) = play_checked::<G>(&config, seats, seed, max_steps, &mut report) else { continue };
+        let Some(played) = play_checked::<G>(&config, seats, seed, max_steps, &mut report) else {
+            continue;
+        };
         // Replay equals the live state.
         let mut replayed = G::initial(&config);
         for e in &played.events {
@@ -302,15 +421,21 @@ pub fn play_silent_seat<G: Game>(
     let mut state = G::initial(&config);
     let mut events: Vec<G::Event> = Vec::new();
     let mut seq = 0u64;
-    let apply = |state: &mut G::State, evs: Vec<G::Event>, events: &mut Vec<G::Event>| -> Result<(), String> {
+    let apply = |state: &mut G::State,
+                 evs: Vec<G::Event>,
+                 events: &mut Vec<G::Event>|
+     -> Result<(), String> {
         for e in evs {
-            G::evolve(state, &e).map_err(|err| format!("{} does not apply: {err}", G::event_type(&e)))?;
-            G::check_invariants(state).map_err(|m| format!("invariant after {}: {m}", G::event_type(&e)))?;
+            G::evolve(state, &e)
+                .map_err(|err| format!("{} does not apply: {err}", G::event_type(&e)))?;
+            G::check_invariants(state)
+                .map_err(|m| format!("invariant after {}: {m}", G::event_type(&e)))?;
             events.push(e);
         }
         G::check_decision_point(state).map_err(|m| format!("at a decision: {m}"))
     };
-    let opening = G::start(&state, &mut Rng::for_command(&seed32, 1)).map_err(|e| format!("start failed: {e}"))?;
+    let opening = G::start(&state, &mut Rng::for_command(&seed32, 1))
+        .map_err(|e| format!("start failed: {e}"))?;
     seq += opening.len() as u64;
     apply(&mut state, opening, &mut events)?;
     let (mut timeouts, mut answered) = (0u64, 0u64);
@@ -322,17 +447,31 @@ pub fn play_silent_seat<G: Game>(
             break;
         }
         if step >= max_steps {
-            return Err(format!("no end after {max_steps} steps ({timeouts} timeouts)"));
+            return Err(format!(
+                "no end after {max_steps} steps ({timeouts} timeouts)"
+            ));
         }
         let awaited = G::to_act(&state);
-        let Some(first) = awaited.first() else { return Err(format!("step {step}: not over but nobody to act")) };
+        let Some(first) = awaited.first() else {
+            return Err(format!("step {step}: not over but nobody to act"));
+        };
         let answers_now = awaited.contains(silent) && answered < answers;
         answered += u64::from(answers_now);
         let evs = if awaited.contains(silent) && !answers_now {
             timeouts += 1;
-            let decided = G::timeout_events(&state, silent, policy, &mut Rng::for_command(&seed32, seq + 1))
-                .map_err(|e| format!("step {step}: timeout refused: {e}"))?;
-            let again = G::timeout_events(&state, silent, policy, &mut Rng::for_command(&seed32, seq + 1));
+            let decided = G::timeout_events(
+                &state,
+                silent,
+                policy,
+                &mut Rng::for_command(&seed32, seq + 1),
+            )
+            .map_err(|e| format!("step {step}: timeout refused: {e}"))?;
+            let again = G::timeout_events(
+                &state,
+                silent,
+                policy,
+                &mut Rng::for_command(&seed32, seq + 1),
+            );
             if again.as_ref().ok() != Some(&decided) {
                 return Err(format!("step {step}: the timeout is not deterministic"));
             }
@@ -348,18 +487,27 @@ pub fn play_silent_seat<G: Game>(
             };
             let moves = G::legal_actions(&state, actor);
             if moves.is_empty() {
-                return Err(format!("step {step}: seat {actor} is awaited but has no legal action"));
+                return Err(format!(
+                    "step {step}: seat {actor} is awaited but has no legal action"
+                ));
             }
             let action = &moves[choice.index(moves.len())];
-            G::decide(&state, actor, action, &mut Rng::for_command(&seed32, seq + 1))
-                .map_err(|e| format!("step {step}: listed action refused: {e}"))?
+            G::decide(
+                &state,
+                actor,
+                action,
+                &mut Rng::for_command(&seed32, seq + 1),
+            )
+            .map_err(|e| format!("step {step}: listed action refused: {e}"))?
         };
         seq += evs.len() as u64;
         apply(&mut state, evs, &mut events).map_err(|e| format!("step {step}: {e}"))?;
         if G::outcome(&state).is_none() {
             for s in G::to_act(&state).iter() {
                 if G::legal_actions(&state, s).is_empty() {
-                    return Err(format!("step {step}: seat {s} is awaited after a timeout but has no legal action"));
+                    return Err(format!(
+                        "step {step}: seat {s} is awaited after a timeout but has no legal action"
+                    ));
                 }
             }
         }

@@ -13,7 +13,10 @@ pub enum CoreError {
     /// A well-formed action that the rules refuse now. `reason` is a stable,
     /// machine-readable code (e.g. `NOT_YOUR_TURN`, `ILLEGAL_PLAY`); `message` is for people.
     /// Both must be computable from what the acting seat may know.
-    Rule { reason: &'static str, message: String },
+    Rule {
+        reason: &'static str,
+        message: String,
+    },
     /// The game does not offer this capability (e.g. no position evaluator).
     Unsupported(String),
     /// A stored event does not apply to the state it follows: the log is corrupt or was
@@ -29,7 +32,10 @@ impl CoreError {
         CoreError::InvalidOption(msg.into())
     }
     pub fn rule(reason: &'static str, msg: impl Into<String>) -> Self {
-        CoreError::Rule { reason, message: msg.into() }
+        CoreError::Rule {
+            reason,
+            message: msg.into(),
+        }
     }
     pub fn corrupt(msg: impl Into<String>) -> Self {
         CoreError::Corrupt(msg.into())

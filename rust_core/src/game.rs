@@ -136,9 +136,20 @@ pub struct OptionSpec {
 }
 
 impl OptionSpec {
-    pub fn int(name: &'static str, default: u32, lo: u32, hi: u32, description: impl Into<String>) -> OptionSpec {
+    pub fn int(
+        name: &'static str,
+        default: u32,
+        lo: u32,
+        hi: u32,
+        description: impl Into<String>,
+    ) -> OptionSpec {
         debug_assert!((lo..=hi).contains(&default), "{name}");
-        OptionSpec { name, kind: OptionKind::Int { lo, hi }, default: default.to_string(), description: description.into() }
+        OptionSpec {
+            name,
+            kind: OptionKind::Int { lo, hi },
+            default: default.to_string(),
+            description: description.into(),
+        }
     }
     pub fn choice(
         name: &'static str,
@@ -147,10 +158,25 @@ impl OptionSpec {
         description: impl Into<String>,
     ) -> OptionSpec {
         debug_assert!(values.contains(&default), "{name}");
-        OptionSpec { name, kind: OptionKind::Choice(values.to_vec()), default: default.into(), description: description.into() }
+        OptionSpec {
+            name,
+            kind: OptionKind::Choice(values.to_vec()),
+            default: default.into(),
+            description: description.into(),
+        }
     }
-    pub fn text(name: &'static str, max_len: usize, default: &'static str, description: impl Into<String>) -> OptionSpec {
-        OptionSpec { name, kind: OptionKind::Text { max_len }, default: default.into(), description: description.into() }
+    pub fn text(
+        name: &'static str,
+        max_len: usize,
+        default: &'static str,
+        description: impl Into<String>,
+    ) -> OptionSpec {
+        OptionSpec {
+            name,
+            kind: OptionKind::Text { max_len },
+            default: default.into(),
+            description: description.into(),
+        }
     }
 
     /// The value `given` (trimmed) checked against the kind.
@@ -160,16 +186,24 @@ impl OptionSpec {
         match &self.kind {
             OptionKind::Int { lo, hi } => match v.parse::<u32>() {
                 Ok(x) if (lo..=hi).contains(&&x) => Ok(OptionValue::Int(x)),
-                _ => Err(CoreError::option(format!("option {name} must be an integer from {lo} to {hi}, not {given:?}"))),
+                _ => Err(CoreError::option(format!(
+                    "option {name} must be an integer from {lo} to {hi}, not {given:?}"
+                ))),
             },
-            OptionKind::Choice(values) if values.contains(&v) => Ok(OptionValue::Text(v.to_string())),
-            OptionKind::Choice(values) => {
-                Err(CoreError::option(format!("option {name} must be one of {}, not {given:?}", values.join(", "))))
+            OptionKind::Choice(values) if values.contains(&v) => {
+                Ok(OptionValue::Text(v.to_string()))
             }
-            OptionKind::Text { max_len } if v.len() <= *max_len => Ok(OptionValue::Text(v.to_string())),
-            OptionKind::Text { max_len } => {
-                Err(CoreError::option(format!("option {name} takes at most {max_len} characters, not {}", v.len())))
+            OptionKind::Choice(values) => Err(CoreError::option(format!(
+                "option {name} must be one of {}, not {given:?}",
+                values.join(", ")
+            ))),
+            OptionKind::Text { max_len } if v.len() <= *max_len => {
+                Ok(OptionValue::Text(v.to_string()))
             }
+            OptionKind::Text { max_len } => Err(CoreError::option(format!(
+                "option {name} takes at most {max_len} characters, not {}",
+                v.len()
+            ))),
         }
     }
 }
@@ -191,12 +225,21 @@ impl OptionValues {
     /// Checks `options` against `specs`: every name known, every value of its kind. Absent
     /// options take their defaults. `InvalidOption` says which and why.
     pub fn check(specs: &[OptionSpec], options: &Options) -> CoreResult<OptionValues> {
-        if let Some(unknown) = options.keys().find(|k| !specs.iter().any(|s| s.name == k.as_str())) {
+        if let Some(unknown) = options
+            .keys()
+            .find(|k| !specs.iter().any(|s| s.name == k.as_str()))
+        {
             let clock = unknown.starts_with(CLOCK_PREFIX);
-            let names: Vec<&str> =
-                specs.iter().map(|s| s.name).filter(|n| n.starts_with(CLOCK_PREFIX) == clock).collect();
+            let names: Vec<&str> = specs
+                .iter()
+                .map(|s| s.name)
+                .filter(|n| n.starts_with(CLOCK_PREFIX) == clock)
+                .collect();
             let what = if clock { "clock option" } else { "option" };
-            return Err(CoreError::option(format!("unknown {what} {unknown:?} ({what}s: {})", names.join(", "))));
+            return Err(CoreError::option(format!(
+                "unknown {what} {unknown:?} ({what}s: {})",
+                names.join(", ")
+            )));
         }
         let mut values = BTreeMap::new();
         for spec in specs {
@@ -248,7 +291,10 @@ pub fn check_seats<G: Game + ?Sized>(seats: u32) -> CoreResult<()> {
     } else {
         format!("{} to {}", G::MIN_PLAYERS, G::MAX_PLAYERS)
     };
-    Err(CoreError::option(format!("{} is played by {range} players, not {seats}", G::NAME)))
+    Err(CoreError::option(format!(
+        "{} is played by {range} players, not {seats}",
+        G::NAME
+    )))
 }
 
 /// A host command the server gives by itself once the match has waited `seconds` in one
@@ -308,7 +354,11 @@ pub trait Game: 'static {
     /// `start` and `evolve` in one step, as [`Game::play`] is to `decide`: on success `state` is
     /// the opened match and the opening events are appended to `events`. A game whose `start`
     /// builds the state anyway overrides it to build it in place.
-    fn open(state: &mut Self::State, rng: &mut Rng, events: &mut Vec<Self::Event>) -> CoreResult<()> {
+    fn open(
+        state: &mut Self::State,
+        rng: &mut Rng,
+        events: &mut Vec<Self::Event>,
+    ) -> CoreResult<()> {
         let opening = Self::start(state, rng)?;
         let mut next = state.clone();
         for e in &opening {
@@ -323,8 +373,12 @@ pub trait Game: 'static {
     /// including any automatic steps that follow it. Must not panic on any action. `seat` is
     /// awaited (`to_act`) and the match is not over: the registry refuses every other seat
     /// before asking the game ([`decide_checked`]), with the game's [`Game::idle_refusal`].
-    fn decide(state: &Self::State, seat: Seat, action: &Self::Action, rng: &mut Rng)
-        -> CoreResult<Vec<Self::Event>>;
+    fn decide(
+        state: &Self::State,
+        seat: Seat,
+        action: &Self::Action,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<Self::Event>>;
 
     /// Applies one event. Events come from `decide` or from storage; one that does not fit the
     /// state is `Corrupt` (the state may then be discarded, never used).
@@ -390,7 +444,12 @@ pub trait Game: 'static {
     fn outcome(state: &Self::State) -> Option<Outcome>;
 
     /// A move for `seat` from the named bot. Bots decide from what the seat may know only.
-    fn bot_action(state: &Self::State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<Self::Action> {
+    fn bot_action(
+        state: &Self::State,
+        seat: Seat,
+        bot: &str,
+        rng: &mut Rng,
+    ) -> CoreResult<Self::Action> {
         let _ = bot;
         let mut moves = Self::legal_actions(state, seat);
         if moves.is_empty() {
@@ -401,9 +460,16 @@ pub trait Game: 'static {
     }
 
     /// The events a host command causes (one of `HOST_COMMANDS`; the registry refuses others).
-    fn host_command(state: &Self::State, command: &str, rng: &mut Rng) -> CoreResult<Vec<Self::Event>> {
+    fn host_command(
+        state: &Self::State,
+        command: &str,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<Self::Event>> {
         let _ = (state, rng);
-        Err(CoreError::Unsupported(format!("{} has no host command {command:?}", Self::ID)))
+        Err(CoreError::Unsupported(format!(
+            "{} has no host command {command:?}",
+            Self::ID
+        )))
     }
 
     /// The timer running in this state, if any (its command is one of `HOST_COMMANDS`).
@@ -423,9 +489,17 @@ pub trait Game: 'static {
 
     /// The events of `policy` (one of `TIMEOUT_POLICIES`) for the awaited `seat` whose time is
     /// up, following the `seat_timed_out` event the registry records first.
-    fn timeout_events(state: &Self::State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<Self::Event>> {
+    fn timeout_events(
+        state: &Self::State,
+        seat: Seat,
+        policy: &str,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<Self::Event>> {
         let _ = (state, seat, rng);
-        Err(CoreError::Unsupported(format!("{} has no timeout policy {policy:?}", Self::ID)))
+        Err(CoreError::Unsupported(format!(
+            "{} has no timeout policy {policy:?}",
+            Self::ID
+        )))
     }
 
     /// The match drawn for a terminal, as `viewer` may see it.
@@ -435,7 +509,10 @@ pub trait Game: 'static {
     /// `Evaluation` bytes out). No match, no storage.
     fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
         let _ = position;
-        Err(CoreError::Unsupported(format!("{} has no position evaluator", Self::ID)))
+        Err(CoreError::Unsupported(format!(
+            "{} has no position evaluator",
+            Self::ID
+        )))
     }
 
     /// The `Position` (the input of [`Game::evaluate`]) that `seat` faces now, encoded: what
@@ -474,14 +551,29 @@ pub fn check_turn<G: Game>(state: &G::State, seat: Seat, action: &G::Action) -> 
         return Ok(());
     }
     match G::idle_refusal(state, seat, action) {
-        Some(e) if !matches!(e, CoreError::Rule { reason: "NOT_YOUR_TURN" | "GAME_OVER", .. }) => Err(e),
+        Some(e)
+            if !matches!(
+                e,
+                CoreError::Rule {
+                    reason: "NOT_YOUR_TURN" | "GAME_OVER",
+                    ..
+                }
+            ) =>
+        {
+            Err(e)
+        }
         _ if over => Err(CoreError::game_over()),
         _ => Err(CoreError::not_your_turn()),
     }
 }
 
 /// `decide` behind the turn check, as the registry asks it (what a client gets).
-pub fn decide_checked<G: Game>(state: &G::State, seat: Seat, action: &G::Action, rng: &mut Rng) -> CoreResult<Vec<G::Event>> {
+pub fn decide_checked<G: Game>(
+    state: &G::State,
+    seat: Seat,
+    action: &G::Action,
+    rng: &mut Rng,
+) -> CoreResult<Vec<G::Event>> {
     check_turn::<G>(state, seat, action)?;
     G::decide(state, seat, action, rng)
 }
@@ -499,19 +591,34 @@ mod tests {
     #[test]
     fn options_are_checked_and_filled_alike_in_every_game() {
         let one = |k: &str, v: &str| Options::from([(k.to_string(), v.to_string())]);
-        let spec = [OptionSpec::int("n", 7, 1, 9, ""), OptionSpec::choice("c", &["on", "off"], "on", "")];
+        let spec = [
+            OptionSpec::int("n", 7, 1, 9, ""),
+            OptionSpec::choice("c", &["on", "off"], "on", ""),
+        ];
         let filled = OptionValues::check(&spec, &Options::new()).unwrap();
-        assert_eq!((filled.int("n"), filled.text("c"), filled.given("n")), (7, "on", false));
+        assert_eq!(
+            (filled.int("n"), filled.text("c"), filled.given("n")),
+            (7, "on", false)
+        );
         let given = OptionValues::check(&spec, &one("n", " 5 ")).unwrap();
         assert_eq!((given.int("n"), given.given("n")), (5, true));
         for bad in ["0", "10", "-1", "4294967296", "five", ""] {
             let e = OptionValues::check(&spec, &one("n", bad)).unwrap_err();
-            assert_eq!(e.to_string(), format!("invalid option: option n must be an integer from 1 to 9, not {bad:?}"));
+            assert_eq!(
+                e.to_string(),
+                format!("invalid option: option n must be an integer from 1 to 9, not {bad:?}")
+            );
         }
         let e = OptionValues::check(&spec, &one("c", "maybe")).unwrap_err();
-        assert_eq!(e.to_string(), "invalid option: option c must be one of on, off, not \"maybe\"");
+        assert_eq!(
+            e.to_string(),
+            "invalid option: option c must be one of on, off, not \"maybe\""
+        );
         let e = OptionValues::check(&spec, &one("x", "1")).unwrap_err();
-        assert_eq!(e.to_string(), "invalid option: unknown option \"x\" (options: n, c)");
+        assert_eq!(
+            e.to_string(),
+            "invalid option: unknown option \"x\" (options: n, c)"
+        );
         // Every game's options go through the registry's checks: each default (with spaces
         // around it) is accepted, a word where an integer belongs and an unknown name refused.
         for game in registry::games() {
@@ -519,27 +626,60 @@ mod tests {
             for o in &info.options {
                 // (A timeout policy is refused without a clock, even the default one.)
                 let padded = one(&o.name, &format!(" {} ", o.default_value));
-                assert!(game.new_match(info.min_players, &padded).is_ok() || o.name == "clock_timeout", "{} {}", info.id, o.name);
-                let err = game.new_match(info.min_players, &one(&o.name, "many")).err();
+                assert!(
+                    game.new_match(info.min_players, &padded).is_ok() || o.name == "clock_timeout",
+                    "{} {}",
+                    info.id,
+                    o.name
+                );
+                let err = game
+                    .new_match(info.min_players, &one(&o.name, "many"))
+                    .err();
                 match o.kind() {
                     crate::proto::OptionKind::Integer => {
                         let err = err.as_ref().expect("refused").to_string();
-                        let bounds = format!("option {} must be an integer from {} to {}", o.name, o.min_value, o.max_value);
+                        let bounds = format!(
+                            "option {} must be an integer from {} to {}",
+                            o.name, o.min_value, o.max_value
+                        );
                         assert!(err.contains(&bounds), "{err}");
                     }
-                    crate::proto::OptionKind::Choice => assert!(o.allowed_values.contains(&o.default_value)),
+                    crate::proto::OptionKind::Choice => {
+                        assert!(o.allowed_values.contains(&o.default_value))
+                    }
                     crate::proto::OptionKind::Text => assert!(o.max_length > 0),
-                    crate::proto::OptionKind::Unspecified => panic!("{} {}: no kind", info.id, o.name),
+                    crate::proto::OptionKind::Unspecified => {
+                        panic!("{} {}: no kind", info.id, o.name)
+                    }
                 }
                 if o.kind() != crate::proto::OptionKind::Text {
-                    assert!(matches!(err, Some(CoreError::InvalidOption(_))), "{} {}", info.id, o.name);
+                    assert!(
+                        matches!(err, Some(CoreError::InvalidOption(_))),
+                        "{} {}",
+                        info.id,
+                        o.name
+                    );
                 }
             }
-            let err = game.new_match(info.min_players, &one("no-such-option", "1")).err().expect("refused");
-            assert!(err.to_string().contains("unknown option \"no-such-option\""), "{err}");
+            let err = game
+                .new_match(info.min_players, &one("no-such-option", "1"))
+                .err()
+                .expect("refused");
+            assert!(
+                err.to_string()
+                    .contains("unknown option \"no-such-option\""),
+                "{err}"
+            );
             for seats in [info.min_players - 1, info.max_players + 1] {
-                let err = game.new_match(seats, &Options::new()).err().expect("refused");
-                assert!(err.to_string().contains(&format!("{} is played by", info.name)), "{err}");
+                let err = game
+                    .new_match(seats, &Options::new())
+                    .err()
+                    .expect("refused");
+                assert!(
+                    err.to_string()
+                        .contains(&format!("{} is played by", info.name)),
+                    "{err}"
+                );
             }
         }
     }

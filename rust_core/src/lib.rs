@@ -49,12 +49,12 @@ pub mod proto {
             }
         }
     }
-    pub use tablier::v1::*;
-    pub use tablier::qwirkle::v1 as qwirkle;
-    pub use tablier::rat_a_tat_cat::v1 as rat_a_tat_cat;
+    pub use tablier::carre::v1 as carre;
     pub use tablier::democratie::v1 as democratie;
     pub use tablier::grid_knock::v1 as grid_knock;
-    pub use tablier::carre::v1 as carre;
+    pub use tablier::qwirkle::v1 as qwirkle;
+    pub use tablier::rat_a_tat_cat::v1 as rat_a_tat_cat;
+    pub use tablier::v1::*;
 }
 
 /// Version of the rules core, stored with every event it produced.

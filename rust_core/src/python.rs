@@ -14,12 +14,42 @@ use crate::game::Viewer;
 use crate::registry::{self, DynMatch, EncodedEvent};
 use crate::rng::Rng;
 
-create_exception!(_core, CoreException, PyException, "Base class of every error the rules core reports.");
-create_exception!(_core, MalformedInput, CoreException, "The request cannot be decoded or names nothing that exists.");
-create_exception!(_core, InvalidOption, CoreException, "An unknown game type, a bad player count or option.");
-create_exception!(_core, RuleViolation, CoreException, "The rules refuse the action now; args are (reason, message).");
-create_exception!(_core, Unsupported, CoreException, "The game does not offer this capability.");
-create_exception!(_core, CorruptLog, CoreException, "A stored event does not apply to the state it follows.");
+create_exception!(
+    _core,
+    CoreException,
+    PyException,
+    "Base class of every error the rules core reports."
+);
+create_exception!(
+    _core,
+    MalformedInput,
+    CoreException,
+    "The request cannot be decoded or names nothing that exists."
+);
+create_exception!(
+    _core,
+    InvalidOption,
+    CoreException,
+    "An unknown game type, a bad player count or option."
+);
+create_exception!(
+    _core,
+    RuleViolation,
+    CoreException,
+    "The rules refuse the action now; args are (reason, message)."
+);
+create_exception!(
+    _core,
+    Unsupported,
+    CoreException,
+    "The game does not offer this capability."
+);
+create_exception!(
+    _core,
+    CorruptLog,
+    CoreException,
+    "A stored event does not apply to the state it follows."
+);
 
 fn to_py(err: CoreError) -> PyErr {
     match err {
@@ -40,13 +70,17 @@ fn viewer(seat: Option<u32>, auditor: bool) -> Viewer {
 }
 
 fn seed32(seed: &[u8]) -> PyResult<[u8; 32]> {
-    seed.try_into().map_err(|_| MalformedInput::new_err(format!("a seed is 32 bytes, not {}", seed.len())))
+    seed.try_into()
+        .map_err(|_| MalformedInput::new_err(format!("a seed is 32 bytes, not {}", seed.len())))
 }
 
 type PyEvents = Vec<(&'static str, Py<PyBytes>)>;
 
 fn events_to_py(py: Python<'_>, events: Vec<EncodedEvent>) -> PyEvents {
-    events.into_iter().map(|e| (e.kind, PyBytes::new(py, &e.payload).unbind())).collect()
+    events
+        .into_iter()
+        .map(|e| (e.kind, PyBytes::new(py, &e.payload).unbind()))
+        .collect()
 }
 
 /// One match's state. Mutated only by `apply`, which replays stored events.
@@ -60,7 +94,9 @@ pub struct Match {
 impl Match {
     fn get(&self) -> PyResult<&dyn DynMatch> {
         if self.poisoned {
-            return Err(CorruptLog::new_err("this state was abandoned after an event failed to apply"));
+            return Err(CorruptLog::new_err(
+                "this state was abandoned after an event failed to apply",
+            ));
         }
         Ok(self.inner.as_ref())
     }
@@ -70,10 +106,19 @@ impl Match {
 impl Match {
     #[new]
     #[pyo3(signature = (game_type, seats, options=None))]
-    fn new(game_type: &str, seats: u32, options: Option<BTreeMap<String, String>>) -> PyResult<Self> {
+    fn new(
+        game_type: &str,
+        seats: u32,
+        options: Option<BTreeMap<String, String>>,
+    ) -> PyResult<Self> {
         let game = registry::find(game_type).map_err(to_py)?;
-        let inner = game.new_match(seats, &options.unwrap_or_default()).map_err(to_py)?;
-        Ok(Match { inner, poisoned: false })
+        let inner = game
+            .new_match(seats, &options.unwrap_or_default())
+            .map_err(to_py)?;
+        Ok(Match {
+            inner,
+            poisoned: false,
+        })
     }
 
     #[getter]
@@ -87,28 +132,49 @@ impl Match {
     }
 
     fn copy(&self) -> PyResult<Self> {
-        Ok(Match { inner: self.get()?.clone_box(), poisoned: false })
+        Ok(Match {
+            inner: self.get()?.clone_box(),
+            poisoned: false,
+        })
     }
 
     fn start(&self, py: Python<'_>, seed: &[u8], seq: u64) -> PyResult<PyEvents> {
         let seed = seed32(seed)?;
         let m = self.get()?;
-        let events = py.allow_threads(|| m.start(&mut Rng::for_command(&seed, seq))).map_err(to_py)?;
+        let events = py
+            .allow_threads(|| m.start(&mut Rng::for_command(&seed, seq)))
+            .map_err(to_py)?;
         Ok(events_to_py(py, events))
     }
 
-    fn decide(&self, py: Python<'_>, seat: u32, action: &[u8], seed: &[u8], seq: u64) -> PyResult<PyEvents> {
+    fn decide(
+        &self,
+        py: Python<'_>,
+        seat: u32,
+        action: &[u8],
+        seed: &[u8],
+        seq: u64,
+    ) -> PyResult<PyEvents> {
         let seed = seed32(seed)?;
         let m = self.get()?;
-        let events = py.allow_threads(|| m.decide(seat, action, &mut Rng::for_command(&seed, seq))).map_err(to_py)?;
+        let events = py
+            .allow_threads(|| m.decide(seat, action, &mut Rng::for_command(&seed, seq)))
+            .map_err(to_py)?;
         Ok(events_to_py(py, events))
     }
 
-    fn host_command(&self, py: Python<'_>, command: &str, seed: &[u8], seq: u64) -> PyResult<PyEvents> {
+    fn host_command(
+        &self,
+        py: Python<'_>,
+        command: &str,
+        seed: &[u8],
+        seq: u64,
+    ) -> PyResult<PyEvents> {
         let seed = seed32(seed)?;
         let m = self.get()?;
-        let events =
-            py.allow_threads(|| m.host_command(command, &mut Rng::for_command(&seed, seq))).map_err(to_py)?;
+        let events = py
+            .allow_threads(|| m.host_command(command, &mut Rng::for_command(&seed, seq)))
+            .map_err(to_py)?;
         Ok(events_to_py(py, events))
     }
 
@@ -136,7 +202,12 @@ impl Match {
 
     /// Applies events in order with the GIL released (replay; clocks are not stepped).
     #[pyo3(signature = (payloads, kinds=None))]
-    fn apply_all(&mut self, py: Python<'_>, payloads: Vec<Vec<u8>>, kinds: Option<Vec<String>>) -> PyResult<()> {
+    fn apply_all(
+        &mut self,
+        py: Python<'_>,
+        payloads: Vec<Vec<u8>>,
+        kinds: Option<Vec<String>>,
+    ) -> PyResult<()> {
         self.get()?;
         let inner = &mut self.inner;
         let result = py.allow_threads(|| {
@@ -162,7 +233,12 @@ impl Match {
     }
 
     #[pyo3(signature = (seat=None, auditor=false))]
-    fn view<'py>(&self, py: Python<'py>, seat: Option<u32>, auditor: bool) -> PyResult<Bound<'py, PyBytes>> {
+    fn view<'py>(
+        &self,
+        py: Python<'py>,
+        seat: Option<u32>,
+        auditor: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = self.get()?.view(viewer(seat, auditor)).map_err(to_py)?;
         Ok(PyBytes::new(py, &bytes))
     }
@@ -176,7 +252,10 @@ impl Match {
         auditor: bool,
         kind: Option<&str>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let out = self.get()?.redact_stored(kind, payload, viewer(seat, auditor)).map_err(to_py)?;
+        let out = self
+            .get()?
+            .redact_stored(kind, payload, viewer(seat, auditor))
+            .map_err(to_py)?;
         Ok(out.map(|b: Vec<u8>| PyBytes::new(py, &b)))
     }
 
@@ -187,7 +266,10 @@ impl Match {
 
     /// `(move limit ms, bank ms or None, increment ms, timeout policy)`, None without a clock.
     fn clock(&self) -> PyResult<Option<(i64, Option<i64>, i64, String)>> {
-        Ok(self.get()?.clock_config().map(|c| (c.move_ms, c.bank_ms, c.increment_ms, c.policy)))
+        Ok(self
+            .get()?
+            .clock_config()
+            .map(|c| (c.move_ms, c.bank_ms, c.increment_ms, c.policy)))
     }
 
     /// Per seat `(bank ms, wait start ms, deadline ms)` (each None when it does not apply);
@@ -202,7 +284,10 @@ impl Match {
 
     /// The `tablier.v1.Outcome` message once the match is over.
     fn outcome<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        Ok(self.get()?.outcome().map(|o| PyBytes::new(py, &o.encode_to_vec())))
+        Ok(self
+            .get()?
+            .outcome()
+            .map(|o| PyBytes::new(py, &o.encode_to_vec())))
     }
 
     /// `(host command, seconds, key)` of the timer running now, or `None`.
@@ -230,7 +315,9 @@ impl Match {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let seed = seed32(seed)?;
         let m = self.get()?;
-        let out = py.allow_threads(|| m.bot_action(seat, bot, &mut Rng::for_command(&seed, seq))).map_err(to_py)?;
+        let out = py
+            .allow_threads(|| m.bot_action(seat, bot, &mut Rng::for_command(&seed, seq)))
+            .map_err(to_py)?;
         Ok(PyBytes::new(py, &out))
     }
 
@@ -244,7 +331,10 @@ impl Match {
         seat: Option<u32>,
         auditor: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = self.get()?.position(viewer(seat, auditor), of_seat).map_err(to_py)?;
+        let bytes = self
+            .get()?
+            .position(viewer(seat, auditor), of_seat)
+            .map_err(to_py)?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -257,20 +347,33 @@ impl Match {
 /// `tablier.v1.GameType` messages of every registered game.
 #[pyfunction]
 fn game_types(py: Python<'_>) -> Vec<Py<PyBytes>> {
-    registry::games().iter().map(|g| PyBytes::new(py, &g.info().encode_to_vec()).unbind()).collect()
+    registry::games()
+        .iter()
+        .map(|g| PyBytes::new(py, &g.info().encode_to_vec()).unbind())
+        .collect()
 }
 
 /// Legal moves with scores for a caller-supplied position (no match, no storage).
 #[pyfunction]
-fn evaluate<'py>(py: Python<'py>, game_type: &str, position: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+fn evaluate<'py>(
+    py: Python<'py>,
+    game_type: &str,
+    position: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
     let game = registry::find(game_type).map_err(to_py)?;
-    let out = py.allow_threads(|| game.evaluate(position)).map_err(to_py)?;
+    let out = py
+        .allow_threads(|| game.evaluate(position))
+        .map_err(to_py)?;
     Ok(PyBytes::new(py, &out))
 }
 
 /// The action as the rules decode it, re-encoded: what a server stores of a client's move.
 #[pyfunction]
-fn canonical_action<'py>(py: Python<'py>, game_type: &str, action: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+fn canonical_action<'py>(
+    py: Python<'py>,
+    game_type: &str,
+    action: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
     let game = registry::find(game_type).map_err(to_py)?;
     let out = game.canonical_action(action).map_err(to_py)?;
     Ok(PyBytes::new(py, &out))
@@ -281,7 +384,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CORE_VERSION", crate::CORE_VERSION)?;
     // Event kinds every game shares, with their protobuf type (the rest are the game's Event).
-    m.add("GENERIC_EVENTS", BTreeMap::from([(crate::clock::SEAT_TIMED_OUT, "tablier.v1.SeatTimedOut")]))?;
+    m.add(
+        "GENERIC_EVENTS",
+        BTreeMap::from([(crate::clock::SEAT_TIMED_OUT, "tablier.v1.SeatTimedOut")]),
+    )?;
     m.add("TIMEOUT_COMMAND", crate::clock::TIMEOUT_COMMAND)?;
     m.add_class::<Match>()?;
     m.add_function(wrap_pyfunction!(game_types, m)?)?;

@@ -9,7 +9,10 @@ use sha2::{Digest, Sha256};
 use crate::clock::{self, Clock, ClockConfig};
 use crate::conformance;
 use crate::error::{CoreError, CoreResult};
-use crate::game::{check_seats, decide_checked, decode, Game, OptionKind, OptionSpec, OptionValues, Options, Seat, Timer, Viewer};
+use crate::game::{
+    check_seats, decide_checked, decode, Game, OptionKind, OptionSpec, OptionValues, Options, Seat,
+    Timer, Viewer,
+};
 use crate::games;
 use crate::proto::{self, GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
@@ -56,7 +59,13 @@ pub trait DynGame: Send + Sync {
     /// A stored event decoded, as text (protobuf debug form).
     fn describe_event(&self, kind: &str, payload: &[u8]) -> CoreResult<String>;
     /// Runs the conformance harness ([`conformance::run`]) on `matches` seeded matches.
-    fn conformance(&self, seats: u32, options: &Options, matches: u64, first_seed: u64) -> conformance::Report;
+    fn conformance(
+        &self,
+        seats: u32,
+        options: &Options,
+        matches: u64,
+        first_seed: u64,
+    ) -> conformance::Report;
 }
 
 /// One match's state, with the operations the service needs.
@@ -93,7 +102,12 @@ pub trait DynMatch: Send + Sync {
         self.redact_stored(None, payload, viewer)
     }
     /// `redact` of a stored event of kind `kind` (as `apply_stored`).
-    fn redact_stored(&self, kind: Option<&str>, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>>;
+    fn redact_stored(
+        &self,
+        kind: Option<&str>,
+        payload: &[u8],
+        viewer: Viewer,
+    ) -> CoreResult<Option<Vec<u8>>>;
     fn event_kind(&self, payload: &[u8]) -> CoreResult<&'static str> {
         self.stored_kind(None, payload)
     }
@@ -166,8 +180,16 @@ impl<G: Game> DynGame for Registered<G> {
             action_type: format!("{p}.Action"),
             event_type: format!("{p}.Event"),
             view_type: format!("{p}.View"),
-            position_type: if G::HAS_EVALUATOR { format!("{p}.Position") } else { String::new() },
-            evaluation_type: if G::HAS_EVALUATOR { format!("{p}.Evaluation") } else { String::new() },
+            position_type: if G::HAS_EVALUATOR {
+                format!("{p}.Position")
+            } else {
+                String::new()
+            },
+            evaluation_type: if G::HAS_EVALUATOR {
+                format!("{p}.Evaluation")
+            } else {
+                String::new()
+            },
             bots: G::BOTS.iter().map(|s| s.to_string()).collect(),
             host_commands: G::HOST_COMMANDS.iter().map(|s| s.to_string()).collect(),
         }
@@ -181,7 +203,12 @@ impl<G: Game> DynGame for Registered<G> {
         let clock = clock::configure(&values)?;
         let config = G::configure(seats, &values)?;
         let state = G::initial(&config);
-        Ok(Box::new(Match::<G> { seats, state, clock: clock.map(|c| Clock::new(c, seats)), timer_since: None }))
+        Ok(Box::new(Match::<G> {
+            seats,
+            state,
+            clock: clock.map(|c| Clock::new(c, seats)),
+            timer_since: None,
+        }))
     }
 
     fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>> {
@@ -200,10 +227,20 @@ impl<G: Game> DynGame for Registered<G> {
         if is_generic_kind(Some(kind)) {
             return Ok(format!("{:?}", generic_event(kind, payload)?));
         }
-        Ok(format!("{:?}", G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?))
+        Ok(format!(
+            "{:?}",
+            G::Event::decode(payload)
+                .map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?
+        ))
     }
 
-    fn conformance(&self, seats: u32, options: &Options, matches: u64, first_seed: u64) -> conformance::Report {
+    fn conformance(
+        &self,
+        seats: u32,
+        options: &Options,
+        matches: u64,
+        first_seed: u64,
+    ) -> conformance::Report {
         conformance::run::<G>(seats, options, matches, first_seed, 1_000_000)
     }
 }
@@ -220,16 +257,24 @@ pub struct Match<G: Game> {
 
 impl<G: Game> Clone for Match<G> {
     fn clone(&self) -> Self {
-        Match { seats: self.seats, state: self.state.clone(), clock: self.clock.clone(), timer_since: self.timer_since }
+        Match {
+            seats: self.seats,
+            state: self.state.clone(),
+            clock: self.clock.clone(),
+            timer_since: self.timer_since,
+        }
     }
 }
 
 /// Decodes a stored event that is not one of the game's own (`kind` is a generic kind).
 fn generic_event(kind: &str, payload: &[u8]) -> CoreResult<SeatTimedOut> {
     if kind != clock::SEAT_TIMED_OUT {
-        return Err(CoreError::corrupt(format!("unknown generic event kind {kind:?}")));
+        return Err(CoreError::corrupt(format!(
+            "unknown generic event kind {kind:?}"
+        )));
     }
-    SeatTimedOut::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable {kind}: {e}")))
+    SeatTimedOut::decode(payload)
+        .map_err(|e| CoreError::corrupt(format!("undecodable {kind}: {e}")))
 }
 
 /// True for the kinds every game shares (the registry's own events), decoded apart.
@@ -240,14 +285,20 @@ pub fn is_generic_kind(kind: Option<&str>) -> bool {
 fn encode_events<G: Game>(events: Vec<G::Event>) -> Vec<EncodedEvent> {
     events
         .into_iter()
-        .map(|e| EncodedEvent { kind: G::event_type(&e), payload: e.encode_to_vec() })
+        .map(|e| EncodedEvent {
+            kind: G::event_type(&e),
+            payload: e.encode_to_vec(),
+        })
         .collect()
 }
 
 impl<G: Game> Match<G> {
     fn check_seat(&self, seat: Seat) -> CoreResult<()> {
         if seat >= self.seats {
-            return Err(CoreError::malformed(format!("seat {seat} is not in this {}-seat match", self.seats)));
+            return Err(CoreError::malformed(format!(
+                "seat {seat} is not in this {}-seat match",
+                self.seats
+            )));
         }
         Ok(())
     }
@@ -257,7 +308,9 @@ impl<G: Game> Match<G> {
     fn timeout(&self, seat: Seat, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         self.check_seat(seat)?;
         let Some(clock) = &self.clock else {
-            return Err(CoreError::Unsupported("this match has no clock: no seat times out".into()));
+            return Err(CoreError::Unsupported(
+                "this match has no clock: no seat times out".into(),
+            ));
         };
         if G::outcome(&self.state).is_some() {
             return Err(CoreError::game_over());
@@ -266,8 +319,14 @@ impl<G: Game> Match<G> {
             return Err(CoreError::not_your_turn());
         }
         let policy = clock.config.policy.as_str();
-        let timed_out = SeatTimedOut { seat, policy: policy.to_string() };
-        let mut events = vec![EncodedEvent { kind: clock::SEAT_TIMED_OUT, payload: timed_out.encode_to_vec() }];
+        let timed_out = SeatTimedOut {
+            seat,
+            policy: policy.to_string(),
+        };
+        let mut events = vec![EncodedEvent {
+            kind: clock::SEAT_TIMED_OUT,
+            payload: timed_out.encode_to_vec(),
+        }];
         let decided = if policy == clock::BOT {
             // The bot draws from its own stream, seeded from the command's: the deal that
             // decide may draw stays independent of the bot's choice.
@@ -307,34 +366,54 @@ impl<G: Game> DynMatch for Match<G> {
     fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         self.check_seat(seat)?;
         let action: G::Action = decode(action, "action")?;
-        Ok(encode_events::<G>(decide_checked::<G>(&self.state, seat, &action, rng)?))
+        Ok(encode_events::<G>(decide_checked::<G>(
+            &self.state,
+            seat,
+            &action,
+            rng,
+        )?))
     }
     fn host_command(&self, command: &str, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         if let Some(seat) = clock::timeout_seat(command) {
             return self.timeout(seat?, rng);
         }
         if !G::HOST_COMMANDS.contains(&command) {
-            let known = if G::HOST_COMMANDS.is_empty() { "none".to_string() } else { G::HOST_COMMANDS.join(", ") };
-            return Err(CoreError::Unsupported(format!("{} has no host command {command:?} (host commands: {known})", G::NAME)));
+            let known = if G::HOST_COMMANDS.is_empty() {
+                "none".to_string()
+            } else {
+                G::HOST_COMMANDS.join(", ")
+            };
+            return Err(CoreError::Unsupported(format!(
+                "{} has no host command {command:?} (host commands: {known})",
+                G::NAME
+            )));
         }
         if G::outcome(&self.state).is_some() {
             return Err(CoreError::game_over());
         }
-        Ok(encode_events::<G>(G::host_command(&self.state, command, rng)?))
+        Ok(encode_events::<G>(G::host_command(
+            &self.state,
+            command,
+            rng,
+        )?))
     }
     fn apply_stored(&mut self, kind: Option<&str>, payload: &[u8]) -> CoreResult<()> {
         if is_generic_kind(kind) {
             let timed_out = generic_event(kind.unwrap_or_default(), payload)?;
             // Changes nothing but the clock (stepped after it): the policy's events follow.
             if self.clock.is_none() || timed_out.seat >= self.seats {
-                return Err(CoreError::corrupt("a seat_timed_out event in a match without a clock or that seat"));
+                return Err(CoreError::corrupt(
+                    "a seat_timed_out event in a match without a clock or that seat",
+                ));
             }
             return Ok(());
         }
-        let event: G::Event =
-            G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
+        let event: G::Event = G::Event::decode(payload)
+            .map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
         G::evolve(&mut self.state, &event).map_err(|e| match e {
-            CoreError::Corrupt(what) => CoreError::Corrupt(format!("{} event does not fit the state: {what}", G::ID)),
+            CoreError::Corrupt(what) => {
+                CoreError::Corrupt(format!("{} event does not fit the state: {what}", G::ID))
+            }
             e => e,
         })
     }
@@ -363,20 +442,30 @@ impl<G: Game> DynMatch for Match<G> {
     }
     fn legal_actions(&self, seat: Seat) -> CoreResult<Vec<Vec<u8>>> {
         self.check_seat(seat)?;
-        Ok(G::legal_actions(&self.state, seat).iter().map(|a| a.encode_to_vec()).collect())
+        Ok(G::legal_actions(&self.state, seat)
+            .iter()
+            .map(|a| a.encode_to_vec())
+            .collect())
     }
     fn view(&self, viewer: Viewer) -> CoreResult<Vec<u8>> {
         self.check_viewer(viewer)?;
         Ok(G::view(&self.state, viewer).encode_to_vec())
     }
-    fn redact_stored(&self, kind: Option<&str>, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>> {
+    fn redact_stored(
+        &self,
+        kind: Option<&str>,
+        payload: &[u8],
+        viewer: Viewer,
+    ) -> CoreResult<Option<Vec<u8>>> {
         self.check_viewer(viewer)?;
         if is_generic_kind(kind) {
             // Public: whole to every viewer.
-            return Ok(Some(generic_event(kind.unwrap_or_default(), payload)?.encode_to_vec()));
+            return Ok(Some(
+                generic_event(kind.unwrap_or_default(), payload)?.encode_to_vec(),
+            ));
         }
-        let event: G::Event =
-            G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
+        let event: G::Event = G::Event::decode(payload)
+            .map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
         Ok(G::redact(&event, viewer).map(|e| e.encode_to_vec()))
     }
     fn stored_kind(&self, kind: Option<&str>, payload: &[u8]) -> CoreResult<&'static str> {
@@ -384,8 +473,8 @@ impl<G: Game> DynMatch for Match<G> {
             generic_event(kind.unwrap_or_default(), payload)?;
             return Ok(clock::SEAT_TIMED_OUT);
         }
-        let event: G::Event =
-            G::Event::decode(payload).map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
+        let event: G::Event = G::Event::decode(payload)
+            .map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
         Ok(G::event_type(&event))
     }
     fn outcome(&self) -> Option<Outcome> {
@@ -403,7 +492,11 @@ impl<G: Game> DynMatch for Match<G> {
     fn bot_action(&self, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<Vec<u8>> {
         self.check_seat(seat)?;
         if !G::BOTS.contains(&bot) {
-            return Err(CoreError::option(format!("{} has no bot {bot:?} (bots: {})", G::NAME, G::BOTS.join(", "))));
+            return Err(CoreError::option(format!(
+                "{} has no bot {bot:?} (bots: {})",
+                G::NAME,
+                G::BOTS.join(", ")
+            )));
         }
         if G::outcome(&self.state).is_some() {
             return Err(CoreError::game_over());
@@ -417,7 +510,10 @@ impl<G: Game> DynMatch for Match<G> {
         self.check_viewer(viewer)?;
         self.check_seat(seat)?;
         if !G::HAS_EVALUATOR {
-            return Err(CoreError::Unsupported(format!("{} has no position evaluator", G::NAME)));
+            return Err(CoreError::Unsupported(format!(
+                "{} has no position evaluator",
+                G::NAME
+            )));
         }
         if !viewer.sees_private_of(seat) {
             return Err(CoreError::rule(
@@ -425,8 +521,9 @@ impl<G: Game> DynMatch for Match<G> {
                 format!("the position of seat {seat} holds its hidden information: only that seat or the auditor may have it"),
             ));
         }
-        G::position(&self.state, seat)
-            .ok_or_else(|| CoreError::Unsupported(format!("{} gives no position of its states", G::NAME)))
+        G::position(&self.state, seat).ok_or_else(|| {
+            CoreError::Unsupported(format!("{} gives no position of its states", G::NAME))
+        })
     }
     fn render(&self, viewer: Viewer) -> CoreResult<String> {
         self.check_viewer(viewer)?;

@@ -92,9 +92,24 @@ mod tests {
     #[test]
     fn same_seed_and_seq_same_stream_other_seq_other_stream() {
         let seed = [7u8; 32];
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::for_command(&seed, 3); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::for_command(&seed, 3); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = Rng::for_command(&seed, 4); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::for_command(&seed, 3);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::for_command(&seed, 3);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::for_command(&seed, 4);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }
@@ -113,11 +128,26 @@ mod tests {
     #[test]
     fn below_draws_what_the_published_method_draws() {
         // Small bounds (cards, seats) and bounds near 2^63 where half the draws are rejected.
-        let bounds = [1, 2, 3, 7, 54, 108, 1 << 32, (1 << 63) + 1, u64::MAX - 1, u64::MAX];
+        let bounds = [
+            1,
+            2,
+            3,
+            7,
+            54,
+            108,
+            1 << 32,
+            (1 << 63) + 1,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
         let (mut a, mut b) = (Rng::from_u64(9), Rng::from_u64(9));
         for i in 0..20_000 {
             let n = bounds[i % bounds.len()];
-            assert_eq!(a.below(n), below_reference(&mut b, n), "bound {n}, draw {i}");
+            assert_eq!(
+                a.below(n),
+                below_reference(&mut b, n),
+                "bound {n}, draw {i}"
+            );
         }
     }
 

@@ -26,7 +26,9 @@ fn padding(n: usize) -> Vec<u8> {
 fn canonical_actions_drop_unknown_fields_and_keep_legal_actions() {
     for game in games() {
         let info = game.info();
-        let mut m = game.new_match(info.min_players, &Default::default()).unwrap();
+        let mut m = game
+            .new_match(info.min_players, &Default::default())
+            .unwrap();
         for e in m.start(&mut Rng::for_command(&[7; 32], 1)).unwrap() {
             m.apply(&e.payload).unwrap();
         }
@@ -34,10 +36,27 @@ fn canonical_actions_drop_unknown_fields_and_keep_legal_actions() {
         let legal = m.legal_actions(seat).unwrap();
         assert!(!legal.is_empty(), "{}: no legal action to try", info.id);
         for action in legal.iter().take(20) {
-            assert_eq!(&game.canonical_action(action).unwrap(), action, "{}", info.id);
+            assert_eq!(
+                &game.canonical_action(action).unwrap(),
+                action,
+                "{}",
+                info.id
+            );
             let padded = [action.as_slice(), &padding(100_000)].concat();
-            assert_eq!(&game.canonical_action(&padded).unwrap(), action, "{}: padding kept", info.id);
+            assert_eq!(
+                &game.canonical_action(&padded).unwrap(),
+                action,
+                "{}: padding kept",
+                info.id
+            );
         }
-        assert!(matches!(game.canonical_action(&[0xff, 0xff, 0xff]), Err(CoreError::Malformed(_))), "{}", info.id);
+        assert!(
+            matches!(
+                game.canonical_action(&[0xff, 0xff, 0xff]),
+                Err(CoreError::Malformed(_))
+            ),
+            "{}",
+            info.id
+        );
     }
 }

@@ -30,12 +30,29 @@ const VARIANTS: &[(&str, &[(&str, &str)])] = &[
     ("qwirkle", &[("ages", "30,40,30,20")]),
     ("qwirkle", &[("max_idle_turns", "1")]),
     ("qwirkle", &[("max_idle_turns", "3")]),
-    ("rat_a_tat_cat", &[("point_limit", "40"), ("max_turns_per_round", "6")]),
-    ("rat_a_tat_cat", &[("match_mode", "fixed_rounds"), ("rounds", "2"), ("memory_aid", "on")]),
+    (
+        "rat_a_tat_cat",
+        &[("point_limit", "40"), ("max_turns_per_round", "6")],
+    ),
+    (
+        "rat_a_tat_cat",
+        &[
+            ("match_mode", "fixed_rounds"),
+            ("rounds", "2"),
+            ("memory_aid", "on"),
+        ],
+    ),
     ("rat_a_tat_cat", &[("admin_turn_cap", "7")]),
     ("democratie", &[("target", "1"), ("max_deals", "2")]),
     ("democratie", &[("max_deals", "1")]),
-    ("grid_knock", &[("closer_penalty", "none"), ("knocking", "off"), ("target_score", "30")]),
+    (
+        "grid_knock",
+        &[
+            ("closer_penalty", "none"),
+            ("knocking", "off"),
+            ("target_score", "30"),
+        ],
+    ),
     ("grid_knock", &[("turn_cap", "10")]),
     (
         "carre",
@@ -54,7 +71,10 @@ const VARIANTS: &[(&str, &[(&str, &str)])] = &[
 const KNOWN: &[(&str, u32, &str)] = &[];
 
 fn options(pairs: &[(&str, &str)]) -> Options {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 fn seat_counts(game: &dyn DynGame) -> std::ops::RangeInclusive<u32> {
@@ -64,7 +84,10 @@ fn seat_counts(game: &dyn DynGame) -> std::ops::RangeInclusive<u32> {
 
 /// Matches per game and seat count (`TABLIER_CONFORMANCE_MATCHES` for a longer run).
 fn matches() -> u64 {
-    std::env::var("TABLIER_CONFORMANCE_MATCHES").ok().and_then(|n| n.parse().ok()).unwrap_or(200)
+    std::env::var("TABLIER_CONFORMANCE_MATCHES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200)
 }
 
 #[test]
@@ -79,19 +102,27 @@ fn every_game_conforms() {
                     for seats in seat_counts(*game) {
                         // A variant for more seats than it names (ages) is for its seat count only.
                         let o = options(opts);
-                        if o.get("ages").is_some_and(|a| a.split(',').count() != seats as usize) {
+                        if o.get("ages")
+                            .is_some_and(|a| a.split(',').count() != seats as usize)
+                        {
                             continue;
                         }
                         let matches = if opts.is_empty() { n } else { n / 4 + 1 };
                         let mut r = game.conformance(seats, &o, matches, 1000 * u64::from(seats));
                         r.violations.retain(|v| {
-                            let known = KNOWN.iter().any(|(g, n, what)| *g == id && *n == seats && v.contains(what));
+                            let known = KNOWN
+                                .iter()
+                                .any(|(g, n, what)| *g == id && *n == seats && v.contains(what));
                             if known {
                                 eprintln!("known, not fixed: {id}, {seats} seats, {opts:?}: {v}");
                             }
                             !known
                         });
-                        assert!(r.violations.is_empty(), "{id}, {seats} seats, {opts:?}: {:#?}", r.violations);
+                        assert!(
+                            r.violations.is_empty(),
+                            "{id}, {seats} seats, {opts:?}: {:#?}",
+                            r.violations
+                        );
                         assert_eq!(r.matches, matches);
                         assert!(r.steps >= matches, "{id}, {seats} seats: {} steps", r.steps);
                     }
@@ -118,11 +149,21 @@ fn play_through_registry(game: &dyn DynGame, seats: u32, seed: u64, bot: Option<
     let mut m = game.new_match(seats, &Options::new()).unwrap();
     let mut log: Vec<(&'static str, Vec<u8>)> = Vec::new();
     let mut seq = 0u64;
-    let mut append = |m: &mut Box<dyn DynMatch>, events: Vec<tablier_core::registry::EncodedEvent>, seq: &mut u64| {
+    let mut append = |m: &mut Box<dyn DynMatch>,
+                      events: Vec<tablier_core::registry::EncodedEvent>,
+                      seq: &mut u64| {
         for e in events {
             *seq += 1;
-            assert_eq!(m.event_kind(&e.payload).unwrap(), e.kind, "{id}: stored kind");
-            assert_eq!(m.redact(&e.payload, Viewer::Auditor).unwrap().as_deref(), Some(&e.payload[..]), "{id}: auditor");
+            assert_eq!(
+                m.event_kind(&e.payload).unwrap(),
+                e.kind,
+                "{id}: stored kind"
+            );
+            assert_eq!(
+                m.redact(&e.payload, Viewer::Auditor).unwrap().as_deref(),
+                Some(&e.payload[..]),
+                "{id}: auditor"
+            );
             for s in 0..seats {
                 let seen = m.redact(&e.payload, Viewer::Seat(s)).unwrap();
                 if let Some(seen) = seen {
@@ -145,33 +186,63 @@ fn play_through_registry(game: &dyn DynGame, seats: u32, seed: u64, bot: Option<
             m.view(Viewer::Seat(s)).unwrap();
             let legal = m.legal_actions(s).unwrap();
             if !awaited.contains(&s) {
-                assert!(legal.is_empty(), "{id}: seat {s} not awaited has legal actions");
-                if let Some(other) = awaited.first().map(|&a| m.legal_actions(a).unwrap()[0].clone()) {
+                assert!(
+                    legal.is_empty(),
+                    "{id}: seat {s} not awaited has legal actions"
+                );
+                if let Some(other) = awaited
+                    .first()
+                    .map(|&a| m.legal_actions(a).unwrap()[0].clone())
+                {
                     let refused = m.decide(s, &other, &mut Rng::for_command(&seed32, seq + 1));
-                    assert!(matches!(refused, Err(CoreError::Rule { .. })), "{id}: seat {s} not awaited: {refused:?}");
+                    assert!(
+                        matches!(refused, Err(CoreError::Rule { .. })),
+                        "{id}: seat {s} not awaited: {refused:?}"
+                    );
                 }
                 continue;
             }
-            assert!(!legal.is_empty(), "{id}: seat {s} awaited without legal actions");
+            assert!(
+                !legal.is_empty(),
+                "{id}: seat {s} awaited without legal actions"
+            );
             let mut distinct = legal.clone();
             distinct.sort();
             distinct.dedup();
-            assert_eq!(distinct.len(), legal.len(), "{id}: seat {s} has a legal action listed twice");
+            assert_eq!(
+                distinct.len(),
+                legal.len(),
+                "{id}: seat {s} has a legal action listed twice"
+            );
             for a in &legal {
-                assert_eq!(&game.canonical_action(a).unwrap(), a, "{id}: a legal action decodes to itself");
+                assert_eq!(
+                    &game.canonical_action(a).unwrap(),
+                    a,
+                    "{id}: a legal action decodes to itself"
+                );
             }
         }
         let seat = awaited[choice.index(awaited.len())];
         let legal = m.legal_actions(seat).unwrap();
         let action = match bot {
-            Some(bot) => m.bot_action(seat, bot, &mut Rng::from_u64(choice.next_u64())).unwrap(),
+            Some(bot) => m
+                .bot_action(seat, bot, &mut Rng::from_u64(choice.next_u64()))
+                .unwrap(),
             None => legal[choice.index(legal.len())].clone(),
         };
         assert!(legal.contains(&action), "{id}: the bot's action is listed");
         let rng = || Rng::for_command(&seed32, seq + 1);
-        assert_ne!(reason(m.decide(seat, &[0xff, 0xff], &mut rng())), "accepted", "{id}: undecodable action");
+        assert_ne!(
+            reason(m.decide(seat, &[0xff, 0xff], &mut rng())),
+            "accepted",
+            "{id}: undecodable action"
+        );
         let events = m.decide(seat, &action, &mut rng()).unwrap();
-        assert_eq!(m.decide(seat, &action, &mut rng()).unwrap(), events, "{id}: decide is deterministic");
+        assert_eq!(
+            m.decide(seat, &action, &mut rng()).unwrap(),
+            events,
+            "{id}: decide is deterministic"
+        );
         append(&mut m, events, &mut seq);
     }
     assert!(m.to_act().is_empty(), "{id}: over but awaiting");
@@ -183,7 +254,11 @@ fn play_through_registry(game: &dyn DynGame, seats: u32, seed: u64, bot: Option<
         replayed.apply_stored(Some(kind), payload).unwrap();
     }
     assert_eq!(replayed.state_hash(), m.state_hash(), "{id}: replay");
-    assert_ne!(reason(m.decide(0, &[], &mut Rng::for_command(&seed32, seq + 1))), "accepted", "{id}: a move after the end");
+    assert_ne!(
+        reason(m.decide(0, &[], &mut Rng::for_command(&seed32, seq + 1))),
+        "accepted",
+        "{id}: a move after the end"
+    );
 }
 
 #[test]
@@ -194,7 +269,12 @@ fn every_game_conforms_through_the_registry() {
                 let bot = game.info().bots.last().cloned();
                 for seats in seat_counts(*game) {
                     for seed in 0..4 {
-                        play_through_registry(*game, seats, seed, if seed % 2 == 1 { bot.as_deref() } else { None });
+                        play_through_registry(
+                            *game,
+                            seats,
+                            seed,
+                            if seed % 2 == 1 { bot.as_deref() } else { None },
+                        );
                     }
                 }
             });
@@ -208,8 +288,16 @@ fn every_game_conforms_through_the_registry() {
 const GOLDEN: &[(&str, u32, &[(&str, &str)])] = &[
     ("qwirkle", 2, &[]),
     ("qwirkle", 3, &[]),
-    ("rat_a_tat_cat", 2, &[("match_mode", "fixed_rounds"), ("rounds", "1")]),
-    ("rat_a_tat_cat", 3, &[("match_mode", "fixed_rounds"), ("rounds", "1")]),
+    (
+        "rat_a_tat_cat",
+        2,
+        &[("match_mode", "fixed_rounds"), ("rounds", "1")],
+    ),
+    (
+        "rat_a_tat_cat",
+        3,
+        &[("match_mode", "fixed_rounds"), ("rounds", "1")],
+    ),
     ("democratie", 2, &[("target", "1")]),
     ("democratie", 3, &[("target", "1")]),
     ("grid_knock", 2, &[("target_score", "1")]),
@@ -238,14 +326,24 @@ fn record(game_id: &str, seats: u32, opts: &[(&str, &str)]) -> String {
     let bot = game.info().bots.last().cloned().unwrap();
     let mut m = game.new_match(seats, &options(opts)).unwrap();
     let seed: [u8; 32] = Sha256::digest(format!("golden/{game_id}/{seats}")).into();
-    let mut out = format!("# {game_id}, {seats} seats, options {opts:?}, every seat played by bot {bot}\n");
+    let mut out =
+        format!("# {game_id}, {seats} seats, options {opts:?}, every seat played by bot {bot}\n");
     let mut seq = 0u64;
-    let step = |m: &mut Box<dyn DynMatch>, title: String, events: Vec<tablier_core::registry::EncodedEvent>, seq: &mut u64, out: &mut String| {
+    let step = |m: &mut Box<dyn DynMatch>,
+                title: String,
+                events: Vec<tablier_core::registry::EncodedEvent>,
+                seq: &mut u64,
+                out: &mut String| {
         let _ = writeln!(out, "\n== {title}");
         for e in events {
             *seq += 1;
             m.apply(&e.payload).unwrap();
-            let _ = writeln!(out, "event {seq} {}: {}", e.kind, game.describe_event(e.kind, &e.payload).unwrap());
+            let _ = writeln!(
+                out,
+                "event {seq} {}: {}",
+                e.kind,
+                game.describe_event(e.kind, &e.payload).unwrap()
+            );
         }
         for s in 0..seats {
             let _ = writeln!(out, "view of seat {s}:");
@@ -262,12 +360,28 @@ fn record(game_id: &str, seats: u32, opts: &[(&str, &str)]) -> String {
         }
         moves += 1;
         let seat = m.to_act()[0];
-        let action = m.bot_action(seat, &bot, &mut Rng::for_command(&seed, seq + 1 + (1 << 40))).unwrap();
-        let events = m.decide(seat, &action, &mut Rng::for_command(&seed, seq + 1)).unwrap();
-        let title = format!("move {moves}: seat {seat} {}", game.describe_action(&action).unwrap());
+        let action = m
+            .bot_action(
+                seat,
+                &bot,
+                &mut Rng::for_command(&seed, seq + 1 + (1 << 40)),
+            )
+            .unwrap();
+        let events = m
+            .decide(seat, &action, &mut Rng::for_command(&seed, seq + 1))
+            .unwrap();
+        let title = format!(
+            "move {moves}: seat {seat} {}",
+            game.describe_action(&action).unwrap()
+        );
         step(&mut m, title, events, &mut seq, &mut out);
     }
-    let _ = writeln!(out, "\noutcome: {:?}\nstate hash: {}", m.outcome(), hex(&m.state_hash()));
+    let _ = writeln!(
+        out,
+        "\noutcome: {:?}\nstate hash: {}",
+        m.outcome(),
+        hex(&m.state_hash())
+    );
     out
 }
 
@@ -286,8 +400,14 @@ fn golden_matches_replay_identically() {
             .unwrap_or_else(|e| panic!("{}: {e} (record with UPDATE_GOLDEN=1)", path.display()));
         if got != want {
             let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
-            let first = g.iter().zip(&w).position(|(a, b)| a != b).unwrap_or(g.len().min(w.len()));
-            let context = |lines: &[&str]| lines[first.saturating_sub(3)..(first + 4).min(lines.len())].join("\n");
+            let first = g
+                .iter()
+                .zip(&w)
+                .position(|(a, b)| a != b)
+                .unwrap_or(g.len().min(w.len()));
+            let context = |lines: &[&str]| {
+                lines[first.saturating_sub(3)..(first + 4).min(lines.len())].join("\n")
+            };
             failures.push(format!(
                 "{} differs from the recording at line {}:\n--- recorded\n{}\n--- now\n{}",
                 path.display(),
@@ -297,9 +417,17 @@ fn golden_matches_replay_identically() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{}\n(re-record deliberately with UPDATE_GOLDEN=1)", failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{}\n(re-record deliberately with UPDATE_GOLDEN=1)",
+        failures.join("\n\n")
+    );
     for game in games() {
-        assert!(GOLDEN.iter().any(|(id, ..)| *id == game.id()), "{} has a golden match", game.id());
+        assert!(
+            GOLDEN.iter().any(|(id, ..)| *id == game.id()),
+            "{} has a golden match",
+            game.id()
+        );
     }
 }
 
@@ -311,7 +439,10 @@ fn golden_matches_replay_identically() {
 fn pinned_digest(game: &dyn DynGame, seats: std::ops::RangeInclusive<u32>, matches: u64) -> String {
     let mut h = Sha256::new();
     for n in seats {
-        let viewers: Vec<Viewer> = (0..n).map(Viewer::Seat).chain([Viewer::Spectator, Viewer::Auditor]).collect();
+        let viewers: Vec<Viewer> = (0..n)
+            .map(Viewer::Seat)
+            .chain([Viewer::Spectator, Viewer::Auditor])
+            .collect();
         for seed in 0..matches {
             let mut rng = Rng::from_u64(seed * 7 + n as u64);
             let mut m = game.new_match(n, &Options::new()).unwrap();
@@ -353,11 +484,31 @@ fn pinned_digest(game: &dyn DynGame, seats: std::ops::RangeInclusive<u32>, match
 
 /// Per game: seeded matches per seat count, and the digest of them all.
 const PINNED: &[(&str, u64, &str)] = &[
-    ("qwirkle", 10, "9691239f7e36914b700deb322200c1e6196fabfe1e8c5ae87734be55a1244f85"),
-    ("rat_a_tat_cat", 40, "deda978f7aeb0cd267d370a6013cb817e41571f68ec15b2b937909f5be3ff7ca"),
-    ("democratie", 40, "da6b02e31138437840d3c913b08852511c106a99a056121b12c4c0f21f9099bd"),
-    ("grid_knock", 5, "1b598803fe2fed810a8534f659ec5f9e6a66b7477024253e51067c234328d67f"),
-    ("carre", 40, "d4b42280908bbcb511e52e0de89cc7e21ee5b60e24dd0bed9fa72d8215cbae34"),
+    (
+        "qwirkle",
+        10,
+        "9691239f7e36914b700deb322200c1e6196fabfe1e8c5ae87734be55a1244f85",
+    ),
+    (
+        "rat_a_tat_cat",
+        40,
+        "deda978f7aeb0cd267d370a6013cb817e41571f68ec15b2b937909f5be3ff7ca",
+    ),
+    (
+        "democratie",
+        40,
+        "da6b02e31138437840d3c913b08852511c106a99a056121b12c4c0f21f9099bd",
+    ),
+    (
+        "grid_knock",
+        5,
+        "1b598803fe2fed810a8534f659ec5f9e6a66b7477024253e51067c234328d67f",
+    ),
+    (
+        "carre",
+        40,
+        "d4b42280908bbcb511e52e0de89cc7e21ee5b60e24dd0bed9fa72d8215cbae34",
+    ),
 ];
 
 #[test]
@@ -368,7 +519,10 @@ fn seeded_matches_are_byte_identical_to_the_pinned_digests() {
             .map(|&(id, matches, _)| {
                 scope.spawn(move || {
                     let game = tablier_core::registry::find(id).unwrap();
-                    (id.to_string(), pinned_digest(game, seat_counts(game), matches))
+                    (
+                        id.to_string(),
+                        pinned_digest(game, seat_counts(game), matches),
+                    )
                 })
             })
             .collect();
@@ -380,8 +534,16 @@ fn seeded_matches_are_byte_identical_to_the_pinned_digests() {
         .filter(|((_, _, want), (_, got))| want != got)
         .map(|((id, _, want), (_, got))| format!("{id}: pinned {want}, now {got}"))
         .collect();
-    assert!(moved.is_empty(), "event, redaction or view bytes changed:\n{}", moved.join("\n"));
+    assert!(
+        moved.is_empty(),
+        "event, redaction or view bytes changed:\n{}",
+        moved.join("\n")
+    );
     for game in games() {
-        assert!(PINNED.iter().any(|(id, ..)| *id == game.id()), "{} has a pinned digest", game.id());
+        assert!(
+            PINNED.iter().any(|(id, ..)| *id == game.id()),
+            "{} has a pinned digest",
+            game.id()
+        );
     }
 }

@@ -34,8 +34,13 @@ fn for_each_state(id: &str, seats: u32, seed: u8, mut check: impl FnMut(&dyn Dyn
     while m.outcome().is_none() && moves < 300 {
         check(m.as_ref());
         let s = m.to_act()[0];
-        let action = m.bot_action(s, bot, &mut Rng::for_command(&seed, seq + 1)).unwrap();
-        for e in m.decide(s, &action, &mut Rng::for_command(&seed, seq + 1)).unwrap() {
+        let action = m
+            .bot_action(s, bot, &mut Rng::for_command(&seed, seq + 1))
+            .unwrap();
+        for e in m
+            .decide(s, &action, &mut Rng::for_command(&seed, seq + 1))
+            .unwrap()
+        {
             m.apply(&e.payload).unwrap();
             seq += 1;
         }
@@ -50,22 +55,51 @@ fn every_evaluator_game_gives_each_seat_a_position_it_accepts_and_nobody_else() 
     for game in registry::games() {
         let info = game.info();
         if info.position_type.is_empty() {
-            let m = game.new_match(info.min_players, &Default::default()).unwrap();
-            assert!(matches!(m.position(Viewer::Auditor, 0), Err(CoreError::Unsupported(_))), "{}", info.id);
+            let m = game
+                .new_match(info.min_players, &Default::default())
+                .unwrap();
+            assert!(
+                matches!(
+                    m.position(Viewer::Auditor, 0),
+                    Err(CoreError::Unsupported(_))
+                ),
+                "{}",
+                info.id
+            );
             continue;
         }
         for seats in [info.min_players, info.max_players] {
             for_each_state(&info.id, seats, 3 + seats as u8, |m| {
                 for s in 0..seats {
                     let own = m.position(Viewer::Seat(s), s).unwrap();
-                    assert!(game.evaluate(&own).is_ok(), "{} seat {s}: the evaluator refuses its position", info.id);
-                    assert_eq!(m.position(Viewer::Auditor, s).unwrap(), own, "the auditor gets the seat's own");
-                    assert_eq!(reason(m.position(Viewer::Spectator, s)), "POSITION_NOT_VISIBLE");
-                    assert_eq!(reason(m.position(Viewer::Seat((s + 1) % seats), s)), "POSITION_NOT_VISIBLE");
+                    assert!(
+                        game.evaluate(&own).is_ok(),
+                        "{} seat {s}: the evaluator refuses its position",
+                        info.id
+                    );
+                    assert_eq!(
+                        m.position(Viewer::Auditor, s).unwrap(),
+                        own,
+                        "the auditor gets the seat's own"
+                    );
+                    assert_eq!(
+                        reason(m.position(Viewer::Spectator, s)),
+                        "POSITION_NOT_VISIBLE"
+                    );
+                    assert_eq!(
+                        reason(m.position(Viewer::Seat((s + 1) % seats), s)),
+                        "POSITION_NOT_VISIBLE"
+                    );
                     evaluated += 1;
                 }
-                assert!(matches!(m.position(Viewer::Auditor, seats), Err(CoreError::Malformed(_))));
-                assert!(matches!(m.position(Viewer::Seat(seats), 0), Err(CoreError::Malformed(_))));
+                assert!(matches!(
+                    m.position(Viewer::Auditor, seats),
+                    Err(CoreError::Malformed(_))
+                ));
+                assert!(matches!(
+                    m.position(Viewer::Seat(seats), 0),
+                    Err(CoreError::Malformed(_))
+                ));
             });
         }
     }
@@ -78,7 +112,8 @@ fn a_qwirkle_position_is_what_the_seats_view_shows() {
     for_each_state("qwirkle", 3, 11, |m| {
         for s in 0..3 {
             let view = pb::View::decode(m.view(Viewer::Seat(s)).unwrap().as_slice()).unwrap();
-            let pos = pb::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+            let pos =
+                pb::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
             let own = &view.seats[s as usize];
             assert!(own.hand_visible);
             assert_eq!(pos.hand_types, own.hand_tile_types);

@@ -12,24 +12,51 @@
 use tablier_core::clock;
 use tablier_core::conformance::play_silent_seat;
 use tablier_core::game::{Game, Options};
-use tablier_core::games::{carre::Carre, democratie::Democratie, grid_knock::GridKnock, qwirkle::Qwirkle, rat_a_tat_cat::RatATatCat};
+use tablier_core::games::{
+    carre::Carre, democratie::Democratie, grid_knock::GridKnock, qwirkle::Qwirkle,
+    rat_a_tat_cat::RatATatCat,
+};
 use tablier_core::registry;
 use tablier_core::rng::Rng;
 
 fn opts(pairs: &[(&str, &str)]) -> Options {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Plays `matches` seeded matches for each seat count and each silent seat given.
-fn silent_matches<G: Game>(policy: &str, seat_counts: &[u32], options: &Options, matches: u64, max_steps: u64) -> u64 {
-    assert!(G::TIMEOUT_POLICIES.contains(&policy), "{} offers {policy}", G::ID);
+fn silent_matches<G: Game>(
+    policy: &str,
+    seat_counts: &[u32],
+    options: &Options,
+    matches: u64,
+    max_steps: u64,
+) -> u64 {
+    assert!(
+        G::TIMEOUT_POLICIES.contains(&policy),
+        "{} offers {policy}",
+        G::ID
+    );
     let mut events = 0;
     for &seats in seat_counts {
         for silent in [0, seats - 1] {
             for seed in 0..matches {
-                match play_silent_seat::<G>(seats, options, policy, silent, 0, 1000 * seats as u64 + seed, max_steps) {
+                match play_silent_seat::<G>(
+                    seats,
+                    options,
+                    policy,
+                    silent,
+                    0,
+                    1000 * seats as u64 + seed,
+                    max_steps,
+                ) {
                     Ok(played) => events += played.events.len() as u64,
-                    Err(e) => panic!("{} {policy}, {seats} seats, seat {silent} silent, seed {seed}: {e}", G::ID),
+                    Err(e) => panic!(
+                        "{} {policy}, {seats} seats, seat {silent} silent, seed {seed}: {e}",
+                        G::ID
+                    ),
                 }
             }
         }
@@ -54,7 +81,10 @@ fn qwirkle_pass_is_a_pass_even_with_tiles_in_the_bag() {
     let seat = Qwirkle::to_act(&state).first().unwrap();
     let opening = Qwirkle::timeout_events(&state, seat, "pass", &mut Rng::from_u64(4)).unwrap();
     let first = Qwirkle::legal_actions(&state, seat).remove(0);
-    assert_eq!(opening, Qwirkle::decide(&state, seat, &first, &mut Rng::from_u64(4)).unwrap());
+    assert_eq!(
+        opening,
+        Qwirkle::decide(&state, seat, &first, &mut Rng::from_u64(4)).unwrap()
+    );
     for e in &opening {
         Qwirkle::evolve(&mut state, e).unwrap();
     }
@@ -63,12 +93,20 @@ fn qwirkle_pass_is_a_pass_even_with_tiles_in_the_bag() {
     assert_ne!(next, seat);
     let before = Qwirkle::view(&state, tablier_core::game::Viewer::Auditor);
     let passed = Qwirkle::timeout_events(&state, next, "pass", &mut Rng::from_u64(5)).unwrap();
-    assert!(matches!(passed[..], [pb::Event { kind: Some(pb::event::Kind::Passed(pb::Passed { seat: s })) }] if s == next));
+    assert!(
+        matches!(passed[..], [pb::Event { kind: Some(pb::event::Kind::Passed(pb::Passed { seat: s })) }] if s == next)
+    );
     Qwirkle::evolve(&mut state, &passed[0]).unwrap();
     let after = Qwirkle::view(&state, tablier_core::game::Viewer::Auditor);
     assert!(before.bag_count > 0);
-    assert_eq!((after.bag_tile_ids, after.board), (before.bag_tile_ids, before.board));
-    assert_eq!(after.turns_without_placement, before.turns_without_placement + 1);
+    assert_eq!(
+        (after.bag_tile_ids, after.board),
+        (before.bag_tile_ids, before.board)
+    );
+    assert_eq!(
+        after.turns_without_placement,
+        before.turns_without_placement + 1
+    );
     assert_eq!(Qwirkle::to_act(&state).first(), Some(seat));
     // Only the awaited seat times out, and only with a policy the game offers.
     assert!(Qwirkle::timeout_events(&state, next, "pass", &mut Rng::from_u64(5)).is_err());
@@ -89,7 +127,15 @@ fn rat_a_tat_cat_draw_and_discard_completes_turns_to_the_end() {
 
 #[test]
 fn democratie_weakest_card_commits_to_the_end() {
-    assert!(silent_matches::<Democratie>("weakest_card", &[2, 3, 6], &opts(&[("target", "3")]), 8, 50_000) > 0);
+    assert!(
+        silent_matches::<Democratie>(
+            "weakest_card",
+            &[2, 3, 6],
+            &opts(&[("target", "3")]),
+            8,
+            50_000
+        ) > 0
+    );
     let weakest = tablier_core::games::democratie::weakest_card;
     // A 6 (strength 1) before anything stronger; among equal strength the fewer points.
     let hand = (1u64 << 0) | (1u64 << 11) | (1u64 << 23);
@@ -108,13 +154,27 @@ fn grid_knock_default_move_plays_to_the_end() {
 #[test]
 fn carre_discard_plays_to_the_end() {
     assert!(silent_matches::<Carre>("discard", &[2], &Options::new(), 30, 2_000) > 0);
-    assert!(silent_matches::<Carre>("discard", &[2], &opts(&[("tiebreak_extra_rounds", "true")]), 10, 4_000) > 0);
+    assert!(
+        silent_matches::<Carre>(
+            "discard",
+            &[2],
+            &opts(&[("tiebreak_extra_rounds", "true")]),
+            10,
+            4_000
+        ) > 0
+    );
 }
 
 /// Through the registry with a clock: seat 0 never answers and times out each time it is
 /// awaited; the others play their bots. Every stored event is replayed into a fresh match from
 /// its stored kind, and each timeout decided again from the same stream gives the same events.
-fn registry_match(game: &str, policy: &str, seats: u32, extra: &[(&str, &str)], seed: u64) -> usize {
+fn registry_match(
+    game: &str,
+    policy: &str,
+    seats: u32,
+    extra: &[(&str, &str)],
+    seed: u64,
+) -> usize {
     let g = registry::find(game).unwrap();
     let mut options = opts(extra);
     options.insert(clock::MOVE.into(), "5".into());
@@ -124,14 +184,15 @@ fn registry_match(game: &str, policy: &str, seats: u32, extra: &[(&str, &str)], 
     let seed32 = tablier_core::conformance::seed_bytes(seed);
     let mut seq = 1u64;
     let mut timeouts = 0;
-    let mut apply = |m: &mut Box<dyn registry::DynMatch>, evs: Vec<registry::EncodedEvent>, seq: &mut u64| {
-        for e in evs {
-            let kind = registry::is_generic_kind(Some(e.kind)).then_some(e.kind);
-            m.apply_stored(kind, &e.payload).unwrap();
-            replay.apply_stored(kind, &e.payload).unwrap();
-            *seq += 1;
-        }
-    };
+    let mut apply =
+        |m: &mut Box<dyn registry::DynMatch>, evs: Vec<registry::EncodedEvent>, seq: &mut u64| {
+            for e in evs {
+                let kind = registry::is_generic_kind(Some(e.kind)).then_some(e.kind);
+                m.apply_stored(kind, &e.payload).unwrap();
+                replay.apply_stored(kind, &e.payload).unwrap();
+                *seq += 1;
+            }
+        };
     let opening = m.start(&mut Rng::for_command(&seed32, seq)).unwrap();
     apply(&mut m, opening, &mut seq);
     for _ in 0..200_000 {
@@ -141,21 +202,36 @@ fn registry_match(game: &str, policy: &str, seats: u32, extra: &[(&str, &str)], 
         let awaited = m.to_act();
         let evs = if awaited.contains(&0) {
             timeouts += 1;
-            let evs = m.host_command("timeout:0", &mut Rng::for_command(&seed32, seq)).unwrap();
-            assert_eq!(evs, m.host_command("timeout:0", &mut Rng::for_command(&seed32, seq)).unwrap());
+            let evs = m
+                .host_command("timeout:0", &mut Rng::for_command(&seed32, seq))
+                .unwrap();
+            assert_eq!(
+                evs,
+                m.host_command("timeout:0", &mut Rng::for_command(&seed32, seq))
+                    .unwrap()
+            );
             assert_eq!(evs[0].kind, clock::SEAT_TIMED_OUT);
             assert!(evs.len() > 1, "the policy's events follow seat_timed_out");
             evs
         } else {
             let seat = awaited[0];
             let bots = g.info().bots;
-            let action = m.bot_action(seat, bots.last().unwrap(), &mut Rng::from_u64(seq)).unwrap();
-            m.decide(seat, &action, &mut Rng::for_command(&seed32, seq)).unwrap()
+            let action = m
+                .bot_action(seat, bots.last().unwrap(), &mut Rng::from_u64(seq))
+                .unwrap();
+            m.decide(seat, &action, &mut Rng::for_command(&seed32, seq))
+                .unwrap()
         };
         apply(&mut m, evs, &mut seq);
     }
-    let outcome = m.outcome().unwrap_or_else(|| panic!("{game} {policy}: no end"));
-    assert_eq!(replay.state_hash(), m.state_hash(), "{game} {policy}: replay differs");
+    let outcome = m
+        .outcome()
+        .unwrap_or_else(|| panic!("{game} {policy}: no end"));
+    assert_eq!(
+        replay.state_hash(),
+        m.state_hash(),
+        "{game} {policy}: replay differs"
+    );
     assert_eq!(replay.outcome(), Some(outcome));
     assert!(timeouts > 0);
     timeouts
@@ -165,18 +241,32 @@ fn registry_match(game: &str, policy: &str, seats: u32, extra: &[(&str, &str)], 
 fn every_policy_through_the_registry_reaches_the_end() {
     let short: &[(&str, &[(&str, &str)])] = &[
         ("qwirkle", &[]),
-        ("rat_a_tat_cat", &[("match_mode", "fixed_rounds"), ("rounds", "1")]),
+        (
+            "rat_a_tat_cat",
+            &[("match_mode", "fixed_rounds"), ("rounds", "1")],
+        ),
         ("democratie", &[("target", "1")]),
         ("grid_knock", &[("target_score", "1")]),
         ("carre", &[("rounds_per_match", "1")]),
     ];
     for g in registry::games() {
         let info = g.info();
-        let option = info.options.iter().find(|o| o.name == clock::POLICY).unwrap();
-        assert!(option.allowed_values.len() >= 2, "{} offers a policy besides bot", g.id());
+        let option = info
+            .options
+            .iter()
+            .find(|o| o.name == clock::POLICY)
+            .unwrap();
+        assert!(
+            option.allowed_values.len() >= 2,
+            "{} offers a policy besides bot",
+            g.id()
+        );
         let extra = short.iter().find(|(id, _)| *id == g.id()).unwrap().1;
         for policy in &option.allowed_values {
-            assert!(policy == "bot" || option.description.contains(&format!("{policy}:")), "{policy} described");
+            assert!(
+                policy == "bot" || option.description.contains(&format!("{policy}:")),
+                "{policy} described"
+            );
             for seats in [info.min_players, info.max_players.min(4)] {
                 for seed in 0..3 {
                     registry_match(g.id(), policy, seats, extra, seed);
@@ -188,20 +278,46 @@ fn every_policy_through_the_registry_reaches_the_end() {
 
 /// `forfeit`: the first timeout ends the match (reason FORFEIT); the silent seat is not among
 /// the winners, who are the best of the others by the game's scoring as it stands.
-fn forfeits<G: Game>(seat_counts: &[u32], options: &Options, answers: u64, best: impl Fn(&[i64], u32) -> Vec<u32>) -> u32 {
+fn forfeits<G: Game>(
+    seat_counts: &[u32],
+    options: &Options,
+    answers: u64,
+    best: impl Fn(&[i64], u32) -> Vec<u32>,
+) -> u32 {
     let mut forfeited = 0;
     for &seats in seat_counts {
         for silent in [0, seats - 1] {
             for seed in 0..20 {
-                let played = play_silent_seat::<G>(seats, options, "forfeit", silent, answers, 7000 + seed, 100_000)
-                    .unwrap_or_else(|e| panic!("{} forfeit, {seats} seats, seat {silent}, seed {seed}: {e}", G::ID));
+                let played = play_silent_seat::<G>(
+                    seats,
+                    options,
+                    "forfeit",
+                    silent,
+                    answers,
+                    7000 + seed,
+                    100_000,
+                )
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "{} forfeit, {seats} seats, seat {silent}, seed {seed}: {e}",
+                        G::ID
+                    )
+                });
                 let outcome = G::outcome(&played.state).unwrap();
                 if outcome.reason != "FORFEIT" {
                     continue; // the match ended before the silent seat's first wait
                 }
-                assert!(!outcome.aborted && !outcome.winners.is_empty(), "{outcome:?}");
+                assert!(
+                    !outcome.aborted && !outcome.winners.is_empty(),
+                    "{outcome:?}"
+                );
                 assert!(!outcome.winners.contains(&silent), "{} {outcome:?}", G::ID);
-                assert_eq!(outcome.winners, best(&outcome.scores, silent), "{} {outcome:?}", G::ID);
+                assert_eq!(
+                    outcome.winners,
+                    best(&outcome.scores, silent),
+                    "{} {outcome:?}",
+                    G::ID
+                );
                 forfeited += 1;
             }
         }
@@ -212,7 +328,13 @@ fn forfeits<G: Game>(seat_counts: &[u32], options: &Options, answers: u64, best:
 /// The seats other than `silent` with the best score (`lower` is better or not).
 fn best_others(scores: &[i64], silent: u32, lower: bool) -> Vec<u32> {
     let others = (0..scores.len() as u32).filter(|&s| s != silent);
-    let key = |s: u32| if lower { -scores[s as usize] } else { scores[s as usize] };
+    let key = |s: u32| {
+        if lower {
+            -scores[s as usize]
+        } else {
+            scores[s as usize]
+        }
+    };
     let top = others.clone().map(key).max().unwrap();
     others.filter(|&s| key(s) == top).collect()
 }

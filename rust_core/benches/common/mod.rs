@@ -6,7 +6,10 @@
 /// Not `/proc/thread-self/schedstat`: some kernels advance it by whole scheduler ticks (4 ms
 /// here), a third of a 12 ms run.
 pub fn thread_cpu_ns() -> Option<u64> {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `t` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
     (rc == 0).then(|| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)

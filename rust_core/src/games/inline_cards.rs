@@ -13,7 +13,12 @@ use prost::DecodeError;
 /// `i32` as `int32` (also every enum), both omitted when zero; [`InlineCards`] packed.
 pub trait Field {
     fn encode(&self, tag: u32, buf: &mut impl BufMut);
-    fn merge(&mut self, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError>;
+    fn merge(
+        &mut self,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError>;
     fn encoded_len(&self, tag: u32) -> usize;
 }
 
@@ -26,11 +31,20 @@ macro_rules! scalar_field {
                     $encoding::encode(tag, self, buf);
                 }
             }
-            fn merge(&mut self, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
+            fn merge(
+                &mut self,
+                wire_type: WireType,
+                buf: &mut impl Buf,
+                ctx: DecodeContext,
+            ) -> Result<(), DecodeError> {
                 $encoding::merge(wire_type, self, buf, ctx)
             }
             fn encoded_len(&self, tag: u32) -> usize {
-                if *self != 0 { $encoding::encoded_len(tag, self) } else { 0 }
+                if *self != 0 {
+                    $encoding::encoded_len(tag, self)
+                } else {
+                    0
+                }
             }
         }
     };
@@ -83,7 +97,11 @@ pub struct InlineCards<const N: usize> {
 
 impl<const N: usize> Default for InlineCards<N> {
     fn default() -> Self {
-        InlineCards { len: 0, overflow: false, cards: [0; N] }
+        InlineCards {
+            len: 0,
+            overflow: false,
+            cards: [0; N],
+        }
     }
 }
 
@@ -94,7 +112,12 @@ impl<const N: usize> Field for InlineCards<N> {
     }
 
     /// Reads one occurrence of the field (packed or not) and appends its cards.
-    fn merge(&mut self, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
+    fn merge(
+        &mut self,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
         let mut more = Vec::new();
         int32::merge_repeated(wire_type, &mut more, buf, ctx)?;
         self.extend(more);
@@ -129,7 +152,11 @@ impl<const N: usize> FromIterator<i32> for InlineCards<N> {
 
 impl<const N: usize> From<[i32; N]> for InlineCards<N> {
     fn from(cards: [i32; N]) -> Self {
-        InlineCards { len: N as u8, overflow: false, cards }
+        InlineCards {
+            len: N as u8,
+            overflow: false,
+            cards,
+        }
     }
 }
 

@@ -34,7 +34,8 @@ impl Carre {
             }
         }
         let eval = |m: &[[u8; 9]; 2]| -> f64 {
-            let mut v = base_score(score_square(&m[me])) as f64 - base_score(score_square(&m[opp])) as f64;
+            let mut v =
+                base_score(score_square(&m[me])) as f64 - base_score(score_square(&m[opp])) as f64;
             v += 0.35 * potential(&m[me]) - 0.3 * potential(&m[opp]);
             v
         };
@@ -63,7 +64,11 @@ impl Carre {
                 Move::Place(c, owner, idx) => {
                     let mut m = s.mask;
                     let r = rank(c);
-                    m[owner as usize][idx as usize] = if r == JACK || r == QUEEN { 0 } else { card_mask(c) };
+                    m[owner as usize][idx as usize] = if r == JACK || r == QUEEN {
+                        0
+                    } else {
+                        card_mask(c)
+                    };
                     eval(&m) - keep(c) + 0.01
                 }
             };
@@ -90,7 +95,9 @@ fn potential(m: &[u8; 9]) -> f64 {
         let (a, b, c) = (m[l[0]], m[l[1]], m[l[2]]);
         let ups = (a != 0) as u8 + (b != 0) as u8 + (c != 0) as u8;
         if ups == 2 {
-            let and = (if a == 0 { 0xFF } else { a }) & (if b == 0 { 0xFF } else { b }) & (if c == 0 { 0xFF } else { c });
+            let and = (if a == 0 { 0xFF } else { a })
+                & (if b == 0 { 0xFF } else { b })
+                & (if c == 0 { 0xFF } else { c });
             if and & 0x0F != 0 {
                 p += 1.0;
             } else if and & 0x30 != 0 {
@@ -101,7 +108,12 @@ fn potential(m: &[u8; 9]) -> f64 {
     p
 }
 
-pub(super) fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+pub(super) fn timeout_events(
+    s: &State,
+    seat: Seat,
+    policy: &str,
+    rng: &mut Rng,
+) -> CoreResult<Vec<pb::Event>> {
     if policy == TIMEOUT_FORFEIT {
         if s.phase != Phase::Action || seat != s.current as Seat {
             return Err(CoreError::not_your_turn());
@@ -117,7 +129,9 @@ pub(super) fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng)
         }))]);
     }
     if policy != TIMEOUT_DISCARD {
-        return Err(CoreError::Unsupported(format!("carre has no timeout policy {policy:?}")));
+        return Err(CoreError::Unsupported(format!(
+            "carre has no timeout policy {policy:?}"
+        )));
     }
     let mut moves = Moves::new();
     s.gen_moves(seat.min(1) as u8, &mut moves);
@@ -128,12 +142,22 @@ pub(super) fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng)
         _ => None,
     });
     match (seat < 2, lowest.min()) {
-        (true, Some(c)) => Carre::decide(s, seat, &Carre::move_to_action(seat as u8, Move::Discard(c)), rng),
+        (true, Some(c)) => Carre::decide(
+            s,
+            seat,
+            &Carre::move_to_action(seat as u8, Move::Discard(c)),
+            rng,
+        ),
         _ => Err(CoreError::not_your_turn()),
     }
 }
 
-pub(super) fn bot_action(s: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
+pub(super) fn bot_action(
+    s: &State,
+    seat: Seat,
+    bot: &str,
+    rng: &mut Rng,
+) -> CoreResult<pb::Action> {
     if seat >= 2 || s.phase != Phase::Action || seat as u8 != s.current {
         return Err(CoreError::not_your_turn());
     }
@@ -148,7 +172,11 @@ pub(super) fn bot_action(s: &State, seat: Seat, bot: &str, rng: &mut Rng) -> Cor
             moves.m[rng.index(moves.n)]
         }
         "greedy" => Carre::bot_greedy(s, seat, rng),
-        other => return Err(CoreError::option(format!("Carré has no bot {other:?} (bots: random, greedy)"))),
+        other => {
+            return Err(CoreError::option(format!(
+                "Carré has no bot {other:?} (bots: random, greedy)"
+            )))
+        }
     };
     Ok(Carre::move_to_action(seat, mv))
 }

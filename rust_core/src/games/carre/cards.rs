@@ -42,8 +42,12 @@ pub fn parse_card(code: &str) -> Option<u8> {
     if b.len() != 2 {
         return None;
     }
-    let r = RANK_CODES.iter().position(|&x| x == b[0].to_ascii_uppercase())?;
-    let s = SUIT_CODES.iter().position(|&x| x == b[1].to_ascii_uppercase())?;
+    let r = RANK_CODES
+        .iter()
+        .position(|&x| x == b[0].to_ascii_uppercase())?;
+    let s = SUIT_CODES
+        .iter()
+        .position(|&x| x == b[1].to_ascii_uppercase())?;
     Some((r * 4 + s) as u8)
 }
 

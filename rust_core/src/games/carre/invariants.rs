@@ -11,7 +11,10 @@ pub(super) fn check_invariants(s: &State) -> Result<(), String> {
     let mut count = 0u32;
     let mut add = |b: u64| -> Result<(), String> {
         if seen & b != 0 {
-            return Err(format!("card {} is in two places", card_name(b.trailing_zeros() as u8)));
+            return Err(format!(
+                "card {} is in two places",
+                card_name(b.trailing_zeros() as u8)
+            ));
         }
         seen |= b;
         count += b.count_ones();
@@ -43,9 +46,16 @@ pub(super) fn check_invariants(s: &State) -> Result<(), String> {
             if s.top[o as usize][i as usize] != last {
                 return Err(format!("top of square {o} cell {} is stale", i + 1));
             }
-            let m = if last == NONE || s.log[last as usize].down { 0 } else { card_mask(s.log[last as usize].card) };
+            let m = if last == NONE || s.log[last as usize].down {
+                0
+            } else {
+                card_mask(s.log[last as usize].card)
+            };
             if s.mask[o as usize][i as usize] != m {
-                return Err(format!("scoring mask of square {o} cell {} is stale", i + 1));
+                return Err(format!(
+                    "scoring mask of square {o} cell {} is stale",
+                    i + 1
+                ));
             }
         }
     }
@@ -55,18 +65,26 @@ pub(super) fn check_invariants(s: &State) -> Result<(), String> {
             return Err(format!("{} placed with the wrong face", card_name(e.card)));
         }
         if (r == TEN || r == KING || r == QUEEN) && e.cell / 9 != e.by {
-            return Err(format!("{} placed in the opponent's square", card_name(e.card)));
+            return Err(format!(
+                "{} placed in the opponent's square",
+                card_name(e.card)
+            ));
         }
     }
     // Hand sizes (§4.5).
-    let (hc, ho) = (s.hands[s.current as usize].count_ones(), s.hands[1 - s.current as usize].count_ones());
+    let (hc, ho) = (
+        s.hands[s.current as usize].count_ones(),
+        s.hands[1 - s.current as usize].count_ones(),
+    );
     match s.phase {
         Phase::Action => {
             if s.round == 0 || hc == 0 {
                 return Err("the seat to act has no card".into());
             }
             if s.stock_left() > 0 && (hc != 9 || ho != 8) {
-                return Err(format!("hands {hc}/{ho} while the stock lasts (expected 9/8)"));
+                return Err(format!(
+                    "hands {hc}/{ho} while the stock lasts (expected 9/8)"
+                ));
             }
             if s.stock_left() == 0 && !(hc == ho || hc == ho + 1) {
                 return Err(format!("hands {hc}/{ho} after the stock ran out"));
@@ -86,20 +104,34 @@ pub(super) fn check_invariants(s: &State) -> Result<(), String> {
         Phase::Passing if hc != 0 || ho == 0 || s.stock_left() != 0 => {
             return Err("pass_turn when it is not forced".into());
         }
-        Phase::Scoring if s.went_out == NONE && (s.stock_left() != 0 || s.hands[0] != 0 || s.hands[1] != 0) => {
+        Phase::Scoring
+            if s.went_out == NONE
+                && (s.stock_left() != 0 || s.hands[0] != 0 || s.hands[1] != 0) =>
+        {
             return Err("round scoring without going out or exhaustion".into());
         }
         _ => {}
     }
     // The dealer draws the last stock card: the starter acts first with no stock.
-    if s.stock_left() == 0 && s.went_out == NONE && s.phase == Phase::Action && s.hands[0] + s.hands[1] != 0 {
+    if s.stock_left() == 0
+        && s.went_out == NONE
+        && s.phase == Phase::Action
+        && s.hands[0] + s.hands[1] != 0
+    {
         let starter_cards = s.hands[s.starter as usize].count_ones();
         let dealer_cards = s.hands[1 - s.starter as usize].count_ones();
         if !(starter_cards == dealer_cards || starter_cards + 1 == dealer_cards) {
-            return Err(format!("starter {starter_cards} / dealer {dealer_cards} cards after the stock ran out"));
+            return Err(format!(
+                "starter {starter_cards} / dealer {dealer_cards} cards after the stock ran out"
+            ));
         }
     }
-    if s.went_out != NONE && !matches!(s.phase, Phase::Scoring | Phase::Dealing | Phase::Ending | Phase::Over) {
+    if s.went_out != NONE
+        && !matches!(
+            s.phase,
+            Phase::Scoring | Phase::Dealing | Phase::Ending | Phase::Over
+        )
+    {
         return Err("went_out set during play".into());
     }
     // Scores in bounds.
@@ -117,7 +149,10 @@ pub(super) fn check_invariants(s: &State) -> Result<(), String> {
         }
     }
     if sums != s.totals {
-        return Err(format!("totals {:?} are not the sum of the rounds {sums:?}", s.totals));
+        return Err(format!(
+            "totals {:?} are not the sum of the rounds {sums:?}",
+            s.totals
+        ));
     }
     for p in 0..2 {
         let raw = s.raw(p);

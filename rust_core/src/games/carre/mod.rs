@@ -116,7 +116,12 @@ impl Game for Carre {
         rules::start(state, rng)
     }
 
-    fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn decide(
+        state: &State,
+        seat: Seat,
+        action: &pb::Action,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         rules::decide(state, seat, action, rng)
     }
 
@@ -165,7 +170,12 @@ impl Game for Carre {
         last), face up and dead for the round; it never goes out or places a card. forfeit: the seat forfeits: \
         the match ends at once and the other seat wins, whatever the totals (reason FORFEIT).";
 
-    fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn timeout_events(
+        s: &State,
+        seat: Seat,
+        policy: &str,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         bots::timeout_events(s, seat, policy, rng)
     }
 

@@ -32,7 +32,10 @@ pub(super) struct Moves {
 
 impl Moves {
     pub(super) fn new() -> Self {
-        Moves { n: 0, m: [Move::GoOut; 192] }
+        Moves {
+            n: 0,
+            m: [Move::GoOut; 192],
+        }
     }
     #[inline]
     fn push(&mut self, mv: Move) {
@@ -60,7 +63,10 @@ impl State {
     /// Rule check of a placement (AMB21 order). Returns whether the card goes face down.
     pub(super) fn check_place(&self, seat: u8, card: u8, owner: u8, idx: u8) -> CoreResult<bool> {
         if self.hands[seat as usize] & bit(card) == 0 {
-            return Err(rule("NOT_IN_HAND", format!("you do not hold {}", card_name(card))));
+            return Err(rule(
+                "NOT_IN_HAND",
+                format!("you do not hold {}", card_name(card)),
+            ));
         }
         let r = rank(card);
         let own = owner == seat;
@@ -73,7 +79,10 @@ impl State {
                 if home != idx {
                     return Err(rule(
                         "WRONG_CELL",
-                        format!("{name} can only go on cell {} (of either square), not cell {cell_no}", home + 1),
+                        format!(
+                            "{name} can only go on cell {} (of either square), not cell {cell_no}",
+                            home + 1
+                        ),
                     ));
                 }
                 if st == CellState::Up {
@@ -88,7 +97,10 @@ impl State {
                 if !own {
                     return Err(rule(
                         "OWN_SQUARE_ONLY",
-                        format!("a {} can only be placed in your own square", rank_word(card)),
+                        format!(
+                            "a {} can only be placed in your own square",
+                            rank_word(card)
+                        ),
                     ));
                 }
                 if r == TEN && st == CellState::Up {
@@ -102,7 +114,10 @@ impl State {
             _ => {
                 // Jack (either square) or Queen (own square), face down on a face-up card.
                 if r == QUEEN && !own {
-                    return Err(rule("OWN_SQUARE_ONLY", "a Queen can only be placed in your own square"));
+                    return Err(rule(
+                        "OWN_SQUARE_ONLY",
+                        "a Queen can only be placed in your own square",
+                    ));
                 }
                 if st != CellState::Up {
                     return Err(rule(
@@ -110,7 +125,11 @@ impl State {
                         format!(
                             "a {} goes face down on a face-up card; cell {cell_no} is {}",
                             rank_word(card),
-                            if st == CellState::Empty { "empty" } else { "face down" }
+                            if st == CellState::Empty {
+                                "empty"
+                            } else {
+                                "face down"
+                            }
                         ),
                     ));
                 }
@@ -124,11 +143,16 @@ impl State {
         if raw < 5 {
             return Err(rule(
                 "GO_OUT_BELOW_5",
-                format!("going out needs at least 5 alignment points in your own square; it has {raw}"),
+                format!(
+                    "going out needs at least 5 alignment points in your own square; it has {raw}"
+                ),
             ));
         }
         if !self.drew && !self.cfg.go_out_without_draw {
-            return Err(rule("GO_OUT_WITHOUT_DRAW", "going out is only allowed right after drawing from the stock"));
+            return Err(rule(
+                "GO_OUT_WITHOUT_DRAW",
+                "going out is only allowed right after drawing from the stock",
+            ));
         }
         Ok(raw)
     }
@@ -273,7 +297,11 @@ impl State {
 impl Carre {
     /// Appends (and applies to `s`) every automatic step until a seat must decide or the match
     /// is over.
-    pub(super) fn auto_steps(s: &mut State, rng: &mut Rng, out: &mut Vec<pb::Event>) -> CoreResult<()> {
+    pub(super) fn auto_steps(
+        s: &mut State,
+        rng: &mut Rng,
+        out: &mut Vec<pb::Event>,
+    ) -> CoreResult<()> {
         loop {
             let e = match s.phase {
                 Phase::Dealing => {
@@ -304,7 +332,9 @@ impl Carre {
                         stock_size: (s.stock_left() - 1) as u32,
                     }))
                 }
-                Phase::Passing => ev(Ev::TurnPassed(pb::TurnPassed { seat: s.current as u32 })),
+                Phase::Passing => ev(Ev::TurnPassed(pb::TurnPassed {
+                    seat: s.current as u32,
+                })),
                 Phase::Scoring => {
                     let rec = s.round_result();
                     ev(Ev::RoundScored(Self::scored_event(s, &rec)))
@@ -345,7 +375,12 @@ pub(super) fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> 
     Ok(out)
 }
 
-pub(super) fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+pub(super) fn decide(
+    state: &State,
+    seat: Seat,
+    action: &pb::Action,
+    rng: &mut Rng,
+) -> CoreResult<Vec<pb::Event>> {
     let seat = seat as u8;
     let mv = Carre::parse_action(state, seat, action)?;
     let e = Carre::move_event(state, seat, mv);
@@ -371,7 +406,12 @@ pub(super) fn legal_actions_into(s: &State, seat: Seat, out: &mut Vec<pb::Action
     }
     let mut moves = Moves::new();
     s.gen_moves(seat as u8, &mut moves);
-    out.extend(moves.as_slice().iter().map(|&m| Carre::move_to_action(seat as u8, m)));
+    out.extend(
+        moves
+            .as_slice()
+            .iter()
+            .map(|&m| Carre::move_to_action(seat as u8, m)),
+    );
 }
 
 pub(super) fn outcome(s: &State) -> Option<Outcome> {

@@ -6,8 +6,16 @@ use super::state::{RoundRec, State};
 use crate::proto::carre as pb;
 
 /// The 8 lines of a square as cell indexes 0..9: R1 R2 R3 C1 C2 C3 D1 D2.
-pub(super) const LINES: [[usize; 3]; 8] =
-    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]];
+pub(super) const LINES: [[usize; 3]; 8] = [
+    [0, 1, 2],
+    [3, 4, 5],
+    [6, 7, 8],
+    [0, 3, 6],
+    [1, 4, 7],
+    [2, 5, 8],
+    [0, 4, 8],
+    [2, 4, 6],
+];
 pub(super) const LINE_NAMES: [&str; 8] = ["R1", "R2", "R3", "C1", "C2", "C3", "D1", "D2"];
 
 /// Scoring mask of a face-up card: its suit bit and its colour bit.
@@ -58,7 +66,10 @@ impl State {
     }
 
     pub(super) fn round_result(&self) -> RoundRec {
-        let mut rec = RoundRec { went_out: self.went_out, ..Default::default() };
+        let mut rec = RoundRec {
+            went_out: self.went_out,
+            ..Default::default()
+        };
         for s in 0..2u8 {
             let raw = self.raw(s);
             let mut score = base_score(raw);

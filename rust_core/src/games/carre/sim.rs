@@ -6,7 +6,10 @@ use super::state::{Config, Phase, State};
 use crate::rng::Rng;
 
 /// Deals a round from a fresh shuffle (`Rng::shuffle`).
-pub(super) fn shuffled_deal(starter: u8, rng: &mut Rng) -> ([u64; 2], [[u8; HAND]; 2], [u8; STOCK]) {
+pub(super) fn shuffled_deal(
+    starter: u8,
+    rng: &mut Rng,
+) -> ([u64; 2], [[u8; HAND]; 2], [u8; STOCK]) {
     let mut deck: [u8; DECK] = [0; DECK];
     for (i, c) in deck.iter_mut().enumerate() {
         *c = i as u8;

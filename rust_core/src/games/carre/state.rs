@@ -1,7 +1,10 @@
 //! Config and options, the State, and applying events to it (`evolve` and the mutations it
 //! shares with the simulation hot path).
 
-use super::cards::{bit, card_name, rank, DECK, HAND, JACK, MAX_EXTRA_ROUNDS, MAX_HISTORY, MAX_ROUNDS_OPTION, NONE, QUEEN, STOCK};
+use super::cards::{
+    bit, card_name, rank, DECK, HAND, JACK, MAX_EXTRA_ROUNDS, MAX_HISTORY, MAX_ROUNDS_OPTION, NONE,
+    QUEEN, STOCK,
+};
 use super::rules::Move;
 use super::scoring::card_mask;
 use super::wire::card_from_pb;
@@ -27,7 +30,8 @@ pub struct Config {
 impl Default for Config {
     /// The configuration of the options' defaults.
     fn default() -> Self {
-        Carre::configure(2, &OptionValues::defaults(&Carre::options())).expect("the defaults configure a match")
+        Carre::configure(2, &OptionValues::defaults(&Carre::options()))
+            .expect("the defaults configure a match")
     }
 }
 
@@ -243,7 +247,12 @@ impl State {
     pub(super) fn place(&mut self, seat: u8, card: u8, owner: u8, idx: u8, down: bool) {
         self.hands[seat as usize] &= !bit(card);
         let n = self.n_placed as usize;
-        self.log[n] = Entry { card, cell: owner * 9 + idx, down, by: seat };
+        self.log[n] = Entry {
+            card,
+            cell: owner * 9 + idx,
+            down,
+            by: seat,
+        };
         self.n_placed += 1;
         self.top[owner as usize][idx as usize] = n as u8;
         self.mask[owner as usize][idx as usize] = if down { 0 } else { card_mask(card) };
@@ -320,7 +329,9 @@ impl State {
     /// Cards of a pile, bottom to top.
     pub(super) fn pile(&self, owner: u8, idx: u8) -> impl Iterator<Item = &Entry> {
         let cell = owner * 9 + idx;
-        self.log[..self.n_placed as usize].iter().filter(move |e| e.cell == cell)
+        self.log[..self.n_placed as usize]
+            .iter()
+            .filter(move |e| e.cell == cell)
     }
 }
 
@@ -330,12 +341,17 @@ fn seat_u8(seat: u32, what: &str) -> CoreResult<u8> {
     if seat < 2 {
         Ok(seat as u8)
     } else {
-        Err(CoreError::corrupt(format!("{what}: seat {seat} is not 0 or 1")))
+        Err(CoreError::corrupt(format!(
+            "{what}: seat {seat} is not 0 or 1"
+        )))
     }
 }
 
 pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
-    let kind = event.kind.as_ref().ok_or_else(|| CoreError::corrupt("event has no kind"))?;
+    let kind = event
+        .kind
+        .as_ref()
+        .ok_or_else(|| CoreError::corrupt("event has no kind"))?;
     match kind {
         Ev::MatchStarted(m) => {
             if s.phase != Phase::NotStarted {
@@ -343,10 +359,14 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
             }
             let first = seat_u8(m.first_starter, "match_started")?;
             if s.cfg.first_starter.is_some_and(|f| f != first) {
-                return Err(CoreError::corrupt("match_started contradicts the first_starter option"));
+                return Err(CoreError::corrupt(
+                    "match_started contradicts the first_starter option",
+                ));
             }
             if m.rounds_per_match != s.cfg.rounds as u32 {
-                return Err(CoreError::corrupt("match_started with another rounds_per_match than configured"));
+                return Err(CoreError::corrupt(
+                    "match_started with another rounds_per_match than configured",
+                ));
             }
             s.first_starter = first;
             s.phase = Phase::Dealing;
@@ -354,7 +374,8 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
         Ev::RoundDealt(d) => Carre::evolve_dealt(s, d)?,
         Ev::CardDrawn(d) => {
             Carre::expect_turn(s, Phase::Drawing, d.seat, "card_drawn")?;
-            let c = card_from_pb(d.card.as_ref()).ok_or_else(|| CoreError::corrupt("card_drawn without its card"))?;
+            let c = card_from_pb(d.card.as_ref())
+                .ok_or_else(|| CoreError::corrupt("card_drawn without its card"))?;
             if c != s.stock[s.stock_pos as usize] || d.stock_size != (s.stock_left() - 1) as u32 {
                 return Err(CoreError::corrupt("card_drawn is not the top of the stock"));
             }
@@ -366,13 +387,16 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
         }
         Ev::CardPlaced(p) => {
             let seat = Carre::expect_turn(s, Phase::Action, p.seat, "card_placed")?;
-            let c = card_from_pb(p.card.as_ref()).ok_or_else(|| CoreError::corrupt("card_placed without its card"))?;
+            let c = card_from_pb(p.card.as_ref())
+                .ok_or_else(|| CoreError::corrupt("card_placed without its card"))?;
             let owner = seat_u8(p.square_owner, "card_placed square")?;
             if !(1..=9).contains(&p.cell) {
                 return Err(CoreError::corrupt("card_placed on a cell outside 1..9"));
             }
             let idx = (p.cell - 1) as u8;
-            let down = s.check_place(seat, c, owner, idx).map_err(|e| CoreError::corrupt(format!("card_placed: {e}")))?;
+            let down = s
+                .check_place(seat, c, owner, idx)
+                .map_err(|e| CoreError::corrupt(format!("card_placed: {e}")))?;
             if down != p.face_down {
                 return Err(CoreError::corrupt("card_placed with the wrong face"));
             }
@@ -380,7 +404,8 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
         }
         Ev::CardDiscarded(d) => {
             let seat = Carre::expect_turn(s, Phase::Action, d.seat, "card_discarded")?;
-            let c = card_from_pb(d.card.as_ref()).ok_or_else(|| CoreError::corrupt("card_discarded without its card"))?;
+            let c = card_from_pb(d.card.as_ref())
+                .ok_or_else(|| CoreError::corrupt("card_discarded without its card"))?;
             if s.hands[seat as usize] & bit(c) == 0 {
                 return Err(CoreError::corrupt("card_discarded from outside the hand"));
             }
@@ -388,7 +413,9 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
         }
         Ev::WentOut(w) => {
             let seat = Carre::expect_turn(s, Phase::Action, w.seat, "went_out")?;
-            let raw = s.check_go_out(seat).map_err(|e| CoreError::corrupt(format!("went_out: {e}")))?;
+            let raw = s
+                .check_go_out(seat)
+                .map_err(|e| CoreError::corrupt(format!("went_out: {e}")))?;
             if raw != w.raw_points {
                 return Err(CoreError::corrupt("went_out with wrong raw points"));
             }
@@ -400,7 +427,9 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
             }
             let rec = s.round_result();
             if *r != Carre::scored_event(s, &rec) {
-                return Err(CoreError::corrupt("round_scored does not match the squares"));
+                return Err(CoreError::corrupt(
+                    "round_scored does not match the squares",
+                ));
             }
             s.record_round(rec);
         }
@@ -409,7 +438,11 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
             let mut ended = s.clone();
             ended.forfeited = s.current;
             let (winners, result) = ended.result();
-            if m.totals != s.totals || m.winners != winners || m.result != result as i32 || m.rounds_played != s.n_history as u32 {
+            if m.totals != s.totals
+                || m.winners != winners
+                || m.result != result as i32
+                || m.rounds_played != s.n_history as u32
+            {
                 return Err(CoreError::corrupt("match_ended does not match a forfeit"));
             }
             s.forfeited = s.current;
@@ -417,10 +450,16 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
         }
         Ev::MatchEnded(m) => {
             if s.phase != Phase::Ending {
-                return Err(CoreError::corrupt("match_ended before the last round was scored"));
+                return Err(CoreError::corrupt(
+                    "match_ended before the last round was scored",
+                ));
             }
             let (winners, result) = s.result();
-            if m.totals != s.totals || m.winners != winners || m.result != result as i32 || m.rounds_played != s.n_history as u32 {
+            if m.totals != s.totals
+                || m.winners != winners
+                || m.result != result as i32
+                || m.rounds_played != s.n_history as u32
+            {
                 return Err(CoreError::corrupt("match_ended does not match the totals"));
             }
             s.phase = Phase::Over;
@@ -435,21 +474,32 @@ impl Carre {
             return Err(CoreError::corrupt("round_dealt outside a deal"));
         }
         if d.round != s.round as u32 + 1 {
-            return Err(CoreError::corrupt(format!("round_dealt for round {} after round {}", d.round, s.round)));
+            return Err(CoreError::corrupt(format!(
+                "round_dealt for round {} after round {}",
+                d.round, s.round
+            )));
         }
         let round = s.round + 1;
         let starter = s.expected_starter(round);
         if d.starter != starter as u32 || d.dealer != 1 - starter as u32 {
-            return Err(CoreError::corrupt("round_dealt names the wrong starter or dealer"));
+            return Err(CoreError::corrupt(
+                "round_dealt names the wrong starter or dealer",
+            ));
         }
         if d.hands.len() != 2 || d.stock.len() != STOCK || d.stock_size != STOCK as u32 {
-            return Err(CoreError::corrupt("round_dealt needs two hands and the full stock"));
+            return Err(CoreError::corrupt(
+                "round_dealt needs two hands and the full stock",
+            ));
         }
         let mut seen = 0u64;
         let mut take = |c: &pb::Card| -> CoreResult<u8> {
-            let id = card_from_pb(Some(c)).ok_or_else(|| CoreError::corrupt("round_dealt holds a non-card"))?;
+            let id = card_from_pb(Some(c))
+                .ok_or_else(|| CoreError::corrupt("round_dealt holds a non-card"))?;
             if seen & bit(id) != 0 {
-                return Err(CoreError::corrupt(format!("round_dealt deals {} twice", card_name(id))));
+                return Err(CoreError::corrupt(format!(
+                    "round_dealt deals {} twice",
+                    card_name(id)
+                )));
             }
             seen |= bit(id);
             Ok(id)
@@ -457,7 +507,9 @@ impl Carre {
         let mut hands = [0u64; 2];
         for (i, h) in d.hands.iter().enumerate() {
             if h.seat != i as u32 || h.cards.len() != HAND || h.count != HAND as u32 {
-                return Err(CoreError::corrupt("round_dealt hand out of order or not 8 cards"));
+                return Err(CoreError::corrupt(
+                    "round_dealt hand out of order or not 8 cards",
+                ));
             }
             for c in &h.cards {
                 hands[i] |= bit(take(c)?);
@@ -478,7 +530,10 @@ impl Carre {
         }
         let seat = seat_u8(seat, what)?;
         if seat != s.current {
-            return Err(CoreError::corrupt(format!("{what} by seat {seat}, but seat {} is to move", s.current)));
+            return Err(CoreError::corrupt(format!(
+                "{what} by seat {seat}, but seat {} is to move",
+                s.current
+            )));
         }
         Ok(seat)
     }

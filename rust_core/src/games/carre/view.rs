@@ -35,7 +35,11 @@ pub(super) fn view(s: &State, viewer: Viewer) -> pb::View {
         .map(|p| pb::Player {
             seat: p,
             hand_count: s.hands[p as usize].count_ones(),
-            hand: if viewer.sees_private_of(p) { hand_cards(s.hands[p as usize]) } else { vec![] },
+            hand: if viewer.sees_private_of(p) {
+                hand_cards(s.hands[p as usize])
+            } else {
+                vec![]
+            },
             total: s.totals[p as usize],
         })
         .collect();
@@ -84,7 +88,11 @@ pub(super) fn view(s: &State, viewer: Viewer) -> pb::View {
             }
             pb::RoundRecord {
                 round: i as u32 + 1,
-                end: if r.went_out == NONE { pb::RoundEnd::Exhaustion } else { pb::RoundEnd::WentOut } as i32,
+                end: if r.went_out == NONE {
+                    pb::RoundEnd::Exhaustion
+                } else {
+                    pb::RoundEnd::WentOut
+                } as i32,
                 scores: (0..2)
                     .map(|p| pb::SeatRoundScore {
                         seat: p as u32,
@@ -125,16 +133,27 @@ pub(super) fn view(s: &State, viewer: Viewer) -> pb::View {
         drew_this_turn: s.drew,
         players,
         squares,
-        discard: s.discard[..s.n_discard as usize].iter().map(|&c| card_pb(c)).collect(),
+        discard: s.discard[..s.n_discard as usize]
+            .iter()
+            .map(|&c| card_pb(c))
+            .collect(),
         stock_size: s.stock_left() as u32,
         stock: if viewer == Viewer::Auditor {
-            s.stock[s.stock_pos as usize..].iter().rev().map(|&c| card_pb(c)).collect()
+            s.stock[s.stock_pos as usize..]
+                .iter()
+                .rev()
+                .map(|&c| card_pb(c))
+                .collect()
         } else {
             vec![]
         },
         rounds,
         can_go_out,
-        went_out: if s.went_out == NONE { None } else { Some(s.went_out as u32) },
+        went_out: if s.went_out == NONE {
+            None
+        } else {
+            Some(s.went_out as u32)
+        },
         result,
         allow_go_out_without_draw: s.cfg.go_out_without_draw,
         tiebreak_extra_rounds: s.cfg.tiebreak,
@@ -169,7 +188,12 @@ pub(super) fn render(s: &State, viewer: Viewer) -> String {
     let _ = writeln!(
         out,
         "Carré  round {}/{}  starter seat {}  stock {}  totals {}-{}",
-        s.round, s.cfg.rounds, s.starter, s.stock_left(), s.totals[0], s.totals[1]
+        s.round,
+        s.cfg.rounds,
+        s.starter,
+        s.stock_left(),
+        s.totals[0],
+        s.totals[1]
     );
     // One cell is 7 columns: the top card (`7S`), `##` for a face-down card the viewer did
     // not place, `vJC` for one it may see, `..` when empty; `xN` gives a pile's height.
@@ -212,21 +236,41 @@ pub(super) fn render(s: &State, viewer: Viewer) -> String {
             .filter(|(v, _)| **v > 0)
             .map(|(v, n)| format!("{n}:{v}"))
             .collect();
-        let _ = writeln!(out, "seat {o}: raw {raw} -> {} [{}]   hand: {hand}", base_score(raw), lines.join(" "));
+        let _ = writeln!(
+            out,
+            "seat {o}: raw {raw} -> {} [{}]   hand: {hand}",
+            base_score(raw),
+            lines.join(" ")
+        );
         for r in 0..3u8 {
-            let row: Vec<String> = (0..3u8).map(|c| format!("[{}]", cell_txt(o, r * 3 + c))).collect();
+            let row: Vec<String> = (0..3u8)
+                .map(|c| format!("[{}]", cell_txt(o, r * 3 + c)))
+                .collect();
             let _ = writeln!(out, "   {}", row.join(""));
         }
     }
-    let top = if s.n_discard > 0 { card_name(s.discard[s.n_discard as usize - 1]) } else { "--".into() };
+    let top = if s.n_discard > 0 {
+        card_name(s.discard[s.n_discard as usize - 1])
+    } else {
+        "--".into()
+    };
     let _ = writeln!(out, "discard: {} ({} cards)", top, s.n_discard);
     match s.phase {
         Phase::Over => {
             let (w, _) = s.result();
-            let _ = writeln!(out, "match over: winners {w:?}{}", if s.aborted { " (aborted)" } else { "" });
+            let _ = writeln!(
+                out,
+                "match over: winners {w:?}{}",
+                if s.aborted { " (aborted)" } else { "" }
+            );
         }
         Phase::Action => {
-            let _ = writeln!(out, "to act: seat {}{}", s.current, if s.drew { " (has drawn)" } else { "" });
+            let _ = writeln!(
+                out,
+                "to act: seat {}{}",
+                s.current,
+                if s.drew { " (has drawn)" } else { "" }
+            );
         }
         p => {
             let _ = writeln!(out, "phase {p:?}");

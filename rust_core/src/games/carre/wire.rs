@@ -12,7 +12,10 @@ use crate::proto::carre as pb;
 use pb::event::Kind as Ev;
 
 pub(super) fn card_pb(c: u8) -> pb::Card {
-    pb::Card { rank: rank(c) as i32 + 1, suit: suit(c) as i32 + 1 }
+    pb::Card {
+        rank: rank(c) as i32 + 1,
+        suit: suit(c) as i32 + 1,
+    }
 }
 
 pub(super) fn card_from_pb(c: Option<&pb::Card>) -> Option<u8> {
@@ -31,7 +34,11 @@ impl Carre {
     pub(super) fn scored_event(s: &State, rec: &RoundRec) -> pb::RoundScored {
         pb::RoundScored {
             round: s.round as u32,
-            end: if rec.went_out == NONE { pb::RoundEnd::Exhaustion } else { pb::RoundEnd::WentOut } as i32,
+            end: if rec.went_out == NONE {
+                pb::RoundEnd::Exhaustion
+            } else {
+                pb::RoundEnd::WentOut
+            } as i32,
             scores: (0..2)
                 .map(|i| pb::SeatRoundScore {
                     seat: i as u32,
@@ -49,10 +56,16 @@ impl Carre {
         use pb::action::Kind as A;
         let kind = match mv {
             Move::GoOut => A::GoOut(pb::GoOut {}),
-            Move::Discard(c) => A::Discard(pb::Discard { card: Some(card_pb(c)) }),
+            Move::Discard(c) => A::Discard(pb::Discard {
+                card: Some(card_pb(c)),
+            }),
             Move::Place(c, owner, idx) => A::Place(pb::Place {
                 card: Some(card_pb(c)),
-                square: if owner == seat { pb::TargetSquare::Own } else { pb::TargetSquare::Opponent } as i32,
+                square: if owner == seat {
+                    pb::TargetSquare::Own
+                } else {
+                    pb::TargetSquare::Opponent
+                } as i32,
                 cell: idx as u32 + 1,
             }),
         };
@@ -62,8 +75,12 @@ impl Carre {
     /// Parses and rule-checks a client action into a move.
     pub(super) fn parse_action(state: &State, seat: u8, action: &pb::Action) -> CoreResult<Move> {
         use pb::action::Kind as A;
-        let kind = action.kind.as_ref().ok_or_else(|| CoreError::malformed("action has no kind"))?;
-        let bad_card = || CoreError::malformed("the action's card is missing or not a card of the pack");
+        let kind = action
+            .kind
+            .as_ref()
+            .ok_or_else(|| CoreError::malformed("action has no kind"))?;
+        let bad_card =
+            || CoreError::malformed("the action's card is missing or not a card of the pack");
         match kind {
             A::GoOut(_) => {
                 state.check_go_out(seat)?;
@@ -72,7 +89,10 @@ impl Carre {
             A::Discard(d) => {
                 let c = card_from_pb(d.card.as_ref()).ok_or_else(bad_card)?;
                 if state.hands[seat as usize] & bit(c) == 0 {
-                    return Err(rule("NOT_IN_HAND", format!("you do not hold {}", card_name(c))));
+                    return Err(rule(
+                        "NOT_IN_HAND",
+                        format!("you do not hold {}", card_name(c)),
+                    ));
                 }
                 Ok(Move::Discard(c))
             }
@@ -81,10 +101,18 @@ impl Carre {
                 let owner = match pb::TargetSquare::try_from(p.square) {
                     Ok(pb::TargetSquare::Own) => seat,
                     Ok(pb::TargetSquare::Opponent) => 1 - seat,
-                    _ => return Err(CoreError::malformed(format!("square {} is not OWN or OPPONENT", p.square))),
+                    _ => {
+                        return Err(CoreError::malformed(format!(
+                            "square {} is not OWN or OPPONENT",
+                            p.square
+                        )))
+                    }
                 };
                 if !(1..=9).contains(&p.cell) {
-                    return Err(CoreError::malformed(format!("cell {} is not in 1..9", p.cell)));
+                    return Err(CoreError::malformed(format!(
+                        "cell {} is not in 1..9",
+                        p.cell
+                    )));
                 }
                 let idx = (p.cell - 1) as u8;
                 state.check_place(seat, c, owner, idx)?;
@@ -95,8 +123,14 @@ impl Carre {
 
     pub(super) fn move_event(state: &State, seat: u8, mv: Move) -> pb::Event {
         match mv {
-            Move::GoOut => ev(Ev::WentOut(pb::WentOut { seat: seat as u32, raw_points: state.raw(seat) })),
-            Move::Discard(c) => ev(Ev::CardDiscarded(pb::CardDiscarded { seat: seat as u32, card: Some(card_pb(c)) })),
+            Move::GoOut => ev(Ev::WentOut(pb::WentOut {
+                seat: seat as u32,
+                raw_points: state.raw(seat),
+            })),
+            Move::Discard(c) => ev(Ev::CardDiscarded(pb::CardDiscarded {
+                seat: seat as u32,
+                card: Some(card_pb(c)),
+            })),
             Move::Place(c, owner, idx) => {
                 let r = rank(c);
                 ev(Ev::CardPlaced(pb::CardPlaced {

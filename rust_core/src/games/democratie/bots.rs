@@ -41,18 +41,29 @@ pub(super) fn tactician_card(st: &State, seat: usize) -> Option<u8> {
             }
         } else {
             unknown_trumps == 0
-                && cards_of(unknown).all(|u| (trump < 4 && suit_of(u) == trump) || strength(u) < strength(c))
+                && cards_of(unknown)
+                    .all(|u| (trump < 4 && suit_of(u) == trump) || strength(u) < strength(c))
         }
     };
-    let pot = prize + cards_of(hand).map(|c| points(c) as i32).sum::<i32>() / (hand.count_ones() as i32).max(1);
+    let pot = prize
+        + cards_of(hand).map(|c| points(c) as i32).sum::<i32>() / (hand.count_ones() as i32).max(1);
     // Cheapest card to lose: low points, low strength; Jokers and trumps are kept.
     let dump_cost = |c: u8| -> i32 {
-        let keep = if is_joker(c) { 40 } else if trump < 4 && suit_of(c) == trump { 8 } else { 0 };
+        let keep = if is_joker(c) {
+            40
+        } else if trump < 4 && suit_of(c) == trump {
+            8
+        } else {
+            0
+        };
         points(c) as i32 * 10 + strength(c) as i32 + keep
     };
     if pot >= 3 {
         // Fight: the cheapest sure winner, else the strongest trump, else the strongest card.
-        if let Some(c) = cards_of(hand).filter(|&c| sure(c)).min_by_key(|&c| (points(c), strength(c))) {
+        if let Some(c) = cards_of(hand)
+            .filter(|&c| sure(c))
+            .min_by_key(|&c| (points(c), strength(c)))
+        {
             return Some(c);
         }
         if my_trumps != 0 {
@@ -67,18 +78,30 @@ pub(super) fn tactician_card(st: &State, seat: usize) -> Option<u8> {
     cards_of(hand).min_by_key(|&c| dump_cost(c))
 }
 
-pub(super) fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
+pub(super) fn bot_action(
+    state: &State,
+    seat: Seat,
+    bot: &str,
+    rng: &mut Rng,
+) -> CoreResult<pb::Action> {
     let s = seat as usize;
     if state.phase != pb::Phase::TrickCommit || s >= state.n() || state.commits[s] != NO_CARD {
         return Err(CoreError::not_your_turn());
     }
     match bot {
-        "tactician" => tactician_card(state, s).map(commit_action).ok_or_else(CoreError::not_your_turn),
+        "tactician" => tactician_card(state, s)
+            .map(commit_action)
+            .ok_or_else(CoreError::not_your_turn),
         "random" => {
             let hand = state.hands[s];
             let k = rng.index(hand.count_ones().max(1) as usize);
-            cards_of(hand).nth(k).map(commit_action).ok_or_else(CoreError::not_your_turn)
+            cards_of(hand)
+                .nth(k)
+                .map(commit_action)
+                .ok_or_else(CoreError::not_your_turn)
         }
-        other => Err(CoreError::option(format!("Démocratie has no bot {other:?} (bots: random, tactician)"))),
+        other => Err(CoreError::option(format!(
+            "Démocratie has no bot {other:?} (bots: random, tactician)"
+        ))),
     }
 }

@@ -21,15 +21,23 @@ pub(super) const REASON_FORFEIT: &str = "FORFEIT";
 pub(super) fn forfeit_winners(st: &State, seat: usize) -> u8 {
     let others = (0..st.n()).filter(|&s| s != seat);
     let best = others.clone().map(|s| st.tribes[s]).max().unwrap_or(0);
-    others.filter(|&s| st.tribes[s] == best).fold(0u8, |m, s| m | 1 << s)
+    others
+        .filter(|&s| st.tribes[s] == best)
+        .fold(0u8, |m, s| m | 1 << s)
 }
 
 /// The seats that won the match: the one of §6.2, or those of a forfeit (§11).
 pub(super) fn match_winners(st: &State) -> Vec<u32> {
     if st.forfeit_winners != 0 {
-        return (0..st.n() as u32).filter(|w| st.forfeit_winners >> w & 1 == 1).collect();
+        return (0..st.n() as u32)
+            .filter(|w| st.forfeit_winners >> w & 1 == 1)
+            .collect();
     }
-    if st.winner == NOBODY { vec![] } else { vec![st.winner as u32] }
+    if st.winner == NOBODY {
+        vec![]
+    } else {
+        vec![st.winner as u32]
+    }
 }
 
 /// The card a timed-out seat commits (§11): the least committal of its hand, the one least
@@ -39,9 +47,16 @@ pub fn weakest_card(hand: u64) -> Option<u8> {
     cards_of(hand).min_by_key(|&c| (strength(c), points(c), c))
 }
 
-pub(super) fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+pub(super) fn timeout_events(
+    state: &State,
+    seat: Seat,
+    policy: &str,
+    rng: &mut Rng,
+) -> CoreResult<Vec<pb::Event>> {
     if policy != TIMEOUT_WEAKEST_CARD && policy != TIMEOUT_FORFEIT {
-        return Err(CoreError::Unsupported(format!("democratie has no timeout policy {policy:?}")));
+        return Err(CoreError::Unsupported(format!(
+            "democratie has no timeout policy {policy:?}"
+        )));
     }
     let s = seat as usize;
     if state.phase != pb::Phase::TrickCommit || s >= state.n() || state.commits[s] != NO_CARD {
@@ -50,7 +65,9 @@ pub(super) fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut 
     if policy == TIMEOUT_FORFEIT {
         let won = forfeit_winners(state, s);
         return Ok(vec![ev(pb::event::Kind::MatchEnded(pb::MatchEnded {
-            winners: (0..state.n() as u32).filter(|w| won >> w & 1 == 1).collect(),
+            winners: (0..state.n() as u32)
+                .filter(|w| won >> w & 1 == 1)
+                .collect(),
             tribes: state.tribes[..state.n()].to_vec(),
             aborted: false,
             reason: REASON_FORFEIT.into(),

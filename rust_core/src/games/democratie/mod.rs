@@ -60,16 +60,16 @@ pub use sim::simulate_random_match;
 pub use state::{Config, State};
 pub use wire::TrickRevealed;
 
-use cards::{cards_of, NO_CARD};
-use clocks::{match_winners, REASON_FORFEIT, TIMEOUT_FORFEIT, TIMEOUT_WEAKEST_CARD};
-use rules::{check_commit, emit, run_automatic};
-use state::evolve_state;
-use wire::{commit_action, ev, to_pb};
 use crate::error::{CoreError, CoreResult};
 use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
+use cards::{cards_of, NO_CARD};
+use clocks::{match_winners, REASON_FORFEIT, TIMEOUT_FORFEIT, TIMEOUT_WEAKEST_CARD};
+use rules::{check_commit, emit, run_automatic};
+use state::evolve_state;
+use wire::{commit_action, ev, to_pb};
 
 pub struct Democratie;
 
@@ -92,7 +92,11 @@ impl Game for Democratie {
     }
 
     fn configure(seats: u32, options: &OptionValues) -> CoreResult<Config> {
-        Ok(Config { seats: seats as u8, target: options.int("target"), max_deals: options.int("max_deals") })
+        Ok(Config {
+            seats: seats as u8,
+            target: options.int("target"),
+            max_deals: options.int("max_deals"),
+        })
     }
 
     fn initial(config: &Config) -> State {
@@ -109,7 +113,10 @@ impl Game for Democratie {
 
     fn open(st: &mut State, rng: &mut Rng, out: &mut Vec<pb::Event>) -> CoreResult<()> {
         if st.phase != pb::Phase::MatchSetup {
-            return Err(CoreError::rule("WRONG_PHASE", "the match has already started"));
+            return Err(CoreError::rule(
+                "WRONG_PHASE",
+                "the match has already started",
+            ));
         }
         let first_dealer = rng.index(st.n()) as u32;
         let e = ev(pb::event::Kind::MatchStarted(pb::MatchStarted {
@@ -122,7 +129,12 @@ impl Game for Democratie {
         run_automatic(st, out, rng)
     }
 
-    fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn decide(
+        state: &State,
+        seat: Seat,
+        action: &pb::Action,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         // Enough for the longest command (last commit of a deal: commit, reveal, resolve,
         // score, shuffle, deal, flip) so the vector never grows.
         let mut out = Vec::with_capacity(8);
@@ -130,10 +142,23 @@ impl Game for Democratie {
         Ok(out)
     }
 
-    fn play(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
+    fn play(
+        state: &mut State,
+        seat: Seat,
+        action: &pb::Action,
+        rng: &mut Rng,
+        events: &mut Vec<pb::Event>,
+    ) -> CoreResult<()> {
         // Every check of the command comes first; after it only a bug can fail (`Corrupt`).
         let card = check_commit(state, seat, action)?;
-        emit(state, events, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat, card: to_pb(card) })))?;
+        emit(
+            state,
+            events,
+            ev(pb::event::Kind::CardCommitted(pb::CardCommitted {
+                seat,
+                card: to_pb(card),
+            })),
+        )?;
         if state.phase == pb::Phase::TrickCommit {
             return Ok(()); // others still to commit: nothing automatic follows
         }
@@ -157,7 +182,10 @@ impl Game for Democratie {
         if state.phase != pb::Phase::TrickCommit {
             return Seats::NONE;
         }
-        let waiting = state.commits[..state.n()].iter().enumerate().filter(|&(_, &c)| c == NO_CARD);
+        let waiting = state.commits[..state.n()]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c == NO_CARD);
         Seats::from_mask(waiting.fold(0, |m, (i, _)| m | 1 << i))
     }
 
@@ -197,7 +225,10 @@ impl Game for Democratie {
             return None;
         }
         Some(Outcome {
-            scores: state.tribes[..state.n()].iter().map(|&t| t as i64).collect(),
+            scores: state.tribes[..state.n()]
+                .iter()
+                .map(|&t| t as i64)
+                .collect(),
             winners: match_winners(state),
             reason: if state.forfeit_winners != 0 {
                 REASON_FORFEIT.into()
@@ -218,7 +249,12 @@ impl Game for Democratie {
         forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest tribe total among \
         the other seats wins, shared when tied.";
 
-    fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn timeout_events(
+        state: &State,
+        seat: Seat,
+        policy: &str,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         clocks::timeout_events(state, seat, policy, rng)
     }
 

@@ -46,7 +46,11 @@ pub fn resolve_trick(played: &[u8], trump: u8) -> TrickOutcome {
         six = if t & (r == 11) { i as u8 } else { six };
     }
     if five & (six != NOBODY) {
-        return TrickOutcome { winner: Some(six), trump_trick: true, five_six: true };
+        return TrickOutcome {
+            winner: Some(six),
+            trump_trick: true,
+            five_six: true,
+        };
     }
     let (mut best, mut who, mut count) = (0u8, 0u8, 0u8);
     for (i, &k) in keys[..played.len().min(MAX_SEATS)].iter().enumerate() {
@@ -57,7 +61,11 @@ pub fn resolve_trick(played: &[u8], trump: u8) -> TrickOutcome {
     }
     let trump_trick = best >= 16;
     TrickOutcome {
-        winner: if trump_trick || count == 1 { Some(who) } else { None },
+        winner: if trump_trick || count == 1 {
+            Some(who)
+        } else {
+            None
+        },
         trump_trick,
         five_six: false,
     }
@@ -72,7 +80,12 @@ pub(super) fn score_piles(captured: &[u64]) -> Vec<([u8; 4], u8)> {
 /// Per-suit points and tribes gained for one captured pile (§6.1).
 #[inline]
 pub(super) fn score_pile(m: u64) -> ([u8; 4], u8) {
-    let p = [suit_points(m, 0), suit_points(m, 1), suit_points(m, 2), suit_points(m, 3)];
+    let p = [
+        suit_points(m, 0),
+        suit_points(m, 1),
+        suit_points(m, 2),
+        suit_points(m, 3),
+    ];
     let g = p.iter().filter(|&&x| x >= 13).count() as u8;
     (p, g)
 }
@@ -103,7 +116,12 @@ pub(super) fn match_check(tribes: &[u32], target: u32, deal_no: u32, max_deals: 
 
 /// The canonical deal of one day (§3.4, AMB4) from the top of `stock`: returns the hands and
 /// the vote pile (bottom to top). `stock` must hold at least `(n+1)*h` cards.
-pub(super) fn deal_day(stock: &[u8], n: usize, dealer: usize, h: usize) -> ([u64; MAX_SEATS], [u8; 8]) {
+pub(super) fn deal_day(
+    stock: &[u8],
+    n: usize,
+    dealer: usize,
+    h: usize,
+) -> ([u64; MAX_SEATS], [u8; 8]) {
     // Seats in dealing order, starting left of the dealer (no division per card).
     let mut order = [0usize; MAX_SEATS];
     for (r, o) in order.iter_mut().enumerate().take(n) {
@@ -128,20 +146,33 @@ const NOT_IN_HAND: &str = "that card is not in your hand";
 pub(super) fn check_commit(st: &State, seat: Seat, action: &pb::Action) -> CoreResult<u8> {
     let n = st.n();
     if seat as usize >= n {
-        return Err(CoreError::malformed(format!("seat {seat} is not in this {n}-seat match")));
+        return Err(CoreError::malformed(format!(
+            "seat {seat} is not in this {n}-seat match"
+        )));
     }
     let Some(pb::action::Kind::CommitCard(cc)) = &action.kind else {
-        return Err(CoreError::malformed("action has no kind (expected commit_card)"));
+        return Err(CoreError::malformed(
+            "action has no kind (expected commit_card)",
+        ));
     };
     let Some(card) = from_pb(cc.card) else {
-        return Err(CoreError::malformed(format!("card code {} is not a card", cc.card)));
+        return Err(CoreError::malformed(format!(
+            "card code {} is not a card",
+            cc.card
+        )));
     };
     if st.phase != pb::Phase::TrickCommit {
-        return Err(CoreError::rule("WRONG_PHASE", "cards can be committed only while a trick is waiting for cards"));
+        return Err(CoreError::rule(
+            "WRONG_PHASE",
+            "cards can be committed only while a trick is waiting for cards",
+        ));
     }
     let s = seat as usize;
     if st.commits[s] != NO_CARD {
-        return Err(CoreError::rule("ALREADY_COMMITTED", "you have already committed a card for this trick; a commit is final"));
+        return Err(CoreError::rule(
+            "ALREADY_COMMITTED",
+            "you have already committed a card for this trick; a commit is final",
+        ));
     }
     if st.hands[s] & bit(card) == 0 {
         return Err(CoreError::rule("CARD_NOT_IN_HAND", NOT_IN_HAND));
@@ -159,7 +190,11 @@ pub(super) fn emit(st: &mut State, out: &mut Vec<pb::Event>, e: pb::Event) -> Co
 }
 
 /// Runs every automatic step until players are awaited or the match is over.
-pub(super) fn run_automatic(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng) -> CoreResult<()> {
+pub(super) fn run_automatic(
+    st: &mut State,
+    out: &mut Vec<pb::Event>,
+    rng: &mut Rng,
+) -> CoreResult<()> {
     use pb::event::Kind as K;
     use pb::Phase as P;
     let n = st.n();
@@ -217,18 +252,26 @@ fn check_match(st: &mut State, out: &mut Vec<pb::Event>, rng: &mut Rng) -> CoreR
     let n = st.n();
     match match_check(&st.tribes[..n], st.cfg.target, st.deal_no, st.cfg.max_deals) {
         MatchCheck::Continue => shuffle(st, out, rng, ((st.dealer as usize + 1) % n) as u8),
-        MatchCheck::Winner(w) => emit(st, out, ev(K::MatchEnded(pb::MatchEnded {
-            winners: vec![w as u32],
-            tribes: st.tribes[..n].to_vec(),
-            aborted: false,
-            reason: "TARGET_REACHED".into(),
-        }))),
-        MatchCheck::Cap => emit(st, out, ev(K::MatchEnded(pb::MatchEnded {
-            winners: vec![],
-            tribes: st.tribes[..n].to_vec(),
-            aborted: true,
-            reason: "DEAL_CAP".into(),
-        }))),
+        MatchCheck::Winner(w) => emit(
+            st,
+            out,
+            ev(K::MatchEnded(pb::MatchEnded {
+                winners: vec![w as u32],
+                tribes: st.tribes[..n].to_vec(),
+                aborted: false,
+                reason: "TARGET_REACHED".into(),
+            })),
+        ),
+        MatchCheck::Cap => emit(
+            st,
+            out,
+            ev(K::MatchEnded(pb::MatchEnded {
+                winners: vec![],
+                tribes: st.tribes[..n].to_vec(),
+                aborted: true,
+                reason: "DEAL_CAP".into(),
+            })),
+        ),
     }
 }
 
@@ -248,7 +291,11 @@ fn deal_day_event(st: &mut State, out: &mut Vec<pb::Event>) -> CoreResult<()> {
         day: day as u32,
         dealer: st.dealer as u32,
         hands: (0..n)
-            .map(|i| pb::DealtHand { seat: i as u32, count: h as u32, cards: mask_to_pb(hands[i]) })
+            .map(|i| pb::DealtHand {
+                seat: i as u32,
+                count: h as u32,
+                cards: mask_to_pb(hands[i]),
+            })
             .collect(),
         vote_pile_count: h as u32,
         vote_pile: vote[..h].iter().map(|&c| to_pb(c)).collect(),

@@ -38,7 +38,11 @@ pub(super) struct ShufflePlan {
 
 impl ShufflePlan {
     pub(super) fn new(len: usize) -> Self {
-        let mut plan = ShufflePlan { bounds: [0; 64], ends: [0; 8], batches: 0 };
+        let mut plan = ShufflePlan {
+            bounds: [0; 64],
+            ends: [0; 8],
+            batches: 0,
+        };
         let mut k = 0;
         let mut p = 1u64;
         for b in (2..=len).rev() {
@@ -134,7 +138,9 @@ pub fn simulate_random_match(cfg: &Config, rng: &mut Rng) -> (Option<u8>, u32) {
                     hands[i][k] = hands[i][t];
                 }
                 match resolve_trick(&played[..n], suit_of(v)).winner {
-                    Some(w) => captured[w as usize] |= played[..n].iter().fold(bit(v), |a, &c| a | bit(c)),
+                    Some(w) => {
+                        captured[w as usize] |= played[..n].iter().fold(bit(v), |a, &c| a | bit(c))
+                    }
                     None => {
                         for i in 0..n {
                             captured[i] |= bit(played[i]);

@@ -80,7 +80,9 @@ impl State {
     }
     /// Cards every seat has seen revealed in this deal (AMB20).
     pub(super) fn revealed_this_deal(&self) -> u64 {
-        self.captured[..self.n()].iter().fold(self.discard, |a, &m| a | m)
+        self.captured[..self.n()]
+            .iter()
+            .fold(self.discard, |a, &m| a | m)
     }
 }
 
@@ -146,13 +148,26 @@ pub(super) fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event)
     use pb::event::Kind as K;
     use pb::Phase as P;
     let n = st.n();
-    let Some(kind) = &event.kind else { return Err(CoreError::corrupt("event without kind")) };
+    let Some(kind) = &event.kind else {
+        return Err(CoreError::corrupt("event without kind"));
+    };
     match kind {
         K::MatchStarted(e) => {
-            ensure(!CHECK || st.phase == P::MatchSetup, "match_started after the start")?;
-            ensure(!CHECK || e.seats as usize == n && e.target == st.cfg.target && e.max_deals == st.cfg.max_deals,
-                "match_started does not match the configuration")?;
-            ensure(!CHECK || (e.first_dealer as usize) < n, "first dealer out of range")?;
+            ensure(
+                !CHECK || st.phase == P::MatchSetup,
+                "match_started after the start",
+            )?;
+            ensure(
+                !CHECK
+                    || e.seats as usize == n
+                        && e.target == st.cfg.target
+                        && e.max_deals == st.cfg.max_deals,
+                "match_started does not match the configuration",
+            )?;
+            ensure(
+                !CHECK || (e.first_dealer as usize) < n,
+                "first dealer out of range",
+            )?;
             st.dealer = e.first_dealer as u8;
             st.deal_no = 0;
             st.phase = P::DealSetup;
@@ -161,17 +176,37 @@ pub(super) fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event)
             let dealer = match st.phase {
                 P::DealSetup => st.dealer,
                 P::MatchCheck => {
-                    ensure(!CHECK || match_check(&st.tribes[..n], st.cfg.target, st.deal_no, st.cfg.max_deals) == MatchCheck::Continue,
-                        "deck_shuffled after a decided match")?;
+                    ensure(
+                        !CHECK
+                            || match_check(
+                                &st.tribes[..n],
+                                st.cfg.target,
+                                st.deal_no,
+                                st.cfg.max_deals,
+                            ) == MatchCheck::Continue,
+                        "deck_shuffled after a decided match",
+                    )?;
                     ((st.dealer as usize + 1) % n) as u8
                 }
                 _ => return Err(CoreError::corrupt("deck_shuffled in the wrong phase")),
             };
-            ensure(!CHECK || e.dealer == dealer as u32, "deck_shuffled with the wrong dealer")?;
-            ensure(!CHECK || e.deal_no == st.deal_no + 1, "deck_shuffled with the wrong deal number")?;
+            ensure(
+                !CHECK || e.dealer == dealer as u32,
+                "deck_shuffled with the wrong dealer",
+            )?;
+            ensure(
+                !CHECK || e.deal_no == st.deal_no + 1,
+                "deck_shuffled with the wrong deal number",
+            )?;
             let size = deck_size(n);
-            ensure(!CHECK || e.deck_size as usize == size && e.deck.len() == size, "deck_shuffled with a wrong deck size")?;
-            ensure(!CHECK || pb_to_mask(&e.deck) == Some(deck_mask(n)), "deck_shuffled is not a permutation of the deck")?;
+            ensure(
+                !CHECK || e.deck_size as usize == size && e.deck.len() == size,
+                "deck_shuffled with a wrong deck size",
+            )?;
+            ensure(
+                !CHECK || pb_to_mask(&e.deck) == Some(deck_mask(n)),
+                "deck_shuffled is not a permutation of the deck",
+            )?;
             // The event lists the deck bottom first; the stock is kept top first.
             for (i, &code) in e.deck.iter().rev().enumerate() {
                 st.stock[i] = (code - 1) as u8;
@@ -198,30 +233,74 @@ pub(super) fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event)
                 P::DayEnd if st.day == 1 => 2,
                 _ => return Err(CoreError::corrupt("day_dealt in the wrong phase")),
             };
-            ensure(!CHECK || e.day == day as u32 && e.deal_no == st.deal_no && e.dealer == st.dealer as u32,
-                "day_dealt with the wrong day, deal or dealer")?;
+            ensure(
+                !CHECK
+                    || e.day == day as u32
+                        && e.deal_no == st.deal_no
+                        && e.dealer == st.dealer as u32,
+                "day_dealt with the wrong day, deal or dealer",
+            )?;
             let h = day_size(n, day);
             let need = (n + 1) * h;
             let stock = st.stock_slice();
-            ensure(!CHECK || stock.len() >= need, "day_dealt with too few cards in stock")?;
+            ensure(
+                !CHECK || stock.len() >= need,
+                "day_dealt with too few cards in stock",
+            )?;
             let (hands, vote) = deal_day(stock, n, st.dealer as usize, h);
-            ensure(!CHECK || e.hands.len() == n, "day_dealt with the wrong number of hands")?;
+            ensure(
+                !CHECK || e.hands.len() == n,
+                "day_dealt with the wrong number of hands",
+            )?;
             for (i, hand) in e.hands.iter().enumerate() {
-                ensure(!CHECK || hand.seat as usize == i && hand.count as usize == h, "day_dealt hand header")?;
-                ensure(!CHECK || pb_to_mask(&hand.cards) == Some(hands[i]) && hand.cards.len() == h, "day_dealt hand differs from the stock")?;
+                ensure(
+                    !CHECK || hand.seat as usize == i && hand.count as usize == h,
+                    "day_dealt hand header",
+                )?;
+                ensure(
+                    !CHECK || pb_to_mask(&hand.cards) == Some(hands[i]) && hand.cards.len() == h,
+                    "day_dealt hand differs from the stock",
+                )?;
             }
-            ensure(!CHECK || e.vote_pile_count as usize == h && e.vote_pile.len() == h, "day_dealt vote pile size")?;
-            ensure(!CHECK || e.vote_pile.iter().zip(&vote[..h]).all(|(&p, &c)| p == to_pb(c)), "day_dealt vote pile differs")?;
-            ensure(!CHECK || e.stock_left as usize == stock.len() - need, "day_dealt stock count")?;
+            ensure(
+                !CHECK || e.vote_pile_count as usize == h && e.vote_pile.len() == h,
+                "day_dealt vote pile size",
+            )?;
+            ensure(
+                !CHECK
+                    || e.vote_pile
+                        .iter()
+                        .zip(&vote[..h])
+                        .all(|(&p, &c)| p == to_pb(c)),
+                "day_dealt vote pile differs",
+            )?;
+            ensure(
+                !CHECK || e.stock_left as usize == stock.len() - need,
+                "day_dealt stock count",
+            )?;
             st.day_dealt(day, h, hands, vote);
         }
         K::VoteCardFlipped(e) => {
-            ensure(!CHECK || st.phase == P::TrickFlip && st.vote_len > 0, "vote_card_flipped in the wrong phase")?;
+            ensure(
+                !CHECK || st.phase == P::TrickFlip && st.vote_len > 0,
+                "vote_card_flipped in the wrong phase",
+            )?;
             let top = st.vote_pile[st.vote_len as usize - 1];
-            ensure(!CHECK || e.card == to_pb(top), "vote_card_flipped is not the top of the vote pile")?;
-            ensure(!CHECK || e.trump == trump_pb(suit_of(top)), "vote_card_flipped with the wrong trump")?;
-            ensure(!CHECK || e.day == st.day as u32 && e.trick_no == st.trick_no as u32 && e.vote_pile_left + 1 == st.vote_len as u32,
-                "vote_card_flipped counters")?;
+            ensure(
+                !CHECK || e.card == to_pb(top),
+                "vote_card_flipped is not the top of the vote pile",
+            )?;
+            ensure(
+                !CHECK || e.trump == trump_pb(suit_of(top)),
+                "vote_card_flipped with the wrong trump",
+            )?;
+            ensure(
+                !CHECK
+                    || e.day == st.day as u32
+                        && e.trick_no == st.trick_no as u32
+                        && e.vote_pile_left + 1 == st.vote_len as u32,
+                "vote_card_flipped counters",
+            )?;
             st.vote_len -= 1;
             st.vote_card = top;
             st.trump = suit_of(top);
@@ -229,12 +308,19 @@ pub(super) fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event)
             st.phase = P::TrickCommit;
         }
         K::CardCommitted(e) => {
-            ensure(!CHECK || st.phase == P::TrickCommit, "card_committed in the wrong phase")?;
+            ensure(
+                !CHECK || st.phase == P::TrickCommit,
+                "card_committed in the wrong phase",
+            )?;
             let s = e.seat as usize;
             ensure(!CHECK || s < n, "card_committed seat out of range")?;
-            let c = from_pb(e.card).ok_or_else(|| CoreError::corrupt("card_committed without a card"))?;
+            let c = from_pb(e.card)
+                .ok_or_else(|| CoreError::corrupt("card_committed without a card"))?;
             ensure(!CHECK || st.commits[s] == NO_CARD, "card_committed twice")?;
-            ensure(!CHECK || st.hands[s] & bit(c) != 0, "card_committed card not in hand")?;
+            ensure(
+                !CHECK || st.hands[s] & bit(c) != 0,
+                "card_committed card not in hand",
+            )?;
             st.hands[s] &= !bit(c);
             st.commits[s] = c;
             if st.all_committed() {
@@ -242,23 +328,54 @@ pub(super) fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event)
             }
         }
         K::TrickRevealed(e) => {
-            ensure(!CHECK || st.phase == P::TrickReveal, "trick_revealed in the wrong phase")?;
-            ensure(!CHECK || e.day == st.day as u32 && e.trick_no == st.trick_no as u32, "trick_revealed counters")?;
-            ensure(!CHECK || e.vote_card == to_pb(st.vote_card) && e.trump == trump_pb(st.trump), "trick_revealed vote card")?;
-            ensure(!CHECK || e.played.len() == n && e.played.iter().zip(&st.commits[..n]).all(|(&p, &c)| p == to_pb(c)),
-                "trick_revealed cards differ from the commits")?;
+            ensure(
+                !CHECK || st.phase == P::TrickReveal,
+                "trick_revealed in the wrong phase",
+            )?;
+            ensure(
+                !CHECK || e.day == st.day as u32 && e.trick_no == st.trick_no as u32,
+                "trick_revealed counters",
+            )?;
+            ensure(
+                !CHECK || e.vote_card == to_pb(st.vote_card) && e.trump == trump_pb(st.trump),
+                "trick_revealed vote card",
+            )?;
+            ensure(
+                !CHECK
+                    || e.played.len() == n
+                        && e.played
+                            .iter()
+                            .zip(&st.commits[..n])
+                            .all(|(&p, &c)| p == to_pb(c)),
+                "trick_revealed cards differ from the commits",
+            )?;
             st.phase = P::TrickResolve;
         }
         K::TrickResolved(e) => {
-            ensure(!CHECK || st.phase == P::TrickResolve, "trick_resolved in the wrong phase")?;
-            ensure(!CHECK || e.day == st.day as u32 && e.trick_no == st.trick_no as u32 && e.vote_card == to_pb(st.vote_card),
-                "trick_resolved counters")?;
+            ensure(
+                !CHECK || st.phase == P::TrickResolve,
+                "trick_resolved in the wrong phase",
+            )?;
+            ensure(
+                !CHECK
+                    || e.day == st.day as u32
+                        && e.trick_no == st.trick_no as u32
+                        && e.vote_card == to_pb(st.vote_card),
+                "trick_resolved counters",
+            )?;
             // Unchecked, the event was built from this very resolution one step earlier.
             let result = if CHECK {
                 let out = resolve_trick(&st.commits[..n], st.trump);
-                ensure(e.tie == out.winner.is_none() && e.trump_trick == out.trump_trick && e.five_six_rule == out.five_six,
-                    "trick_resolved result differs")?;
-                ensure(out.winner.is_none_or(|w| e.winner == w as u32), "trick_resolved winner differs")?;
+                ensure(
+                    e.tie == out.winner.is_none()
+                        && e.trump_trick == out.trump_trick
+                        && e.five_six_rule == out.five_six,
+                    "trick_resolved result differs",
+                )?;
+                ensure(
+                    out.winner.is_none_or(|w| e.winner == w as u32),
+                    "trick_resolved winner differs",
+                )?;
                 out.winner
             } else {
                 (!e.tie).then_some(e.winner as u8)
@@ -266,7 +383,9 @@ pub(super) fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event)
             let mut winner = NOBODY;
             match result {
                 Some(w) => {
-                    let all = st.commits[..n].iter().fold(bit(st.vote_card), |a, &c| a | bit(c));
+                    let all = st.commits[..n]
+                        .iter()
+                        .fold(bit(st.vote_card), |a, &c| a | bit(c));
                     st.captured[w as usize] |= all;
                     winner = w;
                 }
@@ -299,15 +418,37 @@ pub(super) fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event)
             }
         }
         K::DealScored(e) => {
-            ensure(!CHECK || st.phase == P::DealScoring, "deal_scored in the wrong phase")?;
-            ensure(!CHECK || e.deal_no == st.deal_no && e.seats.len() == n, "deal_scored header")?;
-            ensure(!CHECK || pb_to_mask(&e.discard) == Some(st.discard), "deal_scored discard differs")?;
+            ensure(
+                !CHECK || st.phase == P::DealScoring,
+                "deal_scored in the wrong phase",
+            )?;
+            ensure(
+                !CHECK || e.deal_no == st.deal_no && e.seats.len() == n,
+                "deal_scored header",
+            )?;
+            ensure(
+                !CHECK || pb_to_mask(&e.discard) == Some(st.discard),
+                "deal_scored discard differs",
+            )?;
             let mut gained = [0u8; MAX_SEATS];
             for (i, s) in e.seats.iter().enumerate() {
                 let (p, g) = score_pile(st.captured[i]);
-                ensure(!CHECK || s.seat as usize == i && pb_to_mask(&s.captured) == Some(st.captured[i]), "deal_scored pile differs")?;
-                ensure(!CHECK || s.points.len() == 4 && s.points.iter().zip(p).all(|(&a, b)| a == b as u32), "deal_scored points differ")?;
-                ensure(!CHECK || s.tribes_gained == g as u32 && s.tribes_total == st.tribes[i] + g as u32, "deal_scored tribes differ")?;
+                ensure(
+                    !CHECK
+                        || s.seat as usize == i && pb_to_mask(&s.captured) == Some(st.captured[i]),
+                    "deal_scored pile differs",
+                )?;
+                ensure(
+                    !CHECK
+                        || s.points.len() == 4
+                            && s.points.iter().zip(p).all(|(&a, b)| a == b as u32),
+                    "deal_scored points differ",
+                )?;
+                ensure(
+                    !CHECK
+                        || s.tribes_gained == g as u32 && s.tribes_total == st.tribes[i] + g as u32,
+                    "deal_scored tribes differ",
+                )?;
                 gained[i] = g;
             }
             for (t, g) in st.tribes.iter_mut().zip(gained) {
@@ -317,27 +458,61 @@ pub(super) fn evolve_state<const CHECK: bool>(st: &mut State, event: &pb::Event)
         }
         K::MatchEnded(e) if e.reason == REASON_FORFEIT => {
             // A seat awaited for its commit forfeited (§11): the best of the others win.
-            ensure(st.phase == P::TrickCommit && !e.aborted, "a forfeit while no commit is awaited")?;
-            ensure(e.tribes.len() == n && e.tribes.iter().zip(&st.tribes[..n]).all(|(a, b)| a == b), "match_ended tribes differ")?;
-            let won = e.winners.iter().try_fold(0u8, |m, &w| if (w as usize) < n { Some(m | 1 << w) } else { None });
+            ensure(
+                st.phase == P::TrickCommit && !e.aborted,
+                "a forfeit while no commit is awaited",
+            )?;
+            ensure(
+                e.tribes.len() == n && e.tribes.iter().zip(&st.tribes[..n]).all(|(a, b)| a == b),
+                "match_ended tribes differ",
+            )?;
+            let won = e.winners.iter().try_fold(0u8, |m, &w| {
+                if (w as usize) < n {
+                    Some(m | 1 << w)
+                } else {
+                    None
+                }
+            });
             let fits = |f: usize| st.commits[f] == NO_CARD && won == Some(forfeit_winners(st, f));
-            ensure((0..n).any(fits), "match_ended winners do not follow a forfeit")?;
+            ensure(
+                (0..n).any(fits),
+                "match_ended winners do not follow a forfeit",
+            )?;
             st.forfeit_winners = won.unwrap_or(0);
             st.phase = P::MatchEnd;
         }
         K::MatchEnded(e) => {
-            ensure(!CHECK || st.phase == P::MatchCheck, "match_ended in the wrong phase")?;
-            ensure(!CHECK || e.tribes.len() == n && e.tribes.iter().zip(&st.tribes[..n]).all(|(a, b)| a == b), "match_ended tribes differ")?;
+            ensure(
+                !CHECK || st.phase == P::MatchCheck,
+                "match_ended in the wrong phase",
+            )?;
+            ensure(
+                !CHECK
+                    || e.tribes.len() == n
+                        && e.tribes.iter().zip(&st.tribes[..n]).all(|(a, b)| a == b),
+                "match_ended tribes differ",
+            )?;
             match match_check(&st.tribes[..n], st.cfg.target, st.deal_no, st.cfg.max_deals) {
                 MatchCheck::Winner(w) => {
-                    ensure(!CHECK || e.winners == [w as u32] && !e.aborted && e.reason == "TARGET_REACHED", "match_ended winner differs")?;
+                    ensure(
+                        !CHECK
+                            || e.winners == [w as u32]
+                                && !e.aborted
+                                && e.reason == "TARGET_REACHED",
+                        "match_ended winner differs",
+                    )?;
                     st.winner = w;
                 }
                 MatchCheck::Cap => {
-                    ensure(!CHECK || e.winners.is_empty() && e.aborted && e.reason == "DEAL_CAP", "match_ended cap differs")?;
+                    ensure(
+                        !CHECK || e.winners.is_empty() && e.aborted && e.reason == "DEAL_CAP",
+                        "match_ended cap differs",
+                    )?;
                     st.aborted = true;
                 }
-                MatchCheck::Continue => return Err(CoreError::corrupt("match_ended while the match goes on")),
+                MatchCheck::Continue => {
+                    return Err(CoreError::corrupt("match_ended while the match goes on"))
+                }
             }
             st.phase = P::MatchEnd;
         }
@@ -429,9 +604,16 @@ pub(super) fn check_invariants(st: &State) -> Result<(), String> {
     }
     if dealt && st.phase != P::DayDeal && st.day >= 1 {
         let left = (st.stock_end - st.stock_pos) as usize;
-        let expect = if st.day == 1 { (n + 1) * day_size(n, 2) } else { 0 };
+        let expect = if st.day == 1 {
+            (n + 1) * day_size(n, 2)
+        } else {
+            0
+        };
         if left != expect {
-            return Err(format!("stock holds {left} cards on day {}, expected {expect}", st.day));
+            return Err(format!(
+                "stock holds {left} cards on day {}, expected {expect}",
+                st.day
+            ));
         }
     }
     let total: u32 = st.tribes[..n].iter().sum();

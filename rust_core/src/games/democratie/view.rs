@@ -25,7 +25,11 @@ pub(super) fn view(state: &State, viewer: Viewer) -> pb::View {
         dealer: state.dealer as u32,
         day: state.day as u32,
         trick_no: state.trick_no as u32,
-        tricks_in_day: if state.day == 0 { 0 } else { day_size(n, state.day) as u32 },
+        tricks_in_day: if state.day == 0 {
+            0
+        } else {
+            day_size(n, state.day) as u32
+        },
         vote_card: to_pb(state.vote_card),
         trump: trump_pb(state.trump),
         vote_pile_count: state.vote_len as u32,
@@ -52,15 +56,27 @@ pub(super) fn view(state: &State, viewer: Viewer) -> pb::View {
             trump: trump_pb(t.trump),
             played: t.played[..n].iter().map(|&c| to_pb(c)).collect(),
             tie: t.winner == NOBODY,
-            winner: if t.winner == NOBODY { 0 } else { t.winner as u32 },
+            winner: if t.winner == NOBODY {
+                0
+            } else {
+                t.winner as u32
+            },
         }),
         over,
         winners: match_winners(state),
         aborted: state.aborted,
         max_deals: state.cfg.max_deals,
         hidden: auditor.then(|| pb::Hidden {
-            stock: state.stock_slice().iter().rev().map(|&c| to_pb(c)).collect(),
-            vote_pile: state.vote_pile[..state.vote_len as usize].iter().map(|&c| to_pb(c)).collect(),
+            stock: state
+                .stock_slice()
+                .iter()
+                .rev()
+                .map(|&c| to_pb(c))
+                .collect(),
+            vote_pile: state.vote_pile[..state.vote_len as usize]
+                .iter()
+                .map(|&c| to_pb(c))
+                .collect(),
             hands: (0..n)
                 .map(|i| pb::DealtHand {
                     seat: i as u32,
@@ -86,7 +102,10 @@ pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
         return Some(event.clone());
     }
     let kind = match &event.kind {
-        Some(K::DeckShuffled(e)) => K::DeckShuffled(pb::DeckShuffled { deck: vec![], ..e.clone() }),
+        Some(K::DeckShuffled(e)) => K::DeckShuffled(pb::DeckShuffled {
+            deck: vec![],
+            ..e.clone()
+        }),
         Some(K::DayDealt(e)) => K::DayDealt(pb::DayDealt {
             hands: e
                 .hands
@@ -94,7 +113,11 @@ pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
                 .map(|h| pb::DealtHand {
                     seat: h.seat,
                     count: h.count,
-                    cards: if viewer.is_seat(h.seat) { h.cards.clone() } else { vec![] },
+                    cards: if viewer.is_seat(h.seat) {
+                        h.cards.clone()
+                    } else {
+                        vec![]
+                    },
                 })
                 .collect(),
             vote_pile: vec![],
@@ -126,7 +149,11 @@ pub(super) fn render(state: &State, viewer: Viewer) -> String {
         state.deal_no,
         state.day,
         state.trick_no,
-        if state.day == 0 { 0 } else { day_size(n, state.day) },
+        if state.day == 0 {
+            0
+        } else {
+            day_size(n, state.day)
+        },
         state.dealer,
         state.cfg.target,
         state.phase
@@ -147,7 +174,11 @@ pub(super) fn render(state: &State, viewer: Viewer) -> String {
             (true, true) => format!("[{}]", card_name(state.commits[i])),
             (true, false) => "[##]".to_string(),
         };
-        let hand = if mine { names(state.hands[i]) } else { format!("{} cards", state.hands[i].count_ones()) };
+        let hand = if mine {
+            names(state.hands[i])
+        } else {
+            format!("{} cards", state.hands[i].count_ones())
+        };
         let _ = writeln!(
             s,
             "P{i}{} tribes {:>2}  captured {:>2}  {commit:<5} hand: {hand}",
@@ -157,9 +188,20 @@ pub(super) fn render(state: &State, viewer: Viewer) -> String {
         );
     }
     if let Some(t) = state.last_trick {
-        let played: Vec<String> = (0..n).map(|i| format!("P{i} {}", card_name(t.played[i]))).collect();
-        let res = if t.winner == NOBODY { "tie".to_string() } else { format!("P{} wins", t.winner) };
-        let _ = writeln!(s, "last trick: vote {}  {}  -> {res}", card_name(t.vote), played.join(", "));
+        let played: Vec<String> = (0..n)
+            .map(|i| format!("P{i} {}", card_name(t.played[i])))
+            .collect();
+        let res = if t.winner == NOBODY {
+            "tie".to_string()
+        } else {
+            format!("P{} wins", t.winner)
+        };
+        let _ = writeln!(
+            s,
+            "last trick: vote {}  {}  -> {res}",
+            card_name(t.vote),
+            played.join(", ")
+        );
     }
     if state.phase == pb::Phase::MatchEnd {
         if state.aborted {

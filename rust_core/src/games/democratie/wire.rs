@@ -1,7 +1,7 @@
 //! Protobuf conversions: card codes and card sets, the `TrickRevealed` event with its cards
 //! inline, and the one action (a commit).
 
-use super::cards::{bit, cards_of, NO_CARD, NO_TRUMP, MAX_SEATS};
+use super::cards::{bit, cards_of, MAX_SEATS, NO_CARD, NO_TRUMP};
 use crate::games::inline_cards::{inline_message, InlineCards};
 use crate::proto::democratie as pb;
 
@@ -66,5 +66,9 @@ pub(super) fn ev(kind: pb::event::Kind) -> pb::Event {
 }
 
 pub(super) fn commit_action(c: u8) -> pb::Action {
-    pb::Action { kind: Some(pb::action::Kind::CommitCard(pb::CommitCard { card: to_pb(c) })) }
+    pb::Action {
+        kind: Some(pb::action::Kind::CommitCard(pb::CommitCard {
+            card: to_pb(c),
+        })),
+    }
 }

@@ -8,7 +8,7 @@ use crate::rng::Rng;
 
 use super::events::{Ev, Move};
 use super::rules::{legal_moves, to_act_mask};
-use super::state::{NONE, Phase, State};
+use super::state::{Phase, State, NONE};
 use super::triples::triples;
 use super::wire::{ev_to_pb, to_action};
 use super::GridKnock;
@@ -25,8 +25,14 @@ pub(super) const TIMEOUT_FORFEIT: &str = "forfeit";
 /// other seats; ties share the win.
 pub(super) fn forfeit_winners(st: &State, seat: u8) -> u8 {
     let others = (0..st.n() as u8).filter(|&s| s != seat);
-    let best = others.clone().map(|s| st.totals[s as usize]).min().unwrap_or(0);
-    others.filter(|&s| st.totals[s as usize] == best).fold(0, |m, s| m | 1 << s)
+    let best = others
+        .clone()
+        .map(|s| st.totals[s as usize])
+        .min()
+        .unwrap_or(0);
+    others
+        .filter(|&s| st.totals[s as usize] == best)
+        .fold(0, |m, s| m | 1 << s)
 }
 
 /// The default move of `seat` now (§11), from its legal moves: the one that commits it the
@@ -44,32 +50,52 @@ pub(super) fn default_move(st: &State, seat: u8) -> Option<Move> {
         Move::EndTriples => 0,
         Move::DrawFromPile => 0,
         Move::DiscardAndReveal(_) => 1,
-        Move::Knock | Move::AcceptKnock(_) | Move::TakeFromDiscard | Move::DiscardTriple(_) | Move::BadTriple => 3,
+        Move::Knock
+        | Move::AcceptKnock(_)
+        | Move::TakeFromDiscard
+        | Move::DiscardTriple(_)
+        | Move::BadTriple => 3,
         _ => 2,
     };
-    moves.iter().enumerate().min_by_key(|&(i, m)| (rank(m), i)).map(|(_, &m)| m)
+    moves
+        .iter()
+        .enumerate()
+        .min_by_key(|&(i, m)| (rank(m), i))
+        .map(|(_, &m)| m)
 }
 
 /// A timed-out seat's default moves (§11): one after the other while it is awaited within the
 /// same turn (or the same initial reveal), so one timeout answers for the seat until others
 /// are awaited (a knock window it opened by drawing) or its turn ends.
-pub(super) fn timeout_default_move(st: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+pub(super) fn timeout_default_move(
+    st: &State,
+    seat: Seat,
+    policy: &str,
+    rng: &mut Rng,
+) -> CoreResult<Vec<pb::Event>> {
     if policy != TIMEOUT_DEFAULT_MOVE && policy != TIMEOUT_FORFEIT {
-        return Err(CoreError::Unsupported(format!("grid_knock has no timeout policy {policy:?}")));
+        return Err(CoreError::Unsupported(format!(
+            "grid_knock has no timeout policy {policy:?}"
+        )));
     }
     if seat as usize >= st.n() || to_act_mask(st) >> seat & 1 == 0 {
         return Err(CoreError::not_your_turn());
     }
     if policy == TIMEOUT_FORFEIT {
         let seat = seat as u8;
-        return Ok(vec![ev_to_pb(&Ev::Forfeited { seat, winners: forfeit_winners(st, seat) })]);
+        return Ok(vec![ev_to_pb(&Ev::Forfeited {
+            seat,
+            winners: forfeit_winners(st, seat),
+        })]);
     }
     let (turns, reveal) = (st.turns, st.phase == Phase::InitialReveal);
     let mut state = st.clone();
     let mut events = Vec::new();
     // A turn is a handful of steps; the bound only guards against a rules bug looping.
     for _ in 0..32 {
-        let Some(mv) = default_move(&state, seat as u8) else { break };
+        let Some(mv) = default_move(&state, seat as u8) else {
+            break;
+        };
         GridKnock::play(&mut state, seat, &to_action(mv), rng, &mut events)?;
         let awaited = to_act_mask(&state) >> seat & 1 == 1;
         if !awaited || state.turns != turns || (state.phase == Phase::InitialReveal) != reveal {
@@ -135,11 +161,13 @@ pub(super) fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Mov
             }
         }
         Phase::KnockDecision => {
-            let gx = best_keep(st, a, st.drawn_card).0.max(if st.face_down_in(a) != 0 {
-                1.0
-            } else {
-                f32::MIN
-            });
+            let gx = best_keep(st, a, st.drawn_card)
+                .0
+                .max(if st.face_down_in(a) != 0 {
+                    1.0
+                } else {
+                    f32::MIN
+                });
             let mut best = (gx + 1.0, Move::RefuseKnocks);
             for k in 0..st.n() as u8 {
                 if st.knockers >> k & 1 == 0 {
@@ -211,7 +239,12 @@ pub(super) fn greedy(st: &State, seat: u8, legal: &[Move], rng: &mut Rng) -> Mov
 }
 
 /// The move of bot `bot` (`greedy`, else `random`) for `seat`.
-pub(super) fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
+pub(super) fn bot_action(
+    state: &State,
+    seat: Seat,
+    bot: &str,
+    rng: &mut Rng,
+) -> CoreResult<pb::Action> {
     if seat as usize >= state.n() {
         return Err(CoreError::malformed(format!(
             "seat {seat} is not in this match"

@@ -1,12 +1,14 @@
 //! The compact internal moves and events ([`Move`], [`Ev`]) and [`apply`], the only state
 //! transition, which re-validates every event against the state it follows.
 
-use crate::error::{CoreResult, ensure};
+use crate::error::{ensure, CoreResult};
 use crate::proto::grid_knock as pb;
 
 use super::bots::forfeit_winners;
-use super::rules::{eligible_knockers, initial_flip, score_round, take_targets, to_act_mask, turn_end_result};
-use super::state::{Ctx, deck_histogram, DECK_SIZE, hist_add, NO_CARD, NONE, Phase, State};
+use super::rules::{
+    eligible_knockers, initial_flip, score_round, take_targets, to_act_mask, turn_end_result,
+};
+use super::state::{deck_histogram, hist_add, Ctx, Phase, State, DECK_SIZE, NONE, NO_CARD};
 use super::triples::triples;
 
 /// The moves, one-to-one with the wire's actions: one variant per message of the `Action.kind`
@@ -533,7 +535,9 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
         }
         Ev::ExchangedCardDiscarded { seat, value } => {
             ensure(
-                st.phase == Phase::WDiscardPending && seat == st.active && value == st.exchanged_card,
+                st.phase == Phase::WDiscardPending
+                    && seat == st.active
+                    && value == st.exchanged_card,
                 "exchanged card",
             )?;
             st.push_discard(value)?;
@@ -554,7 +558,10 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
                 "held card placement",
             )?;
             ensure(
-                slot == st.reserved_slot && value == st.held_card && slot_ok(slot) && !st.is_filled(slot),
+                slot == st.reserved_slot
+                    && value == st.held_card
+                    && slot_ok(slot)
+                    && !st.is_filled(slot),
                 "held card slot",
             )?;
             st.place_up(slot, value);
@@ -631,18 +638,31 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
         }
         Ev::Forfeited { seat, winners } => {
             ensure(
-                (seat as usize) < st.n() && to_act_mask(st) >> seat & 1 == 1 && winners == forfeit_winners(st, seat),
+                (seat as usize) < st.n()
+                    && to_act_mask(st) >> seat & 1 == 1
+                    && winners == forfeit_winners(st, seat),
                 "forfeit",
             )?;
             // Cards in transit (X, W, Y, Z) go face up onto the discard pile, as at a turn's end.
-            for v in [st.drawn_card, st.exchanged_card, st.held_card, st.taken_card] {
+            for v in [
+                st.drawn_card,
+                st.exchanged_card,
+                st.held_card,
+                st.taken_card,
+            ] {
                 if v != NO_CARD {
                     ensure((st.disc_len as usize) < DECK_SIZE, "forfeit discard")?;
                     st.disc[st.disc_len as usize] = v;
                     st.disc_len += 1;
                 }
             }
-            (st.drawn_card, st.exchanged_card, st.held_card, st.taken_card, st.reserved_slot) = (NO_CARD, NO_CARD, NO_CARD, NO_CARD, NONE);
+            (
+                st.drawn_card,
+                st.exchanged_card,
+                st.held_card,
+                st.taken_card,
+                st.reserved_slot,
+            ) = (NO_CARD, NO_CARD, NO_CARD, NO_CARD, NONE);
             st.winners = winners;
             st.forfeited = true;
             st.phase = Phase::Over;

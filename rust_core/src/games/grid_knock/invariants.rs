@@ -1,7 +1,7 @@
 //! The state's invariants (cards conserved, sets consistent), checked by the harness after
 //! every event.
 
-use super::state::{deck_histogram, DECK_SIZE, hist_add, NO_CARD, NONE, Phase, State};
+use super::state::{deck_histogram, hist_add, Phase, State, DECK_SIZE, NONE, NO_CARD};
 
 pub(super) fn invariants(st: &State) -> Result<(), String> {
     let n = st.n();
@@ -42,7 +42,12 @@ pub(super) fn invariants(st: &State) -> Result<(), String> {
         }
         count += 1;
     }
-    for v in [st.drawn_card, st.held_card, st.taken_card, st.exchanged_card] {
+    for v in [
+        st.drawn_card,
+        st.held_card,
+        st.taken_card,
+        st.exchanged_card,
+    ] {
         if v != NO_CARD {
             if !hist_add(&mut h, v) {
                 return Err("card in transit value".into());

@@ -62,7 +62,7 @@ use events::apply;
 use invariants::invariants;
 use rules::close_knock_window;
 use view::{build_view, redact_event, render_state};
-use wire::{ev_to_pb, seat_list, pb_to_ev, to_action, to_move};
+use wire::{ev_to_pb, pb_to_ev, seat_list, to_action, to_move};
 
 // What the crate's outside users reach (benches/grid_knock.rs, the engine's own move/event path).
 pub use events::{Card, Ev, Move, RoundScored};
@@ -206,7 +206,12 @@ impl Game for GridKnock {
             Phase::Over => Some(Outcome {
                 scores,
                 winners: seat_list(state.winners),
-                reason: if state.forfeited { "FORFEIT" } else { "TARGET_SCORE_REACHED" }.into(),
+                reason: if state.forfeited {
+                    "FORFEIT"
+                } else {
+                    "TARGET_SCORE_REACHED"
+                }
+                .into(),
                 lower_is_better: true,
                 aborted: false,
             }),
@@ -230,7 +235,12 @@ impl Game for GridKnock {
         seat forfeits: the match ends at once (a forfeited event, reason FORFEIT) and the lowest total among the \
         other seats wins, ties share; the round in progress is not scored.";
 
-    fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn timeout_events(
+        state: &State,
+        seat: Seat,
+        policy: &str,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         timeout_default_move(state, seat, policy, rng)
     }
 

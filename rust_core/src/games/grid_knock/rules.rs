@@ -6,7 +6,7 @@ use crate::proto::grid_knock as pb;
 use crate::rng::Rng;
 
 use super::events::{apply, Card, Ev, Move, RoundScored};
-use super::state::{DECK, DECK_SIZE, NONE, Phase, State};
+use super::state::{Phase, State, DECK, DECK_SIZE, NONE};
 use super::triples::triples;
 use super::wire::ev_to_pb;
 
@@ -112,7 +112,10 @@ pub(super) fn initial_flip(st: &State) -> ([Card; 16], u8) {
         c.sort_unstable();
         for s in c {
             if s != NONE && len < 16 {
-                cards[len] = Card { slot: s, value: st.val[s as usize] };
+                cards[len] = Card {
+                    slot: s,
+                    value: st.val[s as usize],
+                };
                 len += 1;
             }
         }
@@ -318,7 +321,15 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                 draw_pile[..len].copy_from_slice(&st.disc[..len]);
                 rng.shuffle(&mut draw_pile[..len]);
                 let discard_top = st.disc[len];
-                emit(st, evs, Ev::Reshuffled { draw_pile, draw_pile_size, discard_top })?;
+                emit(
+                    st,
+                    evs,
+                    Ev::Reshuffled {
+                        draw_pile,
+                        draw_pile_size,
+                        discard_top,
+                    },
+                )?;
             }
             let value = st.draw[st.draw_len as usize - 1];
             Ev::Drawn {
@@ -336,10 +347,14 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                 ))
             }
         },
-        (Phase::KnockWindow, Move::Knock) => Ev::KnockAnswered { seat, answer: pb::KnockAnswer::Knock },
-        (Phase::KnockWindow, Move::PassKnock) => {
-            Ev::KnockAnswered { seat, answer: pb::KnockAnswer::Pass }
-        }
+        (Phase::KnockWindow, Move::Knock) => Ev::KnockAnswered {
+            seat,
+            answer: pb::KnockAnswer::Knock,
+        },
+        (Phase::KnockWindow, Move::PassKnock) => Ev::KnockAnswered {
+            seat,
+            answer: pb::KnockAnswer::Pass,
+        },
         (Phase::KnockDecision, Move::AcceptKnock(k)) => {
             if (k as usize) >= st.n() {
                 return Err(CoreError::malformed(format!(
@@ -420,7 +435,10 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
                 "a triple is exactly three different cells",
             ))
         }
-        (Phase::Triples, Move::EndTriples) => Ev::TriplesEnded { seat, automatic: false },
+        (Phase::Triples, Move::EndTriples) => Ev::TriplesEnded {
+            seat,
+            automatic: false,
+        },
         (Phase::TakeFromKnocker, Move::TakeFromKnocker(s)) => {
             need_slot_in(st, st.knocker, s, "the knocker's")?;
             if st.in_dom(a, s) {
@@ -536,7 +554,10 @@ pub fn legal_moves(st: &State, seat: u8, out: &mut Vec<Move>) {
 /// `close_knock_window` (AMB32): every seat still to answer passes.
 pub(super) fn close_knock_window(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
     if state.phase != Phase::KnockWindow {
-        return Err(CoreError::rule("NO_KNOCK_WINDOW", "no knock window is open"));
+        return Err(CoreError::rule(
+            "NO_KNOCK_WINDOW",
+            "no knock window is open",
+        ));
     }
     let mut st = state.clone();
     let mut evs = Vec::with_capacity(12);
@@ -544,7 +565,14 @@ pub(super) fn close_knock_window(state: &State, rng: &mut Rng) -> CoreResult<Vec
     while waiting != 0 {
         let seat = waiting.trailing_zeros() as u8;
         waiting &= waiting - 1;
-        emit(&mut st, &mut evs, Ev::KnockAnswered { seat, answer: pb::KnockAnswer::Pass })?;
+        emit(
+            &mut st,
+            &mut evs,
+            Ev::KnockAnswered {
+                seat,
+                answer: pb::KnockAnswer::Pass,
+            },
+        )?;
     }
     auto_steps(&mut st, rng, &mut evs)?;
     Ok(evs.iter().map(ev_to_pb).collect())

@@ -4,7 +4,7 @@ use crate::game::Viewer;
 use crate::proto::grid_knock as pb;
 
 use super::rules::{phase_name, to_act_mask};
-use super::state::{NO_CARD, NONE, Phase, State};
+use super::state::{Phase, State, NONE, NO_CARD};
 use super::wire::{seat_list, wire_slot};
 
 fn pb_phase(p: Phase) -> pb::Phase {
@@ -75,7 +75,8 @@ pub(super) fn build_view(st: &State, viewer: Viewer) -> pb::View {
         }
         _ => pb::KnockAnswer::Unspecified,
     };
-    let y_visible = st.held_card != NO_CARD && (auditor || st.held_card_was_face_up || me == Some(st.knocker));
+    let y_visible =
+        st.held_card != NO_CARD && (auditor || st.held_card_was_face_up || me == Some(st.knocker));
     let choices = |i: usize| -> Vec<pb::Slot> {
         st.init_choice[i][..st.init_cnt[i].min(2) as usize]
             .iter()
@@ -105,7 +106,11 @@ pub(super) fn build_view(st: &State, viewer: Viewer) -> pb::View {
         knockers: seat_list(st.knockers),
         knocker: opt_seat(st.knocker),
         knocker_holds_card: st.held_card != NO_CARD,
-        held_card: if y_visible { opt_card(st.held_card) } else { None },
+        held_card: if y_visible {
+            opt_card(st.held_card)
+        } else {
+            None
+        },
         taken_card: opt_card(st.taken_card),
         reserved_slot: (st.reserved_slot != NONE).then(|| wire_slot(st.reserved_slot)),
         exchanged_card: opt_card(st.exchanged_card),

@@ -86,27 +86,37 @@ pub(super) fn to_action(mv: Move) -> pb::Action {
     use pb::action::Kind;
     let to_slot = |slot: u8| Some(wire_slot(slot));
     let kind = match mv {
-        Move::RevealInitial(slot) => Kind::RevealInitial(pb::RevealInitial { slot: to_slot(slot) }),
+        Move::RevealInitial(slot) => Kind::RevealInitial(pb::RevealInitial {
+            slot: to_slot(slot),
+        }),
         Move::DrawFromPile => Kind::DrawFromPile(pb::DrawFromPile {}),
         Move::TakeFromDiscard => Kind::TakeFromDiscard(pb::TakeFromDiscard {}),
         Move::Knock => Kind::Knock(pb::Knock {}),
         Move::PassKnock => Kind::PassKnock(pb::PassKnock {}),
-        Move::AcceptKnock(knocker) => Kind::AcceptKnock(pb::AcceptKnock { knocker: knocker.into() }),
+        Move::AcceptKnock(knocker) => Kind::AcceptKnock(pb::AcceptKnock {
+            knocker: knocker.into(),
+        }),
         Move::RefuseKnocks => Kind::RefuseKnocks(pb::RefuseKnocks {}),
-        Move::KeepSwap(slot) => Kind::KeepSwap(pb::KeepSwap { slot: to_slot(slot) }),
-        Move::DiscardAndReveal(slot) => {
-            Kind::DiscardAndReveal(pb::DiscardAndReveal { slot: to_slot(slot) })
-        }
-        Move::KnockerSwap(slot) => Kind::KnockerSwap(pb::KnockerSwap { slot: to_slot(slot) }),
+        Move::KeepSwap(slot) => Kind::KeepSwap(pb::KeepSwap {
+            slot: to_slot(slot),
+        }),
+        Move::DiscardAndReveal(slot) => Kind::DiscardAndReveal(pb::DiscardAndReveal {
+            slot: to_slot(slot),
+        }),
+        Move::KnockerSwap(slot) => Kind::KnockerSwap(pb::KnockerSwap {
+            slot: to_slot(slot),
+        }),
         Move::DiscardTriple(cells) => Kind::DiscardTriple(pb::DiscardTriple {
             cells: cells.iter().map(|&cell| wire_slot(cell)).collect(),
         }),
         Move::BadTriple => Kind::DiscardTriple(pb::DiscardTriple { cells: vec![] }),
         Move::EndTriples => Kind::EndTriples(pb::EndTriples {}),
-        Move::TakeFromKnocker(slot) => {
-            Kind::TakeFromKnocker(pb::TakeFromKnocker { slot: to_slot(slot) })
-        }
-        Move::ReturnSwap(slot) => Kind::ReturnSwap(pb::ReturnSwap { slot: to_slot(slot) }),
+        Move::TakeFromKnocker(slot) => Kind::TakeFromKnocker(pb::TakeFromKnocker {
+            slot: to_slot(slot),
+        }),
+        Move::ReturnSwap(slot) => Kind::ReturnSwap(pb::ReturnSwap {
+            slot: to_slot(slot),
+        }),
     };
     pb::Action { kind: Some(kind) }
 }
@@ -132,7 +142,12 @@ pub(super) fn ev_to_pb(ev: &Ev) -> pb::Event {
     let to_slot = |slot: u8| Some(wire_slot(slot));
     let values = |cards: &[i8]| -> Vec<i32> { cards.iter().map(|&card| card.into()).collect() };
     let kind = match *ev {
-        Ev::Dealt { round, dealer, blocks_len, cards: ref deal } => {
+        Ev::Dealt {
+            round,
+            dealer,
+            blocks_len,
+            cards: ref deal,
+        } => {
             let blocks_len = blocks_len as usize;
             Kind::Dealt(pb::Dealt {
                 round,
@@ -144,104 +159,137 @@ pub(super) fn ev_to_pb(ev: &Ev) -> pb::Event {
                 discard_start: deal[blocks_len].into(),
             })
         }
-        Ev::InitialChosen { seat, slot } => {
-            Kind::InitialChosen(pb::InitialChosen { seat: seat.into(), slot: to_slot(slot) })
-        }
-        Ev::InitialRevealed { cards: ref revealed, len } => {
-            Kind::InitialRevealed(pb::InitialRevealed {
-                cards: revealed[..len as usize]
-                    .iter()
-                    .map(|card| pb::Card { slot: to_slot(card.slot), value: card.value.into() })
-                    .collect(),
-            })
-        }
-        Ev::Reshuffled { ref draw_pile, draw_pile_size, discard_top } => {
-            Kind::Reshuffled(pb::Reshuffled {
-                draw_pile: values(&draw_pile[..draw_pile_size as usize]),
-                draw_pile_size: draw_pile_size.into(),
-                discard_top: discard_top.into(),
-            })
-        }
-        Ev::Drawn { seat, value, knock_eligible } => Kind::Drawn(pb::Drawn {
+        Ev::InitialChosen { seat, slot } => Kind::InitialChosen(pb::InitialChosen {
+            seat: seat.into(),
+            slot: to_slot(slot),
+        }),
+        Ev::InitialRevealed {
+            cards: ref revealed,
+            len,
+        } => Kind::InitialRevealed(pb::InitialRevealed {
+            cards: revealed[..len as usize]
+                .iter()
+                .map(|card| pb::Card {
+                    slot: to_slot(card.slot),
+                    value: card.value.into(),
+                })
+                .collect(),
+        }),
+        Ev::Reshuffled {
+            ref draw_pile,
+            draw_pile_size,
+            discard_top,
+        } => Kind::Reshuffled(pb::Reshuffled {
+            draw_pile: values(&draw_pile[..draw_pile_size as usize]),
+            draw_pile_size: draw_pile_size.into(),
+            discard_top: discard_top.into(),
+        }),
+        Ev::Drawn {
+            seat,
+            value,
+            knock_eligible,
+        } => Kind::Drawn(pb::Drawn {
             seat: seat.into(),
             value: value.into(),
             knock_eligible: seat_list(knock_eligible),
         }),
-        Ev::TookDiscard { seat, value } => {
-            Kind::TookDiscard(pb::TookDiscard { seat: seat.into(), value: value.into() })
-        }
-        Ev::KnockAnswered { seat, answer } => {
-            Kind::KnockAnswered(pb::KnockAnswered { seat: seat.into(), answer: answer.into() })
-        }
-        Ev::KnockWindowClosed { knockers } => {
-            Kind::KnockWindowClosed(pb::KnockWindowClosed { knockers: seat_list(knockers) })
-        }
-        Ev::KnockAccepted { seat, knocker } => {
-            Kind::KnockAccepted(pb::KnockAccepted { seat: seat.into(), knocker: knocker.into() })
-        }
+        Ev::TookDiscard { seat, value } => Kind::TookDiscard(pb::TookDiscard {
+            seat: seat.into(),
+            value: value.into(),
+        }),
+        Ev::KnockAnswered { seat, answer } => Kind::KnockAnswered(pb::KnockAnswered {
+            seat: seat.into(),
+            answer: answer.into(),
+        }),
+        Ev::KnockWindowClosed { knockers } => Kind::KnockWindowClosed(pb::KnockWindowClosed {
+            knockers: seat_list(knockers),
+        }),
+        Ev::KnockAccepted { seat, knocker } => Kind::KnockAccepted(pb::KnockAccepted {
+            seat: seat.into(),
+            knocker: knocker.into(),
+        }),
         Ev::KnocksRefused { seat } => Kind::KnocksRefused(pb::KnocksRefused { seat: seat.into() }),
-        Ev::Kept { seat, slot, placed, removed } => Kind::Kept(pb::Kept {
+        Ev::Kept {
+            seat,
+            slot,
+            placed,
+            removed,
+        } => Kind::Kept(pb::Kept {
             seat: seat.into(),
             slot: to_slot(slot),
             placed: placed.into(),
             removed: removed.into(),
         }),
-        Ev::DiscardedAndRevealed { seat, discarded, slot, revealed } => {
-            Kind::DiscardedAndRevealed(pb::DiscardedAndRevealed {
-                seat: seat.into(),
-                discarded: discarded.into(),
-                slot: to_slot(slot),
-                revealed: revealed.into(),
-            })
-        }
-        Ev::KnockerSwapped { knocker, slot, placed, removed, removed_was_face_up } => {
-            Kind::KnockerSwapped(pb::KnockerSwapped {
-                knocker: knocker.into(),
-                slot: to_slot(slot),
-                placed: placed.into(),
-                removed: Some(removed.into()),
-                removed_was_face_up,
-            })
-        }
-        Ev::TripleDiscarded { seat, cells, value } => {
-            Kind::TripleDiscarded(pb::TripleDiscarded {
-                seat: seat.into(),
-                cells: cells.iter().map(|&cell| wire_slot(cell)).collect(),
-                value: value.into(),
-            })
-        }
-        Ev::TriplesEnded { seat, automatic } => {
-            Kind::TriplesEnded(pb::TriplesEnded { seat: seat.into(), automatic })
-        }
-        Ev::TookFromKnocker { seat, knocker, slot, value } => {
-            Kind::TookFromKnocker(pb::TookFromKnocker {
-                seat: seat.into(),
-                knocker: knocker.into(),
-                slot: to_slot(slot),
-                value: value.into(),
-            })
-        }
-        Ev::ReturnSwapped { seat, slot, placed, removed } => {
-            Kind::ReturnSwapped(pb::ReturnSwapped {
-                seat: seat.into(),
-                slot: to_slot(slot),
-                placed: placed.into(),
-                removed: removed.into(),
-            })
-        }
+        Ev::DiscardedAndRevealed {
+            seat,
+            discarded,
+            slot,
+            revealed,
+        } => Kind::DiscardedAndRevealed(pb::DiscardedAndRevealed {
+            seat: seat.into(),
+            discarded: discarded.into(),
+            slot: to_slot(slot),
+            revealed: revealed.into(),
+        }),
+        Ev::KnockerSwapped {
+            knocker,
+            slot,
+            placed,
+            removed,
+            removed_was_face_up,
+        } => Kind::KnockerSwapped(pb::KnockerSwapped {
+            knocker: knocker.into(),
+            slot: to_slot(slot),
+            placed: placed.into(),
+            removed: Some(removed.into()),
+            removed_was_face_up,
+        }),
+        Ev::TripleDiscarded { seat, cells, value } => Kind::TripleDiscarded(pb::TripleDiscarded {
+            seat: seat.into(),
+            cells: cells.iter().map(|&cell| wire_slot(cell)).collect(),
+            value: value.into(),
+        }),
+        Ev::TriplesEnded { seat, automatic } => Kind::TriplesEnded(pb::TriplesEnded {
+            seat: seat.into(),
+            automatic,
+        }),
+        Ev::TookFromKnocker {
+            seat,
+            knocker,
+            slot,
+            value,
+        } => Kind::TookFromKnocker(pb::TookFromKnocker {
+            seat: seat.into(),
+            knocker: knocker.into(),
+            slot: to_slot(slot),
+            value: value.into(),
+        }),
+        Ev::ReturnSwapped {
+            seat,
+            slot,
+            placed,
+            removed,
+        } => Kind::ReturnSwapped(pb::ReturnSwapped {
+            seat: seat.into(),
+            slot: to_slot(slot),
+            placed: placed.into(),
+            removed: removed.into(),
+        }),
         Ev::ExchangedCardDiscarded { seat, value } => {
             Kind::ExchangedCardDiscarded(pb::ExchangedCardDiscarded {
                 seat: seat.into(),
                 value: value.into(),
             })
         }
-        Ev::HeldCardPlaced { knocker, slot, value } => {
-            Kind::HeldCardPlaced(pb::HeldCardPlaced {
-                knocker: knocker.into(),
-                slot: to_slot(slot),
-                value: value.into(),
-            })
-        }
+        Ev::HeldCardPlaced {
+            knocker,
+            slot,
+            value,
+        } => Kind::HeldCardPlaced(pb::HeldCardPlaced {
+            knocker: knocker.into(),
+            slot: to_slot(slot),
+            value: value.into(),
+        }),
         Ev::HeldCardDiscarded { knocker, value } => {
             Kind::HeldCardDiscarded(pb::HeldCardDiscarded {
                 knocker: knocker.into(),
@@ -249,18 +297,22 @@ pub(super) fn ev_to_pb(ev: &Ev) -> pb::Event {
             })
         }
         Ev::EmptyPassed { seat } => Kind::EmptyPassed(pb::EmptyPassed { seat: seat.into() }),
-        Ev::TurnEnded { seat, closed, round_over, next_player } => {
-            Kind::TurnEnded(pb::TurnEnded {
-                seat: seat.into(),
-                closed,
-                round_over,
-                next_player: next_player.into(),
-            })
-        }
+        Ev::TurnEnded {
+            seat,
+            closed,
+            round_over,
+            next_player,
+        } => Kind::TurnEnded(pb::TurnEnded {
+            seat: seat.into(),
+            closed,
+            round_over,
+            next_player: next_player.into(),
+        }),
         Ev::RoundScored(ref scored) => {
             let seats = (scored.seats as usize).min(8);
-            let per_seat =
-                |scores: &[i32; 8]| -> Vec<i64> { scores[..seats].iter().map(|&v| v.into()).collect() };
+            let per_seat = |scores: &[i32; 8]| -> Vec<i64> {
+                scores[..seats].iter().map(|&v| v.into()).collect()
+            };
             Kind::RoundScored(pb::RoundScored {
                 round: scored.round,
                 revealed: (0..96u8)
@@ -280,9 +332,10 @@ pub(super) fn ev_to_pb(ev: &Ev) -> pb::Event {
             })
         }
         Ev::MatchAborted { turns } => Kind::MatchAborted(pb::MatchAborted { turns }),
-        Ev::Forfeited { seat, winners } => {
-            Kind::Forfeited(pb::Forfeited { seat: seat.into(), winners: seat_list(winners) })
-        }
+        Ev::Forfeited { seat, winners } => Kind::Forfeited(pb::Forfeited {
+            seat: seat.into(),
+            winners: seat_list(winners),
+        }),
     };
     pb::Event { kind: Some(kind) }
 }
@@ -324,7 +377,11 @@ pub(super) fn pb_to_ev(event: &pb::Event) -> CoreResult<Ev> {
                 return Err(CoreError::corrupt("deal sizes"));
             }
             let mut cards = [0i8; DECK_SIZE];
-            let deal = dealt.blocks.iter().chain([&dealt.discard_start]).chain(&dealt.draw_pile);
+            let deal = dealt
+                .blocks
+                .iter()
+                .chain([&dealt.discard_start])
+                .chain(&dealt.draw_pile);
             for (k, &value) in deal.enumerate() {
                 cards[k] = card(value)?;
             }
@@ -345,9 +402,15 @@ pub(super) fn pb_to_ev(event: &pb::Event) -> CoreResult<Ev> {
             }
             let mut cards = [Card::default(); 16];
             for (k, flipped) in revealed.cards.iter().enumerate() {
-                cards[k] = Card { slot: slot(&flipped.slot)?, value: card(flipped.value)? };
+                cards[k] = Card {
+                    slot: slot(&flipped.slot)?,
+                    value: card(flipped.value)?,
+                };
             }
-            Ev::InitialRevealed { cards, len: revealed.cards.len() as u8 }
+            Ev::InitialRevealed {
+                cards,
+                len: revealed.cards.len() as u8,
+            }
         }
         Some(Kind::Reshuffled(reshuffled)) => {
             if reshuffled.draw_pile.len() >= DECK_SIZE {
@@ -386,7 +449,9 @@ pub(super) fn pb_to_ev(event: &pb::Event) -> CoreResult<Ev> {
             seat: seat(accepted.seat)?,
             knocker: seat(accepted.knocker)?,
         },
-        Some(Kind::KnocksRefused(refused)) => Ev::KnocksRefused { seat: seat(refused.seat)? },
+        Some(Kind::KnocksRefused(refused)) => Ev::KnocksRefused {
+            seat: seat(refused.seat)?,
+        },
         Some(Kind::Kept(kept)) => Ev::Kept {
             seat: seat(kept.seat)?,
             slot: slot(&kept.slot)?,
@@ -404,7 +469,9 @@ pub(super) fn pb_to_ev(event: &pb::Event) -> CoreResult<Ev> {
             slot: slot(&swapped.slot)?,
             placed: card(swapped.placed)?,
             removed: card(
-                swapped.removed.ok_or_else(|| CoreError::corrupt("redacted held card"))?,
+                swapped
+                    .removed
+                    .ok_or_else(|| CoreError::corrupt("redacted held card"))?,
             )?,
             removed_was_face_up: swapped.removed_was_face_up,
         },
@@ -448,7 +515,9 @@ pub(super) fn pb_to_ev(event: &pb::Event) -> CoreResult<Ev> {
             knocker: seat(discarded.knocker)?,
             value: card(discarded.value)?,
         },
-        Some(Kind::EmptyPassed(passed)) => Ev::EmptyPassed { seat: seat(passed.seat)? },
+        Some(Kind::EmptyPassed(passed)) => Ev::EmptyPassed {
+            seat: seat(passed.seat)?,
+        },
         Some(Kind::TurnEnded(ended)) => Ev::TurnEnded {
             seat: seat(ended.seat)?,
             closed: ended.closed,
@@ -486,7 +555,9 @@ pub(super) fn pb_to_ev(event: &pb::Event) -> CoreResult<Ev> {
             }
             Ev::RoundScored(Box::new(round_scored))
         }
-        Some(Kind::MatchAborted(aborted)) => Ev::MatchAborted { turns: aborted.turns },
+        Some(Kind::MatchAborted(aborted)) => Ev::MatchAborted {
+            turns: aborted.turns,
+        },
         Some(Kind::Forfeited(forfeited)) => Ev::Forfeited {
             seat: u8::try_from(forfeited.seat).map_err(|_| CoreError::corrupt("forfeit seat"))?,
             winners: seat_mask(&forfeited.winners)?,

@@ -37,13 +37,23 @@ pub struct Board {
 /// The grid follows from the laid tiles, so only they are shown.
 impl std::fmt::Debug for Board {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Board").field("tiles", &self.tiles).finish_non_exhaustive()
+        f.debug_struct("Board")
+            .field("tiles", &self.tiles)
+            .finish_non_exhaustive()
     }
 }
 
 impl Default for Board {
     fn default() -> Self {
-        Board { cells: vec![0u8; W * W].into_boxed_slice(), tiles: Vec::new(), min_x: 0, max_x: -1, min_y: 0, max_y: -1, ids: 0 }
+        Board {
+            cells: vec![0u8; W * W].into_boxed_slice(),
+            tiles: Vec::new(),
+            min_x: 0,
+            max_x: -1,
+            min_y: 0,
+            max_y: -1,
+            ids: 0,
+        }
     }
 }
 
@@ -76,16 +86,25 @@ impl Board {
         let mut copies = [0u8; TYPES];
         for &(x, y, t) in tiles {
             if x.unsigned_abs() > 89 || y.unsigned_abs() > 89 {
-                return Err(CoreError::malformed(format!("cell ({x},{y}) is out of range (|x|, |y| <= 89)")));
+                return Err(CoreError::malformed(format!(
+                    "cell ({x},{y}) is out of range (|x|, |y| <= 89)"
+                )));
             }
             if t as usize >= TYPES {
-                return Err(CoreError::malformed(format!("tile type {t} is out of range 0..35")));
+                return Err(CoreError::malformed(format!(
+                    "tile type {t} is out of range 0..35"
+                )));
             }
             if b.at(x, y) != 0 {
-                return Err(CoreError::malformed(format!("cell ({x},{y}) holds two tiles")));
+                return Err(CoreError::malformed(format!(
+                    "cell ({x},{y}) holds two tiles"
+                )));
             }
             if copies[t as usize] >= 3 {
-                return Err(CoreError::malformed(format!("more than 3 copies of {}", type_code(t))));
+                return Err(CoreError::malformed(format!(
+                    "more than 3 copies of {}",
+                    type_code(t)
+                )));
             }
             b.put(x, y, 3 * t as u32 + copies[t as usize] as u32);
             copies[t as usize] += 1;
@@ -168,7 +187,12 @@ impl Overlay<'_> {
         if available == 0 {
             return true;
         }
-        let occupied = self.board.tiles.iter().map(|&(x, y, _)| idx(x as i32, y as i32)).chain(self.extra.iter().map(|e| e.0));
+        let occupied = self
+            .board
+            .tiles
+            .iter()
+            .map(|&(x, y, _)| idx(x as i32, y as i32))
+            .chain(self.extra.iter().map(|e| e.0));
         for i in occupied {
             for n in [i - 1, i + 1, i - W, i + W] {
                 if self.get(n) == 0 && self.single(n) & available != 0 {

@@ -12,7 +12,8 @@ use super::view::board_view;
 
 pub(super) fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
     use prost::Message;
-    let pos = pb::Position::decode(position).map_err(|e| CoreError::malformed(format!("cannot decode position: {e}")))?;
+    let pos = pb::Position::decode(position)
+        .map_err(|e| CoreError::malformed(format!("cannot decode position: {e}")))?;
     Ok(evaluate_position(&pos)?.encode_to_vec())
 }
 
@@ -21,22 +22,41 @@ pub(super) fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
 pub(super) fn position(state: &State, seat: Seat) -> Option<Vec<u8>> {
     use prost::Message;
     let (board, _) = board_view(&state.board, false);
-    let hand_types = ids_list(state.hands[seat as usize & 3]).iter().map(|id| id / 3).collect();
-    Some(pb::Position { board, hand_types, bag_empty: state.bag == 0 }.encode_to_vec())
+    let hand_types = ids_list(state.hands[seat as usize & 3])
+        .iter()
+        .map(|id| id / 3)
+        .collect();
+    Some(
+        pb::Position {
+            board,
+            hand_types,
+            bag_empty: state.bag == 0,
+        }
+        .encode_to_vec(),
+    )
 }
 
 /// The evaluator behind `evaluate`: validates a position and lists its plays.
 fn evaluate_position(pos: &pb::Position) -> CoreResult<pb::Evaluation> {
     if pos.board.len() > TILES {
-        return Err(CoreError::malformed(format!("{} tiles on the board (at most 108)", pos.board.len())));
+        return Err(CoreError::malformed(format!(
+            "{} tiles on the board (at most 108)",
+            pos.board.len()
+        )));
     }
     if pos.hand_types.len() > 6 {
-        return Err(CoreError::malformed(format!("{} tiles in the hand (at most 6)", pos.hand_types.len())));
+        return Err(CoreError::malformed(format!(
+            "{} tiles in the hand (at most 6)",
+            pos.hand_types.len()
+        )));
     }
     let mut tiles = Vec::with_capacity(pos.board.len());
     for t in &pos.board {
         if t.tile_type as usize >= TYPES {
-            return Err(CoreError::malformed(format!("tile type {} is out of range 0..35", t.tile_type)));
+            return Err(CoreError::malformed(format!(
+                "tile type {} is out of range 0..35",
+                t.tile_type
+            )));
         }
         tiles.push((t.x, t.y, t.tile_type as u8));
     }
@@ -49,16 +69,24 @@ fn evaluate_position(pos: &pb::Position) -> CoreResult<pb::Evaluation> {
     let mut hand = 0u64;
     for &t in &pos.hand_types {
         if t as usize >= TYPES {
-            return Err(CoreError::malformed(format!("tile type {t} is out of range 0..35")));
+            return Err(CoreError::malformed(format!(
+                "tile type {t} is out of range 0..35"
+            )));
         }
         copies[t as usize] += 1;
         if copies[t as usize] > 3 {
-            return Err(CoreError::malformed(format!("more than 3 copies of {}", type_code(t as u8))));
+            return Err(CoreError::malformed(format!(
+                "more than 3 copies of {}",
+                type_code(t as u8)
+            )));
         }
         hand |= 1 << t;
     }
     let hand_size = pos.hand_types.len();
-    let mut eval = pb::Evaluation { counts_per_k: vec![0; 6], ..Default::default() };
+    let mut eval = pb::Evaluation {
+        counts_per_k: vec![0; 6],
+        ..Default::default()
+    };
     enumerate_plays(&board, hand, |p| {
         let mut score = p.score;
         if pos.bag_empty && p.len() == hand_size {
@@ -67,7 +95,14 @@ fn evaluate_position(pos: &pb::Position) -> CoreResult<pb::Evaluation> {
         eval.counts_per_k[p.len() - 1] += 1;
         eval.best_score = eval.best_score.max(score);
         eval.plays.push(pb::EvaluatedPlay {
-            placements: p.placements().map(|(x, y, t)| pb::Placement { x, y, tile_type: t as u32 }).collect(),
+            placements: p
+                .placements()
+                .map(|(x, y, t)| pb::Placement {
+                    x,
+                    y,
+                    tile_type: t as u32,
+                })
+                .collect(),
             score,
         });
     });

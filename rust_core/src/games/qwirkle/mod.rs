@@ -81,10 +81,16 @@ impl Game for Qwirkle {
 
     /// Before the deal nobody is awaited: the match has not started.
     fn idle_refusal(state: &State, _seat: Seat, _action: &pb::Action) -> Option<CoreError> {
-        (state.phase == Phase::Setup).then(|| CoreError::rule("NOT_STARTED", "the tiles have not been dealt yet"))
+        (state.phase == Phase::Setup)
+            .then(|| CoreError::rule("NOT_STARTED", "the tiles have not been dealt yet"))
     }
 
-    fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn decide(
+        state: &State,
+        seat: Seat,
+        action: &pb::Action,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         rules::decide(state, seat, action, rng)
     }
 
@@ -135,7 +141,12 @@ impl Game for Qwirkle {
         forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest score among the \
         other seats wins, ties share.";
 
-    fn timeout_events(state: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn timeout_events(
+        state: &State,
+        seat: Seat,
+        policy: &str,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         bots::timeout_pass(state, seat, policy, rng)
     }
 

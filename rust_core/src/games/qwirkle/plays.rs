@@ -38,7 +38,11 @@ struct Dfs<'a, F> {
 impl<F: FnMut(&PlayRef)> Dfs<'_, F> {
     fn go(&mut self, depth: usize, set: LineSet, used: u64) {
         if depth == self.k {
-            (self.emit)(&PlayRef { cells: &self.cells[..self.k], types: &self.types[..self.k], score: self.score });
+            (self.emit)(&PlayRef {
+                cells: &self.cells[..self.k],
+                types: &self.types[..self.k],
+                score: self.score,
+            });
             return;
         }
         let mut m = self.cands[depth] & !used;
@@ -97,7 +101,13 @@ pub(super) fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut 
                 h += 1;
             }
             let line = line_key as i32 - OFF;
-            let at = |pos: i32| if dir == 0 { idx(pos, line) } else { idx(line, pos) };
+            let at = |pos: i32| {
+                if dir == 0 {
+                    idx(pos, line)
+                } else {
+                    idx(line, pos)
+                }
+            };
             generation += 1;
             let mut info = |pos: i32| -> (u64, u8, bool) {
                 let slot = (pos + OFF) as usize;
@@ -285,7 +295,10 @@ pub(super) fn best_play(board: &Board, hand: u64) -> Option<(Vec<Cell>, u32)> {
 
 /// Spec `is_blocked()`: no type still in the bag or a hand fits anywhere on the table.
 pub(super) fn is_blocked(state: &State) -> bool {
-    let ov = Overlay { board: &state.board, extra: &[] };
+    let ov = Overlay {
+        board: &state.board,
+        extra: &[],
+    };
     !state.board.is_empty() && ov.blocked(ids_types(state.available()))
 }
 

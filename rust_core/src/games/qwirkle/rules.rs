@@ -10,7 +10,10 @@ use crate::rng::Rng;
 use super::board::{idx, xy, Board, Overlay, MAXC, W};
 use super::plays::{enumerate_plays, has_play};
 use super::state::{Config, Phase, State};
-use super::tiles::{colour_row, draw, group_size, id_of_type, ids_list, ids_types, line_points, shape_col, type_code, LineSet, TYPES};
+use super::tiles::{
+    colour_row, draw, group_size, id_of_type, ids_list, ids_types, line_points, shape_col,
+    type_code, LineSet, TYPES,
+};
 use super::wire::{action, ended, ev, play_action};
 
 // ------------------------------------------------------------------------------------------------
@@ -18,34 +21,62 @@ use super::wire::{action, ended, ev, play_action};
 
 /// Checks a play of types on cells against the board and a hand of type counts. Returns the
 /// grid indexes (in the given order) and the score.
-pub(super) fn check_play(board: &Board, hand_counts: &[u8; TYPES], placements: &[(i32, i32, u32)]) -> CoreResult<(Vec<(usize, u8)>, u32)> {
+pub(super) fn check_play(
+    board: &Board,
+    hand_counts: &[u8; TYPES],
+    placements: &[(i32, i32, u32)],
+) -> CoreResult<(Vec<(usize, u8)>, u32)> {
     let k = placements.len();
     if k == 0 {
-        return Err(CoreError::rule("EMPTY_PLAY", "a play lays at least one tile"));
+        return Err(CoreError::rule(
+            "EMPTY_PLAY",
+            "a play lays at least one tile",
+        ));
     }
     if k > 6 {
-        return Err(CoreError::rule("TOO_MANY_TILES", format!("a play lays at most 6 tiles, not {k}")));
+        return Err(CoreError::rule(
+            "TOO_MANY_TILES",
+            format!("a play lays at most 6 tiles, not {k}"),
+        ));
     }
     let mut need = [0u8; TYPES];
     let mut extra: Vec<(usize, u8)> = Vec::with_capacity(k);
     for &(x, y, t) in placements {
         if t as usize >= TYPES {
-            return Err(CoreError::malformed(format!("tile type {t} is out of range 0..35")));
+            return Err(CoreError::malformed(format!(
+                "tile type {t} is out of range 0..35"
+            )));
         }
         if x.unsigned_abs() > MAXC as u32 || y.unsigned_abs() > MAXC as u32 {
-            return Err(CoreError::rule("NOT_CONNECTED", format!("cell ({x},{y}) is too far from the tiles on the table")));
+            return Err(CoreError::rule(
+                "NOT_CONNECTED",
+                format!("cell ({x},{y}) is too far from the tiles on the table"),
+            ));
         }
         let t = t as u8;
         need[t as usize] += 1;
         if need[t as usize] > hand_counts[t as usize] {
-            return Err(CoreError::rule("NOT_IN_HAND", format!("your hand does not hold {} {}", need[t as usize], type_code(t))));
+            return Err(CoreError::rule(
+                "NOT_IN_HAND",
+                format!(
+                    "your hand does not hold {} {}",
+                    need[t as usize],
+                    type_code(t)
+                ),
+            ));
         }
         let i = idx(x, y);
         if extra.iter().any(|e| e.0 == i) {
-            return Err(CoreError::rule("DUPLICATE_CELL", format!("cell ({x},{y}) is named twice")));
+            return Err(CoreError::rule(
+                "DUPLICATE_CELL",
+                format!("cell ({x},{y}) is named twice"),
+            ));
         }
         if board.cells[i] != 0 {
-            return Err(CoreError::rule("CELL_OCCUPIED", format!("cell ({x},{y}) already holds a tile")));
+            return Err(CoreError::rule(
+                "CELL_OCCUPIED",
+                format!("cell ({x},{y}) already holds a tile"),
+            ));
         }
         extra.push((i, t));
     }
@@ -55,9 +86,15 @@ pub(super) fn check_play(board: &Board, hand_counts: &[u8; TYPES], placements: &
     } else if placements.iter().all(|p| p.0 == x0) {
         W
     } else {
-        return Err(CoreError::rule("NOT_ONE_LINE", "the tiles of a play must lie in one row or one column"));
+        return Err(CoreError::rule(
+            "NOT_ONE_LINE",
+            "the tiles of a play must lie in one row or one column",
+        ));
     };
-    let ov = Overlay { board, extra: &extra };
+    let ov = Overlay {
+        board,
+        extra: &extra,
+    };
     let lo = extra.iter().map(|e| e.0).min().unwrap_or(0);
     let hi = extra.iter().map(|e| e.0).max().unwrap_or(0);
     let mut i = lo;
@@ -65,11 +102,21 @@ pub(super) fn check_play(board: &Board, hand_counts: &[u8; TYPES], placements: &
         i += step;
         if ov.get(i) == 0 {
             let (x, y) = xy(i);
-            return Err(CoreError::rule("GAP_IN_LINE", format!("cell ({x},{y}) between the placed tiles is empty")));
+            return Err(CoreError::rule(
+                "GAP_IN_LINE",
+                format!("cell ({x},{y}) between the placed tiles is empty"),
+            ));
         }
     }
-    if !extra.iter().any(|&(i, _)| [i - 1, i + 1, i - W, i + W].iter().any(|&n| board.cells[n] != 0)) {
-        return Err(CoreError::rule("NOT_CONNECTED", "a play must touch a tile already on the table"));
+    if !extra.iter().any(|&(i, _)| {
+        [i - 1, i + 1, i - W, i + W]
+            .iter()
+            .any(|&n| board.cells[n] != 0)
+    }) {
+        return Err(CoreError::rule(
+            "NOT_CONNECTED",
+            "a play must touch a tile already on the table",
+        ));
     }
     // Every line through a placed tile.
     let check = |i: usize, t: u8, dir_step: usize| -> CoreResult<u32> {
@@ -97,11 +144,15 @@ pub(super) fn check_play(board: &Board, hand_counts: &[u8; TYPES], placements: &
 
 pub(super) fn start_player(config: &Config, g: &[u8]) -> u32 {
     let best = g.iter().copied().max().unwrap_or(0);
-    let tied: Vec<u32> = (0..g.len() as u32).filter(|&s| g[s as usize] == best).collect();
+    let tied: Vec<u32> = (0..g.len() as u32)
+        .filter(|&s| g[s as usize] == best)
+        .collect();
     match config.ages {
         Some(ages) => {
             let oldest = tied.iter().map(|&s| ages[s as usize]).max().unwrap_or(0);
-            tied.into_iter().find(|&s| ages[s as usize] == oldest).unwrap_or(0)
+            tied.into_iter()
+                .find(|&s| ages[s as usize] == oldest)
+                .unwrap_or(0)
         }
         None => tied.first().copied().unwrap_or(0),
     }
@@ -109,20 +160,32 @@ pub(super) fn start_player(config: &Config, g: &[u8]) -> u32 {
 
 fn winners(scores: &[i64]) -> Vec<u32> {
     let best = scores.iter().copied().max().unwrap_or(0);
-    (0..scores.len() as u32).filter(|&s| scores[s as usize] == best).collect()
+    (0..scores.len() as u32)
+        .filter(|&s| scores[s as usize] == best)
+        .collect()
 }
 
 /// The winners when `seat` forfeits (§11): the highest score (§6.3) among the other seats;
 /// ties share the win (AMB12).
 fn forfeit_winners(scores: &[i64], seat: u32) -> Vec<u32> {
     let others = (0..scores.len() as u32).filter(|&s| s != seat);
-    let best = others.clone().map(|s| scores[s as usize]).max().unwrap_or(0);
+    let best = others
+        .clone()
+        .map(|s| scores[s as usize])
+        .max()
+        .unwrap_or(0);
     others.filter(|&s| scores[s as usize] == best).collect()
 }
 
-
 /// Events for laying tiles (opening or play) and everything that follows automatically.
-fn lay(state: &State, seat: u32, extra: &[(usize, u8)], score: u32, opening: bool, rng: &mut Rng) -> Vec<pb::Event> {
+fn lay(
+    state: &State,
+    seat: u32,
+    extra: &[(usize, u8)],
+    score: u32,
+    opening: bool,
+    rng: &mut Rng,
+) -> Vec<pb::Event> {
     let mut hand = state.hands[seat as usize];
     let mut placed_ids = 0u128;
     let mut placements = Vec::with_capacity(extra.len());
@@ -132,32 +195,64 @@ fn lay(state: &State, seat: u32, extra: &[(usize, u8)], score: u32, opening: boo
         hand &= !(1u128 << id);
         placed_ids |= 1u128 << id;
         let (x, y) = xy(i);
-        placements.push(pb::Placement { x, y, tile_type: t as u32 });
+        placements.push(pb::Placement {
+            x,
+            y,
+            tile_type: t as u32,
+        });
         ids.push(id);
     }
-    let mut out = vec![ev(pb::event::Kind::Placed(pb::Placed { seat, opening, placements, tile_ids: ids, points: score }))];
+    let mut out = vec![ev(pb::event::Kind::Placed(pb::Placed {
+        seat,
+        opening,
+        placements,
+        tile_ids: ids,
+        points: score,
+    }))];
     let mut bag = state.bag;
     let want = 6 - hand.count_ones().min(6);
     let drawn = draw(&mut bag, want, rng);
     if !drawn.is_empty() {
         hand |= drawn.iter().fold(0u128, |m, &id| m | (1u128 << id));
-        out.push(ev(pb::event::Kind::Drew(pb::Drew { seat, count: drawn.len() as u32, tile_ids: drawn })));
+        out.push(ev(pb::event::Kind::Drew(pb::Drew {
+            seat,
+            count: drawn.len() as u32,
+            tile_ids: drawn,
+        })));
     }
     if hand == 0 {
-        out.push(ended(state, pb::EndReason::HandEmptied, seat, 6, Some((seat, score))));
+        out.push(ended(
+            state,
+            pb::EndReason::HandEmptied,
+            seat,
+            6,
+            Some((seat, score)),
+        ));
         return out;
     }
     // Start of the next turn: blocked?
     let available = state.available() & !placed_ids;
-    let ov = Overlay { board: &state.board, extra };
+    let ov = Overlay {
+        board: &state.board,
+        extra,
+    };
     if ov.blocked(ids_types(available)) {
-        out.push(ended(state, pb::EndReason::Blocked, 0, 0, Some((seat, score))));
+        out.push(ended(
+            state,
+            pb::EndReason::Blocked,
+            0,
+            0,
+            Some((seat, score)),
+        ));
     }
     out
 }
 
 fn exchange_options(counts: &[u8; TYPES], max_k: u32) -> Vec<Vec<u32>> {
-    let types: Vec<(u32, u8)> = (0..TYPES as u32).filter(|&t| counts[t as usize] > 0).map(|t| (t, counts[t as usize])).collect();
+    let types: Vec<(u32, u8)> = (0..TYPES as u32)
+        .filter(|&t| counts[t as usize] > 0)
+        .map(|t| (t, counts[t as usize]))
+        .collect();
     let mut out = Vec::new();
     let mut pick = vec![0u8; types.len()];
     loop {
@@ -233,7 +328,10 @@ fn permutations(items: &mut Vec<u32>, k: usize, out: &mut Vec<Vec<u32>>) {
 
 pub(super) fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
     if state.phase != Phase::Setup {
-        return Err(CoreError::rule("ALREADY_STARTED", "the match has already started"));
+        return Err(CoreError::rule(
+            "ALREADY_STARTED",
+            "the match has already started",
+        ));
     }
     let mut bag = state.bag;
     let mut hands = Vec::new();
@@ -241,16 +339,28 @@ pub(super) fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> 
     for seat in 0..state.seats() {
         let ids = draw(&mut bag, 6, rng);
         g.push(group_size(ids.iter().fold(0u64, |m, &id| m | 1 << (id / 3))) as u8);
-        hands.push(pb::SeatTiles { seat, count: ids.len() as u32, tile_ids: ids });
+        hands.push(pb::SeatTiles {
+            seat,
+            count: ids.len() as u32,
+            tile_ids: ids,
+        });
     }
     let start = start_player(&state.config, &g);
     Ok(vec![
         ev(pb::event::Kind::Dealt(pb::Dealt { hands })),
-        ev(pb::event::Kind::Announced(pb::Announced { group_sizes: g.iter().map(|&x| x as u32).collect(), start_seat: start })),
+        ev(pb::event::Kind::Announced(pb::Announced {
+            group_sizes: g.iter().map(|&x| x as u32).collect(),
+            start_seat: start,
+        })),
     ])
 }
 
-pub(super) fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+pub(super) fn decide(
+    state: &State,
+    seat: Seat,
+    action: &pb::Action,
+    rng: &mut Rng,
+) -> CoreResult<Vec<pb::Event>> {
     let Some(kind) = &action.kind else {
         return Err(CoreError::malformed("the action names no move"));
     };
@@ -259,7 +369,10 @@ pub(super) fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut R
     match kind {
         pb::action::Kind::Opening(o) => {
             if state.phase != Phase::Opening {
-                return Err(CoreError::rule("WRONG_PHASE", "the opening play has already been made"));
+                return Err(CoreError::rule(
+                    "WRONG_PHASE",
+                    "the opening play has already been made",
+                ));
             }
             let g = state.announced[seat as usize] as usize;
             if o.tile_types.len() != g {
@@ -273,58 +386,97 @@ pub(super) fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut R
             let mut extra = Vec::with_capacity(g);
             for (i, &t) in o.tile_types.iter().enumerate() {
                 if t as usize >= TYPES {
-                    return Err(CoreError::malformed(format!("tile type {t} is out of range 0..35")));
+                    return Err(CoreError::malformed(format!(
+                        "tile type {t} is out of range 0..35"
+                    )));
                 }
                 need[t as usize] += 1;
                 if need[t as usize] > counts[t as usize] {
-                    return Err(CoreError::rule("NOT_IN_HAND", format!("your hand does not hold {} {}", need[t as usize], type_code(t as u8))));
+                    return Err(CoreError::rule(
+                        "NOT_IN_HAND",
+                        format!(
+                            "your hand does not hold {} {}",
+                            need[t as usize],
+                            type_code(t as u8)
+                        ),
+                    ));
                 }
                 set = set.with(t as u8);
                 extra.push((idx(i as i32, 0), t as u8));
             }
             if !set.valid() {
-                return Err(CoreError::rule("NOT_A_GROUP", "the opening tiles must share a colour or a shape, without repeats"));
+                return Err(CoreError::rule(
+                    "NOT_A_GROUP",
+                    "the opening tiles must share a colour or a shape, without repeats",
+                ));
             }
             let score = line_points(g as u32).max(1);
             Ok(lay(state, seat, &extra, score, true, rng))
         }
         pb::action::Kind::Play(p) => {
             if state.phase != Phase::Turn {
-                return Err(CoreError::rule("WRONG_PHASE", "the start player must make the opening play first"));
+                return Err(CoreError::rule(
+                    "WRONG_PHASE",
+                    "the start player must make the opening play first",
+                ));
             }
-            let pl: Vec<(i32, i32, u32)> = p.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
+            let pl: Vec<(i32, i32, u32)> = p
+                .placements
+                .iter()
+                .map(|q| (q.x, q.y, q.tile_type))
+                .collect();
             if pl.len() > 6 {
-                return Err(CoreError::rule("TOO_MANY_TILES", format!("a play lays at most 6 tiles, not {}", pl.len())));
+                return Err(CoreError::rule(
+                    "TOO_MANY_TILES",
+                    format!("a play lays at most 6 tiles, not {}", pl.len()),
+                ));
             }
             let (extra, score) = check_play(&state.board, &counts, &pl)?;
             Ok(lay(state, seat, &extra, score, false, rng))
         }
         pb::action::Kind::Exchange(x) => {
             if state.phase != Phase::Turn {
-                return Err(CoreError::rule("WRONG_PHASE", "the start player must make the opening play, not exchange"));
+                return Err(CoreError::rule(
+                    "WRONG_PHASE",
+                    "the start player must make the opening play, not exchange",
+                ));
             }
             let k = x.tile_types.len();
             if k == 0 {
-                return Err(CoreError::rule("EMPTY_EXCHANGE", "an exchange trades at least one tile"));
+                return Err(CoreError::rule(
+                    "EMPTY_EXCHANGE",
+                    "an exchange trades at least one tile",
+                ));
             }
             let bag_n = state.bag.count_ones() as usize;
             if k > 6 {
-                return Err(CoreError::rule("NOT_IN_HAND", format!("your hand holds 6 tiles at most, not {k}")));
+                return Err(CoreError::rule(
+                    "NOT_IN_HAND",
+                    format!("your hand holds 6 tiles at most, not {k}"),
+                ));
             }
             let mut returned = 0u128;
             let mut left = hand;
             for &t in &x.tile_types {
                 if t as usize >= TYPES {
-                    return Err(CoreError::malformed(format!("tile type {t} is out of range 0..35")));
+                    return Err(CoreError::malformed(format!(
+                        "tile type {t} is out of range 0..35"
+                    )));
                 }
                 let Some(id) = id_of_type(left, t as u8) else {
-                    return Err(CoreError::rule("NOT_IN_HAND", format!("your hand does not hold enough {}", type_code(t as u8))));
+                    return Err(CoreError::rule(
+                        "NOT_IN_HAND",
+                        format!("your hand does not hold enough {}", type_code(t as u8)),
+                    ));
                 };
                 left &= !(1u128 << id);
                 returned |= 1u128 << id;
             }
             if k > bag_n {
-                return Err(CoreError::rule("BAG_TOO_SMALL", format!("the bag holds {bag_n} tiles: you may exchange at most that many")));
+                return Err(CoreError::rule(
+                    "BAG_TOO_SMALL",
+                    format!("the bag holds {bag_n} tiles: you may exchange at most that many"),
+                ));
             }
             let mut bag = state.bag;
             let drawn = draw(&mut bag, k as u32, rng);
@@ -341,13 +493,22 @@ pub(super) fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut R
         }
         pb::action::Kind::Pass(_) => {
             if state.phase != Phase::Turn {
-                return Err(CoreError::rule("WRONG_PHASE", "the start player must make the opening play"));
+                return Err(CoreError::rule(
+                    "WRONG_PHASE",
+                    "the start player must make the opening play",
+                ));
             }
             if state.bag != 0 {
-                return Err(CoreError::rule("PASS_NOT_ALLOWED", "you may pass only when the bag is empty; exchange instead"));
+                return Err(CoreError::rule(
+                    "PASS_NOT_ALLOWED",
+                    "you may pass only when the bag is empty; exchange instead",
+                ));
             }
             if has_play(&state.board, ids_types(hand)) {
-                return Err(CoreError::rule("PASS_NOT_ALLOWED", "you have a legal play, so you must play"));
+                return Err(CoreError::rule(
+                    "PASS_NOT_ALLOWED",
+                    "you have a legal play, so you must play",
+                ));
             }
             let mut out = vec![ev(pb::event::Kind::Passed(pb::Passed { seat }))];
             if state.idle + 1 >= state.config.idle_cap {
@@ -378,7 +539,9 @@ pub(super) fn legal_actions_into(state: &State, seat: Seat, out: &mut Vec<pb::Ac
     if bag_n > 0 {
         let counts = state.hand_counts(seat);
         for v in exchange_options(&counts, bag_n) {
-            out.push(action(pb::action::Kind::Exchange(pb::Exchange { tile_types: v })));
+            out.push(action(pb::action::Kind::Exchange(pb::Exchange {
+                tile_types: v,
+            })));
         }
     } else if out.len() == mark {
         out.push(action(pb::action::Kind::Pass(pb::Pass {})));

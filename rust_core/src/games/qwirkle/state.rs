@@ -74,16 +74,25 @@ impl State {
 }
 
 pub(super) fn parse_options(seats: u32, options: &OptionValues) -> CoreResult<Config> {
-    let mut config = Config { seats, ages: None, idle_cap: options.int("max_idle_turns") };
+    let mut config = Config {
+        seats,
+        ages: None,
+        idle_cap: options.int("max_idle_turns"),
+    };
     let ages = options.text("ages");
     if !ages.is_empty() {
         let parts: Vec<&str> = ages.split(',').map(str::trim).collect();
         if parts.len() != seats as usize {
-            return Err(CoreError::option(format!("ages: expected {seats} comma-separated ages, got {}", parts.len())));
+            return Err(CoreError::option(format!(
+                "ages: expected {seats} comma-separated ages, got {}",
+                parts.len()
+            )));
         }
         let mut parsed = [0u32; 4];
         for (i, p) in parts.iter().enumerate() {
-            parsed[i] = p.parse::<u32>().map_err(|_| CoreError::option(format!("ages: {p:?} is not a non-negative integer")))?;
+            parsed[i] = p.parse::<u32>().map_err(|_| {
+                CoreError::option(format!("ages: {p:?} is not a non-negative integer"))
+            })?;
         }
         config.ages = Some(parsed);
     }
@@ -127,11 +136,16 @@ pub(super) fn initial(config: &Config) -> State {
 }
 
 pub(super) fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
-    let Some(kind) = &event.kind else { return Err(CoreError::corrupt("event without kind")) };
+    let Some(kind) = &event.kind else {
+        return Err(CoreError::corrupt("event without kind"));
+    };
     let seats = state.seats();
     match kind {
         pb::event::Kind::Dealt(d) => {
-            if state.phase != Phase::Setup || !state.board.is_empty() || state.hands.iter().any(|&h| h != 0) {
+            if state.phase != Phase::Setup
+                || !state.board.is_empty()
+                || state.hands.iter().any(|&h| h != 0)
+            {
                 return Err(CoreError::corrupt("deal outside setup"));
             }
             if d.hands.len() != seats as usize {
@@ -139,7 +153,11 @@ pub(super) fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
             }
             for (i, h) in d.hands.iter().enumerate() {
                 let set = id_set(&h.tile_ids)?;
-                if h.seat != i as u32 || h.tile_ids.len() != 6 || h.count != 6 || set & !state.bag != 0 {
+                if h.seat != i as u32
+                    || h.tile_ids.len() != 6
+                    || h.count != 6
+                    || set & !state.bag != 0
+                {
                     return Err(CoreError::corrupt("deal does not fit the bag"));
                 }
                 state.bag &= !set;
@@ -147,35 +165,55 @@ pub(super) fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
             }
         }
         pb::event::Kind::Announced(a) => {
-            if state.phase != Phase::Setup || state.hands[0] == 0 || a.group_sizes.len() != seats as usize {
+            if state.phase != Phase::Setup
+                || state.hands[0] == 0
+                || a.group_sizes.len() != seats as usize
+            {
                 return Err(CoreError::corrupt("announcement out of place"));
             }
             for s in 0..seats {
                 let g = group_size(state.hand_types(s));
                 if a.group_sizes[s as usize] != g {
-                    return Err(CoreError::corrupt("announced group size does not match the hand"));
+                    return Err(CoreError::corrupt(
+                        "announced group size does not match the hand",
+                    ));
                 }
                 state.announced[s as usize] = g as u8;
             }
             if a.start_seat != start_player(&state.config, &state.announced[..seats as usize]) {
-                return Err(CoreError::corrupt("start seat does not follow the start-player rule"));
+                return Err(CoreError::corrupt(
+                    "start seat does not follow the start-player rule",
+                ));
             }
             state.start_seat = a.start_seat;
             state.current = a.start_seat;
             state.phase = Phase::Opening;
         }
         pb::event::Kind::Placed(p) => {
-            let want = if p.opening { Phase::Opening } else { Phase::Turn };
+            let want = if p.opening {
+                Phase::Opening
+            } else {
+                Phase::Turn
+            };
             if state.phase != want || p.seat != state.current {
                 return Err(CoreError::corrupt("placement out of turn"));
             }
             let set = id_set(&p.tile_ids)?;
             let hand = state.hands[p.seat as usize];
-            if set & !hand != 0 || p.tile_ids.len() != p.placements.len() || p.placements.is_empty() || p.placements.len() > 6 || p.points > 90 {
+            if set & !hand != 0
+                || p.tile_ids.len() != p.placements.len()
+                || p.placements.is_empty()
+                || p.placements.len() > 6
+                || p.points > 90
+            {
                 return Err(CoreError::corrupt("placed tiles do not fit the hand"));
             }
             for (q, &id) in p.placements.iter().zip(&p.tile_ids) {
-                if q.x.unsigned_abs() > MAXC as u32 || q.y.unsigned_abs() > MAXC as u32 || q.tile_type != id / 3 || state.board.at(q.x, q.y) != 0 {
+                if q.x.unsigned_abs() > MAXC as u32
+                    || q.y.unsigned_abs() > MAXC as u32
+                    || q.tile_type != id / 3
+                    || state.board.at(q.x, q.y) != 0
+                {
                     return Err(CoreError::corrupt("placement on a bad cell"));
                 }
             }
@@ -189,15 +227,26 @@ pub(super) fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
                     }
                 }
                 let g = p.placements.len() as u32;
-                if g != state.announced[p.seat as usize] as u32 || !line.valid() || p.points != line_points(g).max(1) {
-                    return Err(CoreError::corrupt("opening play is not the announced group or is mis-scored"));
+                if g != state.announced[p.seat as usize] as u32
+                    || !line.valid()
+                    || p.points != line_points(g).max(1)
+                {
+                    return Err(CoreError::corrupt(
+                        "opening play is not the announced group or is mis-scored",
+                    ));
                 }
             } else {
-                let pl: Vec<(i32, i32, u32)> = p.placements.iter().map(|q| (q.x, q.y, q.tile_type)).collect();
+                let pl: Vec<(i32, i32, u32)> = p
+                    .placements
+                    .iter()
+                    .map(|q| (q.x, q.y, q.tile_type))
+                    .collect();
                 match check_play(&state.board, &state.hand_counts(p.seat), &pl) {
                     Ok((_, score)) if score == p.points => {}
                     Ok(_) => return Err(CoreError::corrupt("play is mis-scored")),
-                    Err(e) => return Err(CoreError::corrupt(format!("illegal play in the log: {e}"))),
+                    Err(e) => {
+                        return Err(CoreError::corrupt(format!("illegal play in the log: {e}")))
+                    }
                 }
             }
             for (q, &id) in p.placements.iter().zip(&p.tile_ids) {
@@ -212,7 +261,11 @@ pub(super) fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
         }
         pb::event::Kind::Drew(d) => {
             let set = id_set(&d.tile_ids)?;
-            if d.seat >= seats || set & !state.bag != 0 || d.count as usize != d.tile_ids.len() || state.phase != Phase::Turn {
+            if d.seat >= seats
+                || set & !state.bag != 0
+                || d.count as usize != d.tile_ids.len()
+                || state.phase != Phase::Turn
+            {
                 return Err(CoreError::corrupt("draw does not fit the bag"));
             }
             let h = &mut state.hands[d.seat as usize];
@@ -253,17 +306,31 @@ pub(super) fn evolve(state: &mut State, event: &pb::Event) -> CoreResult<()> {
             state.current = state.next(p.seat);
         }
         pb::event::Kind::Ended(e) => {
-            if matches!(state.phase, Phase::Setup | Phase::Over) || e.final_scores.len() != seats as usize || e.bonus > 6 || e.bonus_seat >= seats {
+            if matches!(state.phase, Phase::Setup | Phase::Over)
+                || e.final_scores.len() != seats as usize
+                || e.bonus > 6
+                || e.bonus_seat >= seats
+            {
                 return Err(CoreError::corrupt("end out of place"));
             }
-            let reason = pb::EndReason::try_from(e.reason).map_err(|_| CoreError::corrupt("unknown end reason"))?;
+            let reason = pb::EndReason::try_from(e.reason)
+                .map_err(|_| CoreError::corrupt("unknown end reason"))?;
             let fits = match reason {
                 pb::EndReason::Unspecified => false,
-                pb::EndReason::HandEmptied => e.bonus == 6 && state.hands[e.bonus_seat as usize] == 0 && state.bag == 0 && !e.aborted,
+                pb::EndReason::HandEmptied => {
+                    e.bonus == 6
+                        && state.hands[e.bonus_seat as usize] == 0
+                        && state.bag == 0
+                        && !e.aborted
+                }
                 pb::EndReason::Blocked => e.bonus == 0 && is_blocked(state) && !e.aborted,
-                pb::EndReason::IdleCap => e.bonus == 0 && state.idle >= state.config.idle_cap && e.aborted,
+                pb::EndReason::IdleCap => {
+                    e.bonus == 0 && state.idle >= state.config.idle_cap && e.aborted
+                }
                 // The seat to act forfeited (§11); `current` stays the forfeiting seat.
-                pb::EndReason::Forfeit => e.bonus == 0 && e.bonus_seat == state.current && !e.aborted,
+                pb::EndReason::Forfeit => {
+                    e.bonus == 0 && e.bonus_seat == state.current && !e.aborted
+                }
             };
             if !fits {
                 return Err(CoreError::corrupt("the end does not follow from the state"));
@@ -301,8 +368,15 @@ pub(super) fn check_invariants(state: &State) -> Result<(), String> {
             return Err(format!("seat {s} holds {} tiles", h.count_ones()));
         }
         // Between a placement and its refill, only the seat that just played may be short.
-        if state.phase != Phase::Setup && state.bag != 0 && h.count_ones() != 6 && s as u32 != (state.current + state.seats() - 1) % state.seats() {
-            return Err(format!("seat {s} holds {} tiles while the bag is not empty", h.count_ones()));
+        if state.phase != Phase::Setup
+            && state.bag != 0
+            && h.count_ones() != 6
+            && s as u32 != (state.current + state.seats() - 1) % state.seats()
+        {
+            return Err(format!(
+                "seat {s} holds {} tiles while the bag is not empty",
+                h.count_ones()
+            ));
         }
         seen |= h;
     }
@@ -325,8 +399,12 @@ pub(super) fn check_invariants(state: &State) -> Result<(), String> {
         }
     }
     match state.phase {
-        Phase::Setup | Phase::Opening if !state.board.is_empty() => return Err("tiles on the table before the opening".into()),
-        Phase::Turn if state.board.is_empty() => return Err("no tile on the table after the opening".into()),
+        Phase::Setup | Phase::Opening if !state.board.is_empty() => {
+            return Err("tiles on the table before the opening".into())
+        }
+        Phase::Turn if state.board.is_empty() => {
+            return Err("no tile on the table after the opening".into())
+        }
         _ => {}
     }
     if state.current >= state.seats() {

@@ -86,7 +86,11 @@ pub(super) struct LineSet {
 impl LineSet {
     #[inline(always)]
     pub(super) fn with(self, t: u8) -> LineSet {
-        LineSet { cm: self.cm | (1 << (t / 6)), sm: self.sm | (1 << (t % 6)), n: self.n + 1 }
+        LineSet {
+            cm: self.cm | (1 << (t / 6)),
+            sm: self.sm | (1 << (t % 6)),
+            n: self.n + 1,
+        }
     }
     /// All distinct and one colour or one shape (and therefore at most 6).
     #[inline(always)]
@@ -127,7 +131,9 @@ pub(super) fn line_points(len: u32) -> u32 {
 pub(super) fn group_size(types: u64) -> u32 {
     let mut g = 0;
     for i in 0..6 {
-        g = g.max((types & colour_row(i)).count_ones()).max((types & shape_col(i)).count_ones());
+        g = g
+            .max((types & colour_row(i)).count_ones())
+            .max((types & shape_col(i)).count_ones());
     }
     g
 }
@@ -157,7 +163,12 @@ pub(super) fn ids_list(ids: u128) -> Vec<u32> {
 pub(super) fn select(set: u128, mut i: u32) -> u32 {
     let lo = set as u64;
     let lc = lo.count_ones();
-    let (mut w, base) = if i < lc { (lo, 0) } else { i -= lc; ((set >> 64) as u64, 64) };
+    let (mut w, base) = if i < lc {
+        (lo, 0)
+    } else {
+        i -= lc;
+        ((set >> 64) as u64, 64)
+    };
     for _ in 0..i {
         w &= w - 1;
     }

@@ -13,8 +13,22 @@ use super::Qwirkle;
 pub(super) fn board_view(board: &Board, auditor: bool) -> (Vec<pb::BoardTile>, Vec<u32>) {
     let mut tiles: Vec<(i8, i8, u8)> = board.tiles.clone();
     tiles.sort_unstable_by_key(|&(x, y, _)| (y, x));
-    let ids = if auditor { tiles.iter().map(|t| t.2 as u32).collect() } else { Vec::new() };
-    (tiles.iter().map(|&(x, y, id)| pb::BoardTile { x: x as i32, y: y as i32, tile_type: id as u32 / 3 }).collect(), ids)
+    let ids = if auditor {
+        tiles.iter().map(|t| t.2 as u32).collect()
+    } else {
+        Vec::new()
+    };
+    (
+        tiles
+            .iter()
+            .map(|&(x, y, id)| pb::BoardTile {
+                x: x as i32,
+                y: y as i32,
+                tile_type: id as u32 / 3,
+            })
+            .collect(),
+        ids,
+    )
 }
 
 pub(super) fn view(state: &State, viewer: Viewer) -> pb::View {
@@ -50,7 +64,11 @@ pub(super) fn view(state: &State, viewer: Viewer) -> pb::View {
         seats,
         board,
         bag_count: state.bag.count_ones(),
-        bag_tile_ids: if auditor { ids_list(state.bag) } else { Vec::new() },
+        bag_tile_ids: if auditor {
+            ids_list(state.bag)
+        } else {
+            Vec::new()
+        },
         board_tile_ids,
         turns_without_placement: state.idle,
         idle_cap: state.config.idle_cap,
@@ -117,18 +135,38 @@ pub(super) fn render(state: &State, viewer: Viewer) -> String {
             s.push('\n');
         }
     }
-    let _ = writeln!(s, "bag {} | phase {:?} | to act {:?}", state.bag.count_ones(), state.phase, Qwirkle::to_act(state));
+    let _ = writeln!(
+        s,
+        "bag {} | phase {:?} | to act {:?}",
+        state.bag.count_ones(),
+        state.phase,
+        Qwirkle::to_act(state)
+    );
     for seat in 0..state.seats() {
         let h = state.hands[seat as usize];
         let hand = if viewer.sees_private_of(seat) {
-            ids_list(h).iter().map(|&id| type_code((id / 3) as u8)).collect::<Vec<_>>().join(" ")
+            ids_list(h)
+                .iter()
+                .map(|&id| type_code((id / 3) as u8))
+                .collect::<Vec<_>>()
+                .join(" ")
         } else {
             format!("{} tiles", h.count_ones())
         };
-        let _ = writeln!(s, "seat {seat}: score {:>3}  g {}  hand {hand}", state.scores[seat as usize], state.announced[seat as usize]);
+        let _ = writeln!(
+            s,
+            "seat {seat}: score {:>3}  g {}  hand {hand}",
+            state.scores[seat as usize], state.announced[seat as usize]
+        );
     }
     if let Some(o) = Qwirkle::outcome(state) {
-        let _ = writeln!(s, "over: {} winners {:?}{}", o.reason, o.winners, if o.aborted { " (aborted)" } else { "" });
+        let _ = writeln!(
+            s,
+            "over: {} winners {:?}{}",
+            o.reason,
+            o.winners,
+            if o.aborted { " (aborted)" } else { "" }
+        );
     }
     s
 }

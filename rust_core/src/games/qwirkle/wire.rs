@@ -11,7 +11,13 @@ pub(super) fn ev(kind: pb::event::Kind) -> pb::Event {
     pb::Event { kind: Some(kind) }
 }
 
-pub(super) fn ended(state: &State, reason: pb::EndReason, bonus_seat: u32, bonus: u32, extra_points: Option<(u32, u32)>) -> pb::Event {
+pub(super) fn ended(
+    state: &State,
+    reason: pb::EndReason,
+    bonus_seat: u32,
+    bonus: u32,
+    extra_points: Option<(u32, u32)>,
+) -> pb::Event {
     let mut scores: Vec<i64> = state.scores[..state.seats() as usize].to_vec();
     if let Some((s, p)) = extra_points {
         scores[s as usize] += p as i64;
@@ -27,7 +33,6 @@ pub(super) fn ended(state: &State, reason: pb::EndReason, bonus_seat: u32, bonus
         aborted: reason == pb::EndReason::IdleCap,
     }))
 }
-
 
 pub(super) fn id_set(ids: &[u32]) -> CoreResult<u128> {
     let mut m = 0u128;
@@ -49,6 +54,13 @@ pub(super) fn action(kind: pb::action::Kind) -> pb::Action {
 
 pub(super) fn play_action(p: &PlayRef) -> pb::Action {
     action(pb::action::Kind::Play(pb::Play {
-        placements: p.placements().map(|(x, y, t)| pb::Placement { x, y, tile_type: t as u32 }).collect(),
+        placements: p
+            .placements()
+            .map(|(x, y, t)| pb::Placement {
+                x,
+                y,
+                tile_type: t as u32,
+            })
+            .collect(),
     }))
 }

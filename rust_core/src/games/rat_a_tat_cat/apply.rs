@@ -7,18 +7,22 @@ use crate::proto::rat_a_tat_cat as pb;
 use pb::event::Kind as E;
 
 use super::state::{
-    bit, from_pbc, is_power, MatchMode, Phase, Pile, State, COUNTS, DECK, MAXP, NONE, PK, REASONS, R_CAP, R_FORFEIT, SW,
+    bit, from_pbc, is_power, MatchMode, Phase, Pile, State, COUNTS, DECK, MAXP, NONE, PK, REASONS,
+    R_CAP, R_FORFEIT, SW,
 };
 
 /// A pile from its protobuf cards, bottom first (the top last), counting its cards into `counts`.
 fn pile_from_pb(cards: &[i32], counts: &mut [u8; 13]) -> CoreResult<Pile> {
     if cards.len() > DECK {
-        return Err(CoreError::corrupt(format!("a pile of {} cards", cards.len())));
+        return Err(CoreError::corrupt(format!(
+            "a pile of {} cards",
+            cards.len()
+        )));
     }
     let mut p = Pile::EMPTY;
     for (i, &v) in cards.iter().enumerate() {
         let Some(c) = from_pbc(v) else {
-            return Err(CoreError::corrupt(format!("card value {v} is not a card")))
+            return Err(CoreError::corrupt(format!("card value {v} is not a card")));
         };
         counts[c as usize] = counts[c as usize].saturating_add(1);
         p.c[i] = c;
@@ -34,7 +38,7 @@ fn pile_from_pb(cards: &[i32], counts: &mut [u8; 13]) -> CoreResult<Pile> {
 /// `evolve` still checks them.
 pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResult<()> {
     let Some(kind) = event.kind.as_ref() else {
-        return Err(CoreError::corrupt(format!("event without kind")))
+        return Err(CoreError::corrupt(format!("event without kind")));
     };
     let n = s.n();
     let card = |v: i32| -> CoreResult<u8> {
@@ -45,7 +49,10 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
     };
     let actor = |seat: u32, s: &State| -> CoreResult<usize> {
         if CHECK && (seat as usize >= n || seat != s.current as u32) {
-            return Err(CoreError::corrupt(format!("seat {seat} acts but seat {} is current", s.current)));
+            return Err(CoreError::corrupt(format!(
+                "seat {seat} acts but seat {} is current",
+                s.current
+            )));
         }
         Ok(seat as usize)
     };
@@ -53,7 +60,7 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         if (1..=4).contains(&v) {
             Ok(v as usize - 1)
         } else {
-            return Err(CoreError::corrupt(format!("slot {v}")))
+            return Err(CoreError::corrupt(format!("slot {v}")));
         }
     };
     match kind {
@@ -63,15 +70,27 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 return Err(CoreError::corrupt(format!("a deal in phase {:?}", s.phase)));
             }
             if CHECK && (e.round != s.round + 1) {
-                return Err(CoreError::corrupt(format!("round {} dealt after round {}", e.round, s.round)));
+                return Err(CoreError::corrupt(format!(
+                    "round {} dealt after round {}",
+                    e.round, s.round
+                )));
             }
             let dealer = e.dealer as usize;
-            if CHECK && (dealer >= n || (s.phase != Phase::NotStarted && e.dealer as u8 != s.next_active(s.dealer))) {
-                return Err(CoreError::corrupt(format!("dealer {} does not follow dealer {}", e.dealer, s.dealer)));
+            if CHECK
+                && (dealer >= n
+                    || (s.phase != Phase::NotStarted && e.dealer as u8 != s.next_active(s.dealer)))
+            {
+                return Err(CoreError::corrupt(format!(
+                    "dealer {} does not follow dealer {}",
+                    e.dealer, s.dealer
+                )));
             }
             let first = s.next_active(e.dealer as u8);
             if CHECK && (e.first_player != first as u32) {
-                return Err(CoreError::corrupt(format!("first player {} is not left of dealer {}", e.first_player, e.dealer)));
+                return Err(CoreError::corrupt(format!(
+                    "first player {} is not left of dealer {}",
+                    e.first_player, e.dealer
+                )));
             }
             let mut counts = [0u8; 13];
             let mut rows = [[NONE; 4]; MAXP];
@@ -79,7 +98,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             for r in &e.rows {
                 let p = r.seat as usize;
                 if CHECK && (!s.is_active(p) || seen & (1 << p) != 0 || r.cards.len() != 4) {
-                    return Err(CoreError::corrupt(format!("dealt row for seat {p} does not fit")));
+                    return Err(CoreError::corrupt(format!(
+                        "dealt row for seat {p} does not fit"
+                    )));
                 }
                 seen |= 1 << p;
                 for (i, &v) in r.cards.iter().enumerate() {
@@ -89,44 +110,63 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 }
             }
             if CHECK && (seen != s.active) {
-                return Err(CoreError::corrupt(format!("the deal does not cover every active seat")));
+                return Err(CoreError::corrupt(format!(
+                    "the deal does not cover every active seat"
+                )));
             }
             let top = card(e.discard_top)?;
             if CHECK && (is_power(top)) {
-                return Err(CoreError::corrupt(format!("the first discard is a power card")));
+                return Err(CoreError::corrupt(format!(
+                    "the first discard is a power card"
+                )));
             }
             for &f in &e.flipped_powers {
                 if CHECK && (!is_power(card(f)?)) {
-                    return Err(CoreError::corrupt(format!("a flipped-back card is not a power card")));
+                    return Err(CoreError::corrupt(format!(
+                        "a flipped-back card is not a power card"
+                    )));
                 }
             }
             counts[top as usize] += 1;
             let draw = pile_from_pb(&e.draw_pile, &mut counts)?;
             if CHECK && (counts != COUNTS || draw.len() != e.draw_pile_size as usize) {
-                return Err(CoreError::corrupt(format!("the deal does not hold the 54-card deck")));
+                return Err(CoreError::corrupt(format!(
+                    "the deal does not hold the 54-card deck"
+                )));
             }
             s.dealt(rows, draw, top, e.dealer as u8, e.round)?;
         }
         E::InitialPeek(e) => {
             let p = e.seat as usize;
             if CHECK && (s.phase != Phase::TurnStart || s.turns_in_round != 0 || !s.is_active(p)) {
-                return Err(CoreError::corrupt(format!("initial peek of seat {p} out of place")));
+                return Err(CoreError::corrupt(format!(
+                    "initial peek of seat {p} out of place"
+                )));
             }
             if CHECK && (card(e.slot1)? != s.rows[p][0] || card(e.slot4)? != s.rows[p][3]) {
-                return Err(CoreError::corrupt(format!("initial peek of seat {p} does not match its row")));
+                return Err(CoreError::corrupt(format!(
+                    "initial peek of seat {p} does not match its row"
+                )));
             }
             s.initial_peek(p);
         }
         E::DiscardTaken(e) => {
             if CHECK && (s.phase != Phase::TurnStart) {
-                return Err(CoreError::corrupt(format!("discard taken in phase {:?}", s.phase)));
+                return Err(CoreError::corrupt(format!(
+                    "discard taken in phase {:?}",
+                    s.phase
+                )));
             }
             let p = actor(e.seat, s)?;
             let sl = slot(e.slot)?;
             let top = s.discard.top();
             let taken = card(e.taken)?;
-            if CHECK && (top != Some(taken) || is_power(taken) || card(e.replaced)? != s.rows[p][sl]) {
-                return Err(CoreError::corrupt(format!("discard taken does not match the table")));
+            if CHECK
+                && (top != Some(taken) || is_power(taken) || card(e.replaced)? != s.rows[p][sl])
+            {
+                return Err(CoreError::corrupt(format!(
+                    "discard taken does not match the table"
+                )));
             }
             s.discard.pop();
             s.discard.push(s.rows[p][sl])?;
@@ -140,19 +180,28 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             actor(e.seat, s)?;
             let c = card(e.card)?;
             if CHECK && (s.draw.top() != Some(c) || e.draw_pile_size as usize + 1 != s.draw.len()) {
-                return Err(CoreError::corrupt(format!("drawn card is not the top of the draw pile")));
+                return Err(CoreError::corrupt(format!(
+                    "drawn card is not the top of the draw pile"
+                )));
             }
             s.drew()?;
         }
         E::CardReplaced(e) => {
             if CHECK && (!s.phase.holding()) {
-                return Err(CoreError::corrupt(format!("card replaced in phase {:?}", s.phase)));
+                return Err(CoreError::corrupt(format!(
+                    "card replaced in phase {:?}",
+                    s.phase
+                )));
             }
             let p = actor(e.seat, s)?;
             let sl = slot(e.slot)?;
             let placed = card(e.placed)?;
-            if CHECK && (placed != s.pending || is_power(placed) || card(e.replaced)? != s.rows[p][sl]) {
-                return Err(CoreError::corrupt(format!("replacement does not match the table")));
+            if CHECK
+                && (placed != s.pending || is_power(placed) || card(e.replaced)? != s.rows[p][sl])
+            {
+                return Err(CoreError::corrupt(format!(
+                    "replacement does not match the table"
+                )));
             }
             s.discard.push(s.rows[p][sl])?;
             s.rows[p][sl] = placed;
@@ -165,11 +214,16 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         }
         E::DrawnDiscarded(e) => {
             if CHECK && (!s.phase.holding()) {
-                return Err(CoreError::corrupt(format!("drawn card discarded in phase {:?}", s.phase)));
+                return Err(CoreError::corrupt(format!(
+                    "drawn card discarded in phase {:?}",
+                    s.phase
+                )));
             }
             actor(e.seat, s)?;
             if CHECK && (card(e.card)? != s.pending) {
-                return Err(CoreError::corrupt(format!("discarded card is not the card in hand")));
+                return Err(CoreError::corrupt(format!(
+                    "discarded card is not the card in hand"
+                )));
             }
             s.discard.push(s.pending)?;
             s.pending = NONE;
@@ -181,12 +235,17 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         }
         E::PowerUsed(e) => {
             if CHECK && (!s.phase.holding()) {
-                return Err(CoreError::corrupt(format!("power used in phase {:?}", s.phase)));
+                return Err(CoreError::corrupt(format!(
+                    "power used in phase {:?}",
+                    s.phase
+                )));
             }
             actor(e.seat, s)?;
             let c = card(e.power)?;
             if CHECK && (c != s.pending || !is_power(c)) {
-                return Err(CoreError::corrupt(format!("power used is not the power card in hand")));
+                return Err(CoreError::corrupt(format!(
+                    "power used is not the power card in hand"
+                )));
             }
             s.discard.push(c)?;
             s.pending = NONE;
@@ -203,7 +262,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             let p = actor(e.seat, s)?;
             let sl = slot(e.slot)?;
             if CHECK && (card(e.card)? != s.rows[p][sl]) {
-                return Err(CoreError::corrupt(format!("peeked card does not match the row")));
+                return Err(CoreError::corrupt(format!(
+                    "peeked card does not match the row"
+                )));
             }
             s.known[p] |= bit(p, sl);
             s.phase = Phase::EndOfTurn;
@@ -217,7 +278,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             let b = slot(e.target_slot)?;
             let q = e.target_seat as usize;
             if CHECK && (q == p || !s.is_active(q)) {
-                return Err(CoreError::corrupt(format!("swap target seat {q} does not fit")));
+                return Err(CoreError::corrupt(format!(
+                    "swap target seat {q} does not fit"
+                )));
             }
             let tmp = s.rows[p][a];
             s.rows[p][a] = s.rows[q][b];
@@ -238,7 +301,10 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         }
         E::SwapSkipped(e) => {
             if CHECK && (s.phase != Phase::Swap) {
-                return Err(CoreError::corrupt(format!("swap skipped in phase {:?}", s.phase)));
+                return Err(CoreError::corrupt(format!(
+                    "swap skipped in phase {:?}",
+                    s.phase
+                )));
             }
             actor(e.seat, s)?;
             s.phase = Phase::EndOfTurn;
@@ -251,26 +317,44 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         }
         E::TurnEnded(e) => {
             if CHECK && (s.phase != Phase::EndOfTurn) {
-                return Err(CoreError::corrupt(format!("turn ended in phase {:?}", s.phase)));
+                return Err(CoreError::corrupt(format!(
+                    "turn ended in phase {:?}",
+                    s.phase
+                )));
             }
             actor(e.seat, s)?;
             let (next, over, limit) = s.turn_end();
-            if CHECK && (e.next_seat != next as u32 || e.round_over != over || e.turn_limit_reached != limit) {
-                return Err(CoreError::corrupt(format!("turn end does not fit the table")));
+            if CHECK
+                && (e.next_seat != next as u32
+                    || e.round_over != over
+                    || e.turn_limit_reached != limit)
+            {
+                return Err(CoreError::corrupt(format!(
+                    "turn end does not fit the table"
+                )));
             }
             s.turn_ended(next, over);
         }
         E::PileReshuffled(e) => {
-            if CHECK && (s.draw.len() != 0 || matches!(s.phase, Phase::NotStarted | Phase::RoundOver | Phase::Over)) {
-                return Err(CoreError::corrupt(format!("reshuffle while the draw pile is not empty")));
+            if CHECK
+                && (s.draw.len() != 0
+                    || matches!(s.phase, Phase::NotStarted | Phase::RoundOver | Phase::Over))
+            {
+                return Err(CoreError::corrupt(format!(
+                    "reshuffle while the draw pile is not empty"
+                )));
             }
             let top = card(e.discard_top)?;
             if CHECK && (is_power(top)) {
-                return Err(CoreError::corrupt(format!("a reshuffle flipped a power card face up")));
+                return Err(CoreError::corrupt(format!(
+                    "a reshuffle flipped a power card face up"
+                )));
             }
             for &f in &e.flipped_powers {
                 if CHECK && (!is_power(card(f)?)) {
-                    return Err(CoreError::corrupt(format!("a flipped-back card is not a power card")));
+                    return Err(CoreError::corrupt(format!(
+                        "a flipped-back card is not a power card"
+                    )));
                 }
             }
             // At reveal the reshuffle follows the draw that emptied the pile, and the card
@@ -279,7 +363,11 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             // card is discarded after its slot is filled). Logs recorded before this rule was
             // fixed reshuffled it too; such a reshuffle holds one card more and replays as recorded.
             let held = match s.discard.top() {
-                Some(top) if s.phase == Phase::Reveal && e.draw_pile.len() + 2 == s.discard.len() => top,
+                Some(top)
+                    if s.phase == Phase::Reveal && e.draw_pile.len() + 2 == s.discard.len() =>
+                {
+                    top
+                }
                 _ => NONE,
             };
             let mut before = [0u8; 13];
@@ -293,7 +381,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             after[top as usize] += 1;
             let draw = pile_from_pb(&e.draw_pile, &mut after)?;
             if CHECK && (before != after || draw.len() != e.draw_pile_size as usize) {
-                return Err(CoreError::corrupt(format!("the reshuffled pile is not the old discard pile")));
+                return Err(CoreError::corrupt(format!(
+                    "the reshuffled pile is not the old discard pile"
+                )));
             }
             s.draw = draw;
             s.discard = Pile::EMPTY;
@@ -310,17 +400,23 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             for r in &e.rows {
                 let p = r.seat as usize;
                 if CHECK && (!s.is_active(p) || r.cards.len() != 4) {
-                    return Err(CoreError::corrupt(format!("revealed row of seat {p} does not fit")));
+                    return Err(CoreError::corrupt(format!(
+                        "revealed row of seat {p} does not fit"
+                    )));
                 }
                 seen |= 1 << p;
                 for (i, &v) in r.cards.iter().enumerate() {
                     if CHECK && (card(v)? != s.rows[p][i]) {
-                        return Err(CoreError::corrupt(format!("revealed row of seat {p} does not match")));
+                        return Err(CoreError::corrupt(format!(
+                            "revealed row of seat {p} does not match"
+                        )));
                     }
                 }
             }
             if CHECK && (seen != s.active) {
-                return Err(CoreError::corrupt(format!("the reveal does not cover every active seat")));
+                return Err(CoreError::corrupt(format!(
+                    "the reveal does not cover every active seat"
+                )));
             }
             s.revealed = true;
         }
@@ -330,11 +426,16 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             }
             let sl = slot(e.slot)?;
             if CHECK && (e.seat as usize >= n || s.next_power() != Some((e.seat as u8, sl as u8))) {
-                return Err(CoreError::corrupt(format!("reveal draw for seat {} slot {} is out of order", e.seat, e.slot)));
+                return Err(CoreError::corrupt(format!(
+                    "reveal draw for seat {} slot {} is out of order",
+                    e.seat, e.slot
+                )));
             }
             let c = card(e.card)?;
             if CHECK && (s.draw.top() != Some(c)) {
-                return Err(CoreError::corrupt(format!("reveal draw is not the top of the draw pile")));
+                return Err(CoreError::corrupt(format!(
+                    "reveal draw is not the top of the draw pile"
+                )));
             }
             s.draw.pop();
             // The drawn power card, or the power card the drawn number card replaces, goes on
@@ -350,7 +451,12 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             }
         }
         E::RoundScored(e) => {
-            if CHECK && (s.phase != Phase::Reveal || !s.revealed || s.next_power().is_some() || e.round != s.round) {
+            if CHECK
+                && (s.phase != Phase::Reveal
+                    || !s.revealed
+                    || s.next_power().is_some()
+                    || e.round != s.round)
+            {
                 return Err(CoreError::corrupt(format!("scoring out of place")));
             }
             let mut seen = 0u8;
@@ -359,7 +465,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             for sc in &e.scores {
                 let p = sc.seat as usize;
                 if CHECK && (!s.is_active(p) || seen & (1 << p) != 0) {
-                    return Err(CoreError::corrupt(format!("score for seat {p} does not fit")));
+                    return Err(CoreError::corrupt(format!(
+                        "score for seat {p} does not fit"
+                    )));
                 }
                 seen |= 1 << p;
                 let r = s.row_score(p);
@@ -370,7 +478,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 last[p] = r as u8;
             }
             if CHECK && (seen != s.active) {
-                return Err(CoreError::corrupt(format!("scores do not cover every active seat")));
+                return Err(CoreError::corrupt(format!(
+                    "scores do not cover every active seat"
+                )));
             }
             let mut elim = 0u8;
             if s.cfg.mode == MatchMode::Elimination {
@@ -388,7 +498,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 got |= 1 << p;
             }
             if CHECK && (got != elim || e.eliminated.len() != elim.count_ones() as usize) {
-                return Err(CoreError::corrupt(format!("eliminated seats do not fit the totals")));
+                return Err(CoreError::corrupt(format!(
+                    "eliminated seats do not fit the totals"
+                )));
             }
             s.totals = totals;
             s.last_scores = last;
@@ -404,7 +516,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         }
         E::StopRequested(_) => {
             if s.cfg.mode != MatchMode::Timed || s.stop_requested || s.phase == Phase::Over {
-                return Err(CoreError::corrupt(format!("a stop request does not fit this match")));
+                return Err(CoreError::corrupt(format!(
+                    "a stop request does not fit this match"
+                )));
             }
             s.stop_requested = true;
         }
@@ -429,7 +543,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         E::MatchEnded(e) => {
             let (w, reason) = if e.aborted {
                 if CHECK && (s.phase != Phase::TurnStart || s.total_turns < s.cfg.admin_turn_cap) {
-                    return Err(CoreError::corrupt(format!("administrative stop before the cap")));
+                    return Err(CoreError::corrupt(format!(
+                        "administrative stop before the cap"
+                    )));
                 }
                 (0u8, R_CAP)
             } else {
@@ -445,7 +561,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 || e.reason != REASONS[reason as usize]
                 || e.totals.as_slice() != &s.totals[..n]
             {
-                return Err(CoreError::corrupt(format!("match result does not fit the totals")));
+                return Err(CoreError::corrupt(format!(
+                    "match result does not fit the totals"
+                )));
             }
             s.winners = w;
             s.end_reason = reason;

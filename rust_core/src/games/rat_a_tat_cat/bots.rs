@@ -24,7 +24,9 @@ pub(super) const TIMEOUT_FORFEIT: &str = "forfeit";
 fn quiet_action(s: &State) -> Option<pb::Action> {
     let kind = match s.phase {
         Phase::TurnStart => A::DrawFromPile(pb::DrawFromPile {}),
-        Phase::Drawn | Phase::Draw2First | Phase::Draw2Second => A::DiscardDrawn(pb::DiscardDrawn {}),
+        Phase::Drawn | Phase::Draw2First | Phase::Draw2Second => {
+            A::DiscardDrawn(pb::DiscardDrawn {})
+        }
         Phase::Peek => A::PeekCard(pb::PeekCard { slot: 1 }),
         Phase::Swap => A::SkipSwap(pb::SkipSwap {}),
         Phase::EndOfTurn => A::EndTurn(pb::EndTurn {}),
@@ -38,7 +40,12 @@ fn quiet_action(s: &State) -> Option<pb::Action> {
 /// `end_turn` without a call (R9: a call is never forced); a turn left in `PEEK` or `SWAP` by a
 /// power the seat used itself peeks at slot 1 or skips the swap (R4, R5). Each move is decided
 /// as the seat's own, so every draw and reshuffle (R7) is recorded as usual.
-pub(super) fn timeout_draw_and_discard(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+pub(super) fn timeout_draw_and_discard(
+    s: &State,
+    seat: Seat,
+    policy: &str,
+    rng: &mut Rng,
+) -> CoreResult<Vec<pb::Event>> {
     if policy == TIMEOUT_FORFEIT && s.phase.awaiting() && seat == s.current as u32 {
         return Ok(vec![pb::Event {
             kind: Some(E::MatchEnded(pb::MatchEnded {
@@ -50,7 +57,9 @@ pub(super) fn timeout_draw_and_discard(s: &State, seat: Seat, policy: &str, rng:
         }]);
     }
     if policy != TIMEOUT_DRAW_AND_DISCARD && policy != TIMEOUT_FORFEIT {
-        return Err(CoreError::Unsupported(format!("rat_a_tat_cat has no timeout policy {policy:?}")));
+        return Err(CoreError::Unsupported(format!(
+            "rat_a_tat_cat has no timeout policy {policy:?}"
+        )));
     }
     if !s.phase.awaiting() || seat != s.current as u32 {
         return Err(CoreError::not_your_turn());
@@ -59,7 +68,9 @@ pub(super) fn timeout_draw_and_discard(s: &State, seat: Seat, policy: &str, rng:
     let mut events = Vec::with_capacity(6);
     // A turn is at most: draw, a Draw 2 chain of discards (bounded by the pile), end_turn.
     for _ in 0..64 {
-        let Some(action) = quiet_action(&state) else { break };
+        let Some(action) = quiet_action(&state) else {
+            break;
+        };
         let ends_turn = state.phase == Phase::EndOfTurn;
         act(&mut state, seat, &action, rng, &mut events)?;
         if ends_turn || !state.phase.awaiting() || state.current as u32 != seat {
@@ -84,7 +95,12 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
         let mut best = (0usize, -1.0f32);
         for sl in 0..4 {
             // Unknown cards rank just below a known card of equal estimate.
-            let e = est(me, sl) + if s.known[me] & bit(me, sl) == 0 { 0.1 } else { 0.0 };
+            let e = est(me, sl)
+                + if s.known[me] & bit(me, sl) == 0 {
+                    0.1
+                } else {
+                    0.0
+                };
             if e > best.1 {
                 best = (sl, e);
             }
@@ -96,7 +112,9 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
             if let Some(top) = s.discard.top().filter(|&c| !is_power(c)) {
                 let (sl, w) = worst();
                 if w - top as f32 >= 2.0 {
-                    return act(A::TakeDiscard(pb::TakeDiscard { slot: sl as u32 + 1 }));
+                    return act(A::TakeDiscard(pb::TakeDiscard {
+                        slot: sl as u32 + 1,
+                    }));
                 }
             }
             act(A::DrawFromPile(pb::DrawFromPile {}))
@@ -116,9 +134,15 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
                 });
             }
             let (sl, w) = worst();
-            let margin = if s.phase == Phase::Draw2First { 1.5 } else { 0.5 };
+            let margin = if s.phase == Phase::Draw2First {
+                1.5
+            } else {
+                0.5
+            };
             if w - c as f32 >= margin {
-                act(A::ReplaceCard(pb::ReplaceCard { slot: sl as u32 + 1 }))
+                act(A::ReplaceCard(pb::ReplaceCard {
+                    slot: sl as u32 + 1,
+                }))
             } else {
                 act(A::DiscardDrawn(pb::DiscardDrawn {}))
             }
@@ -128,7 +152,9 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
                 .into_iter()
                 .find(|&sl| s.known[me] & bit(me, sl) == 0)
                 .unwrap_or(1);
-            act(A::PeekCard(pb::PeekCard { slot: sl as u32 + 1 }))
+            act(A::PeekCard(pb::PeekCard {
+                slot: sl as u32 + 1,
+            }))
         }
         Phase::Swap => {
             let (own, w) = worst();
@@ -167,7 +193,12 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
     }
 }
 
-pub(super) fn bot_action(s: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
+pub(super) fn bot_action(
+    s: &State,
+    seat: Seat,
+    bot: &str,
+    rng: &mut Rng,
+) -> CoreResult<pb::Action> {
     let mut moves = RatATatCat::legal_actions(s, seat);
     if moves.is_empty() {
         return Err(CoreError::not_your_turn());

@@ -108,13 +108,24 @@ impl Game for RatATatCat {
         rules::open(state, rng, events)
     }
 
-    fn decide(state: &State, seat: Seat, action: &pb::Action, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn decide(
+        state: &State,
+        seat: Seat,
+        action: &pb::Action,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         let mut events = Vec::with_capacity(4);
         act(&mut state.clone(), seat, action, rng, &mut events)?;
         Ok(events)
     }
 
-    fn play(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
+    fn play(
+        state: &mut State,
+        seat: Seat,
+        action: &pb::Action,
+        rng: &mut Rng,
+        events: &mut Vec<pb::Event>,
+    ) -> CoreResult<()> {
         act(state, seat, action, rng, events)
     }
 
@@ -180,7 +191,12 @@ impl Game for RatATatCat {
         forfeit: the seat forfeits and the match ends at once (reason FORFEIT): the lowest total among the other \
         seats still in the match wins, ties share; the round in progress is not scored.";
 
-    fn timeout_events(s: &State, seat: Seat, policy: &str, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
+    fn timeout_events(
+        s: &State,
+        seat: Seat,
+        policy: &str,
+        rng: &mut Rng,
+    ) -> CoreResult<Vec<pb::Event>> {
         timeout_draw_and_discard(s, seat, policy, rng)
     }
 

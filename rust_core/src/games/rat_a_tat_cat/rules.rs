@@ -23,9 +23,18 @@ fn wrong_phase(what: &str, phase: Phase) -> CoreError {
 /// Checks `action` by `seat` (awaited: the registry checks the turn), then applies it to
 /// `state` and appends its events. Every check comes before the first event, so a refused action changes nothing; after that only a bug
 /// can fail (`Corrupt`).
-pub(super) fn act(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
+pub(super) fn act(
+    state: &mut State,
+    seat: Seat,
+    action: &pb::Action,
+    rng: &mut Rng,
+    events: &mut Vec<pb::Event>,
+) -> CoreResult<()> {
     if state.phase == Phase::NotStarted {
-        return Err(CoreError::rule("NOT_STARTED", "the match has not been dealt yet"));
+        return Err(CoreError::rule(
+            "NOT_STARTED",
+            "the match has not been dealt yet",
+        ));
     }
     let Some(kind) = action.kind.as_ref() else {
         return Err(CoreError::malformed("the action names no move"));
@@ -39,7 +48,9 @@ pub(super) fn act(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut 
                 return Err(wrong_phase("taking the discard", ph));
             }
             let Some(top) = state.discard.top() else {
-                return Err(CoreError::corrupt(format!("empty discard pile at turn start")))
+                return Err(CoreError::corrupt(format!(
+                    "empty discard pile at turn start"
+                )));
             };
             if is_power(top) {
                 return Err(CoreError::rule(
@@ -192,17 +203,32 @@ pub(super) fn act(state: &mut State, seat: Seat, action: &pb::Action, rng: &mut 
 pub(super) fn host_command(s: &State, command: &str, _rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
     debug_assert_eq!(command, "stop_after_round");
     if s.cfg.mode != MatchMode::Timed {
-        return Err(CoreError::rule("NOT_TIMED", "stop_after_round is for timed matches (match_mode=timed)"));
+        return Err(CoreError::rule(
+            "NOT_TIMED",
+            "stop_after_round is for timed matches (match_mode=timed)",
+        ));
     }
     if s.stop_requested {
-        return Err(CoreError::rule("ALREADY_REQUESTED", "the match already stops after this round"));
+        return Err(CoreError::rule(
+            "ALREADY_REQUESTED",
+            "the match already stops after this round",
+        ));
     }
-    Ok(vec![pb::Event { kind: Some(E::StopRequested(pb::StopRequested {})) }])
+    Ok(vec![pb::Event {
+        kind: Some(E::StopRequested(pb::StopRequested {})),
+    }])
 }
 
-pub(super) fn open(state: &mut State, rng: &mut Rng, events: &mut Vec<pb::Event>) -> CoreResult<()> {
+pub(super) fn open(
+    state: &mut State,
+    rng: &mut Rng,
+    events: &mut Vec<pb::Event>,
+) -> CoreResult<()> {
     if state.phase != Phase::NotStarted {
-        return Err(CoreError::rule("ALREADY_STARTED", "the match has already been dealt"));
+        return Err(CoreError::rule(
+            "ALREADY_STARTED",
+            "the match has already been dealt",
+        ));
     }
     let dealer = match state.cfg.first_dealer {
         Some(d) => d,
@@ -266,7 +292,11 @@ pub(super) fn outcome(s: &State) -> Option<Outcome> {
     Some(Outcome {
         scores: s.totals[..s.n()].iter().map(|&t| t as i64).collect(),
         winners: State::seat_list(s.winners),
-        reason: REASONS.get(s.end_reason as usize).copied().unwrap_or("").into(),
+        reason: REASONS
+            .get(s.end_reason as usize)
+            .copied()
+            .unwrap_or("")
+            .into(),
         lower_is_better: true,
         aborted: s.aborted,
     })

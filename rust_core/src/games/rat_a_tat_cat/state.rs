@@ -55,7 +55,9 @@ pub(super) fn from_pbc(v: i32) -> Option<u8> {
     }
 }
 pub(super) fn card_name(c: u8) -> &'static str {
-    const N: [&str; 13] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "PK", "SW", "D2"];
+    const N: [&str; 13] = [
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "PK", "SW", "D2",
+    ];
     N.get(c as usize).copied().unwrap_or("?")
 }
 
@@ -117,7 +119,9 @@ impl Pile {
     #[inline]
     pub(super) fn push(&mut self, card: u8) -> CoreResult<()> {
         if self.len() >= DECK {
-            return Err(CoreError::corrupt(format!("a pile would hold more than {DECK} cards")));
+            return Err(CoreError::corrupt(format!(
+                "a pile would hold more than {DECK} cards"
+            )));
         }
         self.c[self.n as usize] = card;
         self.n += 1;
@@ -140,7 +144,10 @@ impl Pile {
     /// From a top-first list.
     pub(super) fn from_top_first(cards: &[u8]) -> CoreResult<Pile> {
         if cards.len() > DECK {
-            return Err(CoreError::corrupt(format!("a pile of {} cards", cards.len())));
+            return Err(CoreError::corrupt(format!(
+                "a pile of {} cards",
+                cards.len()
+            )));
         }
         let mut p = Pile::EMPTY;
         for (i, &c) in cards.iter().rev().enumerate() {
@@ -301,10 +308,17 @@ impl State {
             Phase::TurnStart => Phase::Drawn,
             Phase::DrawingFirst => Phase::Draw2First,
             Phase::DrawingSecond => Phase::Draw2Second,
-            _ => return Err(CoreError::corrupt(format!("card drawn in phase {:?}", self.phase))),
+            _ => {
+                return Err(CoreError::corrupt(format!(
+                    "card drawn in phase {:?}",
+                    self.phase
+                )))
+            }
         };
         let Some(c) = self.draw.pop() else {
-            return Err(CoreError::corrupt(format!("the draw pile is empty at a draw")))
+            return Err(CoreError::corrupt(format!(
+                "the draw pile is empty at a draw"
+            )));
         };
         self.pending = c;
         self.phase = next;
@@ -319,7 +333,9 @@ impl State {
         let next = self.next_active(self.current);
         let (over, limit) = if self.caller != NONE {
             (next == self.caller, false)
-        } else if self.cfg.max_turns_per_round > 0 && self.turns_in_round + 1 >= self.cfg.max_turns_per_round {
+        } else if self.cfg.max_turns_per_round > 0
+            && self.turns_in_round + 1 >= self.cfg.max_turns_per_round
+        {
             (true, true)
         } else {
             (false, false)
@@ -339,7 +355,14 @@ impl State {
         }
     }
     /// The table after a deal (`round_dealt`): rows, draw pile, the discard's first card.
-    pub(super) fn dealt(&mut self, rows: [[u8; 4]; MAXP], draw: Pile, top: u8, dealer: u8, round: u32) -> CoreResult<()> {
+    pub(super) fn dealt(
+        &mut self,
+        rows: [[u8; 4]; MAXP],
+        draw: Pile,
+        top: u8,
+        dealer: u8,
+        round: u32,
+    ) -> CoreResult<()> {
         self.rows = rows;
         self.draw = draw;
         self.discard = Pile::EMPTY;
@@ -358,7 +381,10 @@ impl State {
         Ok(())
     }
     pub(super) fn row_score(&self, p: usize) -> u32 {
-        self.rows[p].iter().map(|&c| if c <= 9 { c as u32 } else { 0 }).sum()
+        self.rows[p]
+            .iter()
+            .map(|&c| if c <= 9 { c as u32 } else { 0 })
+            .sum()
     }
     /// Whether the match ends after the round just scored: `(winners mask, reason)`.
     pub(super) fn match_end(&self) -> Option<(u8, u8)> {
@@ -603,7 +629,10 @@ pub(super) fn check_invariants(s: &State) -> Result<(), String> {
     }
     for p in 0..n {
         if s.totals[p] > 36 * s.round {
-            return Err(format!("seat {p} total {} is above 36 per round", s.totals[p]));
+            return Err(format!(
+                "seat {p} total {} is above 36 per round",
+                s.totals[p]
+            ));
         }
         if s.cfg.mode == MatchMode::Elimination
             && s.is_active(p)

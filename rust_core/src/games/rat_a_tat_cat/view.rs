@@ -7,7 +7,10 @@ use crate::proto::rat_a_tat_cat as pb;
 
 use pb::event::Kind as E;
 
-use super::state::{bit, card_name, from_pbc, is_power, pbc, Phase, State, CARD_FACE_DOWN, CARD_HIDDEN_NUMBER, NONE, REASONS};
+use super::state::{
+    bit, card_name, from_pbc, is_power, pbc, Phase, State, CARD_FACE_DOWN, CARD_HIDDEN_NUMBER,
+    NONE, REASONS,
+};
 use super::RatATatCat;
 
 pub(super) fn view(s: &State, viewer: Viewer) -> pb::View {
@@ -79,10 +82,22 @@ pub(super) fn view(s: &State, viewer: Viewer) -> pb::View {
         turns_total: s.total_turns,
         over: s.phase == Phase::Over,
         winners: State::seat_list(s.winners),
-        end_reason: REASONS.get(s.end_reason as usize).copied().unwrap_or("").into(),
+        end_reason: REASONS
+            .get(s.end_reason as usize)
+            .copied()
+            .unwrap_or("")
+            .into(),
         aborted: s.aborted,
-        draw_pile: if auditor { s.draw.bottom_first_pb() } else { vec![] },
-        knowledge: if auditor { s.known[..n].to_vec() } else { vec![] },
+        draw_pile: if auditor {
+            s.draw.bottom_first_pb()
+        } else {
+            vec![]
+        },
+        knowledge: if auditor {
+            s.known[..n].to_vec()
+        } else {
+            vec![]
+        },
         viewer: Some(viewer.to_proto()),
         stop_after_round: s.stop_requested,
     }
@@ -105,7 +120,10 @@ pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
             d.slot1 = 0;
             d.slot4 = 0;
         }
-        E::CardDrawn(d) if !viewer.sees_private_of(d.seat) && from_pbc(d.card).is_some_and(|c| !is_power(c)) => {
+        E::CardDrawn(d)
+            if !viewer.sees_private_of(d.seat)
+                && from_pbc(d.card).is_some_and(|c| !is_power(c)) =>
+        {
             d.card = CARD_HIDDEN_NUMBER;
         }
         E::CardReplaced(d) if !viewer.sees_private_of(d.seat) => d.placed = CARD_HIDDEN_NUMBER,
@@ -163,7 +181,11 @@ pub(super) fn render(s: &State, viewer: Viewer) -> String {
             }
             out.push_str(" ]");
         }
-        let _ = writeln!(out, "  total {:>3}  last {:>2}", p.total_score, p.last_round_score);
+        let _ = writeln!(
+            out,
+            "  total {:>3}  last {:>2}",
+            p.total_score, p.last_round_score
+        );
     }
     let _ = write!(out, " draw {:>2}  discard", v.draw_pile_size);
     // Top first on the terminal (the view lists the pile bottom first).

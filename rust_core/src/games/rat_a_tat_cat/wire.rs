@@ -9,7 +9,9 @@ use crate::rng::Rng;
 use pb::event::Kind as E;
 
 use super::apply::apply_event;
-use super::state::{full_deck, is_power, pbc, MatchMode, Phase, Pile, State, DECK, MAXP, NONE, REASONS, R_CAP};
+use super::state::{
+    full_deck, is_power, pbc, MatchMode, Phase, Pile, State, DECK, MAXP, NONE, REASONS, R_CAP,
+};
 
 /// `tablier.rat_a_tat_cat.v1.SeatRow` with its cards inline (see [`InlineCards`]): every deal
 /// and every reveal holds one row per seat.
@@ -25,7 +27,9 @@ pub(super) fn slot_of(v: u32) -> CoreResult<usize> {
     if (1..=4).contains(&v) {
         Ok(v as usize - 1)
     } else {
-        Err(CoreError::malformed(format!("slot must be 1 to 4, not {v}")))
+        Err(CoreError::malformed(format!(
+            "slot must be 1 to 4, not {v}"
+        )))
     }
 }
 
@@ -49,7 +53,9 @@ impl Out<'_> {
     /// Draws the top card into hand; reshuffles at once if that empties the pile (R7).
     fn draw(&mut self) -> CoreResult<u8> {
         let Some(card) = self.s.draw.top() else {
-            return Err(CoreError::corrupt(format!("the draw pile is empty at a draw")))
+            return Err(CoreError::corrupt(format!(
+                "the draw pile is empty at a draw"
+            )));
         };
         let seat = self.s.current as u32;
         self.s.drew()?;
@@ -74,7 +80,9 @@ impl Out<'_> {
         let mut cards = self.s.discard.c;
         let cards = &mut cards[..n];
         if !cards.iter().any(|&c| c <= 9) {
-            return Err(CoreError::corrupt(format!("no number card left to flip after a reshuffle")));
+            return Err(CoreError::corrupt(format!(
+                "no number card left to flip after a reshuffle"
+            )));
         }
         rng.shuffle32(cards);
         let mut flipped = Vec::new();
@@ -106,7 +114,12 @@ impl Out<'_> {
     }
 
     /// Deals a shuffled deck (top first); `rng` only reshuffles after a power card is flipped.
-    pub(super) fn deal_deck(&mut self, dealer: u8, mut deck: [u8; DECK], rng: &mut Rng) -> CoreResult<()> {
+    pub(super) fn deal_deck(
+        &mut self,
+        dealer: u8,
+        mut deck: [u8; DECK],
+        rng: &mut Rng,
+    ) -> CoreResult<()> {
         let a = self.s.active_count();
         let mut order = [0u8; MAXP];
         let mut p = dealer;
@@ -131,10 +144,14 @@ impl Out<'_> {
         let draw: Vec<i32> = rest[1..].iter().rev().map(|&c| pbc(c)).collect();
         // A filtered iterator has no exact size: size the vector once instead of growing it.
         let mut seat_rows: Vec<SeatRow> = Vec::with_capacity(a);
-        seat_rows.extend((0..self.s.n()).filter(|&p| self.s.is_active(p)).map(|p| SeatRow {
-            seat: p as u32,
-            cards: rows[p].map(pbc).into(),
-        }));
+        seat_rows.extend(
+            (0..self.s.n())
+                .filter(|&p| self.s.is_active(p))
+                .map(|p| SeatRow {
+                    seat: p as u32,
+                    cards: rows[p].map(pbc).into(),
+                }),
+        );
         let round = self.s.round + 1;
         let dealt = pb::RoundDealt {
             round,
@@ -148,8 +165,16 @@ impl Out<'_> {
         };
         // The table is set from the cards in hand rather than by reading them back from the
         // event (the conformance harness checks it equals applying the event).
-        self.s.dealt(rows, Pile::from_top_first(&rest[1..])?, rest[0], dealer, round)?;
-        self.events.push(pb::Event { kind: Some(E::RoundDealt(dealt)) });
+        self.s.dealt(
+            rows,
+            Pile::from_top_first(&rest[1..])?,
+            rest[0],
+            dealer,
+            round,
+        )?;
+        self.events.push(pb::Event {
+            kind: Some(E::RoundDealt(dealt)),
+        });
         for (p, row) in rows.iter().enumerate().take(self.s.n()) {
             if self.s.is_active(p) {
                 self.s.initial_peek(p);
@@ -197,17 +222,27 @@ impl Out<'_> {
         // (or the match end); reshuffles are rare and may still grow the vector. Asking for
         // what is needed keeps the allocation small (a large request costs more in malloc).
         let a = self.s.active_count();
-        let powers = self.s.rows[..self.s.n()].iter().flatten().filter(|&&c| is_power(c)).count();
+        let powers = self.s.rows[..self.s.n()]
+            .iter()
+            .flatten()
+            .filter(|&&c| is_power(c))
+            .count();
         self.events.reserve(4 + powers + a);
         let mut rows: Vec<SeatRow> = Vec::with_capacity(a);
-        rows.extend((0..self.s.n()).filter(|&p| self.s.is_active(p)).map(|p| SeatRow {
-            seat: p as u32,
-            cards: self.s.rows[p].map(pbc).into(),
-        }));
+        rows.extend(
+            (0..self.s.n())
+                .filter(|&p| self.s.is_active(p))
+                .map(|p| SeatRow {
+                    seat: p as u32,
+                    cards: self.s.rows[p].map(pbc).into(),
+                }),
+        );
         self.emit(E::RoundRevealed(pb::RoundRevealed { rows }))?;
         while let Some((p, slot)) = self.s.next_power() {
             let Some(card) = self.s.draw.top() else {
-                return Err(CoreError::corrupt(format!("the draw pile is empty at reveal")))
+                return Err(CoreError::corrupt(format!(
+                    "the draw pile is empty at reveal"
+                )));
             };
             self.emit(E::RevealDraw(pb::RevealDraw {
                 seat: p as u32,

@@ -16,9 +16,16 @@ fn bots_play_legal_moves_and_greedy_beats_random() {
         }
         while Carre::outcome(&s).is_none() {
             let seat = s.current as u32;
-            let bot = if seat == greedy_seat { "greedy" } else { "random" };
+            let bot = if seat == greedy_seat {
+                "greedy"
+            } else {
+                "random"
+            };
             let a = Carre::bot_action(&s, seat, bot, &mut rng).unwrap();
-            assert!(Carre::legal_actions(&s, seat).contains(&a), "{bot} played an illegal {a:?}");
+            assert!(
+                Carre::legal_actions(&s, seat).contains(&a),
+                "{bot} played an illegal {a:?}"
+            );
             for e in Carre::decide(&s, seat, &a, &mut rng).unwrap() {
                 Carre::evolve(&mut s, &e).unwrap();
             }
@@ -29,7 +36,10 @@ fn bots_play_legal_moves_and_greedy_beats_random() {
         }
     }
     eprintln!("greedy won {greedy_wins}/{games} against random");
-    assert!(greedy_wins * 10 >= games * 8, "greedy won {greedy_wins}/{games}");
+    assert!(
+        greedy_wins * 10 >= games * 8,
+        "greedy won {greedy_wins}/{games}"
+    );
 }
 
 #[test]
@@ -43,9 +53,15 @@ fn render_hides_what_the_viewer_may_not_see() {
     let mine = Carre::render(&s, Viewer::Seat(1));
     let theirs = Carre::render(&s, Viewer::Seat(0));
     let spect = Carre::render(&s, Viewer::Spectator);
-    assert!(mine.contains("vJC") && !theirs.contains("JC") && !spect.contains("JC"), "{mine}\n{theirs}");
+    assert!(
+        mine.contains("vJC") && !theirs.contains("JC") && !spect.contains("JC"),
+        "{mine}\n{theirs}"
+    );
     assert!(theirs.contains("##") && theirs.contains("QD") && !mine.contains("QD"));
-    assert!(spect.contains("hand: 1 card(s)") && spect.contains("##x3"), "{spect}");
+    assert!(
+        spect.contains("hand: 1 card(s)") && spect.contains("##x3"),
+        "{spect}"
+    );
     if std::env::var_os("CARRE_SHOW_RENDER").is_some() {
         eprintln!("{mine}\n{theirs}\n{spect}");
     }
@@ -67,7 +83,10 @@ fn random_move_is_uniform_over_the_legal_moves() {
         let draws = 40 * legal.len() as u32;
         for _ in 0..draws {
             let mv = s.random_move(s.current, &mut rng).unwrap();
-            let i = legal.iter().position(|&m| m == mv).expect("random_move gave an illegal move");
+            let i = legal
+                .iter()
+                .position(|&m| m == mv)
+                .expect("random_move gave an illegal move");
             hits[i] += 1;
         }
         // Every legal move is reachable, none grossly over-drawn.

@@ -29,7 +29,11 @@ fn scramble_hidden(s: &State, seat: u8, rng: &mut Rng) -> State {
     for e in &s.log[..s.n_placed as usize] {
         if e.down && e.by == o {
             cards.push(e.card);
-            slots.push(if e.cell / 9 == seat { Slot::JackOnly } else { Slot::JackOrQueen });
+            slots.push(if e.cell / 9 == seat {
+                Slot::JackOnly
+            } else {
+                Slot::JackOrQueen
+            });
         }
     }
     let fits = |slot: Slot, card: u8| match slot {
@@ -84,7 +88,10 @@ fn views_and_redactions_do_not_depend_on_hidden_cards() {
             }
             let v = Viewer::Seat(seat as u32);
             assert_eq!(enc(&Carre::view(s, v)), enc(&Carre::view(&t, v)));
-            assert_eq!(Carre::legal_actions(s, seat as u32), Carre::legal_actions(&t, seat as u32));
+            assert_eq!(
+                Carre::legal_actions(s, seat as u32),
+                Carre::legal_actions(&t, seat as u32)
+            );
             assert_eq!(Carre::render(s, v), Carre::render(&t, v));
             if seat == s.current {
                 // The next public action (this seat's own) and every automatic step after it
@@ -94,8 +101,14 @@ fn views_and_redactions_do_not_depend_on_hidden_cards() {
                 let k = rng.next_u64();
                 let e1 = Carre::decide(s, seat as u32, a, &mut Rng::from_u64(k)).unwrap();
                 let e2 = Carre::decide(&t, seat as u32, a, &mut Rng::from_u64(k)).unwrap();
-                let r1: Vec<_> = e1.iter().map(|e| Carre::redact(e, v).map(|e| enc(&e))).collect();
-                let r2: Vec<_> = e2.iter().map(|e| Carre::redact(e, v).map(|e| enc(&e))).collect();
+                let r1: Vec<_> = e1
+                    .iter()
+                    .map(|e| Carre::redact(e, v).map(|e| enc(&e)))
+                    .collect();
+                let r2: Vec<_> = e2
+                    .iter()
+                    .map(|e| Carre::redact(e, v).map(|e| enc(&e)))
+                    .collect();
                 assert_eq!(r1, r2);
                 compared += 1;
             }
@@ -103,7 +116,10 @@ fn views_and_redactions_do_not_depend_on_hidden_cards() {
         // Spectators: both seats' secrets may change.
         let mut r2 = Rng::from_u64(compared as u64);
         let t = scramble_hidden(&scramble_hidden(s, 0, &mut r2), 1, &mut r2);
-        assert_eq!(enc(&Carre::view(s, Viewer::Spectator)), enc(&Carre::view(&t, Viewer::Spectator)));
+        assert_eq!(
+            enc(&Carre::view(s, Viewer::Spectator)),
+            enc(&Carre::view(&t, Viewer::Spectator))
+        );
     });
     assert!(compared > 1000, "{compared}");
     assert!(differed > 1000, "{differed}");
@@ -113,10 +129,18 @@ fn views_and_redactions_do_not_depend_on_hidden_cards() {
 fn each_viewer_sees_exactly_what_it_may() {
     let mut n = 0;
     random_states(60, 300, "greedy", |s| {
-        for viewer in [Viewer::Seat(0), Viewer::Seat(1), Viewer::Spectator, Viewer::Auditor] {
+        for viewer in [
+            Viewer::Seat(0),
+            Viewer::Seat(1),
+            Viewer::Spectator,
+            Viewer::Auditor,
+        ] {
             let v = Carre::view(s, viewer);
             for p in 0..2u32 {
-                let hand: Vec<pb::Card> = (0..52u8).filter(|&x| s.hands[p as usize] & bit(x) != 0).map(card_pb).collect();
+                let hand: Vec<pb::Card> = (0..52u8)
+                    .filter(|&x| s.hands[p as usize] & bit(x) != 0)
+                    .map(card_pb)
+                    .collect();
                 let pl = &v.players[p as usize];
                 assert_eq!(pl.hand_count as usize, hand.len());
                 if viewer.sees_private_of(p) {
@@ -140,7 +164,14 @@ fn each_viewer_sees_exactly_what_it_may() {
             }
             assert_eq!(v.discard.len(), s.n_discard as usize);
             assert_eq!(v.stock_size as usize, s.stock_left());
-            assert_eq!(v.stock.len(), if viewer == Viewer::Auditor { s.stock_left() } else { 0 });
+            assert_eq!(
+                v.stock.len(),
+                if viewer == Viewer::Auditor {
+                    s.stock_left()
+                } else {
+                    0
+                }
+            );
             n += 1;
         }
     });
@@ -152,16 +183,27 @@ fn redaction_of_deal_and_draw() {
     let cfg = Carre::checked_config(2, &opts(&[("first_starter", "1")])).unwrap();
     let evs = Carre::start(&Carre::initial(&cfg), &mut Rng::from_u64(5)).unwrap();
     for seat in 0..2u32 {
-        let Some(Ev::RoundDealt(d)) = Carre::redact(&evs[1], Viewer::Seat(seat)).unwrap().kind else { panic!() };
+        let Some(Ev::RoundDealt(d)) = Carre::redact(&evs[1], Viewer::Seat(seat)).unwrap().kind
+        else {
+            panic!()
+        };
         assert!(d.stock.is_empty() && d.stock_size == 36);
         assert_eq!(d.hands[seat as usize].cards.len(), 8);
         assert!(d.hands[1 - seat as usize].cards.is_empty());
         assert_eq!(d.hands[1 - seat as usize].count, 8);
-        let Some(Ev::CardDrawn(dr)) = Carre::redact(&evs[2], Viewer::Seat(seat)).unwrap().kind else { panic!() };
+        let Some(Ev::CardDrawn(dr)) = Carre::redact(&evs[2], Viewer::Seat(seat)).unwrap().kind
+        else {
+            panic!()
+        };
         assert_eq!(dr.seat, 1);
         assert_eq!(dr.card.is_some(), seat == 1);
     }
-    let Some(Ev::RoundDealt(d)) = Carre::redact(&evs[1], Viewer::Spectator).unwrap().kind else { panic!() };
+    let Some(Ev::RoundDealt(d)) = Carre::redact(&evs[1], Viewer::Spectator).unwrap().kind else {
+        panic!()
+    };
     assert!(d.hands.iter().all(|h| h.cards.is_empty()) && d.stock.is_empty());
-    assert_eq!(Carre::redact(&evs[1], Viewer::Auditor).as_ref(), Some(&evs[1]));
+    assert_eq!(
+        Carre::redact(&evs[1], Viewer::Auditor).as_ref(),
+        Some(&evs[1])
+    );
 }

@@ -9,14 +9,34 @@ fn malformed_and_illegal_input_is_refused_without_panic() {
     give(&mut s, 1, &["7D"]);
     fill(&mut s, 10);
     let malformed = |a: pb::Action| {
-        assert!(matches!(try_act(&s, 0, &a), Err(CoreError::Malformed(_))), "{a:?}");
+        assert!(
+            matches!(try_act(&s, 0, &a), Err(CoreError::Malformed(_))),
+            "{a:?}"
+        );
     };
     malformed(pb::Action { kind: None });
-    malformed(pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card: None })) });
-    for (r, su) in [(0, 1), (14, 1), (-1, 2), (5, 0), (5, 5), (i32::MAX, i32::MIN)] {
+    malformed(pb::Action {
+        kind: Some(pb::action::Kind::Discard(pb::Discard { card: None })),
+    });
+    for (r, su) in [
+        (0, 1),
+        (14, 1),
+        (-1, 2),
+        (5, 0),
+        (5, 5),
+        (i32::MAX, i32::MIN),
+    ] {
         let card = Some(pb::Card { rank: r, suit: su });
-        malformed(pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card })) });
-        malformed(pb::Action { kind: Some(pb::action::Kind::Place(pb::Place { card, square: 1, cell: 5 })) });
+        malformed(pb::Action {
+            kind: Some(pb::action::Kind::Discard(pb::Discard { card })),
+        });
+        malformed(pb::Action {
+            kind: Some(pb::action::Kind::Place(pb::Place {
+                card,
+                square: 1,
+                cell: 5,
+            })),
+        });
     }
     for cell in [0, 10, u32::MAX] {
         malformed(place("5H", true, cell));
@@ -30,7 +50,10 @@ fn malformed_and_illegal_input_is_refused_without_panic() {
     }
     // A seat beyond the match is not awaited (the registry calls it malformed before that).
     assert_eq!(reason(try_act(&s, 2, &discard("5H"))), "NOT_YOUR_TURN");
-    assert_eq!(reason(try_act(&s, u32::MAX, &discard("5H"))), "NOT_YOUR_TURN");
+    assert_eq!(
+        reason(try_act(&s, u32::MAX, &discard("5H"))),
+        "NOT_YOUR_TURN"
+    );
     // Wrong seat, card not held, wrong phase, game over.
     assert_eq!(reason(try_act(&s, 1, &discard("7D"))), "NOT_YOUR_TURN");
     assert_eq!(reason(try_act(&s, 0, &discard("7D"))), "NOT_IN_HAND");
@@ -51,7 +74,10 @@ fn malformed_and_illegal_input_is_refused_without_panic() {
     for e in Carre::start(&started, &mut Rng::from_u64(1)).unwrap() {
         Carre::evolve(&mut started, &e).unwrap();
     }
-    assert_eq!(reason(Carre::start(&started, &mut Rng::from_u64(1))), "ALREADY_STARTED");
+    assert_eq!(
+        reason(Carre::start(&started, &mut Rng::from_u64(1))),
+        "ALREADY_STARTED"
+    );
 }
 
 #[test]
@@ -85,7 +111,10 @@ fn evolve_rejects_events_that_do_not_fit() {
     let evs = Carre::start(&s, &mut rng).unwrap();
     let corrupt = |s: &State, e: &pb::Event| {
         let mut t = *s;
-        assert!(matches!(Carre::evolve(&mut t, e), Err(CoreError::Corrupt(_))), "{e:?}");
+        assert!(
+            matches!(Carre::evolve(&mut t, e), Err(CoreError::Corrupt(_))),
+            "{e:?}"
+        );
     };
     // Out of order, and redacted (card-less) copies of the deal and the draw.
     corrupt(&s, &evs[1]);
@@ -99,7 +128,10 @@ fn evolve_rejects_events_that_do_not_fit() {
     }
     corrupt(&s, &dup);
     Carre::evolve(&mut s, &evs[1]).unwrap();
-    corrupt(&s, &Carre::redact(&evs[2], Viewer::Seat(1 - evs_seat(&evs[2]))).unwrap());
+    corrupt(
+        &s,
+        &Carre::redact(&evs[2], Viewer::Seat(1 - evs_seat(&evs[2]))).unwrap(),
+    );
     Carre::evolve(&mut s, &evs[2]).unwrap();
     // An action event from the wrong seat, an illegal placement, a bad score.
     let seat = s.current as u32;
@@ -111,12 +143,36 @@ fn evolve_rejects_events_that_do_not_fit() {
     }
     corrupt(&s, &wrong);
     let placed = pb::Event {
-        kind: Some(Ev::CardPlaced(pb::CardPlaced { seat, card: Some(card_pb(0)), square_owner: 5, cell: 1, face_down: false })),
+        kind: Some(Ev::CardPlaced(pb::CardPlaced {
+            seat,
+            card: Some(card_pb(0)),
+            square_owner: 5,
+            cell: 1,
+            face_down: false,
+        })),
     };
     corrupt(&s, &placed);
-    corrupt(&s, &pb::Event { kind: Some(Ev::WentOut(pb::WentOut { seat, raw_points: 0 })) });
-    corrupt(&s, &pb::Event { kind: Some(Ev::MatchEnded(pb::MatchEnded::default())) });
-    corrupt(&s, &pb::Event { kind: Some(Ev::RoundScored(pb::RoundScored::default())) });
+    corrupt(
+        &s,
+        &pb::Event {
+            kind: Some(Ev::WentOut(pb::WentOut {
+                seat,
+                raw_points: 0,
+            })),
+        },
+    );
+    corrupt(
+        &s,
+        &pb::Event {
+            kind: Some(Ev::MatchEnded(pb::MatchEnded::default())),
+        },
+    );
+    corrupt(
+        &s,
+        &pb::Event {
+            kind: Some(Ev::RoundScored(pb::RoundScored::default())),
+        },
+    );
 }
 
 fn evs_seat(e: &pb::Event) -> u32 {

@@ -52,9 +52,18 @@ fn pile(s: &mut State, owner: u8, cell: u8, entries: &[&str]) {
             None => (false, *code),
         };
         let card = c(code);
-        let by = if down && rank(card) == JACK { 1 - owner } else { owner };
+        let by = if down && rank(card) == JACK {
+            1 - owner
+        } else {
+            owner
+        };
         let n = s.n_placed as usize;
-        s.log[n] = Entry { card, cell: owner * 9 + cell - 1, down, by };
+        s.log[n] = Entry {
+            card,
+            cell: owner * 9 + cell - 1,
+            down,
+            by,
+        };
         s.n_placed += 1;
         s.top[owner as usize][cell as usize - 1] = n as u8;
         s.mask[owner as usize][cell as usize - 1] = if down { 0 } else { card_mask(card) };
@@ -103,16 +112,26 @@ fn place(card: &str, own: bool, cell: u32) -> pb::Action {
     pb::Action {
         kind: Some(pb::action::Kind::Place(pb::Place {
             card: Some(card_pb(c(card))),
-            square: if own { pb::TargetSquare::Own } else { pb::TargetSquare::Opponent } as i32,
+            square: if own {
+                pb::TargetSquare::Own
+            } else {
+                pb::TargetSquare::Opponent
+            } as i32,
             cell,
         })),
     }
 }
 fn discard(card: &str) -> pb::Action {
-    pb::Action { kind: Some(pb::action::Kind::Discard(pb::Discard { card: Some(card_pb(c(card))) })) }
+    pb::Action {
+        kind: Some(pb::action::Kind::Discard(pb::Discard {
+            card: Some(card_pb(c(card))),
+        })),
+    }
 }
 fn go_out() -> pb::Action {
-    pb::Action { kind: Some(pb::action::Kind::GoOut(pb::GoOut {})) }
+    pb::Action {
+        kind: Some(pb::action::Kind::GoOut(pb::GoOut {})),
+    }
 }
 
 fn try_act(s: &State, seat: u32, a: &pb::Action) -> CoreResult<Vec<pb::Event>> {
@@ -141,7 +160,13 @@ fn is_legal(s: &State, seat: u32, a: &pb::Action) -> bool {
 /// Pile of a cell as `["5S", "v:JH"]`.
 fn pile_codes(s: &State, owner: u8, cell: u8) -> Vec<String> {
     s.pile(owner, cell - 1)
-        .map(|e| if e.down { format!("v:{}", card_name(e.card)) } else { card_name(e.card) })
+        .map(|e| {
+            if e.down {
+                format!("v:{}", card_name(e.card))
+            } else {
+                card_name(e.card)
+            }
+        })
         .collect()
 }
 
@@ -161,7 +186,10 @@ fn scored(evs: &[pb::Event]) -> pb::RoundScored {
 const TV08: &str = "AS 2S 3S / 4C 5S 6H / 7C 8D 9S";
 
 fn opts(pairs: &[(&str, &str)]) -> Options {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// Random reachable states from seeded random play (every decision point of `matches`

@@ -5,7 +5,10 @@ use super::*;
 #[test]
 fn only_two_seats_and_options_are_checked() {
     for seats in [0, 1, 3, 4] {
-        assert!(matches!(Carre::checked_config(seats, &Options::new()), Err(CoreError::InvalidOption(_))));
+        assert!(matches!(
+            Carre::checked_config(seats, &Options::new()),
+            Err(CoreError::InvalidOption(_))
+        ));
     }
     let bad = [
         ("rounds", "4"),
@@ -25,10 +28,17 @@ fn only_two_seats_and_options_are_checked() {
             other => panic!("{k}={v} accepted: {other:?}"),
         }
     }
-    let cfg = Carre::checked_config(2, &opts(&[("cell_of_rank", "276951438"), ("rounds_per_match", "12")])).unwrap();
+    let cfg = Carre::checked_config(
+        2,
+        &opts(&[("cell_of_rank", "276951438"), ("rounds_per_match", "12")]),
+    )
+    .unwrap();
     assert_eq!(cfg.cell_of_rank, [1, 6, 5, 8, 4, 0, 3, 2, 7]);
     assert_eq!(cfg.rounds, 12);
-    assert_eq!(Carre::checked_config(2, &Options::new()).unwrap(), Config::default());
+    assert_eq!(
+        Carre::checked_config(2, &Options::new()).unwrap(),
+        Config::default()
+    );
 }
 
 #[test]
@@ -46,18 +56,42 @@ fn cell_of_rank_moves_the_pip_cells() {
 
 #[test]
 fn tiebreak_rounds_and_the_round_cap() {
-    let mut s = State::new(Config { tiebreak: true, rounds: 1, ..Config::default() });
+    let mut s = State::new(Config {
+        tiebreak: true,
+        rounds: 1,
+        ..Config::default()
+    });
     s.round = 1;
-    s.record_round(RoundRec { went_out: NONE, raw: [3, 3], score: [3, 3] });
-    assert_eq!(s.phase, Phase::Dealing, "a tie after the last round plays on");
+    s.record_round(RoundRec {
+        went_out: NONE,
+        raw: [3, 3],
+        score: [3, 3],
+    });
+    assert_eq!(
+        s.phase,
+        Phase::Dealing,
+        "a tie after the last round plays on"
+    );
     s.round = 2;
-    s.record_round(RoundRec { went_out: NONE, raw: [4, 3], score: [4, 3] });
+    s.record_round(RoundRec {
+        went_out: NONE,
+        raw: [4, 3],
+        score: [4, 3],
+    });
     assert_eq!(s.phase, Phase::Ending);
-    let mut s = State::new(Config { tiebreak: true, rounds: 1, ..Config::default() });
+    let mut s = State::new(Config {
+        tiebreak: true,
+        rounds: 1,
+        ..Config::default()
+    });
     for r in 1..=1 + MAX_EXTRA_ROUNDS {
         assert_ne!(s.phase, Phase::Ending);
         s.round = r;
-        s.record_round(RoundRec { went_out: NONE, raw: [0, 0], score: [0, 0] });
+        s.record_round(RoundRec {
+            went_out: NONE,
+            raw: [0, 0],
+            score: [0, 0],
+        });
     }
     assert_eq!(s.phase, Phase::Ending);
     Carre::auto_steps(&mut s, &mut Rng::from_u64(0), &mut vec![]).unwrap();

@@ -13,15 +13,25 @@ fn tv01_deal_and_first_draw() {
     Rng::from_u64(42).shuffle(&mut deck);
     let d: Vec<pb::Card> = deck.iter().map(|&x| card_pb(x)).collect();
     assert_eq!(evs.len(), 3);
-    let Some(Ev::RoundDealt(dealt)) = &evs[1].kind else { panic!("{evs:?}") };
+    let Some(Ev::RoundDealt(dealt)) = &evs[1].kind else {
+        panic!("{evs:?}")
+    };
     assert_eq!((dealt.round, dealt.starter, dealt.dealer), (1, 0, 1));
     let p1: Vec<pb::Card> = (0..8).map(|i| d[2 * i]).collect();
     let p2: Vec<pb::Card> = (0..8).map(|i| d[2 * i + 1]).collect();
     assert_eq!(dealt.hands[0].cards, p1);
     assert_eq!(dealt.hands[1].cards, p2);
-    assert_eq!(dealt.stock, d[16..].iter().rev().copied().collect::<Vec<_>>());
-    let Some(Ev::CardDrawn(first)) = &evs[2].kind else { panic!() };
-    assert_eq!((first.seat, first.card, first.stock_size), (0, Some(d[16]), 35));
+    assert_eq!(
+        dealt.stock,
+        d[16..].iter().rev().copied().collect::<Vec<_>>()
+    );
+    let Some(Ev::CardDrawn(first)) = &evs[2].kind else {
+        panic!()
+    };
+    assert_eq!(
+        (first.seat, first.card, first.stock_size),
+        (0, Some(d[16]), 35)
+    );
     for e in &evs {
         Carre::evolve(&mut s, e).unwrap();
     }
@@ -71,7 +81,10 @@ fn tv03_pip_card_in_the_opponents_square() {
     give(&mut s, 0, &["7C"]);
     pile(&mut s, 1, 7, &["7S"]);
     fill(&mut s, 10);
-    assert_eq!(reason(try_act(&s, 0, &place("7C", false, 7))), "CELL_FACE_UP");
+    assert_eq!(
+        reason(try_act(&s, 0, &place("7C", false, 7))),
+        "CELL_FACE_UP"
+    );
 
     let mut s = pos(0);
     give(&mut s, 0, &["7C"]);
@@ -90,12 +103,21 @@ fn tv04_ten() {
     pile(&mut s, 0, 4, &["4C", "v:QD"]);
     fill(&mut s, 10);
     assert!(try_act(&s, 0, &place("TH", true, 2)).is_ok());
-    assert_eq!(reason(try_act(&s, 0, &place("TH", true, 3))), "CELL_FACE_UP");
+    assert_eq!(
+        reason(try_act(&s, 0, &place("TH", true, 3))),
+        "CELL_FACE_UP"
+    );
     assert!(try_act(&s, 0, &place("TH", true, 4)).is_ok());
-    assert_eq!(reason(try_act(&s, 0, &place("TH", false, 2))), "OWN_SQUARE_ONLY");
+    assert_eq!(
+        reason(try_act(&s, 0, &place("TH", false, 2))),
+        "OWN_SQUARE_ONLY"
+    );
     // AMB21: own-square check comes before the cell state, whatever P2's cell holds.
     pile(&mut s, 1, 2, &["2S"]);
-    assert_eq!(reason(try_act(&s, 0, &place("TH", false, 2))), "OWN_SQUARE_ONLY");
+    assert_eq!(
+        reason(try_act(&s, 0, &place("TH", false, 2))),
+        "OWN_SQUARE_ONLY"
+    );
 }
 
 #[test]
@@ -110,7 +132,10 @@ fn tv05_king() {
     assert_eq!(pile_codes(&t, 0, 5), ["5S", "KD"]);
     assert!(try_act(&s, 0, &place("KD", true, 1)).is_ok());
     assert!(try_act(&s, 0, &place("KD", true, 6)).is_ok());
-    assert_eq!(reason(try_act(&s, 0, &place("KD", false, 5))), "OWN_SQUARE_ONLY");
+    assert_eq!(
+        reason(try_act(&s, 0, &place("KD", false, 5))),
+        "OWN_SQUARE_ONLY"
+    );
 }
 
 #[test]
@@ -128,8 +153,14 @@ fn tv06_jack() {
     let v = Carre::view(&t, Viewer::Seat(1));
     let top = v.squares[1].cells[4].pile.last().copied().unwrap();
     assert_eq!((top.face_down, top.placed_by, top.card), (true, 0, None));
-    assert_eq!(reason(try_act(&s, 0, &place("JH", false, 6))), "CELL_NOT_FACE_UP");
-    assert_eq!(reason(try_act(&s, 0, &place("JH", false, 4))), "CELL_NOT_FACE_UP");
+    assert_eq!(
+        reason(try_act(&s, 0, &place("JH", false, 6))),
+        "CELL_NOT_FACE_UP"
+    );
+    assert_eq!(
+        reason(try_act(&s, 0, &place("JH", false, 4))),
+        "CELL_NOT_FACE_UP"
+    );
     assert!(try_act(&s, 0, &place("JH", true, 1)).is_ok());
 }
 
@@ -143,8 +174,14 @@ fn tv07_queen() {
     let mut t = s;
     act(&mut t, 0, &place("QC", true, 9));
     assert_eq!(pile_codes(&t, 0, 9), ["9S", "v:QC"]);
-    assert_eq!(reason(try_act(&s, 0, &place("QC", true, 8))), "CELL_NOT_FACE_UP");
-    assert_eq!(reason(try_act(&s, 0, &place("QC", false, 5))), "OWN_SQUARE_ONLY");
+    assert_eq!(
+        reason(try_act(&s, 0, &place("QC", true, 8))),
+        "CELL_NOT_FACE_UP"
+    );
+    assert_eq!(
+        reason(try_act(&s, 0, &place("QC", false, 5))),
+        "OWN_SQUARE_ONLY"
+    );
 }
 
 #[test]
@@ -188,12 +225,23 @@ fn tv10_re_covering_a_face_down_cell() {
     assert_eq!(lines_of(&s, 0), [2, 0, 0, 1, 0, 0, 1, 1]);
     assert_eq!(s.raw(0), 5);
     // P2 plays elsewhere (a discard), then P1 draws and may go out.
-    let d = Carre::legal_actions(&s, 1).into_iter().rev().find(|a| matches!(a.kind, Some(pb::action::Kind::Discard(_)))).unwrap();
+    let d = Carre::legal_actions(&s, 1)
+        .into_iter()
+        .rev()
+        .find(|a| matches!(a.kind, Some(pb::action::Kind::Discard(_))))
+        .unwrap();
     act(&mut s, 1, &d);
     assert!(is_legal(&s, 0, &go_out()));
     let r = scored(&act(&mut s, 0, &go_out()));
     assert_eq!(r.end, pb::RoundEnd::WentOut as i32);
-    assert_eq!((r.scores[0].raw_points, r.scores[0].round_score, r.scores[0].went_out), (5, 4, true));
+    assert_eq!(
+        (
+            r.scores[0].raw_points,
+            r.scores[0].round_score,
+            r.scores[0].went_out
+        ),
+        (5, 4, true)
+    );
 }
 
 #[test]
@@ -208,7 +256,17 @@ fn tv11_king_over_a_face_down_card() {
 
 #[test]
 fn tv12_the_doubling_table() {
-    for (raw, score) in [(0, 0), (4, 4), (5, 5), (6, 7), (7, 9), (8, 11), (10, 15), (14, 23), (16, 27)] {
+    for (raw, score) in [
+        (0, 0),
+        (4, 4),
+        (5, 5),
+        (6, 7),
+        (7, 9),
+        (8, 11),
+        (10, 15),
+        (14, 23),
+        (16, 27),
+    ] {
         assert_eq!(base_score(raw), score, "raw {raw}");
     }
     for (raw, score) in [(5, 4), (6, 6), (7, 8), (10, 14), (16, 26)] {
@@ -278,7 +336,13 @@ fn tv17_going_out() {
     assert_eq!(lines_of(&s, 1), [2, 2, 0, 1, 1, 0, 0, 1]);
     let mut t = s;
     let evs = act(&mut t, 0, &go_out());
-    assert!(matches!(evs[0].kind, Some(Ev::WentOut(pb::WentOut { seat: 0, raw_points: 5 }))));
+    assert!(matches!(
+        evs[0].kind,
+        Some(Ev::WentOut(pb::WentOut {
+            seat: 0,
+            raw_points: 5
+        }))
+    ));
     let r = scored(&evs);
     assert_eq!((r.scores[0].round_score, r.scores[1].round_score), (4, 9));
     assert_eq!((r.scores[0].went_out, r.scores[1].went_out), (true, false));
@@ -311,7 +375,14 @@ fn tv18_the_last_stock_card() {
     fill(&mut s, 1);
     let mut evs = vec![];
     Carre::auto_steps(&mut s, &mut Rng::from_u64(1), &mut evs).unwrap();
-    assert!(matches!(evs[0].kind, Some(Ev::CardDrawn(pb::CardDrawn { seat: 1, stock_size: 0, .. }))));
+    assert!(matches!(
+        evs[0].kind,
+        Some(Ev::CardDrawn(pb::CardDrawn {
+            seat: 1,
+            stock_size: 0,
+            ..
+        }))
+    ));
     assert_eq!((s.stock_left(), s.hands[1].count_ones()), (0, 9));
     Carre::check_invariants(&s).unwrap();
     let mut seats = vec![];
@@ -324,7 +395,11 @@ fn tv18_the_last_stock_card() {
         if emptied_first.is_none() && s.hands[seat as usize] == 0 {
             emptied_first = Some(seat);
         }
-        if matches!(evs.last().unwrap().kind, Some(Ev::RoundDealt(_)) | Some(Ev::CardDrawn(_))) || s.round > 1 {
+        if matches!(
+            evs.last().unwrap().kind,
+            Some(Ev::RoundDealt(_)) | Some(Ev::CardDrawn(_))
+        ) || s.round > 1
+        {
             break;
         }
         Carre::check_invariants(&s).unwrap();
@@ -351,11 +426,17 @@ fn tv19_forced_discard_and_end_by_exhaustion() {
     assert_eq!(Carre::legal_actions(&s, 0), vec![discard("JS")]);
     act(&mut s, 0, &discard("JS"));
     assert_eq!(Carre::to_act(&s).to_vec(), vec![1]);
-    assert_eq!(Carre::legal_actions(&s, 1), vec![place("4D", true, 4), place("4D", false, 4), discard("4D")]);
+    assert_eq!(
+        Carre::legal_actions(&s, 1),
+        vec![place("4D", true, 4), place("4D", false, 4), discard("4D")]
+    );
     let evs = act(&mut s, 1, &place("4D", false, 4));
     let r = scored(&evs);
     assert_eq!(r.end, pb::RoundEnd::Exhaustion as i32);
-    assert!(r.scores.iter().all(|x| !x.went_out && x.round_score == x.base_score));
+    assert!(r
+        .scores
+        .iter()
+        .all(|x| !x.went_out && x.round_score == x.base_score));
 }
 
 #[test]
@@ -382,7 +463,10 @@ fn tv21_pip_card_cannot_cover_a_king_queen_reopens() {
     give(&mut s, 0, &["AH", "QH"]);
     pile(&mut s, 0, 1, &["KS"]);
     fill(&mut s, 10);
-    assert_eq!(reason(try_act(&s, 0, &place("AH", true, 1))), "CELL_FACE_UP");
+    assert_eq!(
+        reason(try_act(&s, 0, &place("AH", true, 1))),
+        "CELL_FACE_UP"
+    );
     act(&mut s, 0, &place("QH", true, 1));
     assert_eq!(pile_codes(&s, 0, 1), ["KS", "v:QH"]);
     let d = Carre::legal_actions(&s, 1).pop().unwrap();
@@ -413,28 +497,46 @@ fn tv23_jack_on_a_king_and_hidden_views() {
     fill(&mut s, 10);
     let evs = act(&mut s, 1, &place("JC", false, 5));
     assert_eq!(pile_codes(&s, 0, 5), ["5S", "KD", "v:JC"]);
-    let top = |v: &pb::View, cell: usize| v.squares[0].cells[cell - 1].pile.last().copied().unwrap();
+    let top =
+        |v: &pb::View, cell: usize| v.squares[0].cells[cell - 1].pile.last().copied().unwrap();
     let t1 = top(&Carre::view(&s, Viewer::Seat(0)), 5);
     assert_eq!((t1.face_down, t1.placed_by, t1.card), (true, 1, None));
     let t2 = top(&Carre::view(&s, Viewer::Seat(1)), 5);
-    assert_eq!((t2.face_down, t2.placed_by, t2.card), (true, 1, Some(card_pb(c("JC")))));
+    assert_eq!(
+        (t2.face_down, t2.placed_by, t2.card),
+        (true, 1, Some(card_pb(c("JC"))))
+    );
     // The event itself is redacted the same way.
-    let Some(Ev::CardPlaced(p)) = Carre::redact(&evs[0], Viewer::Seat(0)).unwrap().kind else { panic!() };
+    let Some(Ev::CardPlaced(p)) = Carre::redact(&evs[0], Viewer::Seat(0)).unwrap().kind else {
+        panic!()
+    };
     assert_eq!(p.card, None);
-    let Some(Ev::CardPlaced(p)) = Carre::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else { panic!() };
+    let Some(Ev::CardPlaced(p)) = Carre::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else {
+        panic!()
+    };
     assert_eq!(p.card, Some(card_pb(c("JC"))));
     act(&mut s, 0, &place("QD", true, 3));
     let t = top(&Carre::view(&s, Viewer::Seat(1)), 3);
     assert_eq!((t.face_down, t.placed_by, t.card), (true, 0, None));
-    assert_eq!(top(&Carre::view(&s, Viewer::Seat(0)), 3).card, Some(card_pb(c("QD"))));
+    assert_eq!(
+        top(&Carre::view(&s, Viewer::Seat(0)), 3).card,
+        Some(card_pb(c("QD")))
+    );
     assert_eq!(top(&Carre::view(&s, Viewer::Spectator), 3).card, None);
-    assert_eq!(top(&Carre::view(&s, Viewer::Auditor), 3).card, Some(card_pb(c("QD"))));
+    assert_eq!(
+        top(&Carre::view(&s, Viewer::Auditor), 3).card,
+        Some(card_pb(c("QD")))
+    );
 }
 
 #[test]
 fn tv24_largest_set_of_legal_actions() {
     let mut s = pos(0);
-    give(&mut s, 0, &["JS", "JH", "JD", "JC", "QS", "QH", "QD", "QC", "KS"]);
+    give(
+        &mut s,
+        0,
+        &["JS", "JH", "JD", "JC", "QS", "QH", "QD", "QC", "KS"],
+    );
     square(&mut s, 0, "AS 2S 3S / 4S 5S 6S / 7S 8S 9S");
     square(&mut s, 1, "AH 2H 3H / 4H 5H 6H / 7H 8H 9H");
     fill(&mut s, 10);
@@ -445,7 +547,10 @@ fn tv24_largest_set_of_legal_actions() {
     assert_eq!(count(&|a| placed_rank(a, 11)), 72);
     assert_eq!(count(&|a| placed_rank(a, 12)), 36);
     assert_eq!(count(&|a| placed_rank(a, 13)), 9);
-    assert_eq!(count(&|a| matches!(a.kind, Some(pb::action::Kind::Discard(_)))), 9);
+    assert_eq!(
+        count(&|a| matches!(a.kind, Some(pb::action::Kind::Discard(_)))),
+        9
+    );
     assert_eq!(legal[0], go_out());
 }
 
@@ -457,7 +562,11 @@ fn tv25_match_totals_starters_and_tie() {
         assert_eq!([1, 2, 3, 4].map(|r| s.expected_starter(r)), [0, 1, 0, 1]);
         for (i, (went, raw, score)) in rounds.into_iter().enumerate() {
             s.round = i as u8 + 1;
-            s.record_round(RoundRec { went_out: went, raw, score });
+            s.record_round(RoundRec {
+                went_out: went,
+                raw,
+                score,
+            });
         }
         assert_eq!(s.phase, Phase::Ending);
         let mut evs = vec![];
@@ -466,10 +575,26 @@ fn tv25_match_totals_starters_and_tie() {
         assert_eq!(s.phase, Phase::Over);
         s
     };
-    let s = run([(NONE, [6, 3], [7, 3]), (1, [2, 5], [2, 4]), (NONE, [10, 0], [15, 0]), (NONE, [1, 8], [1, 11])]);
+    let s = run([
+        (NONE, [6, 3], [7, 3]),
+        (1, [2, 5], [2, 4]),
+        (NONE, [10, 0], [15, 0]),
+        (NONE, [1, 8], [1, 11]),
+    ]);
     let o = Carre::outcome(&s).unwrap();
-    assert_eq!((o.scores, o.winners, o.aborted), (vec![25, 18], vec![0], false));
-    let s = run([(NONE, [6, 3], [7, 3]), (NONE, [3, 6], [3, 7]), (NONE, [5, 5], [5, 5]), (NONE, [5, 5], [5, 5])]);
+    assert_eq!(
+        (o.scores, o.winners, o.aborted),
+        (vec![25, 18], vec![0], false)
+    );
+    let s = run([
+        (NONE, [6, 3], [7, 3]),
+        (NONE, [3, 6], [3, 7]),
+        (NONE, [5, 5], [5, 5]),
+        (NONE, [5, 5], [5, 5]),
+    ]);
     let o = Carre::outcome(&s).unwrap();
-    assert_eq!((o.scores, o.winners, o.reason.as_str()), (vec![20, 20], vec![0, 1], "DRAW"));
+    assert_eq!(
+        (o.scores, o.winners, o.reason.as_str()),
+        (vec![20, 20], vec![0, 1], "DRAW")
+    );
 }

@@ -37,7 +37,10 @@ fn perturb(st: &State, seat: usize, rng: &mut Rng) -> State {
 }
 
 fn redacted_bytes(evs: &[pb::Event], v: Viewer) -> Vec<Vec<u8>> {
-    evs.iter().filter_map(|e| Democratie::redact(e, v)).map(|e| e.encode_to_vec()).collect()
+    evs.iter()
+        .filter_map(|e| Democratie::redact(e, v))
+        .map(|e| e.encode_to_vec())
+        .collect()
 }
 
 #[test]
@@ -64,7 +67,10 @@ fn hidden_information_property() {
             for s in 0..n as usize {
                 let copy = perturb(&st, s, &mut rng);
                 for v in [Viewer::Seat(s as Seat), Viewer::Spectator] {
-                    assert_eq!(Democratie::view(&st, v).encode_to_vec(), Democratie::view(&copy, v).encode_to_vec());
+                    assert_eq!(
+                        Democratie::view(&st, v).encode_to_vec(),
+                        Democratie::view(&copy, v).encode_to_vec()
+                    );
                     assert_eq!(Democratie::render(&st, v), Democratie::render(&copy, v));
                 }
                 // What s may see is in its view.
@@ -82,10 +88,19 @@ fn hidden_information_property() {
                 for t in awaited.iter() {
                     let k = rng.index(st.hands[t as usize].count_ones() as usize);
                     let pick = |x: &State| cards_of(x.hands[t as usize]).nth(k).unwrap();
-                    let ea = Democratie::decide(&st, t, &commit(pick(&st)), &mut Rng::from_u64(5)).unwrap();
-                    let eb = Democratie::decide(&copy, t, &commit(pick(&copy)), &mut Rng::from_u64(5)).unwrap();
-                    assert_eq!(redacted_bytes(&ea, Viewer::Seat(s as Seat)), redacted_bytes(&eb, Viewer::Seat(s as Seat)));
-                    assert_eq!(redacted_bytes(&ea, Viewer::Spectator), redacted_bytes(&eb, Viewer::Spectator));
+                    let ea = Democratie::decide(&st, t, &commit(pick(&st)), &mut Rng::from_u64(5))
+                        .unwrap();
+                    let eb =
+                        Democratie::decide(&copy, t, &commit(pick(&copy)), &mut Rng::from_u64(5))
+                            .unwrap();
+                    assert_eq!(
+                        redacted_bytes(&ea, Viewer::Seat(s as Seat)),
+                        redacted_bytes(&eb, Viewer::Seat(s as Seat))
+                    );
+                    assert_eq!(
+                        redacted_bytes(&ea, Viewer::Spectator),
+                        redacted_bytes(&eb, Viewer::Spectator)
+                    );
                     let mut a2 = st;
                     let mut b2 = copy;
                     apply_all(&mut a2, &ea);
@@ -109,7 +124,11 @@ fn redacted_commit_is_byte_identical_whatever_the_card() {
     let mut seen: Vec<Vec<u8>> = vec![];
     for a in Democratie::legal_actions(&st, seat) {
         let evs = Democratie::decide(&st, seat, &a, &mut Rng::from_u64(0)).unwrap();
-        for v in (0..4).filter(|&x| x != seat).map(Viewer::Seat).chain([Viewer::Spectator]) {
+        for v in (0..4)
+            .filter(|&x| x != seat)
+            .map(Viewer::Seat)
+            .chain([Viewer::Spectator])
+        {
             let b = redacted_bytes(&evs, v);
             assert_eq!(b.len(), 1);
             seen.push(b[0].clone());
@@ -142,7 +161,8 @@ fn deal_events_hide_other_hands_and_deck_order() {
                         *v = it.next().unwrap();
                     }
                     for h in &mut d.hands[1..] {
-                        let mut cs: Vec<i32> = (0..h.cards.len()).map(|_| it.next().unwrap()).collect();
+                        let mut cs: Vec<i32> =
+                            (0..h.cards.len()).map(|_| it.next().unwrap()).collect();
                         cs.sort();
                         h.cards = cs;
                     }
@@ -150,9 +170,14 @@ fn deal_events_hide_other_hands_and_deck_order() {
                 _ => {}
             }
             for v in [Viewer::Seat(0), Viewer::Spectator] {
-                assert_eq!(redacted_bytes(std::slice::from_ref(e), v), redacted_bytes(&[other.clone()], v));
+                assert_eq!(
+                    redacted_bytes(std::slice::from_ref(e), v),
+                    redacted_bytes(&[other.clone()], v)
+                );
             }
-            if let Some(pb::event::Kind::DayDealt(d)) = &Democratie::redact(e, Viewer::Seat(0)).unwrap().kind {
+            if let Some(pb::event::Kind::DayDealt(d)) =
+                &Democratie::redact(e, Viewer::Seat(0)).unwrap().kind
+            {
                 assert_eq!(d.hands[0].cards.len(), d.hands[0].count as usize);
                 assert!(d.hands[1..].iter().all(|h| h.cards.is_empty()) && d.vote_pile.is_empty());
             }

@@ -26,7 +26,9 @@ fn c(s: &str) -> u8 {
     parse_card(s).unwrap_or_else(|| panic!("bad card {s}"))
 }
 fn cards(s: &str) -> u64 {
-    s.split_whitespace().filter(|w| *w != "|").fold(0, |m, w| m | bit(c(w)))
+    s.split_whitespace()
+        .filter(|w| *w != "|")
+        .fold(0, |m, w| m | bit(c(w)))
 }
 fn commit(card: u8) -> pb::Action {
     commit_action(card)

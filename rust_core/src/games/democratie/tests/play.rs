@@ -44,7 +44,10 @@ fn batched_indices_are_uniform_and_shuffle_is_a_permutation() {
     for k in 0..3 {
         let expect = draws as f64 / bounds[k] as f64;
         for v in 0..bounds[k] as usize {
-            assert!((counts[k][v] as f64 - expect).abs() < expect * 0.05, "{counts:?}");
+            assert!(
+                (counts[k][v] as f64 - expect).abs() < expect * 0.05,
+                "{counts:?}"
+            );
         }
     }
     // Where the first card lands after a shuffle is uniform too.
@@ -67,7 +70,9 @@ fn fast_simulation_agrees_with_the_decider_on_match_length() {
     let matches = 400;
     let mut rng = Rng::from_u64(5);
     let cfg = config(n);
-    let fast: u32 = (0..matches).map(|_| simulate_random_match(&cfg, &mut rng).1).sum();
+    let fast: u32 = (0..matches)
+        .map(|_| simulate_random_match(&cfg, &mut rng).1)
+        .sum();
     let mut slow = 0u32;
     for seed in 0..matches as u64 {
         let mut st = started(n, seed);
@@ -89,7 +94,11 @@ fn fast_simulation_agrees_with_the_decider_on_match_length() {
 fn fast_simulation_finishes() {
     let mut rng = Rng::from_u64(1);
     for n in 2..=6u8 {
-        let cfg = Config { seats: n, target: 7, max_deals: 200 };
+        let cfg = Config {
+            seats: n,
+            target: 7,
+            max_deals: 200,
+        };
         for _ in 0..50 {
             let (w, deals) = simulate_random_match(&cfg, &mut rng);
             assert!(w.is_some() && deals >= 2);

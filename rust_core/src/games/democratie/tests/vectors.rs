@@ -12,9 +12,19 @@ fn tv01_deck_composition_and_points() {
     assert_eq!(deck_size(6), 49);
     for s in 0..4 {
         assert_eq!(suit_points(deck_mask(3), s), 25);
-        assert_eq!(cards_of(suit_mask(s as u8)).map(|c| points(c) as u32).sum::<u32>(), 25);
+        assert_eq!(
+            cards_of(suit_mask(s as u8))
+                .map(|c| points(c) as u32)
+                .sum::<u32>(),
+            25
+        );
     }
-    assert_eq!(cards_of(deck_mask(3)).map(|c| points(c) as u32).sum::<u32>(), 100);
+    assert_eq!(
+        cards_of(deck_mask(3))
+            .map(|c| points(c) as u32)
+            .sum::<u32>(),
+        100
+    );
     assert_eq!(points(X1), 0);
     assert_eq!(points(X2), 0);
     assert_eq!(card_name(0), "5C");
@@ -22,10 +32,16 @@ fn tv01_deck_composition_and_points() {
     for code in 1..=50 {
         let id = from_pb(code).unwrap();
         assert_eq!(parse_card(&card_name(id)), Some(id));
-        assert!(pb::Card::try_from(code).unwrap().as_str_name().ends_with(&card_name(id)));
+        assert!(pb::Card::try_from(code)
+            .unwrap()
+            .as_str_name()
+            .ends_with(&card_name(id)));
     }
     // Strength order 5 > 4 > 3 > A > K > Q > J > 10 > 9 > 8 > 7 > 6.
-    let order: Vec<u8> = "5H 4H 3H AH KH QH JH TH 9H 8H 7H 6H".split(' ').map(|x| strength(c(x))).collect();
+    let order: Vec<u8> = "5H 4H 3H AH KH QH JH TH 9H 8H 7H 6H"
+        .split(' ')
+        .map(|x| strength(c(x)))
+        .collect();
     assert!(order.windows(2).all(|w| w[0] > w[1]));
     assert_eq!(strength(X1), strength(c("5S")));
 }
@@ -37,7 +53,12 @@ fn tv02_canonical_deal_two_players_unshuffled() {
     st.dealer = 0;
     // The unshuffled deck, 5C on top: bottom first, as the event lists it.
     let deck: Vec<i32> = (0..48).rev().map(to_pb).collect();
-    let shuffled = ev(pb::event::Kind::DeckShuffled(pb::DeckShuffled { deal_no: 1, dealer: 0, deck_size: 48, deck }));
+    let shuffled = ev(pb::event::Kind::DeckShuffled(pb::DeckShuffled {
+        deal_no: 1,
+        dealer: 0,
+        deck_size: 48,
+        deck,
+    }));
     Democratie::evolve(&mut st, &shuffled).unwrap();
     let mut out = vec![];
     run_automatic(&mut st, &mut out, &mut Rng::from_u64(0)).unwrap();
@@ -47,9 +68,15 @@ fn tv02_canonical_deal_two_players_unshuffled() {
     assert_eq!(st.vote_card, c("6D"));
     assert_eq!(st.trump, 1);
     let pile: Vec<u8> = st.vote_pile[..st.vote_len as usize].to_vec();
-    assert_eq!(pile, ["3C", "QC", "9C", "6C", "3D", "QD", "9D"].map(c).to_vec());
+    assert_eq!(
+        pile,
+        ["3C", "QC", "9C", "6C", "3D", "QD", "9D"].map(c).to_vec()
+    );
     assert_eq!(st.stock_slice().len(), 24);
-    assert_eq!(st.stock_slice().iter().fold(0, |m, &x| m | bit(x)), suit_mask(2) | suit_mask(3));
+    assert_eq!(
+        st.stock_slice().iter().fold(0, |m, &x| m | bit(x)),
+        suit_mask(2) | suit_mask(3)
+    );
     // Day 2: play day 1 out (any cards), then the same dealer deals the rest.
     let mut rng = Rng::from_u64(3);
     while st.day == 1 {
@@ -63,7 +90,10 @@ fn tv02_canonical_deal_two_players_unshuffled() {
     assert_eq!(st.hands[0], cards("4H KH TH 7H 4S KS TS 7S"));
     assert_eq!(st.vote_card, c("6S"));
     let pile: Vec<u8> = st.vote_pile[..st.vote_len as usize].to_vec();
-    assert_eq!(pile, ["3H", "QH", "9H", "6H", "3S", "QS", "9S"].map(c).to_vec());
+    assert_eq!(
+        pile,
+        ["3H", "QH", "9H", "6H", "3S", "QS", "9S"].map(c).to_vec()
+    );
     assert_eq!(st.stock_slice().len(), 0);
 }
 
@@ -130,7 +160,13 @@ fn tv11_trump_beats_would_be_tie_and_joker() {
 
 #[test]
 fn tv12_joker_loses_to_trump() {
-    wins(6, "9S", &["X1", "7S", "5H", "4D", "6C", "QH"], 1, "X1 7S 5H 4D 6C QH 9S");
+    wins(
+        6,
+        "9S",
+        &["X1", "7S", "5H", "4D", "6C", "QH"],
+        1,
+        "X1 7S 5H 4D 6C QH 9S",
+    );
 }
 
 #[test]
@@ -179,8 +215,13 @@ fn tv17_deal_scoring() {
     st.discard = cards("8H");
     let mut out = vec![];
     run_automatic(&mut st, &mut out, &mut Rng::from_u64(1)).unwrap();
-    let Some(pb::event::Kind::DealScored(d)) = &out[0].kind else { panic!("{out:?}") };
-    assert_eq!(d.seats.iter().map(|s| s.tribes_gained).collect::<Vec<_>>(), vec![1, 1, 0]);
+    let Some(pb::event::Kind::DealScored(d)) = &out[0].kind else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        d.seats.iter().map(|s| s.tribes_gained).collect::<Vec<_>>(),
+        vec![1, 1, 0]
+    );
     assert_eq!(d.seats[1].points, vec![14, 8, 12, 9]);
     assert_eq!(st.tribes[..3], [1, 1, 0]);
 }
@@ -265,18 +306,33 @@ fn tv19_simultaneous_commit_protocol() {
     let own = Democratie::redact(&evs[0], Viewer::Seat(1)).unwrap();
     assert_eq!(own, evs[0]);
     let other = Democratie::redact(&evs[0], Viewer::Seat(0)).unwrap();
-    assert_eq!(other, ev(pb::event::Kind::CardCommitted(pb::CardCommitted { seat: 1, card: 0 })));
-    assert_eq!(Democratie::redact(&evs[0], Viewer::Spectator).unwrap(), other);
+    assert_eq!(
+        other,
+        ev(pb::event::Kind::CardCommitted(pb::CardCommitted {
+            seat: 1,
+            card: 0
+        }))
+    );
+    assert_eq!(
+        Democratie::redact(&evs[0], Viewer::Spectator).unwrap(),
+        other
+    );
     apply_all(&mut st, &evs);
     let v0 = Democratie::view(&st, Viewer::Seat(0));
     assert_eq!(v0.seat_info[1].hand_count, 1);
     assert!(v0.seat_info[1].committed);
-    assert_eq!(Democratie::view(&st, Viewer::Seat(1)).my_commit, to_pb(c("QH")));
+    assert_eq!(
+        Democratie::view(&st, Viewer::Seat(1)).my_commit,
+        to_pb(c("QH"))
+    );
     assert_eq!(v0.my_commit, 0);
     assert_eq!(Democratie::to_act(&st).to_vec(), vec![0, 2]);
     // 2. P1 cannot change its commit.
     let before = st;
-    assert_eq!(rule_reason(Democratie::decide(&st, 1, &commit(c("3C")), &mut rng)), "ALREADY_COMMITTED");
+    assert_eq!(
+        rule_reason(Democratie::decide(&st, 1, &commit(c("3C")), &mut rng)),
+        "ALREADY_COMMITTED"
+    );
     assert_eq!(st, before);
     // 3. P2 asking for QH (P1's commit) gets exactly the error of any card it lacks.
     let e1 = Democratie::decide(&st, 2, &commit(c("QH")), &mut rng).unwrap_err();
@@ -284,7 +340,13 @@ fn tv19_simultaneous_commit_protocol() {
     let e3 = Democratie::decide(&st, 2, &commit(c("5C")), &mut rng).unwrap_err();
     assert_eq!(e1, e2);
     assert_eq!(e1, e3);
-    assert!(matches!(e1, CoreError::Rule { reason: "CARD_NOT_IN_HAND", .. }));
+    assert!(matches!(
+        e1,
+        CoreError::Rule {
+            reason: "CARD_NOT_IN_HAND",
+            ..
+        }
+    ));
     // 4. P2 commits AS: still in the commit phase, no foreign card ids in views.
     let evs = Democratie::decide(&st, 2, &commit(c("AS")), &mut rng).unwrap();
     apply_all(&mut st, &evs);
@@ -296,11 +358,24 @@ fn tv19_simultaneous_commit_protocol() {
     // 5. P0's commit is the last: reveal and resolution in the same transition.
     let evs = Democratie::decide(&st, 0, &commit(c("5C")), &mut rng).unwrap();
     let kinds: Vec<&str> = evs.iter().map(Democratie::event_type).collect();
-    assert_eq!(&kinds[..4], &["card_committed", "trick_revealed", "trick_resolved", "vote_card_flipped"]);
-    let Some(pb::event::Kind::TrickRevealed(r)) = &evs[1].kind else { panic!() };
+    assert_eq!(
+        &kinds[..4],
+        &[
+            "card_committed",
+            "trick_revealed",
+            "trick_resolved",
+            "vote_card_flipped"
+        ]
+    );
+    let Some(pb::event::Kind::TrickRevealed(r)) = &evs[1].kind else {
+        panic!()
+    };
     assert_eq!(*r.played, ["5C", "QH", "AS"].map(|x| to_pb(c(x))));
     for s in 0..3 {
-        assert_eq!(Democratie::redact(&evs[1], Viewer::Seat(s)).unwrap(), evs[1]);
+        assert_eq!(
+            Democratie::redact(&evs[1], Viewer::Seat(s)).unwrap(),
+            evs[1]
+        );
     }
     let captured_before = st.captured[0];
     apply_all(&mut st, &evs[..3]);
@@ -316,7 +391,15 @@ fn tv20_illegal_actions_outside_the_commit_phase() {
     Democratie::evolve(&mut st, &evs[0]).unwrap();
     Democratie::evolve(&mut st, &evs[1]).unwrap();
     assert_eq!(st.phase, pb::Phase::DayDeal);
-    assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut Rng::from_u64(0))), "WRONG_PHASE");
+    assert_eq!(
+        rule_reason(Democratie::decide(
+            &st,
+            0,
+            &commit(c("9H")),
+            &mut Rng::from_u64(0)
+        )),
+        "WRONG_PHASE"
+    );
     // TRICK_REVEAL / TRICK_RESOLVE / DEAL_SCORING: replay the last commit's events one by one.
     let mut st = tv19_state();
     let mut rng = Rng::from_u64(1);
@@ -330,19 +413,31 @@ fn tv20_illegal_actions_outside_the_commit_phase() {
         Democratie::evolve(&mut st, e).unwrap();
         if st.phase != pb::Phase::TrickCommit {
             seen.push(st.phase);
-            assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)), "WRONG_PHASE");
+            assert_eq!(
+                rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)),
+                "WRONG_PHASE"
+            );
         }
     }
     assert!(seen.contains(&pb::Phase::TrickReveal) && seen.contains(&pb::Phase::TrickResolve));
     // A card already played in an earlier trick.
     assert_eq!(st.phase, pb::Phase::TrickCommit);
-    assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("5C")), &mut rng)), "CARD_NOT_IN_HAND");
+    assert_eq!(
+        rule_reason(Democratie::decide(&st, 0, &commit(c("5C")), &mut rng)),
+        "CARD_NOT_IN_HAND"
+    );
     // DEAL_SCORING and MATCH_END.
     let mut st = Democratie::initial(&config(3));
     st.phase = pb::Phase::DealScoring;
-    assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)), "WRONG_PHASE");
+    assert_eq!(
+        rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)),
+        "WRONG_PHASE"
+    );
     st.phase = pb::Phase::MatchEnd;
-    assert_eq!(rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)), "WRONG_PHASE");
+    assert_eq!(
+        rule_reason(Democratie::decide(&st, 0, &commit(c("9H")), &mut rng)),
+        "WRONG_PHASE"
+    );
 }
 
 #[test]
@@ -407,8 +502,14 @@ fn reference_resolve(played: &[u8], trump: u8) -> Option<usize> {
         return t.iter().copied().max_by_key(|&i| strength(played[i]));
     }
     let m = played.iter().map(|&c| strength(c)).max().unwrap();
-    let w: Vec<usize> = (0..played.len()).filter(|&i| strength(played[i]) == m).collect();
-    if w.len() == 1 { Some(w[0]) } else { None }
+    let w: Vec<usize> = (0..played.len())
+        .filter(|&i| strength(played[i]) == m)
+        .collect();
+    if w.len() == 1 {
+        Some(w[0])
+    } else {
+        None
+    }
 }
 
 #[test]
@@ -420,7 +521,12 @@ fn resolve_trick_agrees_with_the_spec_pseudocode() {
         rng.shuffle(&mut deck);
         let trump = suit_of(deck[n]);
         let got = resolve_trick(&deck[..n], trump);
-        assert_eq!(got.winner.map(|w| w as usize), reference_resolve(&deck[..n], trump), "{:?} trump {trump}", &deck[..n]);
+        assert_eq!(
+            got.winner.map(|w| w as usize),
+            reference_resolve(&deck[..n], trump),
+            "{:?} trump {trump}",
+            &deck[..n]
+        );
     }
 }
 
@@ -431,7 +537,10 @@ fn resolution_rules_not_in_the_vectors() {
     // A lone 6 of trump beats everything else.
     assert_eq!(resolve_trick(&[c("5H"), c("6C"), X1], 0).winner, Some(1));
     // 5 of trump without the 6 beats other trumps.
-    assert_eq!(resolve_trick(&[c("4C"), c("5C"), c("3C")], 0).winner, Some(1));
+    assert_eq!(
+        resolve_trick(&[c("4C"), c("5C"), c("3C")], 0).winner,
+        Some(1)
+    );
     // Three-way tie with a Joker.
     assert_eq!(resolve_trick(&[c("5S"), c("5H"), X1], 1).winner, None);
     // No trump suit at all (Joker vote).
@@ -448,7 +557,8 @@ fn short_matches_end_on_the_deal_cap() {
     let mut capped = 0;
     for seed in 0..200 {
         let mut rep = conformance::Report::default();
-        let p = conformance::play_checked::<Democratie>(&config, 4, seed, 50_000, &mut rep).unwrap();
+        let p =
+            conformance::play_checked::<Democratie>(&config, 4, seed, 50_000, &mut rep).unwrap();
         assert!(rep.violations.is_empty(), "{:?}", rep.violations);
         let o = Democratie::outcome(&p.state).unwrap();
         if o.aborted {

@@ -56,7 +56,9 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
         let reveals_y = orig_int
             .iter()
             .any(|e| matches!(e, Ev::HeldCardPlaced { .. } | Ev::HeldCardDiscarded { .. }));
-        let closes_window = orig_int.iter().any(|e| matches!(e, Ev::KnockWindowClosed { .. }));
+        let closes_window = orig_int
+            .iter()
+            .any(|e| matches!(e, Ev::KnockWindowClosed { .. }));
         for s in 0..n as u8 {
             // Places hidden from s that this action does not reveal to s.
             let mut fixed: Vec<u8> = vec![];
@@ -75,15 +77,11 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
             {
                 // The simultaneous flip shows every chosen card.
                 for i in 0..n as usize {
-                    fixed.extend(
-                        st.init_choice[i].iter().copied().filter(|&x| x != u8::MAX),
-                    );
+                    fixed.extend(st.init_choice[i].iter().copied().filter(|&x| x != u8::MAX));
                 }
             }
             let mut hidden_slots: Vec<u8> = (0..(12 * n) as u8)
-                .filter(|&x| {
-                    st.filled >> x & 1 == 1 && st.up >> x & 1 == 0 && !fixed.contains(&x)
-                })
+                .filter(|&x| st.filled >> x & 1 == 1 && st.up >> x & 1 == 0 && !fixed.contains(&x))
                 .collect();
             let draw_hidden = if matches!(mv, Move::DrawFromPile) {
                 st.draw_len.saturating_sub(1)
@@ -91,10 +89,12 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
                 st.draw_len
             } as usize;
             // Collect the hidden values, permute them, put them back.
-            let mut vals: Vec<i8> =
-                hidden_slots.iter().map(|&x| st.val[x as usize]).collect();
+            let mut vals: Vec<i8> = hidden_slots.iter().map(|&x| st.val[x as usize]).collect();
             vals.extend_from_slice(&st.draw[..draw_hidden]);
-            let y_hidden = st.held_card != i8::MIN && !st.held_card_was_face_up && s != st.knocker && !reveals_y;
+            let y_hidden = st.held_card != i8::MIN
+                && !st.held_card_was_face_up
+                && s != st.knocker
+                && !reveals_y;
             if y_hidden {
                 vals.push(st.held_card);
             }

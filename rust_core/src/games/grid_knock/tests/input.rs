@@ -33,7 +33,10 @@ fn malformed_and_out_of_turn_input_is_refused_without_panic() {
     assert!(matches!(e, CoreError::Malformed(_)));
     let e = GridKnock::decide(&st, 7, &gk::to_action(Move::DrawFromPile), &mut rng()).unwrap_err();
     assert!(matches!(e, CoreError::Malformed(_)));
-    assert_eq!(reason(&refused(&st, 1, Move::DrawFromPile)), "NOT_YOUR_TURN");
+    assert_eq!(
+        reason(&refused(&st, 1, Move::DrawFromPile)),
+        "NOT_YOUR_TURN"
+    );
     assert_eq!(
         reason(&refused(&st, 0, Move::KeepSwap(sl(0, 1, 1)))),
         "WRONG_PHASE"
@@ -63,7 +66,10 @@ fn malformed_and_out_of_turn_input_is_refused_without_panic() {
     ));
     // Knock decision with a seat that did not knock.
     let mut k = tv07_until_accept();
-    assert_eq!(reason(&refused(&k, 0, Move::AcceptKnock(1))), "NOT_A_KNOCKER");
+    assert_eq!(
+        reason(&refused(&k, 0, Move::AcceptKnock(1))),
+        "NOT_A_KNOCKER"
+    );
     assert_eq!(reason(&refused(&k, 2, Move::RefuseKnocks)), "NOT_YOUR_TURN");
     play(&mut k, 0, Move::AcceptKnock(2));
     assert_eq!(
@@ -217,9 +223,7 @@ fn initial_reveal_is_sealed_then_simultaneous() {
     let other = GridKnock::redact(&evs[0], Viewer::Seat(0)).unwrap();
     let own = GridKnock::redact(&evs[0], Viewer::Seat(1)).unwrap();
     assert_ne!(other, own);
-    assert!(
-        matches!(&other.kind, Some(pb::event::Kind::InitialChosen(c)) if c.slot.is_none())
-    );
+    assert!(matches!(&other.kind, Some(pb::event::Kind::InitialChosen(c)) if c.slot.is_none()));
     for e in &evs {
         GridKnock::evolve(&mut st, e).unwrap();
     }

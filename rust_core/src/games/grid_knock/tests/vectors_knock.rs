@@ -42,7 +42,10 @@ pub(super) fn tv07_until_accept() -> State {
             Ev::KnockWindowClosed { knockers: 0b100 }
         ]
     );
-    assert_eq!(legal(&st, 0), vec![Move::AcceptKnock(2), Move::RefuseKnocks]);
+    assert_eq!(
+        legal(&st, 0),
+        vec![Move::AcceptKnock(2), Move::RefuseKnocks]
+    );
     st
 }
 
@@ -96,7 +99,10 @@ fn tv07_full_knock_non_adjacent_knocker() {
 /// Applies a host command's events; returns them as internal events.
 fn host(st: &mut State, command: &str) -> Result<Vec<Ev>, CoreError> {
     let evs = GridKnock::host_command(st, command, &mut rng())?;
-    evs.iter().map(|e| GridKnock::evolve(st, e)).collect::<Result<(), _>>().unwrap();
+    evs.iter()
+        .map(|e| GridKnock::evolve(st, e))
+        .collect::<Result<(), _>>()
+        .unwrap();
     Ok(evs.iter().map(|e| gk::pb_to_ev(e).unwrap()).collect())
 }
 
@@ -109,12 +115,22 @@ fn amb32_closing_the_knock_window_passes_for_the_seats_still_to_answer() {
     assert_eq!(
         evs,
         vec![
-            Ev::KnockAnswered { seat: 1, answer: pb::KnockAnswer::Pass },
-            Ev::KnockAnswered { seat: 3, answer: pb::KnockAnswer::Pass },
+            Ev::KnockAnswered {
+                seat: 1,
+                answer: pb::KnockAnswer::Pass
+            },
+            Ev::KnockAnswered {
+                seat: 3,
+                answer: pb::KnockAnswer::Pass
+            },
             Ev::KnockWindowClosed { knockers: 0b100 },
         ]
     );
-    assert_eq!(legal(&st, 0), vec![Move::AcceptKnock(2), Move::RefuseKnocks], "the knock stands");
+    assert_eq!(
+        legal(&st, 0),
+        vec![Move::AcceptKnock(2), Move::RefuseKnocks],
+        "the knock stands"
+    );
     // The same state as if seats 1 and 3 had passed themselves.
     let mut by_hand = tv07_pos();
     play(&mut by_hand, 0, Move::DrawFromPile);
@@ -130,7 +146,13 @@ fn amb32_a_timed_out_pass_looks_like_any_other_pass() {
     play(&mut st, 0, Move::DrawFromPile);
     let timed_out = GridKnock::host_command(&st, "close_knock_window", &mut rng()).unwrap();
     let passed = GridKnock::decide(&st, 1, &gk::to_action(Move::PassKnock), &mut rng()).unwrap();
-    for viewer in [Viewer::Seat(0), Viewer::Seat(1), Viewer::Seat(2), Viewer::Spectator, Viewer::Auditor] {
+    for viewer in [
+        Viewer::Seat(0),
+        Viewer::Seat(1),
+        Viewer::Seat(2),
+        Viewer::Spectator,
+        Viewer::Auditor,
+    ] {
         assert_eq!(
             GridKnock::redact(&timed_out[0], viewer).map(|e| e.encode_to_vec()),
             GridKnock::redact(&passed[0], viewer).map(|e| e.encode_to_vec()),
@@ -148,7 +170,10 @@ fn amb32_no_knock_window_no_closing_it() {
     assert_eq!(st, before);
     play(&mut st, 0, Move::DrawFromPile);
     pass_all(&mut st);
-    assert_eq!(reason(&host(&mut st, "close_knock_window").unwrap_err()), "NO_KNOCK_WINDOW");
+    assert_eq!(
+        reason(&host(&mut st, "close_knock_window").unwrap_err()),
+        "NO_KNOCK_WINDOW"
+    );
     let info = crate::registry::find("grid_knock").unwrap().info();
     assert_eq!(info.host_commands, vec!["close_knock_window".to_string()]);
 }
@@ -162,19 +187,42 @@ fn amb32_an_open_window_runs_the_timer_until_it_closes() {
     let timer = GridKnock::timer(&st).expect("a window is open");
     assert_eq!((timer.command, timer.seconds), ("close_knock_window", 60));
     play(&mut st, 2, Move::Knock);
-    assert_eq!(GridKnock::timer(&st), Some(timer), "an answer does not restart the clock");
+    assert_eq!(
+        GridKnock::timer(&st),
+        Some(timer),
+        "an answer does not restart the clock"
+    );
     let mut untimed = st.clone();
     untimed.cfg.knock_timeout = 0;
-    assert_eq!(GridKnock::timer(&untimed), None, "knock_timeout 0: only the host closes it");
+    assert_eq!(
+        GridKnock::timer(&untimed),
+        None,
+        "knock_timeout 0: only the host closes it"
+    );
     let mut later = st.clone();
     later.turns += 1;
-    assert_ne!(GridKnock::timer(&later).map(|t: Timer| t.key), Some(timer.key), "the next turn's window is another wait");
+    assert_ne!(
+        GridKnock::timer(&later).map(|t: Timer| t.key),
+        Some(timer.key),
+        "the next turn's window is another wait"
+    );
     host(&mut st, "close_knock_window").unwrap();
     assert_eq!(GridKnock::timer(&st), None);
     let opts = |v: &str| Options::from([("knock_timeout".to_string(), v.to_string())]);
-    assert_eq!(GridKnock::checked_config(3, &opts("5")).unwrap().knock_timeout, 5);
+    assert_eq!(
+        GridKnock::checked_config(3, &opts("5"))
+            .unwrap()
+            .knock_timeout,
+        5
+    );
     for bad in ["-1", "86401", "soon"] {
-        assert!(matches!(GridKnock::checked_config(3, &opts(bad)), Err(CoreError::InvalidOption(_))), "{bad}");
+        assert!(
+            matches!(
+                GridKnock::checked_config(3, &opts(bad)),
+                Err(CoreError::InvalidOption(_))
+            ),
+            "{bad}"
+        );
     }
 }
 

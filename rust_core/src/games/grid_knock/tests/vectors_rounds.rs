@@ -15,7 +15,10 @@ fn tv11_domain_completed_by_someone_else_forced_keep() {
                                       // P1: draw, discard and reveal (1,3,4).
     play(&mut st, 1, Move::DrawFromPile);
     let evs = play(&mut st, 1, Move::DiscardAndReveal(sl(1, 3, 4)));
-    assert!(matches!(evs[0], Ev::DiscardedAndRevealed { revealed: 5, .. }));
+    assert!(matches!(
+        evs[0],
+        Ev::DiscardedAndRevealed { revealed: 5, .. }
+    ));
     assert_eq!(
         st.closer,
         u8::MAX,
@@ -89,7 +92,10 @@ fn tv12_scoring_double_counted_column_no_removal_closer_penalty() {
     let sc = tie([10, 10], [10, 10], 0);
     assert_eq!((sc.raw_scores[0], sc.round_scores[0]), (20, 40));
     let sc = tie([-2, -1], [-2, -2], 0);
-    assert_eq!((sc.raw_scores[0], sc.raw_scores[1], sc.round_scores[0]), (-3, -4, -3));
+    assert_eq!(
+        (sc.raw_scores[0], sc.raw_scores[1], sc.round_scores[0]),
+        (-3, -4, -3)
+    );
 }
 
 #[test]
@@ -130,7 +136,11 @@ fn tv14_reshuffle_keeps_the_top_discard() {
     let evs = GridKnock::decide(&st, 0, &gk::to_action(Move::DrawFromPile), &mut rng()).unwrap();
     let evs: Vec<Ev> = evs.iter().map(|e| gk::pb_to_ev(e).unwrap()).collect();
     match &evs[0] {
-        Ev::Reshuffled { draw_pile, draw_pile_size, discard_top } => {
+        Ev::Reshuffled {
+            draw_pile,
+            draw_pile_size,
+            discard_top,
+        } => {
             assert_eq!((*draw_pile_size, *discard_top), (4, 7));
             let mut p = draw_pile[..4].to_vec();
             p.sort();
@@ -241,7 +251,12 @@ fn tv16_empty_domain_passes_and_closes() {
         })
         .unwrap();
     assert_eq!(
-        (sc.raw_scores[1], sc.round_scores[1], sc.closer, sc.closer_doubled),
+        (
+            sc.raw_scores[1],
+            sc.round_scores[1],
+            sc.closer,
+            sc.closer_doubled
+        ),
         (0, 0, 1, false)
     );
 }

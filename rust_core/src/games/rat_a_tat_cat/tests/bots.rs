@@ -34,5 +34,8 @@ fn bots_play_legal_moves_and_memory_beats_random() {
             better += 1;
         }
     }
-    assert!(better > games * 7 / 10, "memory bot won only {better} of {games}");
+    assert!(
+        better > games * 7 / 10,
+        "memory bot won only {better} of {games}"
+    );
 }

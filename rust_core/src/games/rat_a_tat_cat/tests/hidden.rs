@@ -1,14 +1,21 @@
 //! Hidden information: what views and redacted events show each viewer, and the rendering.
 
-use super::*;
 use super::round_vectors::dealt;
 use super::turn_vectors::tv1_state;
+use super::*;
 
 /// What `viewer` may not see, rewritten at random consistently with what it may see:
 /// hidden row cards (not in its knowledge) and, when `deck` is set, the draw pile order are
 /// permuted among themselves; a hidden number in another seat's hand is exchanged with a
 /// hidden number in a row. Positions in `pinned` keep their card.
-fn scramble(s: &State, viewer: Viewer, pinned: &[(usize, usize)], deck: bool, hand: bool, rng: &mut Rng) -> State {
+fn scramble(
+    s: &State,
+    viewer: Viewer,
+    pinned: &[(usize, usize)],
+    deck: bool,
+    hand: bool,
+    rng: &mut Rng,
+) -> State {
     let mut c = s.clone();
     let known = match viewer {
         Viewer::Seat(v) => s.known[v as usize],
@@ -40,7 +47,10 @@ fn scramble(s: &State, viewer: Viewer, pinned: &[(usize, usize)], deck: bool, ha
     }
     let hidden_hand = s.pending <= 9 && viewer != Viewer::Seat(s.current as u32);
     if hand && hidden_hand {
-        let numbers: Vec<&(usize, usize)> = places.iter().filter(|&&(p, sl)| c.rows[p][sl] <= 9).collect();
+        let numbers: Vec<&(usize, usize)> = places
+            .iter()
+            .filter(|&&(p, sl)| c.rows[p][sl] <= 9)
+            .collect();
         if !numbers.is_empty() {
             let &(p, sl) = numbers[rng.index(numbers.len())];
             std::mem::swap(&mut c.pending, &mut c.rows[p][sl]);
@@ -79,7 +89,8 @@ fn hidden_information_never_leaks() {
                     Some(A::PeekCard(x)) => vec![(actor as usize, x.slot as usize - 1)],
                     _ => vec![],
                 };
-                let evs = RatATatCat::decide(&s, actor, &a, &mut Rng::for_command(&seed, seq)).unwrap();
+                let evs =
+                    RatATatCat::decide(&s, actor, &a, &mut Rng::for_command(&seed, seq)).unwrap();
                 let round_ends = evs
                     .iter()
                     .any(|e| matches!(e.kind, Some(E::RoundRevealed(_)) | Some(E::MatchEnded(_))));
@@ -119,18 +130,32 @@ fn hidden_information_never_leaks() {
                             }
                         }
                         if s.pending != NONE && is_power(s.pending) {
-                            assert_eq!(view.pending, pbc(s.pending), "a drawn power card is public");
+                            assert_eq!(
+                                view.pending,
+                                pbc(s.pending),
+                                "a drawn power card is public"
+                            );
                         }
                         // Events of the next action: same draw pile, hand and touched slots.
                         if !round_ends {
                             let c = scramble(&s, v, &pinned, false, false, &mut pick);
-                            let evs2 =
-                                RatATatCat::decide(&c, actor, &a, &mut Rng::for_command(&seed, seq)).unwrap();
+                            let evs2 = RatATatCat::decide(
+                                &c,
+                                actor,
+                                &a,
+                                &mut Rng::for_command(&seed, seq),
+                            )
+                            .unwrap();
                             assert_eq!(evs.len(), evs2.len());
                             for (e1, e2) in evs.iter().zip(&evs2) {
                                 let r1 = RatATatCat::redact(e1, v).map(|e| e.encode_to_vec());
                                 let r2 = RatATatCat::redact(e2, v).map(|e| e.encode_to_vec());
-                                assert_eq!(r1, r2, "event {} leaks to {v:?}", RatATatCat::event_type(e1));
+                                assert_eq!(
+                                    r1,
+                                    r2,
+                                    "event {} leaks to {v:?}",
+                                    RatATatCat::event_type(e1)
+                                );
                                 checked_events += 1;
                             }
                         }
@@ -160,12 +185,20 @@ fn private_events_reach_their_seat_only() {
     let Some(E::RoundDealt(d)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else {
         panic!()
     };
-    assert!(d.draw_pile.is_empty() && d.rows.iter().all(|r| r.cards.iter().all(|&c| c == CARD_FACE_DOWN)));
+    assert!(
+        d.draw_pile.is_empty()
+            && d.rows
+                .iter()
+                .all(|r| r.cards.iter().all(|&c| c == CARD_FACE_DOWN))
+    );
     assert_eq!(d.draw_pile_size, 41);
     for e in &evs[1..] {
-        let Some(E::InitialPeek(p)) = &e.kind else { panic!() };
+        let Some(E::InitialPeek(p)) = &e.kind else {
+            panic!()
+        };
         for v in 0..3u32 {
-            let Some(E::InitialPeek(r)) = RatATatCat::redact(e, Viewer::Seat(v)).unwrap().kind else {
+            let Some(E::InitialPeek(r)) = RatATatCat::redact(e, Viewer::Seat(v)).unwrap().kind
+            else {
                 panic!()
             };
             if v == p.seat {
@@ -193,7 +226,10 @@ fn private_events_reach_their_seat_only() {
     }
     let audit = RatATatCat::view(&s, Viewer::Auditor);
     assert_eq!(audit.draw_pile.len(), 41);
-    assert!(audit.players.iter().all(|p| p.row.iter().all(|&c| c != 0 && c != CARD_FACE_DOWN)));
+    assert!(audit
+        .players
+        .iter()
+        .all(|p| p.row.iter().all(|&c| c != 0 && c != CARD_FACE_DOWN)));
 }
 
 #[test]
@@ -201,7 +237,10 @@ fn render_shows_what_the_viewer_sees() {
     let mut s = tv1_state();
     play(&mut s, draw());
     let audit = RatATatCat::render(&s, Viewer::Auditor);
-    assert!(audit.contains("D2") && audit.contains("P0 to act"), "{audit}");
+    assert!(
+        audit.contains("D2") && audit.contains("P0 to act"),
+        "{audit}"
+    );
     let p1 = RatATatCat::render(&s, Viewer::Seat(1));
     assert!(!p1.contains("D2") && p1.contains("[  ?  ?  ?  ? ]"), "{p1}");
 }

@@ -19,7 +19,10 @@ mod turn_vectors;
 mod wire;
 
 fn cfg_with(n: u32, opts: &[(&str, &str)]) -> Config {
-    let o: Options = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let o: Options = opts
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     RatATatCat::checked_config(n, &o).expect("config")
 }
 fn cfg(n: u32) -> Config {
@@ -67,7 +70,8 @@ fn end() -> pb::Action {
 /// Applies `a` by the current seat; returns the events.
 fn play(s: &mut State, a: pb::Action) -> Vec<pb::Event> {
     let seat = s.current as u32;
-    let evs = RatATatCat::decide(s, seat, &a, &mut Rng::from_u64(7)).unwrap_or_else(|e| panic!("{a:?}: {e}"));
+    let evs = RatATatCat::decide(s, seat, &a, &mut Rng::from_u64(7))
+        .unwrap_or_else(|e| panic!("{a:?}: {e}"));
     for e in &evs {
         RatATatCat::evolve(s, e).expect("own event applies");
         RatATatCat::check_invariants(s).expect("invariants");
@@ -75,7 +79,8 @@ fn play(s: &mut State, a: pb::Action) -> Vec<pb::Event> {
     evs
 }
 fn refused(s: &State, a: pb::Action) -> CoreError {
-    crate::game::decide_checked::<RatATatCat>(s, s.current as u32, &a, &mut Rng::from_u64(7)).expect_err("must be refused")
+    crate::game::decide_checked::<RatATatCat>(s, s.current as u32, &a, &mut Rng::from_u64(7))
+        .expect_err("must be refused")
 }
 fn reason(e: CoreError) -> &'static str {
     match e {

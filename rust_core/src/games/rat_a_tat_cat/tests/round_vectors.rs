@@ -1,8 +1,8 @@
 //! Test vectors of spec section 9, TV14 to TV22: the call, the reveal, reshuffles, scoring and
 //! the end of the match.
 
-use super::*;
 use super::turn_vectors::tv1_state;
+use super::*;
 
 /// A full-deck 3- or 4-seat state dealt by the engine with a fixed dealer.
 pub(super) fn dealt(n: u32, dealer: u32, opts: &[(&str, &str)]) -> State {
@@ -51,7 +51,9 @@ fn tv14_call_and_final_round() {
     let kinds: Vec<_> = evs.iter().map(RatATatCat::event_type).collect();
     assert_eq!(&kinds[..2], &["turn_ended", "round_revealed"]);
     assert!(kinds.contains(&"round_scored"));
-    let Some(E::TurnEnded(t)) = &evs[0].kind else { panic!() };
+    let Some(E::TurnEnded(t)) = &evs[0].kind else {
+        panic!()
+    };
     assert!(t.round_over && t.next_seat == 1);
     // The next round is dealt at once: P0 deals, P1 starts.
     assert_eq!((s.round, s.dealer, s.current), (2, 0, 1));
@@ -78,7 +80,14 @@ fn tv15_call_on_first_turn_round_length() {
 #[test]
 fn tv16_swap_against_caller_then_scoring() {
     // P0 has called; P1 takes its final turn.
-    let mut s = State::test_position(cfg(2), &[[0, 0, 1, 2], [6, 9, 4, 3]], &[SW, 5, 5, 5], &[7], 1, 1);
+    let mut s = State::test_position(
+        cfg(2),
+        &[[0, 0, 1, 2], [6, 9, 4, 3]],
+        &[SW, 5, 5, 5],
+        &[7],
+        1,
+        1,
+    );
     s.caller = 0;
     play(&mut s, draw());
     play(&mut s, power());
@@ -94,7 +103,11 @@ fn tv16_swap_against_caller_then_scoring() {
         })
         .unwrap();
     assert_eq!(
-        scored.scores.iter().map(|x| x.round_score).collect::<Vec<_>>(),
+        scored
+            .scores
+            .iter()
+            .map(|x| x.round_score)
+            .collect::<Vec<_>>(),
         vec![12, 13]
     );
     assert!(!evs.iter().any(|e| matches!(e.kind, Some(E::RevealDraw(_)))));
@@ -117,7 +130,14 @@ fn tv17_reveal_with_power_replacement_and_redraws() {
         .collect();
     assert_eq!(
         draws,
-        vec![(1, 3, D2), (1, 3, 5), (2, 1, 9), (2, 4, SW), (2, 4, 6), (0, 3, 2)]
+        vec![
+            (1, 3, D2),
+            (1, 3, 5),
+            (2, 1, 9),
+            (2, 4, SW),
+            (2, 4, 6),
+            (0, 3, 2)
+        ]
     );
     assert_eq!(s.last_rows[0], [3, 0, 2, 1]);
     assert_eq!(s.last_rows[1], [0, 2, 5, 1]);
@@ -128,7 +148,10 @@ fn tv17_reveal_with_power_replacement_and_redraws() {
     t.caller = 1;
     t.phase = Phase::Reveal;
     t.revealed = true;
-    for e in evs.iter().filter(|e| matches!(e.kind, Some(E::RevealDraw(_)))) {
+    for e in evs
+        .iter()
+        .filter(|e| matches!(e.kind, Some(E::RevealDraw(_))))
+    {
         RatATatCat::evolve(&mut t, e).unwrap();
     }
     assert_eq!(discard_pile(&t), vec![D2, PK, SW, SW, PK, D2, 7, 3]);
@@ -137,7 +160,14 @@ fn tv17_reveal_with_power_replacement_and_redraws() {
 
 #[test]
 fn tv18_reshuffle_when_draw_empties() {
-    let mut s = State::test_position(cfg(2), &[[1, 1, 1, 1], [2, 2, 2, 2]], &[6], &[PK, 3, 8, SW, 2], 1, 0);
+    let mut s = State::test_position(
+        cfg(2),
+        &[[1, 1, 1, 1], [2, 2, 2, 2]],
+        &[6],
+        &[PK, 3, 8, SW, 2],
+        1,
+        0,
+    );
     let evs = RatATatCat::decide(&s, 0, &draw(), &mut Rng::from_u64(5)).unwrap();
     assert_eq!(evs.len(), 2);
     assert_eq!(RatATatCat::event_type(&evs[1]), "pile_reshuffled");
@@ -159,7 +189,8 @@ fn tv18_reshuffle_when_draw_empties() {
     assert_eq!((s.pending, s.phase), (6, Phase::Drawn));
     assert_eq!(legal(&s).len(), 5);
     // Players see the flips but not the new order.
-    let Some(E::PileReshuffled(r)) = RatATatCat::redact(&injected, Viewer::Seat(0)).unwrap().kind else {
+    let Some(E::PileReshuffled(r)) = RatATatCat::redact(&injected, Viewer::Seat(0)).unwrap().kind
+    else {
         panic!()
     };
     assert!(r.draw_pile.is_empty() && r.draw_pile_size == 4 && r.flipped_powers == cards(&[SW]));
@@ -168,7 +199,14 @@ fn tv18_reshuffle_when_draw_empties() {
     play(&mut s, end());
     assert!(legal(&s).contains(&take(1)));
     // A reshuffle that does not hold the old discard pile is corrupt.
-    let mut t = State::test_position(cfg(2), &[[1, 1, 1, 1], [2, 2, 2, 2]], &[6], &[PK, 3, 8, SW, 2], 1, 0);
+    let mut t = State::test_position(
+        cfg(2),
+        &[[1, 1, 1, 1], [2, 2, 2, 2]],
+        &[6],
+        &[PK, 3, 8, SW, 2],
+        1,
+        0,
+    );
     RatATatCat::evolve(&mut t, &evs[0]).unwrap();
     let wrong = ev(E::PileReshuffled(pb::PileReshuffled {
         flipped_powers: vec![],
@@ -176,7 +214,10 @@ fn tv18_reshuffle_when_draw_empties() {
         draw_pile: pile(&[2, SW, 3, PK]),
         draw_pile_size: 4,
     }));
-    assert!(matches!(RatATatCat::evolve(&mut t, &wrong), Err(CoreError::Corrupt(_))));
+    assert!(matches!(
+        RatATatCat::evolve(&mut t, &wrong),
+        Err(CoreError::Corrupt(_))
+    ));
 }
 
 /// The reveal of a test position (rows, piles top first; P0 called, P1 ended the last turn):
@@ -192,7 +233,10 @@ fn reveal_of(rows: &[[u8; 4]], draw: &[u8], discard: &[u8]) -> (Vec<pb::Event>, 
     let mut s = position();
     let evs = play(&mut s, end());
     let mut t = position();
-    for e in evs.iter().take_while(|e| !matches!(e.kind, Some(E::RoundScored(_)))) {
+    for e in evs
+        .iter()
+        .take_while(|e| !matches!(e.kind, Some(E::RoundScored(_))))
+    {
         RatATatCat::evolve(&mut t, e).unwrap();
         RatATatCat::check_invariants(&t).unwrap();
     }
@@ -205,7 +249,12 @@ fn reshuffled(evs: &[pb::Event]) -> Vec<Vec<u8>> {
     evs.iter()
         .filter_map(|e| match &e.kind {
             Some(E::PileReshuffled(r)) => {
-                let mut c: Vec<u8> = r.draw_pile.iter().chain([&r.discard_top]).map(|&c| from_pbc(c).unwrap()).collect();
+                let mut c: Vec<u8> = r
+                    .draw_pile
+                    .iter()
+                    .chain([&r.discard_top])
+                    .map(|&c| from_pbc(c).unwrap())
+                    .collect();
                 c.sort();
                 Some(c)
             }
@@ -248,11 +297,16 @@ fn reveal_reshuffles_recorded_before_the_fix_still_replay() {
     // discard pile; only the reshuffle leaves it out). The new shape replays too; anything
     // else is corrupt.
     let position = || {
-        let mut s = State::test_position(cfg(2), &[[0, 2, SW, 1], [1, 1, 1, 1]], &[5], &[7, 3], 0, 1);
+        let mut s =
+            State::test_position(cfg(2), &[[0, 2, SW, 1], [1, 1, 1, 1]], &[5], &[7, 3], 0, 1);
         s.caller = 0;
         s.phase = Phase::Reveal;
         s.revealed = true;
-        let draw = ev(E::RevealDraw(pb::RevealDraw { seat: 0, slot: 3, card: pbc(5) }));
+        let draw = ev(E::RevealDraw(pb::RevealDraw {
+            seat: 0,
+            slot: 3,
+            card: pbc(5),
+        }));
         RatATatCat::evolve(&mut s, &draw).unwrap();
         s
     };
@@ -265,16 +319,28 @@ fn reveal_reshuffles_recorded_before_the_fix_still_replay() {
         }))
     };
     let mut old = position();
-    assert_eq!((discard_pile(&old), old.pending, old.rows[0]), (vec![SW, 7, 3], NONE, [0, 2, 5, 1]));
+    assert_eq!(
+        (discard_pile(&old), old.pending, old.rows[0]),
+        (vec![SW, 7, 3], NONE, [0, 2, 5, 1])
+    );
     RatATatCat::evolve(&mut old, &reshuffle(7, &[SW, 3])).unwrap();
     RatATatCat::check_invariants(&old).unwrap();
-    assert_eq!((discard_pile(&old), old.draw.len(), old.pending), (vec![7], 2, NONE));
+    assert_eq!(
+        (discard_pile(&old), old.draw.len(), old.pending),
+        (vec![7], 2, NONE)
+    );
     let mut new = position();
     RatATatCat::evolve(&mut new, &reshuffle(7, &[3])).unwrap();
     RatATatCat::check_invariants(&new).unwrap();
-    assert_eq!((discard_pile(&new), old.rows[0], new.pending), (vec![SW, 7], [0, 2, 5, 1], NONE));
+    assert_eq!(
+        (discard_pile(&new), old.rows[0], new.pending),
+        (vec![SW, 7], [0, 2, 5, 1], NONE)
+    );
     let mut bad = position();
-    assert!(matches!(RatATatCat::evolve(&mut bad, &reshuffle(7, &[8])), Err(CoreError::Corrupt(_))));
+    assert!(matches!(
+        RatATatCat::evolve(&mut bad, &reshuffle(7, &[8])),
+        Err(CoreError::Corrupt(_))
+    ));
 }
 
 /// Plays the round of `s` to its end with the given row scores by rigging the rows, then
@@ -290,7 +356,10 @@ fn finish_round_with(s: &mut State, scores: &[(usize, [u8; 4])]) -> Vec<pb::Even
     while s.phase.awaiting() && s.round_ok_to_continue() {
         quiet_turn(s);
         evs = play(s, end());
-        if evs.iter().any(|e| matches!(e.kind, Some(E::RoundScored(_)))) {
+        if evs
+            .iter()
+            .any(|e| matches!(e.kind, Some(E::RoundScored(_))))
+        {
             break;
         }
     }
@@ -309,7 +378,10 @@ fn tv19_elimination_and_simultaneous_crossing() {
     s.totals = [95, 80, 99, 0, 0, 0];
     s.round = 4;
     // Rows scoring P0 5, P1 12, P2 0, with cards that keep the deck's counts plausible.
-    let evs = finish_round_with(&mut s, &[(0, [1, 1, 1, 2]), (1, [3, 3, 3, 3]), (2, [0, 0, 0, 0])]);
+    let evs = finish_round_with(
+        &mut s,
+        &[(0, [1, 1, 1, 2]), (1, [3, 3, 3, 3]), (2, [0, 0, 0, 0])],
+    );
     let Some(E::RoundScored(r)) = evs
         .iter()
         .find_map(|e| match &e.kind {
@@ -323,7 +395,11 @@ fn tv19_elimination_and_simultaneous_crossing() {
     assert_eq!(r.eliminated, vec![0]);
     assert_eq!(&s.totals[..3], &[100, 92, 99]);
     assert!(!s.is_active(0));
-    assert_eq!((s.dealer, s.current), (1, 2), "P0 is skipped: P1 deals, P2 starts");
+    assert_eq!(
+        (s.dealer, s.current),
+        (1, 2),
+        "P0 is skipped: P1 deals, P2 starts"
+    );
     assert!(s.rows[0] == [NONE; 4]);
     // Next round: P1 scores 9 (101), P2 scores 4 (103): both out, P1 wins alone.
     finish_round_with(&mut s, &[(1, [0, 0, 0, 9]), (2, [1, 1, 1, 1])]);
@@ -338,7 +414,14 @@ fn tv19_elimination_and_simultaneous_crossing() {
 fn tv20_fixed_rounds_and_tie() {
     let mut s = dealt(3, 0, &[("match_mode", "fixed_rounds"), ("rounds", "3")]);
     for (a, b, c) in [(10u8, 4u8, 15u8), (7, 12, 3), (5, 6, 9)] {
-        let row = |v: u8| [v.min(9), v.saturating_sub(9).min(9), v.saturating_sub(18), 0];
+        let row = |v: u8| {
+            [
+                v.min(9),
+                v.saturating_sub(9).min(9),
+                v.saturating_sub(18),
+                0,
+            ]
+        };
         finish_round_with(&mut s, &[(0, row(a)), (1, row(b)), (2, row(c))]);
     }
     let o = RatATatCat::outcome(&s).expect("over after 3 rounds");
@@ -349,7 +432,14 @@ fn tv20_fixed_rounds_and_tie() {
 
 #[test]
 fn tv21_discarding_drawn_power_unused() {
-    let mut s = State::test_position(cfg(2), &[[1, 1, 1, 1], [2, 2, 2, 2]], &[D2, 4, 5], &[3], 1, 0);
+    let mut s = State::test_position(
+        cfg(2),
+        &[[1, 1, 1, 1], [2, 2, 2, 2]],
+        &[D2, 4, 5],
+        &[3],
+        1,
+        0,
+    );
     play(&mut s, draw());
     play(&mut s, discard());
     assert_eq!(s.discard.top(), Some(D2));
@@ -371,5 +461,7 @@ fn tv22_score_bounds_and_conservation() {
     assert!(RatATatCat::check_invariants(&s).is_err());
     let mut u = tv1_state();
     u.draw.pop();
-    assert!(RatATatCat::check_invariants(&u).unwrap_err().contains("conserved"));
+    assert!(RatATatCat::check_invariants(&u)
+        .unwrap_err()
+        .contains("conserved"));
 }

@@ -1,8 +1,8 @@
 //! Rules the test vectors miss: the turn limit, the administrative cap, options, refused moves.
 
-use super::*;
 use super::round_vectors::{dealt, quiet_turn};
 use super::turn_vectors::{tv1_state, tv6_swap_phase};
+use super::*;
 
 #[test]
 fn turn_limit_safeguard_reveals_from_left_of_dealer() {
@@ -13,7 +13,9 @@ fn turn_limit_safeguard_reveals_from_left_of_dealer() {
     }
     quiet_turn(&mut s);
     let evs = play(&mut s, end());
-    let Some(E::TurnEnded(t)) = &evs[0].kind else { panic!() };
+    let Some(E::TurnEnded(t)) = &evs[0].kind else {
+        panic!()
+    };
     assert!(t.round_over && t.turn_limit_reached);
     assert_eq!(s.round, 2);
 }
@@ -39,7 +41,10 @@ fn options_are_validated() {
     let bad = |k: &str, v: &str| {
         let o: Options = [(k.to_string(), v.to_string())].into_iter().collect();
         assert!(
-            matches!(RatATatCat::checked_config(3, &o), Err(CoreError::InvalidOption(_))),
+            matches!(
+                RatATatCat::checked_config(3, &o),
+                Err(CoreError::InvalidOption(_))
+            ),
             "{k}={v}"
         );
     };
@@ -55,9 +60,16 @@ fn options_are_validated() {
     assert!(RatATatCat::checked_config(7, &Options::new()).is_err());
     let c = cfg_with(
         6,
-        &[("point_limit", "200"), ("first_dealer", "5"), ("memory_aid", "on")],
+        &[
+            ("point_limit", "200"),
+            ("first_dealer", "5"),
+            ("memory_aid", "on"),
+        ],
     );
-    assert_eq!((c.point_limit, c.first_dealer, c.memory_aid), (200, Some(5), true));
+    assert_eq!(
+        (c.point_limit, c.first_dealer, c.memory_aid),
+        (200, Some(5), true)
+    );
 }
 
 #[test]
@@ -83,7 +95,10 @@ fn malformed_wrong_phase_and_wrong_seat_are_refused() {
         swap(1, 1, 0),
     ] {
         assert!(
-            matches!(RatATatCat::decide(&s, 0, &a, &mut rng), Err(CoreError::Malformed(_))),
+            matches!(
+                RatATatCat::decide(&s, 0, &a, &mut rng),
+                Err(CoreError::Malformed(_))
+            ),
             "{a:?}"
         );
     }

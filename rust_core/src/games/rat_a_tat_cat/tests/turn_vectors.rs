@@ -63,7 +63,9 @@ fn tv01_deal_and_initial_state() {
     // The deal the engine makes itself follows the same slot order (k-th card to slot k/A).
     let mut t = RatATatCat::initial(&cfg_with(2, &[("first_dealer", "1")]));
     let evs = RatATatCat::start(&t, &mut Rng::from_u64(3)).unwrap();
-    let Some(E::RoundDealt(d)) = &evs[0].kind else { panic!() };
+    let Some(E::RoundDealt(d)) = &evs[0].kind else {
+        panic!()
+    };
     assert_eq!((d.dealer, d.first_player, d.draw_pile_size), (1, 0, 45));
     assert_eq!(evs.len(), 3);
     for e in &evs {
@@ -85,7 +87,10 @@ fn tv01_engine_deal_order_and_flip() {
     deck[9..].copy_from_slice(&rest);
     let mut s = RatATatCat::initial(&cfg(2));
     let mut events = vec![];
-    let mut out = Out { s: &mut s, events: &mut events };
+    let mut out = Out {
+        s: &mut s,
+        events: &mut events,
+    };
     out.deal_deck(1, deck, &mut Rng::from_u64(2)).unwrap();
     assert_eq!(out.s.rows[0], [3, 0, D2, 1]);
     assert_eq!(out.s.rows[1], [7, 9, 5, 8]);
@@ -114,10 +119,19 @@ fn tv02_take_discard_replacing_dealt_power_blocks_next_player() {
 
 #[test]
 fn tv03_draw_number_and_replace() {
-    let mut s = State::test_position(cfg(2), &[[3, 0, 4, 1], [7, 9, 5, 8]], &[2, 6, 6], &[D2], 0, 1);
+    let mut s = State::test_position(
+        cfg(2),
+        &[[3, 0, 4, 1], [7, 9, 5, 8]],
+        &[2, 6, 6],
+        &[D2],
+        0,
+        1,
+    );
     let evs = play(&mut s, draw());
     let hidden = RatATatCat::redact(&evs[0], Viewer::Seat(0)).unwrap();
-    let Some(E::CardDrawn(d)) = hidden.kind else { panic!() };
+    let Some(E::CardDrawn(d)) = hidden.kind else {
+        panic!()
+    };
     assert_eq!(d.card, CARD_HIDDEN_NUMBER);
     assert_eq!(s.phase, Phase::Drawn);
     assert_eq!(legal(&s).len(), 5);
@@ -130,10 +144,19 @@ fn tv03_draw_number_and_replace() {
 
 #[test]
 fn tv04_drawn_power_cannot_go_into_row() {
-    let mut s = State::test_position(cfg(2), &[[3, 0, 4, 1], [7, 2, 5, 8]], &[PK, 6, 6], &[9, D2], 1, 0);
+    let mut s = State::test_position(
+        cfg(2),
+        &[[3, 0, 4, 1], [7, 2, 5, 8]],
+        &[PK, 6, 6],
+        &[9, D2],
+        1,
+        0,
+    );
     let evs = play(&mut s, draw());
     let seen = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap();
-    let Some(E::CardDrawn(d)) = seen.kind else { panic!() };
+    let Some(E::CardDrawn(d)) = seen.kind else {
+        panic!()
+    };
     assert_eq!(d.card, pbc(PK), "a power card is shown to all");
     assert_eq!(legal(&s), vec![power(), discard()]);
     assert_eq!(reason(refused(&s, replace(1))), "POWER_CARD_CANNOT_BE_KEPT");
@@ -141,18 +164,27 @@ fn tv04_drawn_power_cannot_go_into_row() {
 
 #[test]
 fn tv05_peek() {
-    let mut s = State::test_position(cfg(2), &[[3, 0, 4, 1], [7, 2, 5, 8]], &[PK, 6, 6], &[9, D2], 1, 0);
+    let mut s = State::test_position(
+        cfg(2),
+        &[[3, 0, 4, 1], [7, 2, 5, 8]],
+        &[PK, 6, 6],
+        &[9, D2],
+        1,
+        0,
+    );
     play(&mut s, draw());
     play(&mut s, power());
     assert_eq!(discard_pile(&s), vec![PK, 9, D2]);
     assert_eq!(s.phase, Phase::Peek);
     assert_eq!(legal(&s), (1..=4).map(peek).collect::<Vec<_>>());
     let evs = play(&mut s, peek(2));
-    let Some(E::CardPeeked(mine)) = RatATatCat::redact(&evs[0], Viewer::Seat(0)).unwrap().kind else {
+    let Some(E::CardPeeked(mine)) = RatATatCat::redact(&evs[0], Viewer::Seat(0)).unwrap().kind
+    else {
         panic!()
     };
     assert_eq!((mine.slot, mine.card), (2, pbc(0)));
-    let Some(E::CardPeeked(theirs)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind else {
+    let Some(E::CardPeeked(theirs)) = RatATatCat::redact(&evs[0], Viewer::Seat(1)).unwrap().kind
+    else {
         panic!()
     };
     assert_eq!(
@@ -186,7 +218,10 @@ fn tv06_swap() {
     let mut s = tv6_swap_phase();
     assert_eq!(legal(&s).len(), 33);
     assert_eq!(reason(refused(&s, swap(1, 0, 2))), "SWAP_WITH_SELF");
-    assert!(matches!(refused(&s, swap(1, 1, 5)), CoreError::Malformed(_)));
+    assert!(matches!(
+        refused(&s, swap(1, 1, 5)),
+        CoreError::Malformed(_)
+    ));
     let evs = play(&mut s, swap(4, 2, 4));
     assert_eq!(s.rows[0], [1, 6, 2, 0]);
     assert_eq!(s.rows[2], [5, PK, 7, 9]);
@@ -330,7 +365,9 @@ fn tv13_peek_inside_draw2() {
     play(&mut s, power());
     assert_eq!(s.phase, Phase::Peek);
     let evs = play(&mut s, peek(3));
-    let Some(E::CardPeeked(p)) = &evs[0].kind else { panic!() };
+    let Some(E::CardPeeked(p)) = &evs[0].kind else {
+        panic!()
+    };
     assert_eq!(p.card, pbc(3));
     assert_eq!(s.phase, Phase::EndOfTurn);
     assert_eq!(s.draw.top(), Some(5));

@@ -13,24 +13,57 @@ struct GeneratedSeatRow {
 
 #[test]
 fn inline_seat_rows_have_the_generated_wire_format() {
-    for (seat, cards) in [(0, [0, 0, 0, 0]), (5, [1, 13, 0, 7]), (1, [10, 11, 12, 13]), (127, [2, 2, 2, 2])] {
-        let row = SeatRow { seat, cards: cards.into() };
-        let generated = GeneratedSeatRow { seat, cards: cards.to_vec() };
+    for (seat, cards) in [
+        (0, [0, 0, 0, 0]),
+        (5, [1, 13, 0, 7]),
+        (1, [10, 11, 12, 13]),
+        (127, [2, 2, 2, 2]),
+    ] {
+        let row = SeatRow {
+            seat,
+            cards: cards.into(),
+        };
+        let generated = GeneratedSeatRow {
+            seat,
+            cards: cards.to_vec(),
+        };
         assert_eq!(row.encode_to_vec(), generated.encode_to_vec());
         assert_eq!(row.encoded_len(), generated.encoded_len());
         assert_eq!(SeatRow::decode(&*generated.encode_to_vec()).unwrap(), row);
-        let dealt = pb::RoundDealt { rows: vec![row, row], ..Default::default() };
-        assert_eq!(pb::RoundDealt::decode(&*dealt.encode_to_vec()).unwrap(), dealt);
+        let dealt = pb::RoundDealt {
+            rows: vec![row, row],
+            ..Default::default()
+        };
+        assert_eq!(
+            pb::RoundDealt::decode(&*dealt.encode_to_vec()).unwrap(),
+            dealt
+        );
     }
     // Unpacked cards (another encoder's choice) read the same.
     let mut unpacked = Vec::new();
     prost::encoding::uint32::encode(1, &3, &mut unpacked);
     prost::encoding::int32::encode_repeated(2, &[4, 5, 6, 7], &mut unpacked);
-    assert_eq!(SeatRow::decode(&*unpacked).unwrap(), SeatRow { seat: 3, cards: [4, 5, 6, 7].into() });
+    assert_eq!(
+        SeatRow::decode(&*unpacked).unwrap(),
+        SeatRow {
+            seat: 3,
+            cards: [4, 5, 6, 7].into()
+        }
+    );
     // A stored row of five cards reads as a row of none, which a replay refuses.
-    let five = GeneratedSeatRow { seat: 1, cards: vec![1, 2, 3, 4, 5] }.encode_to_vec();
+    let five = GeneratedSeatRow {
+        seat: 1,
+        cards: vec![1, 2, 3, 4, 5],
+    }
+    .encode_to_vec();
     let mut twice = five.clone();
-    twice.extend(GeneratedSeatRow { seat: 1, cards: vec![1, 2, 3, 4] }.encode_to_vec());
+    twice.extend(
+        GeneratedSeatRow {
+            seat: 1,
+            cards: vec![1, 2, 3, 4],
+        }
+        .encode_to_vec(),
+    );
     for bytes in [five, twice] {
         let row = SeatRow::decode(&*bytes).unwrap();
         assert!(row.cards.is_empty());
@@ -111,10 +144,16 @@ fn registry_drives_the_game_with_bytes() {
     ));
     let a = m.bot_action(seat, "memory", &mut Rng::from_u64(1)).unwrap();
     let h0 = m.state_hash();
-    for e in m.decide(seat, &a, &mut Rng::for_command(&seed, seq)).unwrap() {
+    for e in m
+        .decide(seat, &a, &mut Rng::for_command(&seed, seq))
+        .unwrap()
+    {
         m.apply(&e.payload).unwrap();
     }
     assert_ne!(h0, m.state_hash());
-    assert!(m.render(Viewer::Seat(seat)).unwrap().contains("Rat-a-Tat Cat"));
+    assert!(m
+        .render(Viewer::Seat(seat))
+        .unwrap()
+        .contains("Rat-a-Tat Cat"));
     assert!(matches!(m.apply(&[0x0a, 0x00]), Err(CoreError::Corrupt(_))));
 }
