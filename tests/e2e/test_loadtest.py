@@ -1,13 +1,16 @@
 """`tablier loadtest` against a real `tablier serve` on loopback: each scenario writes a valid
 JSON report and PNG; an open loop far above what the server can answer reports the queueing
 (latencies from the intended send times) and says the target rate was not held; `compare`
-reads two reports."""
+reads two reports. With the tokens a user has (the host's, none, the auditor's) against a
+server with its real limits, play makes moves and waits as the server asks; a wrong token
+stops the run early with a one-line reason."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -19,12 +22,27 @@ RUN_TIMEOUT = 120
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
+TOKENS = ("TABLIER_HOST_TOKEN", "TABLIER_AUDITOR_TOKEN", "TABLIER_OPERATOR_TOKEN", "TABLIER_CREATOR_TOKEN")
+
+
+def user_env(**tokens: str) -> dict[str, str]:
+    """The environment of a user holding `tokens` (e.g. TABLIER_HOST_TOKEN=...) and no other."""
+    env = {k: v for k, v in os.environ.items() if k not in TOKENS and k != "COLUMNS"}
+    return {**env, **tokens}
+
+
+def run_loadtest(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(tablier_cmd("loadtest", *args), capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
+
+
 def loadtest(server, tmp_path, name: str, *args: str, token: bool = True, tls: tuple[str, ...] = ("--no-tls",)) -> dict:
+    """A run with the (deprecated) operator token as host and auditor: seeded matches."""
     report, png = tmp_path / f"{name}.json", tmp_path / f"{name}.png"
     done = subprocess.run(
         tablier_cmd("loadtest", *args, "--server", server.address, *tls, "--quiet",
-                    "--json", str(report), "--plot", str(png), *(("--token", OPERATOR_TOKEN) if token else ())),
-        capture_output=True, text=True, timeout=RUN_TIMEOUT, env={**os.environ, "COLUMNS": "200"})
+                    "--json", str(report), "--plot", str(png),
+                    *(("--token", OPERATOR_TOKEN, "--auditor-token", OPERATOR_TOKEN) if token else ())),
+        capture_output=True, text=True, timeout=RUN_TIMEOUT, env={**user_env(), "COLUMNS": "200"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert png.read_bytes().startswith(PNG) and png.stat().st_size > 10_000
     out = json.loads(report.read_text())
@@ -117,6 +135,88 @@ def test_tls_with_the_servers_certificate(e2e_database_url, tmp_path):
         out = loadtest(server, tmp_path, "tls", "play", "--game", "carre", "--concurrency", "2", "--requests", "20",
                        tls=("--tls", "--ca", str(cert)))
         assert out["units"]["completed"] == 20 and out["rpcs"]["PlayMove"]["ok"] == 20
-        assert out["seeded"] is True  # the operator token made the matches reproducible
+        assert out["seeded"] is True  # the operator token (an auditor's) made the matches reproducible
+    finally:
+        assert server.stop() == 0
+
+
+HOST_TOKEN = "e2e-host-" + uuid.uuid4().hex
+AUDITOR_TOKEN = "e2e-auditor-" + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module")
+def limited(e2e_database_url, tmp_path_factory):
+    """A server with a host and an auditor (no operator token) and a small creation rate per
+    peer (2 at once, then 4 per second), so a run without a token soon meets it."""
+    server = start_server(e2e_database_url, tmp_path_factory.mktemp("limited"), "limited",
+                          "--create-burst", "2", "--create-rate", "4",
+                          env={"TABLIER_HOST_TOKEN": HOST_TOKEN, "TABLIER_AUDITOR_TOKEN": AUDITOR_TOKEN},
+                          limits=())
+    yield server
+    assert server.stop() == 0
+
+
+def play_as_user(server, tmp_path, name: str, *extra: str, **tokens: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    report, png = tmp_path / f"{name}.json", tmp_path / f"{name}.png"
+    done = run_loadtest("play", "--server", server.address, "--no-tls", "--game", "grid_knock",
+                        "--concurrency", "4", "--duration", "4", "--json", str(report), "--plot", str(png), *extra,
+                        env=user_env(**tokens))
+    out = json.loads(report.read_text()) if report.exists() else {}
+    if out:
+        assert png.read_bytes().startswith(PNG)
+    return done, out
+
+
+@pytest.mark.parametrize("tokens", [{"TABLIER_HOST_TOKEN": HOST_TOKEN}, {}, {"TABLIER_AUDITOR_TOKEN": AUDITOR_TOKEN}],
+                         ids=["host-token", "no-token", "auditor-token"])
+def test_play_makes_moves_with_the_tokens_a_user_has(limited, tmp_path, tokens):
+    done, out = play_as_user(limited, tmp_path, "user", **tokens)
+    assert done.returncode == 0, done.stdout + done.stderr
+    moves = out["rpcs"]["PlayMove"]["ok"]
+    assert moves > 0 and out["rpcs"]["PlayMove"]["errors"] == 0
+    # Units and failures count the same thing: the units that ended, each a move.
+    units = out["units"]
+    assert units["finished"] == units["completed"] + units["failed"] and units["failed"] == 0
+    assert units["completed"] == moves
+    assert f"{units['finished']} units in" in done.stdout and f"{units['completed']} completed, 0 failed" in done.stdout
+    # Seeded only with the auditor's token.
+    assert out["seeded"] is ("TABLIER_AUDITOR_TOKEN" in tokens)
+    create = out["rpcs"]["CreateGame"]["statuses"]
+    limited_creates = create.get("RESOURCE_EXHAUSTED CREATE_RATE_LIMITED", 0)
+    if "TABLIER_HOST_TOKEN" in tokens:
+        assert limited_creates == 0  # the host's token is exempt from the creation rate
+    elif limited_creates:
+        # Waited as the server said (retry_after_ms) instead of hammering it: the refusals
+        # number a few per worker and second, not the thousands a loop without waits sends.
+        assert limited_creates < 4 * 4 * 10, create
+        assert any("waited" in n and "as the server asked" in n for n in out["notes"])
+        assert sum(map(sum, out["per_second"]["errors"].values())) == limited_creates
+    # Printed once to the pipe, RPC names whole at the default width of a pipe.
+    assert done.stdout.count("PlayMove ") == 1 and "…" not in done.stdout, done.stdout
+    assert sum(out["per_second"]["ok"]["PlayMove"]) == moves
+
+
+def test_a_token_the_server_refuses_stops_the_run_early_with_the_reason(limited, tmp_path):
+    done, out = play_as_user(limited, tmp_path, "wrong", "--duration", "60",
+                             TABLIER_AUDITOR_TOKEN="not-the-auditor-" + uuid.uuid4().hex)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("tablier loadtest: stopped after 5 refused units in a row"), done.stderr
+    assert "SEED_NEEDS_OPERATOR" in lines[-1] and "--auditor-token" in lines[-1]
+    assert out["seconds"] < 30 and out["units"]["completed"] == 0 and out["units"]["failed"] >= 5
+    assert "PlayMove" not in out["rpcs"]
+    assert out["stopped"] == lines[-1].removeprefix("tablier loadtest: ")
+
+
+def test_a_server_creating_only_for_tokens_says_which_before_any_move(e2e_database_url, tmp_path):
+    server = start_server(e2e_database_url, tmp_path, "lt-policy", "--create-policy", "token",
+                          env={"TABLIER_HOST_TOKEN": HOST_TOKEN}, limits=())
+    try:
+        done, out = play_as_user(server, tmp_path, "policy", "--duration", "60")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "CREATOR_TOKEN_REQUIRED" in done.stderr and "--token" in done.stderr.strip().splitlines()[-1]
+        assert out["units"]["completed"] == 0 and out["seconds"] < 30
+        done, out = play_as_user(server, tmp_path, "policy-host", TABLIER_HOST_TOKEN=HOST_TOKEN)
+        assert done.returncode == 0 and out["rpcs"]["PlayMove"]["ok"] > 0, done.stdout + done.stderr
     finally:
         assert server.stop() == 0

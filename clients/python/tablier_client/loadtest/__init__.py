@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..cli import Subcommands
+    from .drive import Stage
 
 SCENARIOS = ("evaluate", "play", "watch", "mix")
 
@@ -38,9 +39,15 @@ def _common(p: argparse.ArgumentParser) -> None:
                      help="require TLS (default: TLS when the server offers it)")
     tls.add_argument("--no-tls", dest="tls", action="store_const", const=False, help="plaintext only")
     p.add_argument("--ca", type=Path, help="PEM roots to verify the server's certificate")
-    p.add_argument("--token", default=os.environ.get("TABLIER_HOST_TOKEN") or os.environ.get("TABLIER_OPERATOR_TOKEN"),
-                   help="operator token (seeded matches, EvaluatePosition when the server wants one); "
-                        "default $TABLIER_HOST_TOKEN or $TABLIER_OPERATOR_TOKEN. Moves use the seats' tokens")
+    p.add_argument("--token", default=_env("TABLIER_HOST_TOKEN", "TABLIER_CREATOR_TOKEN", "TABLIER_OPERATOR_TOKEN"),
+                   help="the host's or creator's token, for CreateGame: exempt from the server's creation rate "
+                        "(default $TABLIER_HOST_TOKEN, $TABLIER_CREATOR_TOKEN or $TABLIER_OPERATOR_TOKEN). "
+                        "Without one, matches are created at the rate the server allows one peer, waiting "
+                        "as it asks. Moves use the seats' own tokens")
+    p.add_argument("--auditor-token", default=_env("TABLIER_AUDITOR_TOKEN", "TABLIER_OPERATOR_TOKEN"),
+                   help="seeded (reproducible) matches: CreateGame takes a seed only with the auditor token, "
+                        "which then creates them (at the server's creation rate unless it is the operator "
+                        "token); default $TABLIER_AUDITOR_TOKEN or $TABLIER_OPERATOR_TOKEN; '' for unseeded")
     shape = p.add_argument_group("load shape")
     shape.add_argument("--concurrency", type=int, default=8,
                        help="closed loop: workers; open loop: units in flight at most")
@@ -50,11 +57,13 @@ def _common(p: argparse.ArgumentParser) -> None:
                                         "LEVEL-LEVEL ramps linearly); replaces --duration")
     shape.add_argument("--open-loop", action="store_true", help="--stages are rates")
     shape.add_argument("--requests", type=int, help="stop after this many units instead of at the duration's end")
-    shape.add_argument("--seed", type=int, default=1, help="seeds matches (with --token) and choices")
+    shape.add_argument("--seed", type=int, default=1, help="derives the matches' seeds (with --auditor-token) and the client's choices")
     out = p.add_argument_group("output")
     out.add_argument("--json", type=Path, help="write the JSON report here")
-    out.add_argument("--plot", type=Path, help="write a PNG: latency over time and its distribution")
-    out.add_argument("--quiet", action="store_true", help="no live progress")
+    out.add_argument("--plot", type=Path, help="write a PNG: latency over time with the errors, its distribution, "
+                                                        "throughput and errors per second")
+    out.add_argument("--quiet", action="store_true",
+                     help="no live progress (there is none when stderr is not a terminal)")
     games = p.add_argument_group("scenario")
     games.add_argument("--game", default="", help="game type id (play, watch; evaluate: default every game "
                                                   "with an evaluator)")
@@ -68,6 +77,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     games.add_argument("--position-matches", type=int, default=1, help="evaluate: bot matches per game to take positions from")
     games.add_argument("--positions-per-game", type=int, default=64)
     games.add_argument("--save-positions", type=Path, help="evaluate: write the positions used as JSON")
+
+
+def _env(*names: str) -> str | None:
+    return next((os.environ[n] for n in names if os.environ.get(n)), None)
 
 
 def register(sub: Subcommands) -> None:
@@ -91,6 +104,9 @@ def register(sub: Subcommands) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from ..cli import require_extra
+
+    require_extra("loadtest compare", "loadtest", MODULES)
     from rich.console import Console
 
     from .report import compare, read_json
@@ -112,17 +128,17 @@ def _mix(args: argparse.Namespace) -> dict[str, float]:
     return {k: v for k, v in mix.items() if v > 0}
 
 
+# What `pip install 'tablier-client[loadtest]'` brings (see pyproject.toml).
+MODULES = ("rich", "hdrh", "matplotlib")
+
+
 async def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.live import Live
+    from .. import errors
+    from ..cli import require_extra
 
-    from ..sdk import Retry, connect
-    from .drive import Run, Stage, drive, parse_stages
-    from .report import build, plot, rpc_table, write_json
-    from .scenarios import Context, generate_positions, read_positions, write_positions
-    from .stats import Recorder
+    require_extra("loadtest", "loadtest", MODULES)
+    from .drive import Stage, denied_hint, parse_stages
 
-    console = Console(highlight=False, stderr=True)
     mix = _mix(args)
     open_loop = args.rate is not None or args.open_loop
     if args.stages:
@@ -134,9 +150,32 @@ async def run(args: argparse.Namespace) -> int:
         stages = [Stage(args.duration, args.rate if open_loop and args.rate else float(args.concurrency))]
         if open_loop and not args.rate:
             raise SystemExit("an open loop needs --rate or --stages")
+    try:
+        return await _run(args, stages, mix, open_loop)
+    except (errors.PermissionDenied, errors.Unauthenticated) as exc:
+        raise SystemExit(f"tablier loadtest: {exc}: {denied_hint(exc)}") from None
+    except errors.TablierError as exc:
+        raise SystemExit(f"tablier loadtest: {exc}") from None
+
+
+async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, float], open_loop: bool) -> int:
+    from rich.console import Console
+    from rich.live import Live
+
+    from ..sdk import Client, Retry, connect
+    from .drive import Run, drive
+    from .report import build, plot, rpc_table, write_json
+    from .scenarios import Context, generate_positions, read_positions, write_positions
+    from .stats import Recorder
+
+    console = Console(highlight=False, stderr=True)
     root = args.ca.read_bytes() if args.ca else None
+    seeded = bool(args.auditor_token)
     async with connect(args.server, token=args.token, tls=args.tls, root_certificates=root,
                        retry=Retry(attempts=1), timeout=60.0) as client:
+        # CreateGame carries one credential: the auditor's when it takes a seed, else --token.
+        creator = (Client(client.channel, token=args.auditor_token, retry=client.retry, timeout=client.timeout,
+                          tls=client.tls) if seeded else client)
         types = {t.id: t for t in await client.game_types()}
         game = args.game
         if ({"play", "watch"} & set(mix)) and not game:
@@ -144,7 +183,6 @@ async def run(args: argparse.Namespace) -> int:
         if game and game not in types:
             raise SystemExit(f"the server has no game type {game!r} (it has {', '.join(types)})")
         positions = None
-        seeded = bool(args.token)
         if "evaluate" in mix:
             if args.positions:
                 positions = read_positions(args.positions, types)
@@ -154,7 +192,7 @@ async def run(args: argparse.Namespace) -> int:
                 if not chosen:
                     raise SystemExit("no game on this server has a position evaluator")
                 console.print(f"generating positions from bot matches of {', '.join(t.id for t in chosen)} ...")
-                positions = await generate_positions(client, chosen, seed=args.seed, per_game=args.positions_per_game,
+                positions = await generate_positions(creator, chosen, seed=args.seed, per_game=args.positions_per_game,
                                                      matches=args.position_matches, seeded=seeded)
             if not positions.requests:
                 raise SystemExit(f"no position the server accepts: {positions.describe()}")
@@ -163,20 +201,22 @@ async def run(args: argparse.Namespace) -> int:
         seats = args.seats or (types[game].min_players if game else 2) or 2
         loop = asyncio.get_running_loop()
         rec = Recorder(loop.time(), args.seed)
-        ctx = Context(client, rec, game, seats, args.bot, args.moves, positions, args.spectators, args.max_moves,
+        ctx = Context(client, creator, rec, game, seats, args.bot, args.moves, positions, args.spectators, args.max_moves,
                       args.seed, seeded)
         run_ = Run(open_loop, stages, args.requests, mix, max(1, args.concurrency), args.seed)
         title = (f"{'+'.join(mix)} on {args.server}: "
                  + (f"open loop {stages[0].level:g}/s" if open_loop else f"{int(stages[0].level)} workers")
                  + ("" if len(stages) == 1 else f" ({len(stages)} stages)"))
         started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-        if args.quiet:
+        if args.quiet or not console.is_terminal:
             await drive(ctx, run_)
         else:
-            with Live(console=console, refresh_per_second=4, transient=False) as live:
+            # Drawn in place on the terminal and cleared at the end: the table is printed once, below.
+            with Live(console=console, refresh_per_second=4, transient=True) as live:
                 def tick() -> None:
                     live.update(rpc_table(rec, loop.time() - rec.start,
-                                          f"{title}  {loop.time() - rec.start:.1f} s, {run_.completed} units"))
+                                          f"{title}  {loop.time() - rec.start:.1f} s, {run_.finished} units "
+                                          f"({run_.failed} failed)"))
                 await drive(ctx, run_, tick)
     meta: dict[str, Any] = {"scenario": args.scenario, "server": args.server, "started_at": started_at,
                             "game": game or None, "seats": seats if game else None, "moves": args.moves,
@@ -184,21 +224,28 @@ async def run(args: argparse.Namespace) -> int:
                             "positions": positions.describe() if positions else None, "seeded": seeded}
     report = build(run_, rec, meta)
     out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=160)  # a file or a pipe: no terminal width to fit
     out.print(rpc_table(rec, run_.seconds, title))
     for rpc, r in report["rpcs"].items():
         bad = {k: n for k, n in r["statuses"].items() if k != "OK"}
         if bad:
             out.print(f"{rpc} errors: " + ", ".join(f"{k} x{n}" for k, n in bad.items()))
-    rate = f"{report['achieved_rate']:.1f} units/s"
+    rate = f"{report['achieved_rate']:.1f} completed units/s"
     if report["target_rate"]:
         rate += f" of {report['target_rate']:.1f} targeted"
-    out.print(f"{run_.completed} units ({run_.failed} failed) in {run_.seconds:.2f} s: {rate}")
+    out.print(f"{run_.finished} units in {run_.seconds:.2f} s: {run_.completed} completed, {run_.failed} failed; "
+              f"{rate}")
     for note in report["notes"]:
-        out.print(f"note: {note}")
+        if note != run_.stopped:
+            out.print(f"note: {note}")
     if args.json:
         write_json(args.json, report)
     if args.plot:
-        plot(args.plot, rec, title)
+        plot(args.plot, rec, title, run_.seconds)
+    if run_.stopped:
+        print(f"tablier loadtest: {run_.stopped}", file=sys.stderr)  # one line, unwrapped
+        return 2
     return 0 if run_.completed and not run_.failed else 1
 
 

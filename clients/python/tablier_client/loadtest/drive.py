@@ -62,6 +62,15 @@ class Run:
     cancelled: int = 0  # units in flight when the run ended
     seconds: float = 0.0
     slots: list[dict[str, Slot]] = field(default_factory=list)
+    # Units refused for their credential (PERMISSION_DENIED, UNAUTHENTICATED) since the last
+    # one that completed; at DENIED_LIMIT the run stops, `stopped` saying why.
+    denied_in_a_row: int = 0
+    stopped: str = ""
+
+    @property
+    def finished(self) -> int:
+        """Units that ended during the run: completed or failed."""
+        return self.completed + self.failed
 
     @property
     def duration(self) -> float:
@@ -75,11 +84,35 @@ def _picker(mix: dict[str, float], rng: random.Random) -> Callable[[], str]:
     return lambda: rng.choices(names, weights)[0]
 
 
+# Credential refusals in a row after which a run stops: the token is wrong, more load would
+# only repeat the refusal.
+DENIED_LIMIT = 5
+
+
+def denied_hint(exc: errors.TablierError) -> str:
+    """What to do about a refusal of the load test's credentials, in a sentence."""
+    if exc.reason == "SEED_NEEDS_OPERATOR":
+        return ("a seeded match needs the auditor token and the server did not take this one as it "
+                "(--auditor-token, default $TABLIER_AUDITOR_TOKEN; --auditor-token '' for unseeded matches)")
+    if exc.reason == "CREATOR_TOKEN_REQUIRED":
+        return ("this server creates matches only for the creator, host or operator token (--create-policy token): "
+                "pass one with --token (default $TABLIER_HOST_TOKEN or $TABLIER_CREATOR_TOKEN)")
+    if exc.reason == "BOTS_ONLY_NEEDS_HOST":
+        return "a match of bots only needs the host token (--token, default $TABLIER_HOST_TOKEN)"
+    return "the server does not accept this token: check --token and --auditor-token (or leave them out)"
+
+
 async def _unit(ctx: Context, run: Run, slots: dict[str, Slot], name: str, started: float) -> None:
     run.started += 1
     try:
         await UNITS[name](ctx, slots[name], started)
         run.completed += 1
+        run.denied_in_a_row = 0
+    except (errors.PermissionDenied, errors.Unauthenticated) as exc:
+        run.failed += 1
+        run.denied_in_a_row += 1
+        if run.denied_in_a_row >= DENIED_LIMIT and not run.stopped:
+            run.stopped = f"stopped after {run.denied_in_a_row} refused units in a row ({exc}): {denied_hint(exc)}"
     except errors.TablierError:
         run.failed += 1
 
@@ -97,7 +130,7 @@ async def drive(ctx: Context, run: Run, on_tick: Callable[[], None] | None = Non
     stop = asyncio.Event()
 
     def more() -> bool:
-        if stop.is_set():
+        if stop.is_set() or run.stopped:
             return False
         if run.units is not None:
             return run.intended < run.units
@@ -107,7 +140,7 @@ async def drive(ctx: Context, run: Run, on_tick: Callable[[], None] | None = Non
         while not stop.is_set():
             if on_tick is not None:
                 on_tick()
-            if run.units is None and loop.time() - start >= run.duration:
+            if run.stopped or (run.units is None and loop.time() - start >= run.duration):
                 stop.set()
             try:
                 await asyncio.wait_for(stop.wait(), 0.25)

@@ -1,9 +1,11 @@
-"""The report of a run: a JSON document, a PNG (latency over time; latency by percentile),
-the live progress table, and the comparison of two reports."""
+"""The report of a run: a JSON document, a PNG (latency over time with the errors; latency
+by percentile; answered calls and errors per second), the progress table, and the
+comparison of two reports."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,10 @@ FORMAT = "tablier-loadtest/1"
 
 def rpc_table(rec: Recorder, elapsed: float, title: str = "") -> Table:
     table = Table(title=title or None)
-    for column in ("rpc", "ok", "errors", "ok/s", *PERCENTILES, "max (ms)"):
-        table.add_column(column, justify="left" if column == "rpc" else "right")
+    # The RPC's name whole, whatever the width (a narrow terminal or a pipe's 80 columns).
+    table.add_column("rpc", no_wrap=True, min_width=max((len(n) for n in rec.rpcs), default=3))
+    for column in ("ok", "errors", "ok/s", *PERCENTILES, "max (ms)"):
+        table.add_column(column, justify="right")
     for name, s in sorted(rec.rpcs.items()):
         ok = s.statuses.get("OK", 0)
         lat = summary_ms(s.ok)
@@ -52,6 +56,10 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
         notes.append("closed loop: each worker starts its next unit when the last is answered")
     if run.cancelled:
         notes.append(f"{run.cancelled} units were in flight when the run ended (not counted)")
+    for status, seconds in sorted(rec.backoff.items()):
+        notes.append(f"{status}: waited {seconds:.1f} s in all before repeating, as the server asked")
+    if run.stopped:
+        notes.append(run.stopped)
     return {
         "format": FORMAT,
         **meta,
@@ -61,14 +69,24 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
                   "units": run.units, "max_in_flight": run.max_in_flight if run.open_loop else None,
                   "mix": run.mix},
         "seconds": run.seconds,
-        "units": {"intended": run.intended, "started": run.started, "completed": run.completed,
-                  "failed": run.failed, "unsent": run.unsent, "in_flight_at_end": run.cancelled},
+        # finished = completed + failed: the units that ended during the run.
+        "units": {"intended": run.intended, "started": run.started, "finished": run.finished,
+                  "completed": run.completed, "failed": run.failed, "unsent": run.unsent,
+                  "in_flight_at_end": run.cancelled},
+        "stopped": run.stopped or None,
+        "per_second": {"ok": {rpc: _series(c) for rpc, c in sorted(rec.ok_per_second.items())},
+                       "errors": {st: _series(c) for st, c in sorted(rec.errors_per_second.items())}},
         "target_rate": target,
         "achieved_rate": achieved,
         "held_target_rate": None if target is None else achieved >= 0.95 * target,
         "rpcs": rpcs,
         "notes": notes,
     }
+
+
+def _series(counts: Counter[int]) -> list[int]:
+    """Counts per second, from second 0 to the last one counted."""
+    return [counts.get(i, 0) for i in range(max(counts, default=-1) + 1)]
 
 
 def write_json(path: Path, report: dict[str, Any]) -> None:
@@ -82,38 +100,73 @@ def read_json(path: Path) -> dict[str, Any]:
     return report
 
 
-def plot(path: Path, rec: Recorder, title: str) -> None:
+def plot(path: Path, rec: Recorder, title: str, seconds: float) -> None:
+    """Four panels: each answered call's latency over time with the errors (red crosses, at
+    the latency of the refusal); latency by percentile (HDR histogram); answered calls per
+    second per RPC; errors per second per status, with the share of calls that failed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (over_time, dist) = plt.subplots(1, 2, figsize=(13, 5))
+    fig, axes = plt.subplots(2, 2, figsize=(14, 9))
+    (over_time, dist), (throughput, error_rate) = axes
     for name in sorted(rec.rpcs):
-        points = sorted((t, ms) for t, rpc, ms, ok in rec.samples if rpc == name and ok)
+        points = [(t, ms) for t, rpc, ms, ok in rec.samples if rpc == name and ok]
         if points:
-            over_time.scatter([p[0] for p in points], [p[1] for p in points], s=3, alpha=0.5, label=name)
+            over_time.scatter([p[0] for p in points], [max(p[1], 1e-3) for p in points], s=3, alpha=0.5,
+                              label=name)
         h = rec.rpcs[name].ok
         if h.get_total_count():
             ps = [0.0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999]
             xs = [1 / (1 - p / 100) for p in ps]
-            dist.plot(xs, [h.get_value_at_percentile(p) / 1000 for p in ps], marker=".", label=name)
-    errors = sorted(t for t, _, _, ok in rec.samples if not ok)
-    if errors:
-        over_time.scatter(errors, [0] * len(errors), s=8, marker="x", color="red", label="errors")
+            dist.plot(xs, [max(h.get_value_at_percentile(p) / 1000, 1e-3) for p in ps], marker=".", label=name)
+    failed = [(t, ms) for t, _, ms, ok in rec.samples if not ok]
+    if failed:
+        over_time.scatter([p[0] for p in failed], [max(p[1], 1e-3) for p in failed], s=14, marker="x",
+                          color="red", label="errors")
     over_time.set_xlabel("seconds since start")
     over_time.set_ylabel("latency (ms)")
-    over_time.set_yscale("log")
-    over_time.set_title("latency over time")
-    over_time.legend(loc="upper left", fontsize=8)
-    dist.set_xscale("log")
-    dist.set_yscale("log")
-    ticks = [1, 2, 10, 100, 1000, 100000]
-    dist.set_xticks(ticks, ["p0", "p50", "p90", "p99", "p99.9", "p99.999"])
+    over_time.set_title("latency over time (errors: red crosses)")
     dist.set_xlabel("percentile")
     dist.set_ylabel("latency (ms)")
-    dist.set_title("latency distribution (HDR histogram)")
-    dist.legend(loc="upper left", fontsize=8)
+    dist.set_title("latency distribution (HDR histogram, answered calls)")
+    if rec.samples:
+        over_time.set_yscale("log")
+    if any(s.ok.get_total_count() for s in rec.rpcs.values()):
+        dist.set_xscale("log")
+        dist.set_yscale("log")
+        ticks = [1, 2, 10, 100, 1000, 100000]
+        dist.set_xticks(ticks, ["p0", "p50", "p90", "p99", "p99.9", "p99.999"])
+    else:
+        dist.text(0.5, 0.5, "no call was answered", ha="center", va="center", transform=dist.transAxes)
+
+    span = max(int(seconds) + 1, 1)
+    secs = list(range(span))
+    for name, counts in sorted(rec.ok_per_second.items()):
+        throughput.plot(secs, [counts.get(i, 0) for i in secs], drawstyle="steps-post", label=name)
+    throughput.set_xlabel("seconds since start")
+    throughput.set_ylabel("answered calls per second")
+    throughput.set_title("throughput")
+    totals = [sum(c.get(i, 0) for c in rec.ok_per_second.values())
+              + sum(c.get(i, 0) for c in rec.errors_per_second.values()) for i in secs]
+    for status, counts in sorted(rec.errors_per_second.items()):
+        error_rate.plot(secs, [counts.get(i, 0) for i in secs], drawstyle="steps-post", label=status)
+    error_rate.set_xlabel("seconds since start")
+    error_rate.set_ylabel("errors per second")
+    if rec.errors_per_second:
+        share = error_rate.twinx()
+        errs = [sum(c.get(i, 0) for c in rec.errors_per_second.values()) for i in secs]
+        share.plot(secs, [100 * e / t if t else 0 for e, t in zip(errs, totals, strict=True)], color="black",
+                   linestyle=":", drawstyle="steps-post", label="% of calls")
+        share.set_ylabel("% of calls that failed (dotted)")
+        share.set_ylim(0, 105)
+        error_rate.set_title("errors per second, by status")
+    else:
+        error_rate.set_title("errors per second: none")
+    for ax in (over_time, dist, throughput, error_rate):
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper left", fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=90)

@@ -35,17 +35,43 @@ def status_of(exc: errors.TablierError) -> str:
     return f"{exc.code.name} {exc.reason}" if exc.reason else exc.code.name
 
 
+# Waits after a RESOURCE_EXHAUSTED that names no retry time: doubling from the first, at most the last.
+FIRST_BACKOFF, MAX_BACKOFF = 0.1, 5.0
+
+
+def retry_after(exc: errors.ResourceExhausted) -> float | None:
+    """The server's retry hint (ErrorInfo metadata `retry_after_ms`), in seconds."""
+    try:
+        return int(exc.metadata["retry_after_ms"]) / 1000
+    except (KeyError, ValueError):
+        return None
+
+
 async def timed(rec: Recorder, rpc: str, call: Callable[[], Awaitable[R]], started: float | None = None) -> R:
-    """`call()` recorded under `rpc`, from `started` (default: now) to its answer."""
+    """`call()` recorded under `rpc`, from `started` (default: now) to its answer. A limit of
+    the server (RESOURCE_EXHAUSTED: nothing was done) is recorded, then the call is repeated
+    after the wait the server names (`retry_after_ms`), or a doubling one when it names none,
+    until it is answered or the run ends; the time waited is counted in `rec.backoff`."""
     loop = asyncio.get_running_loop()
     t0 = loop.time() if started is None else started
-    try:
-        result = await call()
-    except errors.TablierError as exc:
-        rec.record(rpc, t0, loop.time(), status_of(exc))
-        raise
-    rec.record(rpc, t0, loop.time())
-    return result
+    backoff = FIRST_BACKOFF
+    while True:
+        try:
+            result = await call()
+        except errors.ResourceExhausted as exc:
+            rec.record(rpc, t0, loop.time(), status_of(exc))
+            hint = retry_after(exc)
+            wait = hint if hint is not None else backoff
+            backoff = min(backoff * 2, MAX_BACKOFF)
+            rec.backoff[status_of(exc)] = rec.backoff.get(status_of(exc), 0.0) + wait
+            await asyncio.sleep(wait)
+            t0 = loop.time()
+            continue
+        except errors.TablierError as exc:
+            rec.record(rpc, t0, loop.time(), status_of(exc))
+            raise
+        rec.record(rpc, t0, loop.time())
+        return result
 
 
 # ------------------------------------------------------------------------------ positions
@@ -72,7 +98,7 @@ def seed_bytes(seed: int, game: str, match: int) -> bytes:
 async def generate_positions(client: Client, types: list[common_pb2.GameType], *, seed: int, per_game: int,
                              matches: int, seeded: bool) -> Positions:
     """Positions from bot matches played over the API (seeded when the client holds the
-    operator token): after each move, the Position the seat awaited next faces, as the server
+    auditor token): after each move, the Position the seat awaited next faces, as the server
     gives it to that seat (GetView with_position: its own hand and the public table), spread
     evenly over each match and kept when the server's evaluator accepts it."""
     out = Positions([], "generated from seeded bot matches" if seeded else "generated from bot matches")
@@ -149,6 +175,8 @@ class Slot:
 @dataclass
 class Context:
     client: Client
+    # The client whose token CreateGame carries: the auditor's when matches are seeded.
+    creator: Client
     rec: Recorder
     game: str
     seats: int
@@ -205,7 +233,8 @@ async def _new_match(ctx: Context, slot: Slot, started: float, watchers: int) ->
     n = ctx.matches_created
     ctx.matches_created += 1
     seed = seed_bytes(ctx.seed, ctx.game, n) if ctx.seeded else b""
-    created = await timed(ctx.rec, "CreateGame", lambda: ctx.client.create(ctx.game, ctx.seats, seed=seed), started)
+    created = await timed(ctx.rec, "CreateGame", lambda: ctx.creator.create(ctx.game, ctx.seats, seed=seed),
+                          started)
     slot.created, slot.state, slot.moves, slot.last_sent = created, created.state, 0, 0.0
     for _ in range(watchers):
         slot.spectators.append(asyncio.create_task(_spectate(ctx, slot, created.game_id)))

@@ -1,5 +1,6 @@
 """What a load test measured: one HDR histogram of latencies per RPC, counts per status and
-reason, and the samples the plot draws (latency over time)."""
+reason, calls and errors per second of the run, and the samples the plot draws (latency over
+time)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,11 @@ class Recorder:
         self.samples: list[tuple[float, str, float, bool]] = []
         self._seen = 0
         self._random = random.Random(seed)
-        self.units = 0
+        # Per whole second since the start: answered calls per RPC, and errors per status.
+        self.ok_per_second: dict[str, Counter[int]] = {}
+        self.errors_per_second: dict[str, Counter[int]] = {}
+        # Seconds spent waiting as the server asked (RESOURCE_EXHAUSTED), per status.
+        self.backoff: dict[str, float] = {}
 
     def record(self, rpc: str, started: float, ended: float, status: str = "OK") -> None:
         stats = self.rpcs.get(rpc)
@@ -55,6 +60,11 @@ class Recorder:
         ok = status == "OK"
         if ok:
             stats.ok.record_value(min(max(int(seconds * 1e6), LOWEST), HIGHEST))
+        second = int(max(ended - self.start, 0.0))
+        if ok:
+            self.ok_per_second.setdefault(rpc, Counter())[second] += 1
+        else:
+            self.errors_per_second.setdefault(status, Counter())[second] += 1
         sample = (ended - self.start, rpc, seconds * 1000, ok)
         # Reservoir sampling keeps the plot's cost bounded on long runs.
         self._seen += 1
