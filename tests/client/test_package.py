@@ -119,7 +119,7 @@ def test_the_sdk_type_checks_and_catches_a_wrong_game_message(tmp_path):
                               capture_output=True, text=True, timeout=300)
 
     sdk = [package / f"{name}.py" for name in ("__init__", "sdk", "errors", "kinds", "games")]
-    good = mypy(*sdk, tmp_path / "good.py", ROOT / "clients" / "python" / "examples" / "quickstart.py")
+    good = mypy(*sdk, tmp_path / "good.py", *(ROOT / "clients" / "python" / "examples").glob("*.py"))
     assert good.returncode == 0, good.stdout + good.stderr
     bad = mypy(tmp_path / "bad.py")
     assert bad.returncode == 1

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tablier_client import Conflict, Refused, connect, games
+from tablier_client import Conflict, Refused, Retry, Unavailable, bot_seat, connect, creator_seat, games
 from tablier_client.errors import InvalidArgument, NotFound, ResourceExhausted
 from tablier_client.sdk import Match, Update
 from tablier_client.v1 import common_pb2, qwirkle_pb2, service_pb2
@@ -228,6 +228,73 @@ def test_the_readme_example_is_the_shipped_one_and_plays_a_match(server):
     seqs = [int(line.split()[1].rstrip(":")) for line in lines if line.startswith("seq ")]
     assert seqs == list(range(1, len(seqs) + 1)) and seqs, done.stdout
     assert "tiles on the board:" in lines[-1] and "scores" in done.stdout
+
+
+BOT_EXAMPLE = ROOT / "clients" / "python" / "examples" / "one_seat_bot.py"
+CLIENT_README = ROOT / "clients" / "python" / "README.md"
+
+
+def test_the_client_readme_stands_alone_with_both_examples():
+    """The README a package index shows: the examples verbatim, no link into the repository."""
+    import re
+
+    text = CLIENT_README.read_text()
+    assert EXAMPLE.read_text().strip() in text and BOT_EXAMPLE.read_text().strip() in text
+    links = re.findall(r"\]\(([^)]*)\)", text)
+    assert all(link.startswith(("https://", "#")) for link in links), links
+
+
+def test_the_one_seat_bot_example_plays_against_the_servers_bot(server):
+    done = subprocess.run([sys.executable, str(BOT_EXAMPLE), server.address], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    mine = int(done.stdout.split(":")[1].split()[0])
+    seq = int(done.stdout.split("over at seq ")[1].split(",")[0])
+    assert 0 < mine < seq, done.stdout  # the server's bot made the other moves
+
+
+async def test_turns_yields_each_turn_of_one_seat_until_the_end(server):
+    async with connect(server.address, tls=False) as client:
+        created = await client.create(games.QWIRKLE, 0, assignments=[creator_seat(), bot_seat()])
+        me = created.seats[0]
+        # Created.state is the spectator's view; the creator's seat view has its hand.
+        assert created.state.role == service_pb2.ROLE_SPECTATOR and not created.state.my_turn
+        mine = await created.seat_state(0)
+        assert mine.seat == 0 and mine.view.seats[0].hand_visible and len(mine.view.seats[0].hand_tile_types) == 6
+        assert not created.state.view.seats[0].hand_visible
+        assert "seat 1 (bot" in repr(created.seats[1]) and "spectator" not in repr(me)
+        with pytest.raises(ValueError):
+            await created.seat_state(1)
+        seqs: list[int] = []
+        skipped = 0
+        async for turn in me.turns():
+            assert turn.state.my_turn and turn.moves and turn.state.seat == 0
+            if len(seqs) == 1 and not skipped:
+                skipped = turn.seq  # not played: the same turn comes again
+                continue
+            assert turn.seq == skipped if len(seqs) == 1 else True
+            assert not seqs or turn.seq > seqs[-1]  # the server's bot moved in between
+            seqs.append(turn.seq)
+            played = await turn.play(await turn.suggest())
+            assert played.state.seq > turn.seq
+        final = await me.state()
+        assert final.over and len(seqs) > 3
+        events = await me.events()
+        assert {e.seat for e in events if e.seat is not None} == {0, 1}
+
+
+async def test_connect_to_a_closed_port_raises_unavailable():
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(Unavailable) as raised:
+        await connect(f"127.0.0.1:{port}", retry=Retry(attempts=2, first_delay=0.01))
+    assert raised.value.code.name == "UNAVAILABLE" and f"127.0.0.1:{port}" in raised.value.message
+    async with connect(f"127.0.0.1:{port}", tls=False, retry=Retry(attempts=2, first_delay=0.01)) as client:
+        with pytest.raises(Unavailable):
+            await client.game_types()
 
 
 def self_signed(tmp_path) -> tuple[Path, Path, bytes]:

@@ -13,7 +13,7 @@
 """
 
 from . import errors, games
-from .errors import Conflict, Refused, TablierError
+from .errors import Conflict, Refused, TablierError, Unavailable
 from .kinds import GameKind
 from .sdk import (
     Client,
@@ -27,6 +27,7 @@ from .sdk import (
     SeatPosition,
     State,
     Suggestion,
+    Turn,
     Update,
     bot_seat,
     connect,
@@ -40,6 +41,6 @@ from .sdk import (
 
 __all__ = [
     "Client", "Conflict", "Created", "Event", "GameKind", "Joined", "Match", "Moves", "Played", "Refused", "Retry",
-    "SeatPosition", "State", "Suggestion", "TablierError", "Update", "bot_seat", "connect", "creator_seat", "errors", "games",
-    "invited_seat", "message_class", "open_seat", "pack", "unpack",
+    "SeatPosition", "State", "Suggestion", "TablierError", "Turn", "Unavailable", "Update", "bot_seat", "connect",
+    "creator_seat", "errors", "games", "invited_seat", "message_class", "open_seat", "pack", "unpack",
 ]

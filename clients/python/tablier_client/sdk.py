@@ -22,7 +22,7 @@ import contextlib
 import secrets
 import ssl
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar, overload
@@ -113,8 +113,8 @@ class Event(Generic[E]):
     type: str
     # The seat whose command caused it; None for automatic events.
     seat: int | None
-    # The game's Event, or for an event every game shares (type "seat_timed_out") its own
-    # message (tablier.v1.SeatTimedOut).
+    # The game's Event message (e.g. a qwirkle_pb2.Event for games.QWIRKLE), or for an event
+    # every game shares (type "seat_timed_out") its own message (tablier.v1.SeatTimedOut).
     payload: E
     recorded_at: datetime | None
 
@@ -159,6 +159,30 @@ class SeatPosition(Generic[V]):
     seat: int
     position: Message
     state: State[V]
+
+
+@dataclass
+class Turn(Generic[A, V, E]):
+    """One turn of a seat, as `Match.turns()` yields it: the seat's state (its own view) and
+    its legal moves, both at `seq`. `play()` plays one of them there."""
+
+    match: Match[A, V, E]
+    state: State[V]
+    moves: list[A]
+    played: Played[V, E] | None = None
+
+    @property
+    def seq(self) -> int:
+        return self.state.seq
+
+    async def play(self, action: A) -> Played[V, E]:
+        """Plays `action` at this turn's seq (`Conflict` when the match has moved on)."""
+        self.played = await self.match.play(action, expected_seq=self.state.seq)
+        return self.played
+
+    async def suggest(self, bot: str = "") -> A:
+        """The move one of the server's bots would play here."""
+        return (await self.match.suggest(bot)).action
 
 
 @dataclass(frozen=True)
@@ -259,7 +283,10 @@ class Client:
                                                 options=options or {}, seed=seed, seat_assignments=assignments)
         response = await self.call(self.stub.CreateGame, request, self._metadata(self.token),
                                    repeatable=False)
-        matches = [Match(self, response.game_id, kind, token=t or None) for t in response.seat_tokens]
+        statuses = list(response.state.seats)
+        matches = [Match(self, response.game_id, kind, token=t or None,
+                         seat=None if t else (i, _seat_status(statuses[i]) if i < len(statuses) else "not held"))
+                   for i, t in enumerate(response.seat_tokens)]
         return Created(response.game_id, _state(response.state, kind), matches, list(response.seat_tokens),
                        list(response.invite_codes))
 
@@ -327,14 +354,31 @@ class Client:
 
 @dataclass(frozen=True)
 class Created(Generic[A, V, E]):
+    """What `Client.create` gives. `state` is the match as a spectator sees it (role
+    ROLE_SPECTATOR, no hand, `my_turn` False even when a seat of the creator is awaited):
+    the one view every creator may be shown. A seat's own view is `seat_state(i)` (its hand,
+    `my_turn`), or `seats[i].turns()` for a bot's loop."""
+
     game_id: str
     state: State[V]
-    # One handle per seat, in seat order, each acting with that seat's secret token (a
-    # spectator's handle for seats the creator does not hold; their token is "").
+    # One handle per seat, in seat order. A seat the creator holds acts with its secret token;
+    # a seat of a server bot, an open or an invited seat has no token (its handle reads as a
+    # spectator, and its repr says which seat it is and why).
     seats: list[Match[A, V, E]]
+    # The seats' secret tokens, in seat order ("" for a seat the creator does not hold); the
+    # server keeps only their hashes: keep them to act as those seats later
+    # (`client.match(game_id, kind, token=...)`).
     tokens: list[str]
-    # Invite codes in seat order ("" for seats not invited; empty when none is).
+    # Invite codes: [] when no seat is invited; otherwise one per seat, in seat order, "" for
+    # the seats that are not invited (e.g. ["", "k3J..."] for a creator's seat and an invited one).
     invite_codes: list[str] = field(default_factory=list)
+
+    async def seat_state(self, seat: int) -> State[V]:
+        """The match now as seat `seat` sees it (a seat the creator holds)."""
+        handle = self.seats[seat]
+        if not handle.token:
+            raise ValueError(f"the creator does not hold seat {seat} (it has no token)")
+        return await handle.state()
 
 
 @dataclass(frozen=True)
@@ -372,16 +416,25 @@ class Match(Generic[A, V, E]):
     """A match seen with one credential."""
 
     def __init__(self, client: Client, game_id: str, kind: GameKind[A, V, E] | None, *,
-                 token: str | None = None, auditor: bool = False) -> None:
+                 token: str | None = None, auditor: bool = False, seat: tuple[int, str] | None = None) -> None:
         self.client = client
         self.game_id = game_id
         self.kind = kind
         self.token = token
         self.auditor = auditor
         self.metadata = client._metadata(token, auditor)
+        # (seat, who fills it) for a seat of `Created.seats` the creator does not hold.
+        self._unheld = seat
 
     def __repr__(self) -> str:
-        who = "seat" if self.token else "auditor" if self.auditor else "spectator"
+        if self.token:
+            who = "seat"
+        elif self.auditor:
+            who = "auditor"
+        elif self._unheld is not None:
+            who = f"seat {self._unheld[0]} ({self._unheld[1]}): no token, reads as a spectator"
+        else:
+            who = "spectator"
         return f"Match({self.game_id!r}, {self.kind.id if self.kind else '?'}, {who})"
 
     async def state(self, at_seq: int | None = None) -> State[V]:
@@ -462,7 +515,38 @@ class Match(Generic[A, V, E]):
         return Played([_event(e, self.kind) for e in response.events], _state(response.state, self.kind),
                       response.replayed, command_id)
 
-    async def watch(self, after_seq: int = 0, batches: bool | None = None) -> AsyncIterator[Update[V, E]]:
+    async def turns(self) -> AsyncIterator[Turn[A, V, E]]:
+        """The loop of a one-seat bot: each time the match awaits this seat, a `Turn` with the
+        seat's state and legal moves; play one with `turn.play(action)`. Between turns it
+        waits on `watch()` (no polling); it ends when the match is over. A turn that was not
+        played, or whose move was refused, is yielded again with the match as it then is.
+
+            async for turn in seat.turns():
+                await turn.play(turn.moves[0])
+        """
+        state = await self.state()
+        if state.seat is None:
+            raise ValueError(f"turns() needs a seat's token; {self!r} has none")
+        while not state.over:
+            if state.my_turn:
+                moves = await self.legal_moves()
+                if moves.seq == state.seq and moves.moves:
+                    turn: Turn[A, V, E] = Turn(self, state, moves.moves)
+                    yield turn
+                    if turn.played is not None and turn.played.state.seq > state.seq:
+                        state = turn.played.state
+                        continue
+                state = await self.state()
+                continue
+            async with contextlib.aclosing(self.watch(after_seq=state.seq, batches=True)) as updates:
+                async for update in updates:
+                    state = update.state
+                    if state.my_turn or state.over:
+                        break
+            if not (state.my_turn or state.over):
+                state = await self.state()
+
+    async def watch(self, after_seq: int = 0, batches: bool | None = None) -> AsyncGenerator[Update[V, E], None]:
         """Every event after `after_seq` as it happens, with the state after it, until the
         match is over. A dropped stream (server restart, network) is resumed after the last
         state yielded, so nothing is missed or repeated; `Unavailable` only after
@@ -518,6 +602,11 @@ class Match(Generic[A, V, E]):
                 return
 
 
+def _seat_status(info: service_pb2.SeatInfo) -> str:
+    name = service_pb2.SeatStatus.Name(info.status).removeprefix("SEAT_STATUS_").lower()
+    return f"bot {info.bot}" if info.status == service_pb2.SEAT_STATUS_BOT and info.bot else name
+
+
 def _kind(game: str | GameKind[Any, Any, Any]) -> GameKind[Any, Any, Any] | None:
     return games.BY_ID.get(game) if isinstance(game, str) else game
 
@@ -561,10 +650,13 @@ class connect:  # noqa: N801  (used like a function: `async with connect(...)` o
 
     `tls=None` (the default, for a bare `host:port`) uses TLS when the server offers it: a
     TLS handshake is tried first, verified against `root_certificates` (PEM) or the system's
-    roots; a server that offers TLS with a certificate that does not verify is an error,
-    never a reason to fall back to plaintext. `tls=True` requires TLS, `tls=False` never
-    tries it. `token` is the default credential (the operator's) for `create(seed=...)`
-    and `evaluate()`; matches take their own."""
+    roots; a server that offers TLS with a certificate that does not verify is an error
+    (`ssl.SSLCertVerificationError`), never a reason to fall back to plaintext. `tls=True`
+    requires TLS, `tls=False` never tries it. A server that cannot be reached raises
+    `errors.Unavailable` (after `retry`'s tries), here or at the first call. `token` is the
+    default credential of calls that take one without a match: `create()` (the host's or
+    creator's token skips the server's creation rate; a `seed` needs the auditor's);
+    matches take their own."""
 
     def __init__(self, target: str, *, token: str | None = None, tls: bool | None = None,
                  root_certificates: bytes | None = None, retry: Retry = Retry(),
@@ -587,12 +679,28 @@ class connect:  # noqa: N801  (used like a function: `async with connect(...)` o
     async def _open(self) -> Client:
         tls = self.tls
         if tls is None:
-            tls = await offers_tls(self.target, self.root_certificates, self.probe_timeout)
+            tls = await self._probe()
         if tls:
             channel = grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(self.root_certificates))
         else:
             channel = grpc.aio.insecure_channel(self.target)
         return Client(channel, token=self.token, retry=self.retry, timeout=self.timeout, tls=tls)
+
+    async def _probe(self) -> bool:
+        """Whether the server offers TLS, asked again after the retry policy's delays while
+        nothing answers; then `errors.Unavailable`, like any call."""
+        delays = self.retry.delays()
+        while True:
+            try:
+                return await offers_tls(self.target, self.root_certificates, self.probe_timeout)
+            except ssl.SSLCertVerificationError:
+                raise
+            except (OSError, TimeoutError) as exc:
+                delay = next(delays, None)
+                if delay is None:
+                    raise errors.Unavailable(grpc.StatusCode.UNAVAILABLE,
+                                             f"cannot reach {self.target}: {exc or type(exc).__name__}") from exc
+                await asyncio.sleep(delay)
 
     def __await__(self) -> Generator[Any, None, Client]:
         return self._open().__await__()
@@ -616,7 +724,8 @@ def split_host_port(target: str) -> tuple[str, int]:
 async def offers_tls(target: str, root_certificates: bytes | None = None, timeout: float = 5.0) -> bool:
     """True when the server at `target` completes a verified TLS handshake, False when it
     does not speak TLS. Raises `ssl.SSLCertVerificationError` for TLS with an untrusted
-    certificate, `ConnectionError`/`TimeoutError` when nothing answers."""
+    certificate, `OSError` (e.g. `ConnectionRefusedError`) or `TimeoutError` when nothing
+    answers (`connect()` turns those into `errors.Unavailable`)."""
     host, port = split_host_port(target)
     context = ssl.create_default_context(cadata=root_certificates.decode() if root_certificates else None)
     context.set_alpn_protocols(["h2"])
