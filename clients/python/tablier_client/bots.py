@@ -127,21 +127,13 @@ def register(sub: Subcommands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(highlight=False)
     result = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot,
                                     max_moves=args.max_moves))
-    console.print(f"{args.game} match {result.game_id}: " + ("over" if result.over else "NOT over"))
-    table = Table()
-    table.add_column("seat")
-    table.add_column("score")
-    table.add_column("winner")
+    print(f"{args.game} match {result.game_id}: " + ("over" if result.over else "NOT over"))
+    print("seat  score  winner")
     for seat, score in enumerate(result.scores):
-        table.add_row(str(seat), str(score), "yes" if seat in result.winners else "")
-    console.print(table)
-    console.print(f"{result.moves} moves, {result.events} events, reason {result.reason or '-'}")
+        print(f"{seat:>4}  {score:>5}  {'yes' if seat in result.winners else ''}".rstrip())
+    print(f"{result.moves} moves, {result.events} events, reason {result.reason or '-'}")
     return 0 if result.over else 1
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import inspect
 import logging
 import os
@@ -32,6 +33,23 @@ def add_command(sub: Subcommands, name: str, **kwargs: Any) -> argparse.Argument
         return None
     parser: argparse.ArgumentParser = sub.add_parser(name, **kwargs)
     return parser
+
+
+def require_extra(command: str, extra: str, modules: tuple[str, ...]) -> None:
+    """Exits with the install line when a module of an optional part of tablier-client
+    (`pip install 'tablier-client[EXTRA]'`) is missing: the base install holds what a bot
+    needs, `play` and `loadtest` bring their own dependencies."""
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(name)
+    if missing:
+        raise SystemExit(f"tablier {command} needs the {extra!r} extra of tablier-client (missing: "
+                         f"{', '.join(missing)}): pip install 'tablier-client[{extra}]'")
 
 
 def register_protoset(sub: Subcommands) -> None:

@@ -38,7 +38,14 @@ def register(sub: Subcommands) -> None:
     sp.set_defaults(run=run)
 
 
+# What `pip install 'tablier-client[play]'` brings (see pyproject.toml).
+MODULES = ("textual", "rich")
+
+
 def run(args: argparse.Namespace) -> int:
+    from ..cli import require_extra
+
+    require_extra("play", "play", MODULES)
     from .app import PlayApp, Start
 
     app = PlayApp(args.server, tls=args.tls, root_certificates=args.ca.read_bytes() if args.ca else None,
