@@ -8,20 +8,25 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { createRegistry, fromJson, toJson, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { anyPack, AnySchema, type Any } from "@bufbuild/protobuf/wkt";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { GameService } from "./gen/tablier/v1/service_pb";
-import { file_tablier_carre_v1_carre } from "./gen/tablier/carre/v1/carre_pb";
-import { file_tablier_democratie_v1_democratie } from "./gen/tablier/democratie/v1/democratie_pb";
-import { file_tablier_grid_knock_v1_grid_knock } from "./gen/tablier/grid_knock/v1/grid_knock_pb";
-import { file_tablier_qwirkle_v1_qwirkle } from "./gen/tablier/qwirkle/v1/qwirkle_pb";
-import { file_tablier_rat_a_tat_cat_v1_rat_a_tat_cat } from "./gen/tablier/rat_a_tat_cat/v1/rat_a_tat_cat_pb";
+import { GameService } from "./gen/tablier/v1/service_pb.js";
+import { file_tablier_carre_v1_carre } from "./gen/tablier/carre/v1/carre_pb.js";
+import { file_tablier_democratie_v1_democratie } from "./gen/tablier/democratie/v1/democratie_pb.js";
+import { file_tablier_grid_knock_v1_grid_knock } from "./gen/tablier/grid_knock/v1/grid_knock_pb.js";
+import { file_tablier_qwirkle_v1_qwirkle } from "./gen/tablier/qwirkle/v1/qwirkle_pb.js";
+import { file_tablier_rat_a_tat_cat_v1_rat_a_tat_cat } from "./gen/tablier/rat_a_tat_cat/v1/rat_a_tat_cat_pb.js";
 
-export * from "./gen/tablier/v1/service_pb";
-export * from "./gen/tablier/v1/common_pb";
+export * from "./gen/tablier/v1/service_pb.js";
+export * from "./gen/tablier/v1/common_pb.js";
 
 export type GameClient = Client<typeof GameService>;
 
-/** A client of the server that served this page (or of `baseUrl`). */
-export function gameClient(baseUrl: string = location.origin): GameClient {
+/** A client of the server at `baseUrl` (its `--web-listen` address); in a browser, by
+ * default, of the server that served the page. */
+export function gameClient(baseUrl?: string): GameClient {
+  if (baseUrl === undefined) {
+    if (typeof location === "undefined") throw new Error("gameClient(baseUrl): no page to take the server from");
+    baseUrl = location.origin;
+  }
   return createClient(GameService, createConnectTransport({ baseUrl, useBinaryFormat: true }));
 }
 
