@@ -18,7 +18,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 install: $(PY)
-	$(PY) -m pip install -q -e '.[dev]' -e 'clients/python[typing]'
+	$(PY) -m pip install -q -e '.[dev]' -e 'clients/python[typing,play,loadtest]'
 
 stubs: install
 	$(PY) build_backend/tablier_build.py
@@ -35,14 +35,26 @@ tools:
 		GOBIN=$(CURDIR)/$(TOOLS) go install github.com/bojand/ghz/cmd/ghz@$(GHZ); \
 	else echo "no Go toolchain: the ghz test will be skipped"; fi
 
-test: stubs tools
+# What the tests need beyond Python, built when its toolchain is here: ghz (Go), the web app,
+# the npm package and buf (npm). Without Chromium the browser tests skip (CI=1 fails them).
+test-deps: tools
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory web; \
+	else echo "no npm: the web app, npm package and buf schema tests will be skipped (install Node 20.19+ with npm)"; fi
+	@command -v $${CHROMIUM:-chromium} >/dev/null 2>&1 || \
+		echo "no Chromium: the browser tests will be skipped (apt-get install chromium)"
+
+test: stubs test-deps
 	cargo test --workspace --release
 	$(PY) -m pytest
 
 # The TypeScript client and the web app (clients/web/dist, served by `tablier serve --web-listen`).
-.PHONY: web
-web:
-	cd clients/web && npm ci --no-audit --no-fund && npm run build
+# npm ci again only when the lock file changed (npm writes node_modules/.package-lock.json).
+.PHONY: web test-deps
+web: clients/web/node_modules/.package-lock.json
+	cd clients/web && npm run build
+
+clients/web/node_modules/.package-lock.json: clients/web/package-lock.json
+	cd clients/web && npm ci --no-audit --no-fund
 
 bench:
 	cargo bench --workspace

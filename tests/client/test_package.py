@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,52 @@ def test_both_distributions_require_the_protobuf_runtime_their_stubs_were_genera
         low = tuple(int(n) for n in re.search(r">=\s*([\d.]+)", spec).group(1).split("."))
         high = int(re.search(r"<\s*(\d+)", spec).group(1))
         assert low >= generated and generated[0] < high, (pyproject, spec, generated)
+
+
+BLOCKED = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class Missing(MetaPathFinder):  # as if the extra's package were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == sys.argv[1]:
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+
+sys.meta_path.insert(0, Missing())
+for name in list(sys.modules):
+    if name.partition(".")[0] == sys.argv[1]:
+        del sys.modules[name]
+from tablier_client.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(("module", "command", "extra"), [
+    ("textual", ["play", "--server", "127.0.0.1:1"], "play"),
+    ("hdrh", ["loadtest", "play", "--server", "127.0.0.1:1", "--no-tls"], "loadtest"),
+    ("matplotlib", ["loadtest", "compare", "a.json", "b.json"], "loadtest"),
+])
+def test_a_command_whose_extra_is_missing_says_which_to_install(module, command, extra):
+    done = subprocess.run([sys.executable, "-c", BLOCKED, module, *command], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"tablier {' '.join(command[:2]) if command[1] == 'compare' else command[0]} needs the {extra!r} extra of "
+        f"tablier-client (missing: {module}): pip install 'tablier-client[{extra}]'"), done.stderr
+
+
+def test_the_base_install_is_what_a_bot_needs():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "clients" / "python" / "pyproject.toml").read_text())["project"]
+    names = {re.match(r"[\w-]+", d).group() for d in project["dependencies"]}
+    assert names == {"grpcio", "grpcio-status", "protobuf"}
+    extras = project["optional-dependencies"]
+    assert {"textual", "rich"} <= {re.match(r"[\w-]+", d).group() for d in extras["play"]}
+    assert {"hdrhistogram", "matplotlib", "rich"} <= {re.match(r"[\w-]+", d).group() for d in extras["loadtest"]}
+    # The SDK itself imports nothing of the extras.
+    done = subprocess.run([sys.executable, "-c", "import sys, tablier_client, tablier_client.bots, tablier_client.cli;"
+                           "print(sorted(m for m in ('rich', 'textual', 'hdrh', 'matplotlib') if m in sys.modules))"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
