@@ -1,5 +1,5 @@
 """The typed async SDK: a `Client` on one channel, and `Match` handles acting with one
-credential (a seat's token, none for a spectator, the operator's for the auditor).
+credential (a seat's token, none for a spectator, the auditor's token for the auditor).
 
     async with connect("127.0.0.1:50051") as client:
         created = await client.create(games.QWIRKLE, seats=2)
@@ -212,7 +212,8 @@ class Client:
         self.channel = channel
         self.stub = service_pb2_grpc.GameServiceStub(channel)
         # The default credential of calls that take one without a match (CreateGame with a
-        # seed, EvaluatePosition): usually the operator token; None for none.
+        # seed, EvaluatePosition): the host's or creator's token (creation without the
+        # server's rate), the auditor's (a seed), or None for none.
         self.token = token
         self.retry = retry
         self.timeout = timeout
@@ -273,7 +274,7 @@ class Client:
     async def create(self, game: str | GameKind[Any, Any, Any], seats: int,
                      options: dict[str, str] | None = None, *, seed: bytes = b"",
                      assignments: Sequence[service_pb2.SeatAssignment] = ()) -> Created[Any, Any, Any]:
-        """A new match. `seed` (32 bytes, reproducible matches) needs the operator token as
+        """A new match. `seed` (32 bytes, reproducible matches) needs the auditor token as
         the client's `token`. `assignments` (one per seat; `seats` may be 0 then) make seats
         open, invited or the server's bots (`open_seat()`, `invited_seat()`, `bot_seat()`); the
         creator gets the tokens of the others. Not retried: a repeated CreateGame would make a
@@ -323,7 +324,7 @@ class Client:
     def match(self, game_id: str, kind: GameKind[Any, Any, Any] | None = None, *, token: str | None = None,
               auditor: bool = False) -> Match[Any, Any, Any]:
         """A handle on a match: as the seat of `token`, as a spectator (no token), or as the
-        auditor (`auditor=True`: the operator token, or nothing once the match is over)."""
+        auditor (`auditor=True`: the auditor token, or nothing once the match is over)."""
         return Match(self, game_id, kind, token=token, auditor=auditor)
 
     async def open(self, game_id: str, *, token: str | None = None,
@@ -506,7 +507,7 @@ class Match(Generic[A, V, E]):
 
     async def host_command(self, command: str, *, expected_seq: int | None = None,
                            command_id: str | None = None) -> Played[V, E]:
-        """A command of the table's host (`GameType.host_commands`); needs the operator token."""
+        """A command of the table's host (`GameType.host_commands`); needs the host token."""
         command_id = command_id or str(uuid.uuid4())
         request = service_pb2.HostCommandRequest(game_id=self.game_id, command_id=command_id, command=command)
         if expected_seq is not None:
