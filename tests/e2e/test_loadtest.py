@@ -220,3 +220,15 @@ def test_a_server_creating_only_for_tokens_says_which_before_any_move(e2e_databa
         assert done.returncode == 0 and out["rpcs"]["PlayMove"]["ok"] > 0, done.stdout + done.stderr
     finally:
         assert server.stop() == 0
+
+
+def test_evaluate_without_a_token_takes_positions_from_unseeded_matches(limited, tmp_path):
+    """Its set-up creates a match per game: past the creation burst it waits as the server says."""
+    report = tmp_path / "evaluate.json"
+    done = run_loadtest("evaluate", "--server", limited.address, "--no-tls", "--concurrency", "2", "--duration", "1",
+                        "--positions-per-game", "4", "--json", str(report), env=user_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(report.read_text())
+    assert out["seeded"] is False and out["positions"]["source"] == "generated from bot matches"
+    assert set(out["positions"]["per_game"]) == {t.id for t in GAME_TYPES if t.position_type}
+    assert out["rpcs"]["EvaluatePosition"]["ok"] > 0

@@ -47,6 +47,19 @@ def retry_after(exc: errors.ResourceExhausted) -> float | None:
         return None
 
 
+async def patiently(call: Callable[[], Awaitable[R]]) -> R:
+    """`call()`, repeated after a RESOURCE_EXHAUSTED as long as the server says (set-up calls,
+    not measured)."""
+    backoff = FIRST_BACKOFF
+    while True:
+        try:
+            return await call()
+        except errors.ResourceExhausted as exc:
+            hint = retry_after(exc)
+            await asyncio.sleep(hint if hint is not None else backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF)
+
+
 async def timed(rec: Recorder, rpc: str, call: Callable[[], Awaitable[R]], started: float | None = None) -> R:
     """`call()` recorded under `rpc`, from `started` (default: now) to its answer. A limit of
     the server (RESOURCE_EXHAUSTED: nothing was done) is recorded, then the call is repeated
@@ -105,8 +118,8 @@ async def generate_positions(client: Client, types: list[common_pb2.GameType], *
     for t in types:
         found: list[service_pb2.EvaluatePositionRequest] = []
         for m in range(matches):
-            created: Created[Any, Any, Any] = await client.create(
-                t.id, t.min_players or 2, seed=seed_bytes(seed, t.id, m) if seeded else b"")
+            created: Created[Any, Any, Any] = await patiently(lambda: client.create(
+                t.id, t.min_players or 2, seed=seed_bytes(seed, t.id, m) if seeded else b""))
             state = created.state
             awaited: list[tuple[int, int]] = []  # (seq, seat awaited then)
             while not state.over and len(awaited) < 400:
