@@ -13,7 +13,10 @@ import subprocess
 import uuid
 from pathlib import Path
 
+import grpc
 import pytest
+from tablier.v1 import service_pb2 as pb
+from tablier.v1 import service_pb2_grpc as rpc
 
 from .conftest import GAME_TYPES, OPERATOR_TOKEN, start_server, tablier_cmd
 from .test_sdk import self_signed
@@ -222,13 +225,25 @@ def test_a_server_creating_only_for_tokens_says_which_before_any_move(e2e_databa
         assert server.stop() == 0
 
 
-def test_evaluate_without_a_token_takes_positions_from_unseeded_matches(limited, tmp_path):
-    """Its set-up creates a match per game: past the creation burst it waits as the server says."""
-    report = tmp_path / "evaluate.json"
-    done = run_loadtest("evaluate", "--server", limited.address, "--no-tls", "--concurrency", "2", "--duration", "1",
-                        "--positions-per-game", "4", "--json", str(report), env=user_env())
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_evaluate_without_a_token_takes_positions_from_unseeded_matches(e2e_database_url, tmp_path):
+    """Its set-up creates matches too: past the creation burst it waits as the server says."""
+    server = start_server(e2e_database_url, tmp_path, "lt-slow", "--create-burst", "1", "--create-rate", "0.25",
+                          limits=())
+    try:
+        with grpc.insecure_channel(server.address) as channel:  # the burst, used up
+            stub = rpc.GameServiceStub(channel)
+            stub.CreateGame(pb.CreateGameRequest(game_type="carre", seats=2), timeout=30)
+            with pytest.raises(grpc.RpcError) as refused:
+                stub.CreateGame(pb.CreateGameRequest(game_type="carre", seats=2), timeout=30)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        report = tmp_path / "evaluate.json"
+        done = run_loadtest("evaluate", "--server", server.address, "--no-tls", "--concurrency", "2",
+                            "--duration", "1", "--positions-per-game", "4", "--json", str(report), env=user_env())
+        assert done.returncode == 0, done.stdout + done.stderr
+    finally:
+        assert server.stop() == 0
     out = json.loads(report.read_text())
     assert out["seeded"] is False and out["positions"]["source"] == "generated from bot matches"
     assert set(out["positions"]["per_game"]) == {t.id for t in GAME_TYPES if t.position_type}
     assert out["rpcs"]["EvaluatePosition"]["ok"] > 0
+    assert "CREATE_RATE_LIMITED" in server.log.read_text().split("ListGameTypes", 1)[1]  # it did wait
