@@ -159,7 +159,8 @@ def limited(e2e_database_url, tmp_path_factory):
     assert server.stop() == 0
 
 
-def play_as_user(server, tmp_path, name: str, *extra: str, **tokens: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+def play_as_user(server, tmp_path, name: str, *extra: str,
+                 **tokens: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     report, png = tmp_path / f"{name}.json", tmp_path / f"{name}.png"
     done = run_loadtest("play", "--server", server.address, "--no-tls", "--game", "grid_knock",
                         "--concurrency", "4", "--duration", "4", "--json", str(report), "--plot", str(png), *extra,

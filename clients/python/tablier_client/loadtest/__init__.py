@@ -57,11 +57,12 @@ def _common(p: argparse.ArgumentParser) -> None:
                                         "LEVEL-LEVEL ramps linearly); replaces --duration")
     shape.add_argument("--open-loop", action="store_true", help="--stages are rates")
     shape.add_argument("--requests", type=int, help="stop after this many units instead of at the duration's end")
-    shape.add_argument("--seed", type=int, default=1, help="derives the matches' seeds (with --auditor-token) and the client's choices")
+    shape.add_argument("--seed", type=int, default=1,
+                       help="derives the matches' seeds (with --auditor-token) and the client's choices")
     out = p.add_argument_group("output")
     out.add_argument("--json", type=Path, help="write the JSON report here")
     out.add_argument("--plot", type=Path, help="write a PNG: latency over time with the errors, its distribution, "
-                                                        "throughput and errors per second")
+                                               "throughput and errors per second")
     out.add_argument("--quiet", action="store_true",
                      help="no live progress (there is none when stderr is not a terminal)")
     games = p.add_argument_group("scenario")
@@ -201,8 +202,8 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
         seats = args.seats or (types[game].min_players if game else 2) or 2
         loop = asyncio.get_running_loop()
         rec = Recorder(loop.time(), args.seed)
-        ctx = Context(client, creator, rec, game, seats, args.bot, args.moves, positions, args.spectators, args.max_moves,
-                      args.seed, seeded)
+        ctx = Context(client, creator, rec, game, seats, args.bot, args.moves, positions, args.spectators,
+                      args.max_moves, args.seed, seeded)
         run_ = Run(open_loop, stages, args.requests, mix, max(1, args.concurrency), args.seed)
         title = (f"{'+'.join(mix)} on {args.server}: "
                  + (f"open loop {stages[0].level:g}/s" if open_loop else f"{int(stages[0].level)} workers")
