@@ -48,8 +48,14 @@ class Match:
         """Events caused by ``action``; ``seq`` is the seq the first of them will take."""
     def host_command(self, command: str, seed: bytes, seq: int) -> list[Event]:
         """Events caused by an operator's command (one of GameType.host_commands)."""
-    def apply(self, payload: bytes, kind: str | None = None, at_ms: int | None = None, seat: int | None = None,
-              command_id: str | None = None) -> None:
+    def apply(
+        self,
+        payload: bytes,
+        kind: str | None = None,
+        at_ms: int | None = None,
+        seat: int | None = None,
+        command_id: str | None = None,
+    ) -> None:
         """Applies a stored event (``kind`` as stored: needed for generic kinds). With ``at_ms``, its
         recorded time, the match clock is stepped too (``seat``, ``command_id``: its command's)."""
     def apply_all(self, payloads: list[bytes], kinds: list[str] | None = None) -> None:
@@ -57,8 +63,9 @@ class Match:
     def to_act(self) -> list[int]: ...
     def legal_actions(self, seat: int) -> list[bytes]: ...
     def view(self, seat: int | None = None, auditor: bool = False) -> bytes: ...
-    def redact(self, payload: bytes, seat: int | None = None, auditor: bool = False,
-               kind: str | None = None) -> bytes | None:
+    def redact(
+        self, payload: bytes, seat: int | None = None, auditor: bool = False, kind: str | None = None
+    ) -> bytes | None:
         """The event as that viewer may see it; None when it must not see it at all."""
     def event_kind(self, payload: bytes, kind: str | None = None) -> str: ...
     def clock(self) -> tuple[int, int | None, int, str] | None:

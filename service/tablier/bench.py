@@ -54,6 +54,8 @@ def _type_url(game: str, kind: str) -> str:
 
     info = Catalogue().get(game)
     return "type.googleapis.com/" + (info.action_type if kind == "Action" else info.position_type)
+
+
 SEATS = 2
 
 
@@ -216,8 +218,7 @@ async def _drive(lanes: list[Callable[[], Awaitable[bool]]], seconds: float) -> 
 
 def _channels(address: str, n: int) -> list[grpc.aio.Channel]:
     """n channels with a connection each (so that several worker processes share the load)."""
-    return [grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
-            for _ in range(n)]
+    return [grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(n)]
 
 
 # --------------------------------------------------------------------------- workloads
@@ -230,8 +231,9 @@ class PlannedMatch:
     moves: list[tuple[int, bytes, int]]  # (seat, action, expected seq)
 
 
-def _plan_moves(seed: bytes, game: str = GAME, seats: int = SEATS, bot: str = "greedy",
-                max_seq: int | None = None) -> list[tuple[int, bytes, int]]:
+def _plan_moves(
+    seed: bytes, game: str = GAME, seats: int = SEATS, bot: str = "greedy", max_seq: int | None = None
+) -> list[tuple[int, bytes, int]]:
     """The moves of a bot self-play match, decided by the local core from the match's seed:
     the server, deciding from the same seed and seqs, writes the same events."""
     from tablier import _core
@@ -292,14 +294,22 @@ async def _long_match(stub, pb, operator: str, events: int) -> tuple[str, int]:
         plan = _plan_moves(seed, game, seats, "random", events)
         if not plan or plan[-1][2] >= events - 40:
             break
-    created = await stub.CreateGame(pb.CreateGameRequest(game_type=game, seats=seats, seed=seed),
-                                    metadata=(("authorization", f"Bearer {operator}"),))
+    created = await stub.CreateGame(
+        pb.CreateGameRequest(game_type=game, seats=seats, seed=seed),
+        metadata=(("authorization", f"Bearer {operator}"),),
+    )
     action_type = _type_url(game, "Action")
     seq = created.state.seq
     for n, (seat, action, expected) in enumerate(plan):
-        played = await stub.PlayMove(pb.PlayMoveRequest(
-            game_id=created.game_id, command_id=f"long-{n}", action=any_pb2.Any(type_url=action_type, value=action),
-            expected_seq=expected), metadata=(("authorization", f"Bearer {created.seat_tokens[seat]}"),))
+        played = await stub.PlayMove(
+            pb.PlayMoveRequest(
+                game_id=created.game_id,
+                command_id=f"long-{n}",
+                action=any_pb2.Any(type_url=action_type, value=action),
+                expected_seq=expected,
+            ),
+            metadata=(("authorization", f"Bearer {created.seat_tokens[seat]}"),),
+        )
         seq = played.state.seq
     return created.game_id, seq
 
@@ -322,8 +332,10 @@ class Row:
                 self.cpu.setdefault(name, []).append(fig.cpu[group])
 
     def cpu_text(self) -> str:
-        return "/".join(f"{statistics.median(self.cpu[n]):.2f}" if self.cpu.get(n) else "-"
-                        for n in ("client", "server", "database"))
+        return "/".join(
+            f"{statistics.median(self.cpu[n]):.2f}" if self.cpu.get(n) else "-"
+            for n in ("client", "server", "database")
+        )
 
 
 def _span(xs: list[float], fmt: str) -> str:
@@ -338,12 +350,14 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     from tablier.v1 import service_pb2_grpc as rpc
 
     n = args.concurrency
-    position = any_pb2.Any(type_url=_type_url(GAME, "Position"),
-                           value=_mid_game_position())
+    position = any_pb2.Any(type_url=_type_url(GAME, "Position"), value=_mid_game_position())
     evaluate_request = pb.EvaluatePositionRequest(game_type=GAME, position=position)
-    sample_move = pb.PlayMoveRequest(game_id=str(os.urandom(16).hex()), command_id="x" * 36,
-                                     action=any_pb2.Any(type_url=_type_url(GAME, "Action"),
-                                                        value=b"\x0a" * 24), expected_seq=20)
+    sample_move = pb.PlayMoveRequest(
+        game_id=str(os.urandom(16).hex()),
+        command_id="x" * 36,
+        action=any_pb2.Any(type_url=_type_url(GAME, "Action"), value=b"\x0a" * 24),
+        expected_seq=20,
+    )
     echo_body = sample_move.SerializeToString()
 
     echo_channels = _channels(echo.address, n)
@@ -367,8 +381,11 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     if "reads" in args.only:
         rebuilt_id, rebuilt_seq = await _long_match(first_stubs[0], pb, operator, 300)
         cold = await _cold_rebuilds(args.dsn, args.seed_dir, rebuilt_id, 15)
-        print(f"cold rebuild of a {rebuilt_seq}-event match: median {statistics.median(cold):.1f} ms "
-              f"({min(cold):.1f}-{max(cold):.1f}, {len(cold)} times)", file=sys.stderr)
+        print(
+            f"cold rebuild of a {rebuilt_seq}-event match: median {statistics.median(cold):.1f} ms "
+            f"({min(cold):.1f}-{max(cold):.1f}, {len(cold)} times)",
+            file=sys.stderr,
+        )
         args.cold = (rebuilt_seq, cold)
 
     rows: dict[str, Row] = {}
@@ -392,23 +409,53 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         for workers, (channels, stubs) in per_server.items():
             tag = f"[{workers} worker{'s' if workers > 1 else ''}]"
             if "evaluate" in args.only:
-                measured.append((f"EvaluatePosition {tag}", await _drive(
-                    [(lambda s=s: _call(s.EvaluatePosition(evaluate_request))) for s in stubs], args.seconds), workers))
+                measured.append(
+                    (
+                        f"EvaluatePosition {tag}",
+                        await _drive(
+                            [(lambda s=s: _call(s.EvaluatePosition(evaluate_request))) for s in stubs], args.seconds
+                        ),
+                        workers,
+                    )
+                )
             if "play" in args.only:
                 queues = [planned[workers][i::n] for i in range(n)]
                 lanes = [_play_lane(stubs[i], pb, queues[i]) for i in range(n)]
                 measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
             if "reads" in args.only:
-                measured.append((f"GetView {tag}", await _drive(
-                    [(lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id)))) for s in stubs],
-                    args.seconds), workers))
-                measured.append((f"GetView at_seq={past} {tag}", await _drive(
-                    [(lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id, at_seq=past))))
-                     for s in stubs], args.seconds), workers))
+                measured.append(
+                    (
+                        f"GetView {tag}",
+                        await _drive(
+                            [(lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id)))) for s in stubs],
+                            args.seconds,
+                        ),
+                        workers,
+                    )
+                )
+                measured.append(
+                    (
+                        f"GetView at_seq={past} {tag}",
+                        await _drive(
+                            [
+                                (lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id, at_seq=past))))
+                                for s in stubs
+                            ],
+                            args.seconds,
+                        ),
+                        workers,
+                    )
+                )
                 # A watcher reconnecting: everything before its seq is history to rebuild.
-                measured.append((f"WatchGame after_seq={long_seq - 1} {tag}", await _drive(
-                    [(lambda s=s: _resume(s, pb, long_id, long_seq - 1, long_seq)) for s in stubs], args.seconds),
-                    workers))
+                measured.append(
+                    (
+                        f"WatchGame after_seq={long_seq - 1} {tag}",
+                        await _drive(
+                            [(lambda s=s: _resume(s, pb, long_id, long_seq - 1, long_seq)) for s in stubs], args.seconds
+                        ),
+                        workers,
+                    )
+                )
         echo_b = await run_echo()
         base = (echo_a.rate + echo_b.rate) / 2
         e = row("bare grpc.aio echo")
@@ -428,8 +475,10 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
             x.ratios.append(fig.rate / base)
             x.p50.append(fig.pct(0.5))
             x.p99.append(fig.pct(0.99))
-            line.append(f"{label} {fig.rate:,.0f}/s ({fig.rate / base:.2f}, p50 {fig.pct(0.5):.1f} ms)"
-                        + (f" {fig.errors} errors" if fig.errors else ""))
+            line.append(
+                f"{label} {fig.rate:,.0f}/s ({fig.rate / base:.2f}, p50 {fig.pct(0.5):.1f} ms)"
+                + (f" {fig.errors} errors" if fig.errors else "")
+            )
         print("; ".join(line), file=sys.stderr)
 
     for channels in [echo_channels] + [c for c, _ in per_server.values()]:
@@ -484,11 +533,21 @@ async def _call(awaitable) -> bool:
 def _play_lane(stub, pb, matches: list[PlannedMatch]) -> Callable[[], Awaitable[bool]]:
     """One PlayMove per call, through the lane's planned matches in order (requests built
     beforehand, as the echo's body is)."""
-    calls = iter([(pb.PlayMoveRequest(
-        game_id=m.game_id, command_id=secrets.token_hex(16),
-        action=any_pb2.Any(type_url=_type_url(GAME, "Action"), value=action),
-        expected_seq=expected), (("authorization", f"Bearer {m.tokens[seat]}"),))
-        for m in matches for seat, action, expected in m.moves])
+    calls = iter(
+        [
+            (
+                pb.PlayMoveRequest(
+                    game_id=m.game_id,
+                    command_id=secrets.token_hex(16),
+                    action=any_pb2.Any(type_url=_type_url(GAME, "Action"), value=action),
+                    expected_seq=expected,
+                ),
+                (("authorization", f"Bearer {m.tokens[seat]}"),),
+            )
+            for m in matches
+            for seat, action, expected in m.moves
+        ]
+    )
 
     async def one() -> bool:
         item = next(calls, None)
@@ -544,9 +603,25 @@ def run(args: argparse.Namespace) -> int:
             for w in workers:
                 servers[w] = _start(
                     f"tablier serve --workers {w}",
-                    [sys.executable, "-m", "tablier.cli", "serve", "--listen", f"{LOOPBACK}:0",
-                     "--database-url", dsn, "--workers", str(w), "--grace", "1", "--data-dir", str(logs)],
-                    env, logs / f"serve-{w}.log")
+                    [
+                        sys.executable,
+                        "-m",
+                        "tablier.cli",
+                        "serve",
+                        "--listen",
+                        f"{LOOPBACK}:0",
+                        "--database-url",
+                        dsn,
+                        "--workers",
+                        str(w),
+                        "--grace",
+                        "1",
+                        "--data-dir",
+                        str(logs),
+                    ],
+                    env,
+                    logs / f"serve-{w}.log",
+                )
                 procs.append(servers[w])
                 METER.add(f"serve-{w}", servers[w].proc.pid)
             args.dsn, args.seed_dir, args.cold = dsn, logs, None
@@ -554,25 +629,36 @@ def run(args: argparse.Namespace) -> int:
         finally:
             for p in reversed(procs):
                 p.stop()
-    print(f"\n{args.concurrency} calls in flight, {args.rounds} rounds of {args.seconds:g} s, "
-          f"client on the same machine ({os.cpu_count()} cores, load average "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}), synchronous_commit={sync_commit}")
+    print(
+        f"\n{args.concurrency} calls in flight, {args.rounds} rounds of {args.seconds:g} s, "
+        f"client on the same machine ({os.cpu_count()} cores, load average "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}), synchronous_commit={sync_commit}"
+    )
     print("median (range) over the rounds\n")
-    print(f"{'what':<34} {'calls/s':>22} {'ratio to echo':>18} {'p50 ms':>18} {'p99 ms':>20} "
-          f"{'CPU ms/call client/server/db':>30}")
+    print(
+        f"{'what':<34} {'calls/s':>22} {'ratio to echo':>18} {'p50 ms':>18} {'p99 ms':>20} "
+        f"{'CPU ms/call client/server/db':>30}"
+    )
     for r in rows:
-        print(f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
-              f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30}")
+        print(
+            f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
+            f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30}"
+        )
     if args.cold:
         events, ms = args.cold
-        print(f"\nrebuilding a {events}-event match cold from PostgreSQL: median {statistics.median(ms):.1f} ms "
-              f"(range {min(ms):.1f}-{max(ms):.1f}, {len(ms)} times)")
+        print(
+            f"\nrebuilding a {events}-event match cold from PostgreSQL: median {statistics.median(ms):.1f} ms "
+            f"(range {min(ms):.1f}-{max(ms):.1f}, {len(ms)} times)"
+        )
     return 0
 
 
 def add_parser(sub, add_command) -> None:
-    sp = add_command(sub, "bench-service", help="PlayMove, EvaluatePosition and reads as ratios to a bare gRPC echo "
-                                                "(loopback, stops by itself)")
+    sp = add_command(
+        sub,
+        "bench-service",
+        help="PlayMove, EvaluatePosition and reads as ratios to a bare gRPC echo (loopback, stops by itself)",
+    )
     if sp is None:
         return
     sp.add_argument("--rounds", type=int, default=3)
@@ -580,8 +666,11 @@ def add_parser(sub, add_command) -> None:
     sp.add_argument("--concurrency", type=int, default=16, help="calls in flight")
     sp.add_argument("--workers", default="1", help="worker counts to measure side by side, e.g. 1,2")
     sp.add_argument("--history", type=int, default=1000, help="events of the match read into the past")
-    sp.add_argument("--database-url", default=os.environ.get("TABLIER_DATABASE_URL"),
-                    help="PostgreSQL to use (default: a temporary embedded server)")
+    sp.add_argument(
+        "--database-url",
+        default=os.environ.get("TABLIER_DATABASE_URL"),
+        help="PostgreSQL to use (default: a temporary embedded server)",
+    )
     sp.add_argument("--log-dir", default=None, help="where the servers' logs go")
     sp.add_argument("--only", default="evaluate,play,reads", help="which of evaluate,play,reads to measure")
     sp.set_defaults(run=run)

@@ -144,8 +144,12 @@ def verify_log(
         state_hash = stored_state_hash(game, match.state_hash(), salt)
         if ev.state_hash and ev.state_hash != state_hash:
             problems.append(f"{where}: state hash mismatch")
-        prev = chain_hash(prev, ev.seq, NewEvent(ev.type, payload, ev.seat if ev.HasField("seat") else None,
-                                                 ev.core_version, state_hash), ev.command_id or None)
+        prev = chain_hash(
+            prev,
+            ev.seq,
+            NewEvent(ev.type, payload, ev.seat if ev.HasField("seat") else None, ev.core_version, state_hash),
+            ev.command_id or None,
+        )
         chains[ev.seq] = prev
         if ev.chain_hash != prev:
             problems.append(f"{where}: chain hash mismatch")
@@ -182,8 +186,16 @@ def _redecide(match: _core.Match, seed: bytes, ev: service_pb2.Event) -> list[tu
         return f"command {ev.command_id!r} is refused when decided again ({exc})"
 
 
-def _check_seen(match: _core.Match, kind: str, payload: bytes, chain: bytes, i: int, viewer: service_pb2.GameState,
-                got: service_pb2.Event, problems: list[str]) -> None:
+def _check_seen(
+    match: _core.Match,
+    kind: str,
+    payload: bytes,
+    chain: bytes,
+    i: int,
+    viewer: service_pb2.GameState,
+    got: service_pb2.Event,
+    problems: list[str],
+) -> None:
     where = f"seq {got.seq}: transcript {i}"
     if got.chain_hash and got.chain_hash != chain:
         problems.append(f"{where} received another chain hash than the log's (rewritten?)")

@@ -103,9 +103,7 @@ async def play_match(
 ) -> MatchResult:
     async with grpc.aio.insecure_channel(address) as channel:
         stub = rpc.GameServiceStub(channel)
-        created = await stub.CreateGame(
-            pb.CreateGameRequest(game_type=game_type, seats=seats, options=options or {})
-        )
+        created = await stub.CreateGame(pb.CreateGameRequest(game_type=game_type, seats=seats, options=options or {}))
         return await play_to_end(
             stub, created.game_id, list(created.seat_tokens), created.state, bot=bot, max_moves=max_moves
         )
@@ -131,8 +129,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     console = Console(highlight=False)
-    result = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot,
-                                    max_moves=args.max_moves))
+    result = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot, max_moves=args.max_moves))
     console.print(f"{args.game} match {result.game_id}: " + ("over" if result.over else "NOT over"))
     table = Table()
     table.add_column("seat")

@@ -73,8 +73,11 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
     if isinstance(exc, store_base.SeqConflict):
         return grpc.StatusCode.ABORTED, "SEQ_CONFLICT", "another move was applied first: reload and retry"
     if isinstance(exc, store_base.StoreUnavailable):
-        return (grpc.StatusCode.UNAVAILABLE, "DATABASE_UNAVAILABLE",
-                f"the database cannot be reached ({exc}); retry (a move with the same command id)")
+        return (
+            grpc.StatusCode.UNAVAILABLE,
+            "DATABASE_UNAVAILABLE",
+            f"the database cannot be reached ({exc}); retry (a move with the same command id)",
+        )
     incident = secrets.token_hex(6)
     log.error("internal error %s", incident, exc_info=exc)
     return grpc.StatusCode.INTERNAL, "INTERNAL", f"internal error (incident {incident})"
@@ -108,7 +111,9 @@ def status_for(exc: BaseException, classified: tuple[grpc.StatusCode, str, str] 
 def passes_through(exc: BaseException) -> bool:
     """Errors that are not the handler's: an abort already under way, a cancelled call, or
     the process being asked to stop."""
-    return isinstance(exc, grpc.aio.AbortError | asyncio.CancelledError | GeneratorExit | KeyboardInterrupt | SystemExit)
+    return isinstance(
+        exc, grpc.aio.AbortError | asyncio.CancelledError | GeneratorExit | KeyboardInterrupt | SystemExit
+    )
 
 
 class Undecodable:
@@ -144,7 +149,9 @@ def _ended(exc: BaseException) -> str:
     return "CANCELLED"
 
 
-def unary(fn: Callable[..., Awaitable], method: str = "", observer: CallObserver | None = None) -> Callable[..., Awaitable]:
+def unary(
+    fn: Callable[..., Awaitable], method: str = "", observer: CallObserver | None = None
+) -> Callable[..., Awaitable]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
         started = time.perf_counter()
@@ -171,7 +178,9 @@ def unary(fn: Callable[..., Awaitable], method: str = "", observer: CallObserver
     return call
 
 
-def stream(fn: Callable[..., AsyncIterator], method: str = "", observer: CallObserver | None = None) -> Callable[..., AsyncIterator]:
+def stream(
+    fn: Callable[..., AsyncIterator], method: str = "", observer: CallObserver | None = None
+) -> Callable[..., AsyncIterator]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
         started = time.perf_counter()

@@ -113,9 +113,15 @@ def _seat_clock(clock) -> service_pb2.SeatClock:
 
 
 def to_event(event: EventOut) -> service_pb2.Event:
-    out = service_pb2.Event(seq=event.seq, type=event.kind, payload=to_any(event.payload),
-                            chain_hash=event.chain_hash or b"", command_id=event.command_id or "",
-                            core_version=event.core_version or "", state_hash=event.state_hash or b"")
+    out = service_pb2.Event(
+        seq=event.seq,
+        type=event.kind,
+        payload=to_any(event.payload),
+        chain_hash=event.chain_hash or b"",
+        command_id=event.command_id or "",
+        core_version=event.core_version or "",
+        state_hash=event.state_hash or b"",
+    )
     if event.seat is not None:
         out.seat = event.seat
     if event.command is not None:
@@ -152,7 +158,12 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 cred = Credential()
         assignments = [SeatAssignment(_SEAT_KINDS.get(a.kind), a.bot) for a in request.seat_assignments]
         created = await self.app.create_game(
-            request.game_type, request.seats, dict(request.options), request.seed, cred, assignments,
+            request.game_type,
+            request.seats,
+            dict(request.options),
+            request.seed,
+            cred,
+            assignments,
             peer=peer_of(context),
         )
         return service_pb2.CreateGameResponse(
@@ -222,8 +233,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         every watcher of one viewer that takes it, so it is rendered and serialized once
         (`watch_message`, `watch_batch_message`), not once per stream."""
         # Closed as soon as the call ends, so the feed stops counting this client.
-        watch = self.app.watch_batches(request.game_id, credential(context), request.after_seq,
-                                       peer=peer_of(context), batched=request.batches)
+        watch = self.app.watch_batches(
+            request.game_id, credential(context), request.after_seq, peer=peer_of(context), batched=request.batches
+        )
         async with aclosing(watch) as batches:
             async for batch in batches:
                 if request.batches:

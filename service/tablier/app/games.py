@@ -20,6 +20,7 @@ from typing import NoReturn
 
 from tablier import _core
 from tablier._core import Match
+from tablier.seeds import SeedUnreadable
 from tablier.store.base import (
     HASH_SCHEME,
     ChainBroken,
@@ -35,8 +36,8 @@ from tablier.store.base import (
     seed_commitment,
     stored_state_hash,
 )
-from tablier.seeds import SeedUnreadable
 
+from . import integrity
 from .auth import (
     ANONYMOUS,
     AUDITOR,
@@ -50,10 +51,9 @@ from .auth import (
     token_game_id,
     token_hash,
 )
-from . import integrity
 from .cache import MatchCache, Snapshots
-from .clocks import TIMEOUT_COMMAND_PREFIX, SeatClock, apply_stored, ms, next_timeout, seat_clocks, timeout_command
 from .catalogue import Catalogue
+from .clocks import TIMEOUT_COMMAND_PREFIX, SeatClock, apply_stored, ms, next_timeout, seat_clocks, timeout_command
 from .errors import (
     AlreadyExists,
     AppError,
@@ -199,8 +199,11 @@ def check_command_id(command_id: str) -> None:
     if not command_id.isprintable():
         raise BadRequest("command_id holds a control character", "BAD_COMMAND_ID")
     if command_id.startswith((SERVER_COMMAND_PREFIX, BOT_COMMAND_PREFIX, TIMEOUT_COMMAND_PREFIX)):
-        raise BadRequest(f"command ids starting with {SERVER_COMMAND_PREFIX!r}, {BOT_COMMAND_PREFIX!r} or "
-                         f"{TIMEOUT_COMMAND_PREFIX!r} are the server's own", "BAD_COMMAND_ID")
+        raise BadRequest(
+            f"command ids starting with {SERVER_COMMAND_PREFIX!r}, {BOT_COMMAND_PREFIX!r} or "
+            f"{TIMEOUT_COMMAND_PREFIX!r} are the server's own",
+            "BAD_COMMAND_ID",
+        )
 
 
 def check_type(payload: Payload, expected: str, what: str) -> None:
@@ -238,8 +241,14 @@ class GameApp:
         self.auditor_tokens = tuple(t for t in (auditor_token, operator_token) if t)
         self.creator_tokens = tuple(t for t in (creator_token, host_token, operator_token) if t)
         self.limiter = Limiter(limits)
-        self.feeds = Feeds(store, self._event_out, self._state, self._checked_step, after=self._backstop_bots,
-                           pace=self.limiter.limits.watch_pace / 1000)
+        self.feeds = Feeds(
+            store,
+            self._event_out,
+            self._state,
+            self._checked_step,
+            after=self._backstop_bots,
+            pace=self.limiter.limits.watch_pace / 1000,
+        )
         self.catalogue = Catalogue()
         self.cache = MatchCache(cache_size)
         self.snapshots = Snapshots()
@@ -318,8 +327,9 @@ class GameApp:
         elif not is_operator(cred.token, self.auditor_tokens):
             # Whoever knows the seed can compute every hidden card of the match: only the
             # auditor, who sees every card anyway, may choose it.
-            raise PermissionDenied("choosing the seed needs the auditor token: the seed decides every hidden card",
-                                   "SEED_NEEDS_OPERATOR")
+            raise PermissionDenied(
+                "choosing the seed needs the auditor token: the seed decides every hidden card", "SEED_NEEDS_OPERATOR"
+            )
         match = Match(game_type, seats, dict(options))
         game_id = str(uuid.uuid4())
         plan = plan_seats(game_id, seats, assignments or [], list(info.bots))
@@ -348,9 +358,12 @@ class GameApp:
         seq = stored[-1].seq if stored else 0
         self._remember(game_id, seq, match, stored[-1].chain_hash if stored else genesis_hash(record))
         self._arm(record, match, seq)
-        return Created(game_id, plan.tokens, self._state(record, seq, match, SPECTATOR,
-                                                         stored[-1].chain_hash if stored else None),
-                       plan.invite_codes)
+        return Created(
+            game_id,
+            plan.tokens,
+            self._state(record, seq, match, SPECTATOR, stored[-1].chain_hash if stored else None),
+            plan.invite_codes,
+        )
 
     # ----------------------------------------------------------------- join
 
@@ -434,15 +447,20 @@ class GameApp:
         position_type = self.catalogue.position_type(game.game_type)
         who = state.principal
         if who.role is Role.SPECTATOR:
-            raise PermissionDenied("a position holds a seat's hidden information: a spectator gets none "
-                                   "(send that seat's token)", "POSITION_NOT_VISIBLE")
+            raise PermissionDenied(
+                "a position holds a seat's hidden information: a spectator gets none (send that seat's token)",
+                "POSITION_NOT_VISIBLE",
+            )
         if seat is None:
             seat = who.seat if who.seat is not None else (state.to_act[0] if state.to_act else 0)
         if seat >= game.seats:
             raise BadRequest(f"seat {seat} is not in this {game.seats}-seat match", "BAD_SEAT")
         if not who.auditor and seat != who.seat:
-            raise PermissionDenied(f"seat {who.seat} may not have the position of seat {seat} (its hidden "
-                                   "information): only that seat or the auditor may", "POSITION_NOT_VISIBLE")
+            raise PermissionDenied(
+                f"seat {who.seat} may not have the position of seat {seat} (its hidden "
+                "information): only that seat or the auditor may",
+                "POSITION_NOT_VISIBLE",
+            )
         data = match.position(seat, seat=who.seat, auditor=who.auditor)
         return state, Payload(position_type, data), seat
 
@@ -494,11 +512,11 @@ class GameApp:
                 self._heads.pop(game.game_id, None)
                 await self._load(game)
                 raise Conflict("the match's log changed while it was read: retry", "SEQ_CONFLICT")
-        commands = ({c.first_seq: c for c in await self.store.commands(game.game_id)}
-                    if principal.auditor else {})
+        commands = {c.first_seq: c for c in await self.store.commands(game.game_id)} if principal.auditor else {}
         blank = self._blank(game)
-        return [e for e in (self._event_out(game, blank, ev, principal, commands.get(ev.seq)) for ev in stored)
-                if e], seq
+        return [
+            e for e in (self._event_out(game, blank, ev, principal, commands.get(ev.seq)) for ev in stored) if e
+        ], seq
 
     async def watch(
         self,
@@ -585,10 +603,15 @@ class GameApp:
                     if sub.overflowed:
                         raise ResourceExhausted(
                             f"this watcher fell more than {sub.limit} events behind; resume after seq {sent}",
-                            "WATCH_BUFFER_FULL", {"resume_after_seq": str(sent)})
+                            "WATCH_BUFFER_FULL",
+                            {"resume_after_seq": str(sent)},
+                        )
                     if sub.shutdown:
-                        raise Unavailable(f"this server is stopping; resume after seq {sent} on another",
-                                          "SHUTTING_DOWN", {"resume_after_seq": str(sent)})
+                        raise Unavailable(
+                            f"this server is stopping; resume after seq {sent} on another",
+                            "SHUTTING_DOWN",
+                            {"resume_after_seq": str(sent)},
+                        )
                     if sub.ended:
                         if feed.error is not None:
                             raise feed.error
@@ -642,8 +665,9 @@ class GameApp:
         if not command:
             raise BadRequest("command is required (one of the game type's host_commands)", "MISSING_FIELD")
         if command.startswith(_core.TIMEOUT_COMMAND):
-            raise BadRequest("timeouts are the server's own command, given when a seat's clock runs out",
-                             "NOT_A_HOST_COMMAND")
+            raise BadRequest(
+                "timeouts are the server's own command, given when a seat's clock runs out", "NOT_A_HOST_COMMAND"
+            )
         # The credential first: whether a match exists is not for anyone to probe.
         if not is_operator(cred.token, self.host_tokens):
             if not cred.token:
@@ -665,8 +689,9 @@ class GameApp:
         def decide(match: Match, seq: int, principal: Principal) -> list[tuple[str, bytes]]:
             return match.host_command(command, game.seed, seq + 1)
 
-        return await self._command(game, viewer, command_id, expected_seq, decide,
-                                   lambda principal: CommandInput(host_command=command))
+        return await self._command(
+            game, viewer, command_id, expected_seq, decide, lambda principal: CommandInput(host_command=command)
+        )
 
     async def _command(
         self,
@@ -691,12 +716,19 @@ class GameApp:
         gid = game.game_id
         entry = self.cache.get(gid)
         head = self._heads.get(gid)
-        fresh = (entry is None or head is None or head[0] != entry[0]
-                 or (expected_seq is not None and expected_seq > entry[0]))
+        fresh = (
+            entry is None
+            or head is None
+            or head[0] != entry[0]
+            or (expected_seq is not None and expected_seq > entry[0])
+        )
         seq, match = await self._load(game) if fresh else entry
         for _ in range(3):
-            principal = who if isinstance(who, Principal) else self._principal_for(
-                game, who, over=match.is_over(), read_only=False)
+            principal = (
+                who
+                if isinstance(who, Principal)
+                else self._principal_for(game, who, over=match.is_over(), read_only=False)
+            )
             try:
                 if expected_seq is not None and expected_seq != seq:
                     raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
@@ -715,8 +747,9 @@ class GameApp:
                 return await self._commit(game, match, seq, decided, principal, command_id, given(principal))
             except SeqConflict:
                 if expected_seq is not None:
-                    raise Conflict("another move was applied first: reload the match and retry",
-                                   "SEQ_CONFLICT") from None
+                    raise Conflict(
+                        "another move was applied first: reload the match and retry", "SEQ_CONFLICT"
+                    ) from None
                 seq, match = await self._load(game)
                 fresh = True
         raise Conflict("other moves kept being applied first: reload the match and retry", "SEQ_CONFLICT")
@@ -865,7 +898,7 @@ class GameApp:
             nonlocal at, chain
             kept = []
             for i in range(0, len(events), step):
-                chunk = events[i:i + step]
+                chunk = events[i : i + step]
                 chain = integrity.replay_checked(game, chunk, match, chain, at, False)
                 at = chunk[-1].seq
                 if at < seq:
@@ -929,8 +962,10 @@ class GameApp:
                 and anchor.seq == cached_seq
                 and anchor.chain_hash == head[1]
                 and integrity.event_chain(prev_chain, anchor) == head[1]
-                and (anchor.core_version != _core.CORE_VERSION
-                     or anchor.state_hash == stored_state_hash(game, cached.state_hash()))
+                and (
+                    anchor.core_version != _core.CORE_VERSION
+                    or anchor.state_hash == stored_state_hash(game, cached.state_hash())
+                )
             )
             if trusted:
                 if not newer:
@@ -938,7 +973,8 @@ class GameApp:
                     return cached_seq, cached
                 forward = cached.copy()
                 last_chain = await asyncio.to_thread(
-                    integrity.replay_checked, game, newer, forward, head[1], cached_seq)
+                    integrity.replay_checked, game, newer, forward, head[1], cached_seq
+                )
                 self._remember(gid, newer[-1].seq, forward, last_chain)
                 self._arm(game, forward, newer[-1].seq)
                 return newer[-1].seq, forward
@@ -953,14 +989,18 @@ class GameApp:
         match = self._blank(game)
         last_chain = await asyncio.to_thread(integrity.replay_checked, game, stored, match)
         known = {c.command_id for c in commands}
-        later = (await self.store.commands(gid)
-                 if any(e.command_id is not None and e.command_id not in known for e in stored) else commands)
+        later = (
+            await self.store.commands(gid)
+            if any(e.command_id is not None and e.command_id not in known for e in stored)
+            else commands
+        )
         integrity.check_commands(game, stored, commands, later)
         seq = stored[-1].seq if stored else 0
         if rewritten is not None:
             if seq < rewritten[0]:
-                raise integrity.damaged(game, seq + 1, f"this server served seq {rewritten[0]}; "
-                                        f"the log now ends at seq {seq}")
+                raise integrity.damaged(
+                    game, seq + 1, f"this server served seq {rewritten[0]}; the log now ends at seq {seq}"
+                )
             if stored[rewritten[0] - 1].chain_hash != rewritten[1]:
                 # Consistent in itself, but not the log this server verified: rewritten whole.
                 raise integrity.damaged(game, rewritten[0], "the log was rewritten after this server verified it")
@@ -1088,8 +1128,14 @@ class GameApp:
                 return match.host_command(timeout_command(seat), game.seed, at + 1)
 
             command = timeout_command(seat)
-            await self._command(game, AUDITOR, f"{TIMEOUT_COMMAND_PREFIX}{seat}:{seq}", seq, decide,
-                                lambda principal: CommandInput(seat=seat, host_command=command))
+            await self._command(
+                game,
+                AUDITOR,
+                f"{TIMEOUT_COMMAND_PREFIX}{seat}:{seq}",
+                seq,
+                decide,
+                lambda principal: CommandInput(seat=seat, host_command=command),
+            )
         except Conflict as exc:
             # The wait ended another way meanwhile (the seat moved, another server timed it out).
             log.info("timeout of seat %d in %s at seq %d not given: %s", seat, gid, seq, exc)
@@ -1222,19 +1268,22 @@ class GameApp:
             principal = Principal(Role.SEAT, seat)
         if cred.wants_auditor:
             if not read_only:
-                raise PermissionDenied("the auditor role without the auditor token only reads (GetView, ListEvents)",
-                                       "AUDITOR_READ_ONLY")
+                raise PermissionDenied(
+                    "the auditor role without the auditor token only reads (GetView, ListEvents)", "AUDITOR_READ_ONLY"
+                )
             if not over:
-                raise PermissionDenied("the auditor view of a match in progress needs the auditor token",
-                                       "MATCH_NOT_OVER")
+                raise PermissionDenied(
+                    "the auditor view of a match in progress needs the auditor token", "MATCH_NOT_OVER"
+                )
             return AUDITOR
         return principal
 
     @staticmethod
     def _seat(principal: Principal) -> int:
         if principal.role is Role.SPECTATOR:
-            raise Unauthenticated("this call acts as a seat: send 'authorization: Bearer <seat token>'",
-                                  "MISSING_TOKEN")
+            raise Unauthenticated(
+                "this call acts as a seat: send 'authorization: Bearer <seat token>'", "MISSING_TOKEN"
+            )
         if principal.seat is None:
             raise PermissionDenied("the auditor does not hold a seat in the match", "NOT_A_SEAT")
         return principal.seat
@@ -1244,8 +1293,9 @@ class GameApp:
         events = []
         for kind, payload in decided:
             match.apply(payload, kind)
-            events.append(NewEvent(kind, payload, seat, _core.CORE_VERSION,
-                                   stored_state_hash(game, match.state_hash())))
+            events.append(
+                NewEvent(kind, payload, seat, _core.CORE_VERSION, stored_state_hash(game, match.state_hash()))
+            )
         return events
 
     async def _repeated(
@@ -1280,15 +1330,36 @@ class GameApp:
             return None
         event_type = _core.GENERIC_EVENTS.get(ev.kind) or self.catalogue.get(game.game_type).event_type
         if not who.auditor:
-            return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at,
-                            ev.chain_hash if game.hash_scheme >= 2 else None)
+            return EventOut(
+                ev.seq,
+                ev.kind,
+                ev.seat,
+                Payload(event_type, redacted),
+                ev.recorded_at,
+                ev.chain_hash if game.hash_scheme >= 2 else None,
+            )
         given = command.input if command is not None else None
-        asked = None if given is None else CommandOut(
-            given.seat,
-            None if given.action is None else Payload(self.catalogue.get(game.game_type).action_type, given.action),
-            given.host_command)
-        return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at, ev.chain_hash,
-                        ev.command_id, ev.core_version, asked, ev.state_hash)
+        asked = (
+            None
+            if given is None
+            else CommandOut(
+                given.seat,
+                None if given.action is None else Payload(self.catalogue.get(game.game_type).action_type, given.action),
+                given.host_command,
+            )
+        )
+        return EventOut(
+            ev.seq,
+            ev.kind,
+            ev.seat,
+            Payload(event_type, redacted),
+            ev.recorded_at,
+            ev.chain_hash,
+            ev.command_id,
+            ev.core_version,
+            asked,
+            ev.state_hash,
+        )
 
     async def _chain_at(self, game: GameRecord, seq: int) -> bytes | None:
         head = self._heads.get(game.game_id)

@@ -33,8 +33,9 @@ def damaged(game: GameRecord, seq: int, why: str) -> DataLoss:
 
 def event_chain(prev: bytes, ev: StoredEvent) -> bytes:
     """The chain hash `ev` should carry after an event whose chain hash is `prev`."""
-    return chain_hash(prev, ev.seq, NewEvent(ev.kind, ev.payload, ev.seat, ev.core_version, ev.state_hash),
-                      ev.command_id)
+    return chain_hash(
+        prev, ev.seq, NewEvent(ev.kind, ev.payload, ev.seat, ev.core_version, ev.state_hash), ev.command_id
+    )
 
 
 def replay_checked(
@@ -100,9 +101,13 @@ def check_commands(
         if c.last_seq < c.first_seq:
             continue
         if c.last_seq > last:
-            problems.append((max(c.first_seq, last + 1),
-                             f"command {c.command_id[:64]!r} was acknowledged with events up to seq "
-                             f"{c.last_seq}, but the log ends at seq {last}"))
+            problems.append(
+                (
+                    max(c.first_seq, last + 1),
+                    f"command {c.command_id[:64]!r} was acknowledged with events up to seq "
+                    f"{c.last_seq}, but the log ends at seq {last}",
+                )
+            )
             continue
         for seq in range(c.first_seq, c.last_seq + 1):
             ev = by_seq.get(seq)

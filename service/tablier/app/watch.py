@@ -137,7 +137,7 @@ class Viewer:
             return None
         batch = self.batches.get(start)
         if batch is None:
-            batch = self.batches[start] = WatchBatch(self.items[start - self.base:self.released - self.base])
+            batch = self.batches[start] = WatchBatch(self.items[start - self.base : self.released - self.base])
         sub.taken = self.released
         return batch
 
@@ -154,7 +154,7 @@ class Viewer:
         # Keep what a watcher within its limit may still take (the overflowed take nothing).
         keep_from = self.released - self.limit
         if keep_from > self.base:
-            del self.items[:keep_from - self.base]
+            del self.items[: keep_from - self.base]
             self.base = keep_from
         waiting, self.waiting = list(self.waiting), {}
         _wake(waiting)
@@ -166,7 +166,7 @@ class Viewer:
 def _wake(subs: list[Subscriber], start: int = 0) -> None:
     """Wakes `WAKE_SLICE` watchers now and the next ones on the loop's next turn, so that
     calls arriving meanwhile are served between the slices rather than after all the writes."""
-    for sub in subs[start:start + WAKE_SLICE]:
+    for sub in subs[start : start + WAKE_SLICE]:
         sub.wake()
     if start + WAKE_SLICE < len(subs):
         asyncio.get_running_loop().call_soon(_wake, subs, start + WAKE_SLICE)
@@ -300,8 +300,13 @@ class Feeds:
     """The feeds of one process, one per watched match."""
 
     def __init__(
-        self, store: EventStore, event_out: EventOutFn, state: StateFn, step: StepFn,
-        after: Callable[[GameRecord, Match], None] | None = None, pace: float = PACE_PER_WATCHER,
+        self,
+        store: EventStore,
+        event_out: EventOutFn,
+        state: StateFn,
+        step: StepFn,
+        after: Callable[[GameRecord, Match], None] | None = None,
+        pace: float = PACE_PER_WATCHER,
     ) -> None:
         self.store = store
         self.event_out = event_out

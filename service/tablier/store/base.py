@@ -167,8 +167,13 @@ def chain_hash(prev: bytes, seq: int, event: NewEvent, command_id: str | None) -
     h = hashlib.sha256(b"tablier/event\0")
     h.update(prev)
     h.update(struct.pack(">Qq", seq, -1 if event.seat is None else event.seat))
-    for part in (event.kind.encode(), event.payload, (command_id or "").encode(),
-                 event.core_version.encode(), event.state_hash):
+    for part in (
+        event.kind.encode(),
+        event.payload,
+        (command_id or "").encode(),
+        event.core_version.encode(),
+        event.state_hash,
+    ):
         h.update(struct.pack(">I", len(part)))
         h.update(part)
     return h.digest()
@@ -212,9 +217,7 @@ class EventStore(Protocol):
     async def commands(self, game_id: str) -> list[StoredCommand]:
         """Every command of the match in seq order, with what it asked. Raises UnknownGame."""
 
-    async def load_events(
-        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
-    ) -> list[StoredEvent]:
+    async def load_events(self, game_id: str, after_seq: int = 0, upto_seq: int | None = None) -> list[StoredEvent]:
         """Events with after_seq < seq <= upto_seq, in seq order. Raises UnknownGame."""
 
     async def last_seq(self, game_id: str) -> int:

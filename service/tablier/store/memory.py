@@ -49,9 +49,7 @@ class MemoryStore:
                 token_hashes=tuple(game.token_hashes),
                 created_at=datetime.now(UTC),
             )
-            stored = chain_events(
-                key, genesis_hash(record), 0, events, None, record.created_at
-            )
+            stored = chain_events(key, genesis_hash(record), 0, events, None, record.created_at)
             self._games[key] = record
             self._events[key] = stored
             if game.clocked:
@@ -124,13 +122,14 @@ class MemoryStore:
         key = game_key(game_id)
         if key not in self._games:
             raise UnknownGame(game_id)
-        found = [StoredCommand(cid, first, last, given)
-                 for (k, cid), (first, last, given) in self._commands.items() if k == key]
+        found = [
+            StoredCommand(cid, first, last, given)
+            for (k, cid), (first, last, given) in self._commands.items()
+            if k == key
+        ]
         return sorted(found, key=lambda c: c.first_seq)
 
-    async def load_events(
-        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
-    ) -> list[StoredEvent]:
+    async def load_events(self, game_id: str, after_seq: int = 0, upto_seq: int | None = None) -> list[StoredEvent]:
         key = game_key(game_id)
         try:
             log = self._events[key]

@@ -52,6 +52,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+from tablier.seeds import SeedKeyError, SeedKeys, SeedUnreadable
 from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
 from tablier.store.base import (
     Appended,
@@ -61,13 +62,12 @@ from tablier.store.base import (
     GameRecord,
     NewEvent,
     SeqConflict,
-    StoreUnavailable,
     StoredCommand,
     StoredEvent,
+    StoreUnavailable,
     UnknownGame,
     genesis_hash,
 )
-from tablier.seeds import SeedKeyError, SeedKeys, SeedUnreadable
 from tablier.store.migrate import migrate
 
 log = logging.getLogger(__name__)
@@ -79,10 +79,7 @@ LISTENER_APPLICATION_NAME = "tablier-listener"
 # Chain heads (game -> (seq, chain_hash)) remembered to save a read per append.
 _HEAD_CACHE_SIZE = 4096
 
-_EVENT_COLUMNS = (
-    "game_id, seq, kind, payload, seat, command_id, core_version, state_hash, chain_hash, "
-    "recorded_at"
-)
+_EVENT_COLUMNS = "game_id, seq, kind, payload, seat, command_id, core_version, state_hash, chain_hash, recorded_at"
 
 # Event rows and commands row: one statement, one transaction, one round trip. A command id
 # already used in the match writes nothing and returns the span that command wrote; two
@@ -116,8 +113,10 @@ WITH prior AS (
 SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELECT last_seq FROM prior),
        (SELECT ok FROM anchor)
 """
-_APPEND_ROW = ("(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})s::bytea, %(seat{i})s::int, "
-               "%(core_version{i})s::text, %(state_hash{i})s::bytea, %(chain_hash{i})s::bytea)")
+_APPEND_ROW = (
+    "(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})s::bytea, %(seat{i})s::int, "
+    "%(core_version{i})s::text, %(state_hash{i})s::bytea, %(chain_hash{i})s::bytea)"
+)
 _APPEND_SQL: dict[int, str] = {}
 
 
@@ -200,8 +199,18 @@ class PostgresStore:
                     """INSERT INTO games (game_id, game_type, seats, options, seed, token_hashes,
                                           sealed_seed, seed_key_id, hash_scheme, clock_running)
                        VALUES (%s, %s, %s, %s, %s, %s::bytea[], %s, %s, %s, %s)""",
-                    (key, game.game_type, game.seats, Jsonb(dict(game.options)), plain,
-                     list(game.token_hashes), sealed, kid, game.hash_scheme, game.clocked),
+                    (
+                        key,
+                        game.game_type,
+                        game.seats,
+                        Jsonb(dict(game.options)),
+                        plain,
+                        list(game.token_hashes),
+                        sealed,
+                        kid,
+                        game.hash_scheme,
+                        game.clocked,
+                    ),
                 )
                 if game.invite_hashes or game.bots:
                     await conn.execute(
@@ -311,14 +320,13 @@ class PostgresStore:
             params[f"state_hash{i}"] = e.state_hash
             params[f"chain_hash{i}"] = e.chain_hash
         if not stored:
-            params.update(seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None,
-                          state_hash0=None, chain_hash0=None)
+            params.update(
+                seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None, state_hash0=None, chain_hash0=None
+            )
         cur = await conn.execute(_append_sql(len(stored)), params)
         return await cur.fetchone()
 
-    def _committed(
-        self, key: str, stored: list[StoredEvent], recorded_at: Any
-    ) -> list[StoredEvent]:
+    def _committed(self, key: str, stored: list[StoredEvent], recorded_at: Any) -> list[StoredEvent]:
         if not stored:
             return []
         stored = [replace(e, recorded_at=recorded_at) for e in stored]
@@ -366,9 +374,7 @@ class PostgresStore:
             return cached[1]
         if seq == 0:
             return genesis_hash(await self._get_game(conn, key))
-        cur = await conn.execute(
-            "SELECT chain_hash FROM events WHERE game_id = %s AND seq = %s", (key, seq)
-        )
+        cur = await conn.execute("SELECT chain_hash FROM events WHERE game_id = %s AND seq = %s", (key, seq))
         row = await cur.fetchone()
         if row is None:
             await self._get_game(conn, key)
@@ -414,8 +420,9 @@ class PostgresStore:
         if sealed is None:
             return bytes(plain or b"")
         if self._seed_keys is None:
-            raise SeedUnreadable(f"the seed of match {key} is sealed and this store has no seed key",
-                                 "SEED_KEY_UNKNOWN")
+            raise SeedUnreadable(
+                f"the seed of match {key} is sealed and this store has no seed key", "SEED_KEY_UNKNOWN"
+            )
         return self._seed_keys.open(key, kid or "", bytes(sealed))
 
     async def reseal_seeds(self) -> int:
@@ -429,16 +436,21 @@ class PostgresStore:
         async def reseal(conn: psycopg.AsyncConnection) -> int:
             cur = await conn.execute(
                 """SELECT game_id, seed, sealed_seed, seed_key_id FROM games
-                   WHERE seed_key_id IS DISTINCT FROM %s""", (keys.current_id,))
+                   WHERE seed_key_id IS DISTINCT FROM %s""",
+                (keys.current_id,),
+            )
             done = 0
             for gid, plain, sealed, kid in await cur.fetchall():
                 key = str(gid)
                 seed = self._open_seed(key, plain, sealed, kid)
                 new_kid, new_sealed = keys.seal(key, seed)
-                done += (await conn.execute(
-                    """UPDATE games SET seed = NULL, sealed_seed = %s, seed_key_id = %s
+                done += (
+                    await conn.execute(
+                        """UPDATE games SET seed = NULL, sealed_seed = %s, seed_key_id = %s
                        WHERE game_id = %s AND seed_key_id IS NOT DISTINCT FROM %s""",
-                    (new_sealed, new_kid, key, kid))).rowcount
+                        (new_sealed, new_kid, key, kid),
+                    )
+                ).rowcount
             return done
 
         return await self._run(reseal)
@@ -477,7 +489,8 @@ class PostgresStore:
                     command_id=cid,
                     first_seq=first,
                     last_seq=last,
-                    input=None if action is None and host_command is None
+                    input=None
+                    if action is None and host_command is None
                     else CommandInput(seat, None if action is None else bytes(action), host_command),
                 )
                 for cid, first, last, seat, action, host_command in await cur.fetchall()
@@ -485,9 +498,7 @@ class PostgresStore:
 
         return await self._run(read)
 
-    async def load_events(
-        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
-    ) -> list[StoredEvent]:
+    async def load_events(self, game_id: str, after_seq: int = 0, upto_seq: int | None = None) -> list[StoredEvent]:
         key = game_key(game_id)
 
         async def read(conn: psycopg.AsyncConnection) -> list[StoredEvent]:
@@ -614,8 +625,11 @@ class PostgresStore:
         async with asyncio.timeout(PROBE_TIMEOUT):
             if conn is None or conn.closed:
                 conn = await psycopg.AsyncConnection.connect(
-                    self._dsn, autocommit=True, application_name="tablier-probe",
-                    connect_timeout=max(2, int(PROBE_TIMEOUT)))
+                    self._dsn,
+                    autocommit=True,
+                    application_name="tablier-probe",
+                    connect_timeout=max(2, int(PROBE_TIMEOUT)),
+                )
             await conn.execute("SELECT 1")
             return conn
 

@@ -22,8 +22,14 @@ def rpc_table(rec: Recorder, elapsed: float, title: str = "") -> Table:
     for name, s in sorted(rec.rpcs.items()):
         ok = s.statuses.get("OK", 0)
         lat = summary_ms(s.ok)
-        table.add_row(name, str(ok), str(sum(s.statuses.values()) - ok), f"{ok / max(elapsed, 1e-9):.0f}",
-                      *(f"{lat[p]:.2f}" for p in PERCENTILES), f"{lat['max']:.2f}")
+        table.add_row(
+            name,
+            str(ok),
+            str(sum(s.statuses.values()) - ok),
+            f"{ok / max(elapsed, 1e-9):.0f}",
+            *(f"{lat[p]:.2f}" for p in PERCENTILES),
+            f"{lat['max']:.2f}",
+        )
     return table
 
 
@@ -37,17 +43,26 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
     rpcs = {}
     for name, s in sorted(rec.rpcs.items()):
         ok = s.statuses.get("OK", 0)
-        rpcs[name] = {"ok": ok, "errors": sum(s.statuses.values()) - ok, "ok_per_second": ok / seconds,
-                      "latency_ms": summary_ms(s.ok), "statuses": dict(sorted(s.statuses.items())),
-                      "histogram": s.ok.encode().decode()}
+        rpcs[name] = {
+            "ok": ok,
+            "errors": sum(s.statuses.values()) - ok,
+            "ok_per_second": ok / seconds,
+            "latency_ms": summary_ms(s.ok),
+            "statuses": dict(sorted(s.statuses.items())),
+            "histogram": s.ok.encode().decode(),
+        }
     notes = []
     if run.open_loop:
-        notes.append("open loop: each latency counts from the unit's intended start on the schedule, "
-                     "so time queued behind a server that falls behind is included")
+        notes.append(
+            "open loop: each latency counts from the unit's intended start on the schedule, "
+            "so time queued behind a server that falls behind is included"
+        )
         if target and achieved < 0.95 * target:
-            notes.append(f"the server did not hold the target rate: {achieved:.1f} units/s achieved of "
-                         f"{target:.1f} targeted; {run.unsent} units were still queued at the end "
-                         f"(latencies include the queueing)")
+            notes.append(
+                f"the server did not hold the target rate: {achieved:.1f} units/s achieved of "
+                f"{target:.1f} targeted; {run.unsent} units were still queued at the end "
+                f"(latencies include the queueing)"
+            )
     else:
         notes.append("closed loop: each worker starts its next unit when the last is answered")
     if run.cancelled:
@@ -55,14 +70,29 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
     return {
         "format": FORMAT,
         **meta,
-        "shape": {"mode": "open" if run.open_loop else "closed",
-                  "stages": [{"seconds": s.seconds, ("rate" if run.open_loop else "concurrency"): s.level,
-                              **({} if s.to is None else {"to": s.to})} for s in run.stages],
-                  "units": run.units, "max_in_flight": run.max_in_flight if run.open_loop else None,
-                  "mix": run.mix},
+        "shape": {
+            "mode": "open" if run.open_loop else "closed",
+            "stages": [
+                {
+                    "seconds": s.seconds,
+                    ("rate" if run.open_loop else "concurrency"): s.level,
+                    **({} if s.to is None else {"to": s.to}),
+                }
+                for s in run.stages
+            ],
+            "units": run.units,
+            "max_in_flight": run.max_in_flight if run.open_loop else None,
+            "mix": run.mix,
+        },
         "seconds": run.seconds,
-        "units": {"intended": run.intended, "started": run.started, "completed": run.completed,
-                  "failed": run.failed, "unsent": run.unsent, "in_flight_at_end": run.cancelled},
+        "units": {
+            "intended": run.intended,
+            "started": run.started,
+            "completed": run.completed,
+            "failed": run.failed,
+            "unsent": run.unsent,
+            "in_flight_at_end": run.cancelled,
+        },
         "target_rate": target,
         "achieved_rate": achieved,
         "held_target_rate": None if target is None else achieved >= 0.95 * target,
