@@ -500,7 +500,7 @@ async def _cold_rebuilds(dsn: str, seed_dir: Path, game_id: str, times: int) -> 
         for _ in range(times):
             app = GameApp(store)
             started = time.perf_counter()
-            await app._load(await app._game(game_id))
+            await app.repository.load(await app.repository.game(game_id))
             out.append(1000 * (time.perf_counter() - started))
             await app.close()
     finally:

@@ -165,7 +165,7 @@ def _app_values(app) -> Iterator[tuple[str, float]]:
     yield "tablier_damaged_matches", len(getattr(app, "damaged", ()))
     yield "tablier_watchers", app.feeds.watchers
     yield "tablier_watch_feeds", app.feeds.count
-    yield "tablier_timers", len(app._timers)
+    yield "tablier_timers", app.scheduler.timers
     store = app.store
     yield "tablier_database_up", 1 if getattr(store, "available", True) else 0
     stats = store.pool_stats() if hasattr(store, "pool_stats") else None

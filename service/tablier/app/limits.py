@@ -3,7 +3,7 @@ sizes, and the throttle on wrong credentials. No transport types: a peer is a st
 layer derives from the connection (its address without the port).
 
 Defaults are meant for a public port; `Limits` documents each one and `tablier serve` exposes
-them as options (README, "Limits").
+them as options (docs/operations.md, "Limits and operations").
 """
 
 from __future__ import annotations

@@ -173,16 +173,14 @@ def _unary(method, observer: CallObserver):
     return handle
 
 
-def _stream(method, observer: CallObserver, output):
+def _stream(method, observer: CallObserver):
     @functools.wraps(method)
     async def handle(request, ctx) -> AsyncIterator:
         call, context = _call_of(ctx, request)
         try:
             observer.before(call.peer, context)
             async for item in method(decoded(request), context):
-                # The servicer may give a response already serialized (WatchGame): the
-                # codecs here take messages.
-                yield output.FromString(item) if type(item) is bytes else item
+                yield item
         except BaseException as exc:  # the one mapping point, as in `_unary`
             if passes_through(exc):
                 raise
@@ -222,13 +220,12 @@ def endpoints(servicer: GameServicer, observer: CallObserver) -> Mapping[str, Ty
             idempotency_level=IdempotencyLevel.UNKNOWN,
             stream_type=StreamType.SERVER_STREAM if m.server_streaming else StreamType.UNARY,
         )
-        handler = getattr(servicer, m.name)
+        # Server streams as messages (the codecs here encode them), never as gRPC's bytes.
+        handler = servicer.streams_of_messages().get(m.name) or getattr(servicer, m.name)
         if m.client_streaming:
             raise TypeError(f"{m.full_name}: client streams are not served to browsers")
         if m.server_streaming:
-            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(
-                info, _stream(handler, observer, info.output)
-            )
+            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(handler, observer))
         else:
             out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.unary(info, _unary(handler, observer))
     return out
