@@ -10,7 +10,7 @@ TABLIER_SEED_KEY / TABLIER_SEED_OLD_KEYS (keys sealing seeds at rest, see tablie
 a key generated in <data dir>/seed.key),
 TABLIER_WEB_LISTEN (the browser address; unset: none), TABLIER_WEB_DIR, TABLIER_CORS_ORIGINS,
 TABLIER_CREATOR_TOKEN (bearer token that may create matches under `--create-policy token`),
-and one TABLIER_<OPTION> per `serve` option below (README, "Limits and operations").
+and one TABLIER_<OPTION> per `serve` option below (docs/operations.md, "Limits and operations").
 A bad value, from an option or the environment, is a one-line error.
 """
 

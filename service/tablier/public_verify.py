@@ -20,7 +20,7 @@ server says:
    event at that seq, and carries the same chain hash; its head is in the chain. A log cut or
    rewritten after the viewer saw it is caught here.
 
-The scheme is in the README ("Checking a match") for anyone writing their own verifier.
+The scheme is in docs/verifying.md for anyone writing their own verifier.
 """
 
 from __future__ import annotations
