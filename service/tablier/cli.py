@@ -27,10 +27,14 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from tablier.store.base import EventStore
 
 # The embedded PostgreSQL runs pg_ctl in subprocesses; gRPC's fork handlers are not needed.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
@@ -45,12 +49,12 @@ PROTOSET = Path(__file__).resolve().parent / "v1" / "tablier.protoset"
 
 
 @contextlib.asynccontextmanager
-async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
+async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
     """The event store of `--database-url`, or of the embedded server in the data dir
     (started here, or joined if another process runs it), migrations applied."""
     from tablier import embedded
     from tablier.seeds import SeedKeys
-    from tablier.store.postgres import open_store
+    from tablier.store import open_store
 
     keys = SeedKeys.from_env(args.data_dir)
     pg = None
@@ -365,8 +369,12 @@ def export(args: argparse.Namespace) -> int:
 
 async def rotate_seed_key(args: argparse.Namespace) -> int:
     from tablier.seeds import SeedUnreadable
+    from tablier.store.postgres import PostgresStore
 
     async with open_database(args) as store:
+        if not isinstance(store, PostgresStore):
+            err_console.print("[red]seeds are sealed at rest in PostgreSQL only[/red]")
+            return 1
         try:
             n = await store.reseal_seeds()
         except SeedUnreadable as exc:
