@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import secrets
 import selectors
@@ -38,6 +39,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
@@ -105,6 +107,7 @@ class Proc:
 def _start(name: str, cmd: list[str], env: dict[str, str], log: Path) -> Proc:
     """Starts `cmd` and waits for its '... listening on HOST:PORT' line."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log.open("wb"), env=env)
+    assert proc.stdout is not None
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     deadline = time.monotonic() + START_TIMEOUT
@@ -183,6 +186,11 @@ class Figure:
     def pct(self, q: float) -> float:
         ms = sorted(self.latencies)
         return 1000 * ms[min(len(ms) - 1, int(q * len(ms)))] if ms else float("nan")
+
+
+def _lanes(call: Callable[[Any], Awaitable[bool]], targets: list[Any]) -> list[Callable[[], Awaitable[bool]]]:
+    """One lane per target, each calling `call(target)` again and again."""
+    return [functools.partial(call, target) for target in targets]
 
 
 async def _drive(lanes: list[Callable[[], Awaitable[bool]]], seconds: float) -> Figure:
@@ -361,8 +369,8 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     echo_body = sample_move.SerializeToString()
 
     echo_channels = _channels(echo.address, n)
-    echo_calls = [ch.unary_unary(ECHO_METHOD) for ch in echo_channels]
-    per_server = {}
+    echo_calls: list[Any] = [ch.unary_unary(ECHO_METHOD) for ch in echo_channels]
+    per_server: dict[int, tuple[list[Any], list[Any]]] = {}
     for workers, proc in servers.items():
         channels = _channels(proc.address, n)
         stubs = [rpc.GameServiceStub(ch) for ch in channels]
@@ -394,7 +402,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         return rows.setdefault(label, Row(label))
 
     async def run_echo(seconds: float = args.seconds) -> Figure:
-        return await _drive([(lambda c=c: _echo(c, echo_body)) for c in echo_calls], seconds)
+        return await _drive(_lanes(lambda c: _echo(c, echo_body), echo_calls), seconds)
 
     # Enough planned matches for the lanes never to run dry at the echo's rate (~50 moves each).
     per_lane = max(2, int((await run_echo(1.0)).rate * args.seconds * 1.5 / n / 45) + 1)
@@ -406,14 +414,14 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         # Echo first and last in each round: the baseline is the mean of the two.
         echo_a = await run_echo()
         measured: list[tuple[str, Figure, int]] = []
-        for workers, (channels, stubs) in per_server.items():
+        for workers, (_, stubs) in per_server.items():
             tag = f"[{workers} worker{'s' if workers > 1 else ''}]"
             if "evaluate" in args.only:
                 measured.append(
                     (
                         f"EvaluatePosition {tag}",
                         await _drive(
-                            [(lambda s=s: _call(s.EvaluatePosition(evaluate_request))) for s in stubs], args.seconds
+                            _lanes(lambda s: _call(s.EvaluatePosition(evaluate_request)), stubs), args.seconds
                         ),
                         workers,
                     )
@@ -427,7 +435,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                     (
                         f"GetView {tag}",
                         await _drive(
-                            [(lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id)))) for s in stubs],
+                            _lanes(lambda s: _call(s.GetView(pb.GetViewRequest(game_id=long_id))), stubs),
                             args.seconds,
                         ),
                         workers,
@@ -437,10 +445,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                     (
                         f"GetView at_seq={past} {tag}",
                         await _drive(
-                            [
-                                (lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id, at_seq=past))))
-                                for s in stubs
-                            ],
+                            _lanes(lambda s: _call(s.GetView(pb.GetViewRequest(game_id=long_id, at_seq=past))), stubs),
                             args.seconds,
                         ),
                         workers,
@@ -451,7 +456,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                     (
                         f"WatchGame after_seq={long_seq - 1} {tag}",
                         await _drive(
-                            [(lambda s=s: _resume(s, pb, long_id, long_seq - 1, long_seq)) for s in stubs], args.seconds
+                            _lanes(lambda s: _resume(s, pb, long_id, long_seq - 1, long_seq), stubs), args.seconds
                         ),
                         workers,
                     )
@@ -593,8 +598,11 @@ def run(args: argparse.Namespace) -> int:
     procs: list[Proc] = []
     with _database(args.database_url) as dsn:
         with psycopg.connect(dsn) as conn:
-            sync_commit = conn.execute("SHOW synchronous_commit").fetchone()[0]
-            _meter_database(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+            shown = conn.execute("SHOW synchronous_commit").fetchone()
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()
+            assert shown is not None and backend is not None
+            sync_commit = shown[0]
+            _meter_database(backend[0])
         try:
             echo = _start("echo", [sys.executable, "-m", "tablier.bench", "echo-server"], env, logs / "echo.log")
             procs.append(echo)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
@@ -96,7 +97,7 @@ class SeedKeys:
             ) from None
 
     @classmethod
-    def from_env(cls, data_dir: Path | str, env: dict[str, str] | None = None) -> SeedKeys:
+    def from_env(cls, data_dir: Path | str, env: Mapping[str, str] | None = None) -> SeedKeys:
         env = os.environ if env is None else env
         old = [
             parse_key(k, "TABLIER_SEED_OLD_KEYS") for k in env.get("TABLIER_SEED_OLD_KEYS", "").split(",") if k.strip()

@@ -114,7 +114,7 @@ def _redecide(
         if given.host_command is not None:
             again = match.host_command(given.host_command, seed, command.first_seq)
         else:
-            again = match.decide(given.seat, given.action or b"", seed, command.first_seq)
+            again = match.decide(given.seat or 0, given.action or b"", seed, command.first_seq)
     except _core.CoreError as exc:
         verdict.problems.append(f"{where} is refused when decided again ({exc})")
         return

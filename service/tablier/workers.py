@@ -142,7 +142,8 @@ def worker_command(
     return cmd
 
 
-def _ready_line(proc: subprocess.Popen, deadline: float) -> str:
+def _ready_line(proc: subprocess.Popen[bytes], deadline: float) -> str:
+    assert proc.stdout is not None
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     line = b""

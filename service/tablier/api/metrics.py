@@ -29,7 +29,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -205,7 +205,7 @@ class _AppPublisher:
                 metric = self._metrics[name] = (
                     Counter(name, doc, registry=self.registry)
                     if kind == "counter"
-                    else Gauge(name, doc, registry=self.registry, multiprocess_mode=mode)
+                    else Gauge(name, doc, registry=self.registry, multiprocess_mode=cast(Any, mode))
                 )
             if kind == "counter":
                 grown = value - self._counted.get(name, 0)
@@ -213,7 +213,7 @@ class _AppPublisher:
                     metric.inc(grown)
                     self._counted[name] = value
             else:
-                metric.set(value)
+                cast(Gauge, metric).set(value)
 
     async def run(self) -> None:
         while True:

@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from tablier.app.limits import Limiter
@@ -48,7 +48,7 @@ class CallObserver:
         self.limiter = limiter
         self.metrics = metrics
         # (method, code) -> its histogram child: `labels()` takes a lock and builds a key.
-        self._rpc: dict[tuple[str, str], object] = {}
+        self._rpc: dict[tuple[str, str], Any] = {}
 
     def before(self, peer: str, context) -> None:
         """Refuses a call carrying a credential from a peer that guessed too often."""

@@ -313,7 +313,7 @@ class Commands:
         gid = game.game_id
         entry = self.repo.cached(gid)
         fresh = entry is None or (expected_seq is not None and expected_seq > entry[0])
-        seq, match = await self.repo.load(game) if fresh else entry
+        seq, match = await self.repo.load(game) if fresh or entry is None else entry
         for _ in range(3):
             principal = (
                 who

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
 from tablier.store.base import EventStore, StoreError
@@ -122,11 +122,11 @@ def _translated(call: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     return translating
 
 
-def _translated_stream(call: Callable[P, AsyncIterator[T]]) -> Callable[P, AsyncIterator[T]]:
+def _translated_stream(call: Callable[P, AsyncGenerator[T, None]]) -> Callable[P, AsyncGenerator[T, None]]:
     """`_translated` for a stream (closed with its consumer's `aclose`)."""
 
     @functools.wraps(call)
-    async def translating(*args: P.args, **kwargs: P.kwargs) -> AsyncIterator[T]:
+    async def translating(*args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[T, None]:
         try:
             async with contextlib.aclosing(call(*args, **kwargs)) as items:
                 async for item in items:

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from tablier import _core
 from tablier._core import Match
@@ -136,7 +136,7 @@ class Reads:
         cred: Credential,
         after_seq: int = 0,
         peer: str | None = None,
-    ) -> AsyncIterator[WatchItem]:
+    ) -> AsyncGenerator[WatchItem, None]:
         """`watch_batches`, one item at a time."""
         async with contextlib.aclosing(self.watch_batches(game_id, cred, after_seq, peer)) as batches:
             async for batch in batches:
@@ -150,7 +150,7 @@ class Reads:
         after_seq: int = 0,
         peer: str | None = None,
         batched: bool = True,
-    ) -> AsyncIterator[WatchBatch]:
+    ) -> AsyncGenerator[WatchBatch, None]:
         """Events after `after_seq`, then each new one as it is appended (by any server on
         the same database), each with the viewer's state after it: `WatchItem`s of
         (EventOut, MatchState), in order, in `WatchBatch`es of consecutive items (everything
@@ -203,13 +203,13 @@ class Reads:
                         sent = seq
                         yield batch
                 while True:
-                    batch = sub.take()
-                    if batch:
-                        if batch[0].seq <= seq:
-                            batch = WatchBatch(item for item in batch if item.seq > seq)
-                        if batch:
-                            seq = sent = batch[-1].seq
-                            yield batch  # returns once the transport took all of it
+                    taken = sub.take()
+                    if taken:
+                        if taken[0].seq <= seq:
+                            taken = WatchBatch(item for item in taken if item.seq > seq)
+                        if taken:
+                            seq = sent = taken[-1].seq
+                            yield taken  # returns once the transport took all of it
                         sub.sent()
                         continue
                     if sub.overflowed:

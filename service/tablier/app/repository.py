@@ -291,7 +291,7 @@ class Repository:
 
     # ----------------------------------------------------------------- timers
 
-    def checked_step(self, game: GameRecord, ev: StoredEvent, match: Match, chain: bytes, seq: int) -> bytes:
+    def checked_step(self, game: GameRecord, ev: StoredEvent, match: Match, chain: bytes | None, seq: int) -> bytes:
         """Applies one streamed event (the one after `seq`, chained from `chain`) to `match`,
         checked; and equal to the verified head when it is at its seq. Returns its chain hash."""
         try:

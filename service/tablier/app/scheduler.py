@@ -166,6 +166,7 @@ class Scheduler:
                 task = asyncio.get_running_loop().create_task(self._clock_stopped(gid))
                 self._clocks[gid] = ((seq, 0, -1), task)
             return
+        key = (seq, *due)
         self._clocks[gid] = (key, asyncio.get_running_loop().create_task(self._timeout(game, *key)))
 
     async def _clock_stopped(self, gid: str) -> None:

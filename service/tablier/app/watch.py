@@ -75,7 +75,7 @@ class WatchBatch(list[WatchItem]):
 
     # Hashed as an object (a list is not hashable): batches equal as lists hold the same
     # items, so a rendering found through either is the right one.
-    __hash__ = object.__hash__
+    __hash__ = object.__hash__  # type: ignore[assignment]  # list sets it to None
 
 
 class Subscriber:

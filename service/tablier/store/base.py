@@ -7,7 +7,7 @@ hash chained to the previous event, so an auditor can check the log without trus
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -166,7 +166,7 @@ class EventLog(Protocol):
     async def last_seq(self, game_id: str) -> int:
         """Raises UnknownGame."""
 
-    def watch(self, game_id: str) -> AsyncIterator[int]:
+    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
         """Yields the latest seq of the match whenever events are appended to it (by this
         process or, for PostgreSQL, by any process on the same database). Yields the current
         last seq first, so a caller cannot miss an append between reading and watching."""

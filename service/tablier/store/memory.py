@@ -8,7 +8,7 @@ Used from one event loop only.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -154,7 +154,7 @@ class MemoryStore:
     async def clock_stopped(self, game_id: str) -> None:
         self._clocks.discard(game_key(game_id))
 
-    def watch(self, game_id: str) -> AsyncIterator[int]:
+    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
         return self._hub.watch(game_key(game_id), self.last_seq)
 
     async def close(self) -> None:

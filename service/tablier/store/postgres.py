@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -188,7 +189,8 @@ class PostgresStore:
     async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
         key = new_game_key(game.game_id)
         stored = chain_events(key, genesis_hash(replace(game, game_id=key)), 0, events, None)
-        plain, kid, sealed = game.seed, None, None
+        plain: bytes | None = game.seed
+        kid, sealed = None, None
         if self._seed_keys is not None:
             kid, sealed = self._seed_keys.seal(key, game.seed)
             plain = None
@@ -355,7 +357,7 @@ class PostgresStore:
                     return
                 continue
             try:
-                await self._run(lambda conn: conn.execute(_NOTIFY, ([f"{k}:{v}" for k, v in notes.items()],)))
+                await self._run(functools.partial(_send_notes, [f"{k}:{v}" for k, v in notes.items()]))
             except (psycopg.Error, StoreUnavailable) as exc:
                 if self._closed:
                     return
@@ -379,7 +381,7 @@ class PostgresStore:
         if row is None:
             await self._get_game(conn, key)
             raise SeqConflict(f"{key} has no event {seq}")
-        return row[0]
+        return bytes(row[0])
 
     def _remember_head(self, key: str, seq: int, chain: bytes) -> None:
         self._heads[key] = (seq, chain)
@@ -553,7 +555,7 @@ class PostgresStore:
         row = await cur.fetchone()
         if row is None:
             raise UnknownGame(key)
-        return row[0]
+        return int(row[0])
 
     async def list_games(self) -> list[str]:
         async def read(conn: psycopg.AsyncConnection) -> list[str]:
@@ -686,7 +688,7 @@ class PostgresStore:
 
     # -- watching -------------------------------------------------------------------------
 
-    def watch(self, game_id: str) -> AsyncIterator[int]:
+    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
         return self._hub.watch(game_key(game_id), self.last_seq, ready=self._ready)
 
     async def _ready(self) -> None:
@@ -772,6 +774,10 @@ async def _close_quietly(conn: psycopg.AsyncConnection | None) -> None:
     if conn is not None and not conn.closed:
         with contextlib.suppress(psycopg.Error, OSError):
             await conn.close()
+
+
+async def _send_notes(notes: list[str], conn: psycopg.AsyncConnection) -> None:
+    await conn.execute(_NOTIFY, (notes,))
 
 
 async def open_store(

@@ -210,7 +210,7 @@ class _Tolerant:
 
 
 def endpoints(servicer: GameServicer, observer: CallObserver) -> Mapping[str, TypingAny]:
-    out = {}
+    out: dict[str, TypingAny] = {}
     for m in SERVICE.methods:
         info = MethodInfo(
             name=m.name,

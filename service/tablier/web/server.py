@@ -11,6 +11,7 @@ import logging
 import socket
 import ssl
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -114,7 +115,7 @@ class WebServer:
         self.reuse_port = reuse_port
         self.web_dir = web_dir
         self.tls = tls
-        secure = {}
+        secure: dict[str, Any] = {}
         if tls is not None:
             secure = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
             if tls.client_ca is not None:
@@ -146,7 +147,7 @@ class WebServer:
         return f"{host}:{self.port}"
 
     async def stop(self, grace: float = 10.0) -> None:
-        self.config.timeout_graceful_shutdown = grace
+        self.config.timeout_graceful_shutdown = grace  # type: ignore[assignment]  # seconds, any number
         self.server.should_exit = True
         if self._loop is not None:
             await self._loop

@@ -137,7 +137,10 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     if name == "round_scored":
         return Text(
             f"Round {e.round} scored: "
-            + ", ".join(f"{seat_name(s, me)} {r} (total {t})" for s, (r, t) in enumerate(zip(e.round_scores, e.totals)))
+            + ", ".join(
+                f"{seat_name(s, me)} {r} (total {t})"
+                for s, (r, t) in enumerate(zip(e.round_scores, e.totals, strict=False))
+            )
         )
     if name == "match_aborted":
         return Text(f"Match stopped by the turn cap after {e.turns} turns")
