@@ -30,8 +30,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+
+from tablier.cli_options import (
+    LOG_LEVELS,
+    ConfigError,
+    OneLineParser,
+    _host_port,
+    _VersionAction,
+    add_command,
+    serve_options,
+)
 
 if TYPE_CHECKING:
     from tablier.store.base import EventStore
@@ -240,350 +248,12 @@ async def start_web(app, args: argparse.Namespace, tls=None, metrics=None):
     return web
 
 
-# --------------------------------------------------------------------------- replay
-
-
-async def replay(args: argparse.Namespace) -> int:
-    from tablier import _core
-    from tablier.seeds import SeedUnreadable
-    from tablier.store.base import UnknownGame
-    from tablier.v1.common_pb2 import Outcome
-
-    async with open_database(args) as store:
-        try:
-            game = await store.get_game(args.game_id)
-        except UnknownGame:
-            err_console.print(f"[red]no match {args.game_id}[/red]")
-            return 2
-        except SeedUnreadable as exc:
-            err_console.print(f"[red]{exc}[/red]")
-            return 1
-        events = await store.load_events(game.game_id, upto_seq=args.at)
-    match = _core.Match(game.game_type, game.seats, dict(game.options))
-    match.apply_all([e.payload for e in events], [e.kind for e in events])
-    seq = events[-1].seq if events else 0
-    console.rule(f"{game.game_type} {game.game_id} at seq {seq}")
-    console.print(match.render(auditor=True), markup=False)
-    console.print(f"to act: {match.to_act() or '-'}")
-    outcome = match.outcome()
-    if outcome is not None:
-        o = Outcome.FromString(outcome)
-        console.print(
-            f"over: scores {list(o.scores)}, winners {list(o.winners)}, reason {o.reason or '-'}"
-            + (" (lower is better)" if o.lower_is_better else "")
-        )
-    else:
-        console.print("over: no")
-    return 0
-
-
-# --------------------------------------------------------------------------- verify
-
-
-async def verify(args: argparse.Namespace) -> int:
-    from tablier.public_verify import read_log
-    from tablier.verify import verify_game
-
-    transcripts = [read_log(path) for path in args.transcript]
-    async with open_database(args) as store:
-        ids = await store.list_games() if args.all else [args.game_id]
-        results = [await verify_game(store, gid, transcripts) for gid in ids]
-    table = Table(title=f"verified {len(results)} match(es)")
-    for col in ("match", "game", "events", "re-decided", "result"):
-        table.add_column(col)
-    bad = 0
-    for r in results:
-        bad += not r.ok
-        shown = "\n".join(r.problems[:5]) + (f"\n(+{len(r.problems) - 5} more)" if len(r.problems) > 5 else "")
-        verdict = Text("ok", style="green") if r.ok else Text(shown, style="red")
-        redecided = str(r.redecided) + (f" ({r.without_input} without input)" if r.without_input else "")
-        table.add_row(r.game_id, r.game_type, str(r.events), redecided, verdict)
-    console.print(table)
-    if bad:
-        err_console.print(f"[red]{bad} match(es) failed verification[/red]")
-        return 1
-    return 0
-
-
-def verify_public(args: argparse.Namespace) -> int:
-    from tablier.public_verify import read_log, verify_log
-
-    try:
-        seed = bytes.fromhex(args.seed)
-    except ValueError:
-        err_console.print("[red]--seed must be hex[/red]")
-        return 2
-    r = verify_log(read_log(args.log), seed or None, [read_log(p) for p in args.transcript])
-    console.print(
-        f"{r.game_type} {r.game_id}: {r.events} events, {r.redecided} commands decided again "
-        f"from the seed, {r.transcript_events} viewer events checked"
-    )
-    for problem in r.problems:
-        console.print(f"[red]{problem}[/red]")
-    console.print("[green]ok[/green]" if r.ok else f"[red]{len(r.problems)} problem(s)[/red]")
-    return 0 if r.ok else 1
-
-
-def export(args: argparse.Namespace) -> int:
-    import grpc
-
-    from tablier.api.server import load_protos
-    from tablier.public_verify import write_log
-    from tablier.v1 import service_pb2 as pb
-    from tablier.v1 import service_pb2_grpc as rpc
-
-    load_protos()  # every game's messages, to write the Any payloads as JSON
-
-    metadata = []
-    if args.token:
-        metadata.append(("authorization", f"Bearer {args.token}"))
-    if args.auditor:
-        metadata.append(("x-tablier-role", "auditor"))
-    channel = (
-        grpc.secure_channel(args.server, grpc.ssl_channel_credentials(Path(args.tls_ca).read_bytes()))
-        if args.tls_ca
-        else grpc.insecure_channel(args.server)
-    )
-    with channel:
-        stub = rpc.GameServiceStub(channel)
-        try:
-            listed = stub.ListEvents(pb.ListEventsRequest(game_id=args.game_id), metadata=metadata)
-            state = stub.GetView(
-                pb.GetViewRequest(game_id=args.game_id, at_seq=listed.last_seq), metadata=metadata
-            ).state
-        except grpc.RpcError as exc:
-            err_console.print(f"[red]{exc.code().name}: {exc.details()}[/red]")
-            return 1
-    log = pb.MatchLog(state=state, events=listed.events, pinned_commitment=state.seed_commitment)
-    if args.output == "-":
-        from google.protobuf import json_format
-
-        print(json_format.MessageToJson(log, indent=1))
-    else:
-        write_log(args.output, log)
-    return 0
-
-
-# --------------------------------------------------------------------------- seed keys
-
-
-async def rotate_seed_key(args: argparse.Namespace) -> int:
-    from tablier.seeds import SeedUnreadable
-    from tablier.store.postgres import PostgresStore
-
-    async with open_database(args) as store:
-        if not isinstance(store, PostgresStore):
-            err_console.print("[red]seeds are sealed at rest in PostgreSQL only[/red]")
-            return 1
-        try:
-            n = await store.reseal_seeds()
-        except SeedUnreadable as exc:
-            err_console.print(f"[red]{exc}[/red]")
-            return 1
-    from tablier.seeds import SeedKeys
-
-    console.print(f"resealed {n} seed(s) with key {SeedKeys.from_env(args.data_dir).current_id}")
-    return 0
-
-
 # --------------------------------------------------------------------------- main
-
-
-class ConfigError(Exception):
-    """A configuration value the server cannot use: reported as one line, exit status 2."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Reports a bad option or environment value in one line, not usage and a traceback."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _env(name: str, default: object) -> object:
-    return os.environ.get(f"TABLIER_{name}", default)
-
-
-def _positive(kind):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not value > 0 or value != value or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
-        return value
-
-    parse.__name__ = kind.__name__
-    return parse
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
-    return value
-
-
-def _milliseconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more milliseconds")
-    return value
-
-
-def _host_port(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
-    return text
-
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from tablier import _core
-
-    try:
-        dist = version("tablier")
-    except PackageNotFoundError:
-        dist = "unknown"
-    return f"tablier {dist} (core {_core.CORE_VERSION})"
-
-
-class _VersionAction(argparse.Action):
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
-        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(_version())
-        parser.exit()
-
-
-def add_command(sub: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser | None:
-    """A new subcommand, or None when another distribution registered `name` first."""
-    if name in sub.choices:
-        return None
-    return sub.add_parser(name, **kwargs)
-
-
-def serve_options(sp: argparse.ArgumentParser) -> None:
-    """Shutdown, observability and the per-peer limits of `serve` (each also from the environment)."""
-    sp.add_argument(
-        "--grace",
-        type=_seconds,
-        default=_env("GRACE", "5"),
-        help="seconds in-flight calls get on shutdown, after the drain (env TABLIER_GRACE)",
-    )
-    sp.add_argument(
-        "--drain",
-        type=_seconds,
-        default=_env("DRAIN", "5"),
-        help="seconds health reports NOT_SERVING while calls are still served, before new calls"
-        " are refused (env TABLIER_DRAIN; a second signal cuts it short)",
-    )
-    sp.add_argument(
-        "--metrics-listen",
-        type=_host_port,
-        default=_env("METRICS_LISTEN", None),
-        help="serve Prometheus metrics at http://HOST:PORT/metrics (env TABLIER_METRICS_LISTEN)",
-    )
-    sp.add_argument(
-        "--access-log",
-        choices=("off", "text", "json"),
-        default=_env("ACCESS_LOG", "text"),
-        help="one line per call on stderr (env TABLIER_ACCESS_LOG)",
-    )
-    sp.add_argument(
-        "--max-request-bytes",
-        type=_positive(int),
-        default=_env("MAX_REQUEST_BYTES", "65536"),
-        help="largest request accepted (env TABLIER_MAX_REQUEST_BYTES)",
-    )
-    sp.add_argument(
-        "--database-timeout",
-        type=_positive(float),
-        default=_env("DATABASE_TIMEOUT", "5"),
-        help="seconds a database operation may take before the call is UNAVAILABLE (env TABLIER_DATABASE_TIMEOUT)",
-    )
-    sp.add_argument(
-        "--watch-per-peer",
-        type=_positive(int),
-        default=_env("WATCH_PER_PEER", "64"),
-        help="WatchGame streams one peer (address) may hold open (env TABLIER_WATCH_PER_PEER)",
-    )
-    sp.add_argument(
-        "--watch-per-match",
-        type=_positive(int),
-        default=_env("WATCH_PER_MATCH", "1000"),
-        help="WatchGame streams on one match, per server (env TABLIER_WATCH_PER_MATCH)",
-    )
-    sp.add_argument(
-        "--watch-unbatched-per-match",
-        type=_positive(int),
-        default=_env("WATCH_UNBATCHED_PER_MATCH", "16"),
-        help="of those, streams without WatchGameRequest.batches (one write per event each);"
-        " past it a stream is told to ask for batches (env TABLIER_WATCH_UNBATCHED_PER_MATCH)",
-    )
-    sp.add_argument(
-        "--watch-buffer",
-        type=_positive(int),
-        default=_env("WATCH_BUFFER", "256"),
-        help="events buffered for a watcher that does not read (env TABLIER_WATCH_BUFFER)",
-    )
-    sp.add_argument(
-        "--watch-pace",
-        type=_milliseconds,
-        default=_env("WATCH_PACE", "1"),
-        help="milliseconds between two sends to a watcher per watcher in the process: 1 sends to"
-        " 2,000 watchers every 2 s, to one at once; 0 sends every event at once"
-        " (env TABLIER_WATCH_PACE)",
-    )
-    sp.add_argument(
-        "--create-policy",
-        choices=("open", "token"),
-        default=_env("CREATE_POLICY", "open"),
-        help="who may create matches: anyone at --create-rate per peer, or holders of"
-        " TABLIER_CREATOR_TOKEN / the operator token (env TABLIER_CREATE_POLICY)",
-    )
-    sp.add_argument(
-        "--create-rate",
-        type=_positive(float),
-        default=_env("CREATE_RATE", "1"),
-        help="matches per second one peer may create, after --create-burst (env TABLIER_CREATE_RATE)",
-    )
-    sp.add_argument(
-        "--create-burst",
-        type=_positive(int),
-        default=_env("CREATE_BURST", "30"),
-        help="matches one peer may create at once (env TABLIER_CREATE_BURST)",
-    )
-    sp.add_argument(
-        "--bad-credential-rate",
-        type=_positive(float),
-        default=_env("BAD_CREDENTIAL_RATE", "2"),
-        help="wrong credentials per second one peer may present, after --bad-credential-burst"
-        " (env TABLIER_BAD_CREDENTIAL_RATE)",
-    )
-    sp.add_argument(
-        "--bad-credential-burst",
-        type=_positive(int),
-        default=_env("BAD_CREDENTIAL_BURST", "20"),
-        help="wrong credentials one peer may present at once (env TABLIER_BAD_CREDENTIAL_BURST)",
-    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """The server's subcommands (also the `tablier.commands` entry point `server`)."""
+    from tablier import cli_audit
 
     def database_options(sp: argparse.ArgumentParser) -> None:
         sp.add_argument(
@@ -661,14 +331,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     if sp is not None:
         database_options(sp)
-        sp.set_defaults(run=rotate_seed_key)
+        sp.set_defaults(run=cli_audit.rotate_seed_key)
 
     sp = add_command(sub, "replay", help="print a match at a seq, from the database")
     if sp is not None:
         sp.add_argument("game_id")
         sp.add_argument("--at", type=int, default=None, metavar="SEQ", help="default: the last event")
         database_options(sp)
-        sp.set_defaults(run=replay)
+        sp.set_defaults(run=cli_audit.replay)
 
     sp = add_command(sub, "verify", help="replay matches and check every state hash and the hash chain")
     if sp is not None:
@@ -684,7 +354,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "still be in the log; repeatable",
         )
         database_options(sp)
-        sp.set_defaults(run=verify)
+        sp.set_defaults(run=cli_audit.verify)
 
     sp = add_command(
         sub,
@@ -702,7 +372,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             metavar="FILE",
             help="a MatchLog a seat or spectator kept during the match; repeatable",
         )
-        sp.set_defaults(run=verify_public)
+        sp.set_defaults(run=cli_audit.verify_public)
 
     sp = add_command(sub, "export", help="write a match's log as a viewer receives it (a MatchLog, protobuf JSON)")
     if sp is not None:
@@ -714,7 +384,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
         sp.add_argument("--tls-ca", default="", metavar="PEM", help="connect with TLS, trusting this CA")
         sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
-        sp.set_defaults(run=export)
+        sp.set_defaults(run=cli_audit.export)
 
     from tablier import bench
 
