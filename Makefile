@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 TOOLS  := .tools/bin
 GHZ    := v0.93.0
 
-.PHONY: serve test bench bench-service install stubs clean-stubs tools
+.PHONY: serve test lint bench bench-service install stubs clean-stubs tools
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -46,6 +46,20 @@ test-deps: tools
 test: stubs test-deps
 	cargo test --workspace --release
 	$(PY) -m pytest
+
+# The style gates (.ci/run runs them before the tests): the Rust tree formatted and free of
+# clippy warnings; the Python of service/ and clients/python formatted and linted by ruff and
+# type-checked by mypy --strict (settings in each pyproject.toml; the generated stubs are left
+# out); and the typed surface of the compiled core (service/tablier/_core.pyi) checked against
+# the module itself by stubtest.
+lint: stubs
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(PY) -m ruff check service clients/python
+	$(PY) -m ruff format --check service clients/python
+	$(PY) -m mypy
+	cd clients/python && ../../$(PY) -m mypy
+	$(PY) -m mypy.stubtest tablier._core
 
 # The TypeScript client and the web app (clients/web/dist, served by `tablier serve --web-listen`).
 # npm ci again only when the lock file changed (npm writes node_modules/.package-lock.json).

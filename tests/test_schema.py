@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 import subprocess
@@ -22,13 +23,17 @@ import pytest
 from google.protobuf import descriptor_pb2
 
 from tablier import _core
-from tablier.v1 import carre_pb2, common_pb2, democratie_pb2, grid_knock_pb2, qwirkle_pb2, rat_a_tat_cat_pb2
+from tablier.v1 import common_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTO = ROOT / "proto"
 BASELINE = PROTO / "baseline.binpb"
-GAMES = {"carre": carre_pb2, "democratie": democratie_pb2, "grid_knock": grid_knock_pb2,
-         "qwirkle": qwirkle_pb2, "rat_a_tat_cat": rat_a_tat_cat_pb2}
+# Every registered game and its generated module: its messages are `tablier.<game>.v1.*`, in the
+# flat module `tablier.v1.<game>_pb2` (a new game needs no line here).
+GAMES = {
+    t.id: importlib.import_module(f"tablier.v1.{t.view_type.split('.')[1]}_pb2")
+    for t in (common_pb2.GameType.FromString(b) for b in _core.game_types())
+}
 # Reasons the core gives for every game (rust_core/src/error.rs).
 SHARED_RULE_REASONS = {"NOT_YOUR_TURN", "GAME_OVER"}
 RULE_CALL = re.compile(r'(?:\brule\(|Rule\s*\{\s*reason:)\s*"([A-Z][A-Z0-9_]+)"')

@@ -112,8 +112,12 @@ def games_module(games: list[str]) -> str:
             f"{g.upper()}: GameKind[{g}_pb2.Action, {g}_pb2.View, {g}_pb2.Event] = "
             f'GameKind("{g}", {g}_pb2.Action, {g}_pb2.View, {g}_pb2.Event)'
         )
-    lines += ["", "ALL: tuple[GameKind[Any, Any, Any], ...] = (" + ", ".join(g.upper() for g in games) + ",)",
-              "BY_ID: dict[str, GameKind[Any, Any, Any]] = {kind.id: kind for kind in ALL}", ""]
+    lines += [
+        "",
+        "ALL: tuple[GameKind[Any, Any, Any], ...] = (" + ", ".join(g.upper() for g in games) + ",)",
+        "BY_ID: dict[str, GameKind[Any, Any, Any]] = {kind.id: kind for kind in ALL}",
+        "",
+    ]
     return "\n".join(lines)
 
 

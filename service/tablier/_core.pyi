@@ -6,6 +6,24 @@ messages in proto/tablier/<game>/v1/<game>.proto (package tablier.<game>.v1); `g
 spectator; `auditor=True` sees everything.
 """
 
+from typing import final
+
+__all__ = [
+    "CORE_VERSION",
+    "GENERIC_EVENTS",
+    "TIMEOUT_COMMAND",
+    "Match",
+    "game_types",
+    "evaluate",
+    "canonical_action",
+    "CoreError",
+    "MalformedInput",
+    "InvalidOption",
+    "RuleViolation",
+    "Unsupported",
+    "CorruptLog",
+]
+
 CORE_VERSION: str
 GENERIC_EVENTS: dict[str, str]
 """Event kinds every game shares (e.g. ``seat_timed_out``) and their protobuf type names."""
@@ -30,26 +48,33 @@ class Unsupported(CoreError):
 class CorruptLog(CoreError):
     """A stored event does not apply to the state it follows."""
 
-Event = tuple[str, bytes]
-"""(kind, payload) of one event as decided by the core."""
+_Event = tuple[str, bytes]
+"""(kind, payload) of one event as decided by the core (a name for typing only)."""
 
+@final
 class Match:
     """One match's state; changed only by ``apply``/``apply_all`` (replay of events)."""
 
-    def __init__(self, game_type: str, seats: int, options: dict[str, str] | None = None) -> None: ...
+    def __new__(cls, game_type: str, seats: int, options: dict[str, str] | None = None) -> Match: ...
     @property
     def game_type(self) -> str: ...
     @property
     def seats(self) -> int: ...
     def copy(self) -> Match: ...
-    def start(self, seed: bytes, seq: int) -> list[Event]:
+    def start(self, seed: bytes, seq: int) -> list[_Event]:
         """Events that open the match; ``seq`` is the seq of the first of them."""
-    def decide(self, seat: int, action: bytes, seed: bytes, seq: int) -> list[Event]:
+    def decide(self, seat: int, action: bytes, seed: bytes, seq: int) -> list[_Event]:
         """Events caused by ``action``; ``seq`` is the seq the first of them will take."""
-    def host_command(self, command: str, seed: bytes, seq: int) -> list[Event]:
+    def host_command(self, command: str, seed: bytes, seq: int) -> list[_Event]:
         """Events caused by an operator's command (one of GameType.host_commands)."""
-    def apply(self, payload: bytes, kind: str | None = None, at_ms: int | None = None, seat: int | None = None,
-              command_id: str | None = None) -> None:
+    def apply(
+        self,
+        payload: bytes,
+        kind: str | None = None,
+        at_ms: int | None = None,
+        seat: int | None = None,
+        command_id: str | None = None,
+    ) -> None:
         """Applies a stored event (``kind`` as stored: needed for generic kinds). With ``at_ms``, its
         recorded time, the match clock is stepped too (``seat``, ``command_id``: its command's)."""
     def apply_all(self, payloads: list[bytes], kinds: list[str] | None = None) -> None:
@@ -57,8 +82,9 @@ class Match:
     def to_act(self) -> list[int]: ...
     def legal_actions(self, seat: int) -> list[bytes]: ...
     def view(self, seat: int | None = None, auditor: bool = False) -> bytes: ...
-    def redact(self, payload: bytes, seat: int | None = None, auditor: bool = False,
-               kind: str | None = None) -> bytes | None:
+    def redact(
+        self, payload: bytes, seat: int | None = None, auditor: bool = False, kind: str | None = None
+    ) -> bytes | None:
         """The event as that viewer may see it; None when it must not see it at all."""
     def event_kind(self, payload: bytes, kind: str | None = None) -> str: ...
     def clock(self) -> tuple[int, int | None, int, str] | None:

@@ -29,22 +29,30 @@ import asyncio
 import contextlib
 import os
 import secrets
-import selectors
-import signal
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import grpc
 from google.protobuf import any_pb2
 
-LOOPBACK = "127.0.0.1"
-START_TIMEOUT = 90.0
-ECHO_METHOD = "/tablier.bench.Echo/Echo"
+from tablier.benchkit import (
+    ECHO_METHOD,
+    LOOPBACK,
+    METER,
+    START_TIMEOUT,
+    Figure,
+    Proc,
+    _channels,
+    _drive,
+    _echo_main,
+    _lanes,
+    _start,
+)
+
 GAME = "qwirkle"
 
 
@@ -54,170 +62,9 @@ def _type_url(game: str, kind: str) -> str:
 
     info = Catalogue().get(game)
     return "type.googleapis.com/" + (info.action_type if kind == "Action" else info.position_type)
+
+
 SEATS = 2
-
-
-# --------------------------------------------------------------------------- the echo server
-
-
-async def _echo_main() -> None:
-    def echo(request: bytes, context) -> bytes:
-        return request
-
-    handler = grpc.method_handlers_generic_handler(
-        "tablier.bench.Echo",
-        {"Echo": grpc.unary_unary_rpc_method_handler(echo)},  # bytes in, bytes out
-    )
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port(f"{LOOPBACK}:0")
-    await server.start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    print(f"echo listening on {LOOPBACK}:{port}", flush=True)
-    await stop.wait()
-    await server.stop(0)
-
-
-# --------------------------------------------------------------------------- processes
-
-
-@dataclass
-class Proc:
-    name: str
-    proc: subprocess.Popen
-    address: str
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def _start(name: str, cmd: list[str], env: dict[str, str], log: Path) -> Proc:
-    """Starts `cmd` and waits for its '... listening on HOST:PORT' line."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log.open("wb"), env=env)
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + START_TIMEOUT
-    line = b""
-    try:
-        while not line.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or proc.poll() is not None or not sel.select(left):
-                raise RuntimeError(f"{name} did not start:\n{log.read_text()}")
-            chunk = os.read(proc.stdout.fileno(), 1)
-            if not chunk:
-                raise RuntimeError(f"{name} exited:\n{log.read_text()}")
-            line += chunk
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        sel.close()
-    return Proc(name, proc, line.decode().strip().rsplit(" ", 1)[1])
-
-
-# --------------------------------------------------------------------------- measuring
-
-
-class CpuMeter:
-    """CPU seconds used by groups of processes (each with its children): the client (this
-    process), the servers, the database when it runs on this machine."""
-
-    def __init__(self) -> None:
-        self.groups: dict[str, list[int]] = {"client": [os.getpid()]}
-
-    def add(self, name: str, pid: int) -> None:
-        self.groups.setdefault(name, []).append(pid)
-
-    def read(self) -> dict[str, float]:
-        import psutil
-
-        out = {}
-        for name, pids in self.groups.items():
-            total = 0.0
-            for pid in pids:
-                try:
-                    root = psutil.Process(pid)
-                    procs = [root] if name == "client" else [root, *root.children(recursive=True)]
-                except psutil.Error:
-                    continue
-                for p in procs:
-                    try:
-                        t = p.cpu_times()
-                        total += t.user + t.system
-                    except psutil.Error:
-                        pass
-            out[name] = total
-        return out
-
-
-METER = CpuMeter()
-
-
-@dataclass
-class Figure:
-    calls: int = 0
-    errors: int = 0
-    seconds: float = 0.0
-    latencies: list[float] = field(default_factory=list)
-    cpu: dict[str, float] = field(default_factory=dict)  # ms per call, per process group
-
-    def cpu_text(self, names: list[str]) -> str:
-        return "/".join(f"{self.cpu[n]:.2f}" if n in self.cpu else "-" for n in names)
-
-    @property
-    def rate(self) -> float:
-        return self.calls / self.seconds if self.seconds else 0.0
-
-    def pct(self, q: float) -> float:
-        ms = sorted(self.latencies)
-        return 1000 * ms[min(len(ms) - 1, int(q * len(ms)))] if ms else float("nan")
-
-
-async def _drive(lanes: list[Callable[[], Awaitable[bool]]], seconds: float) -> Figure:
-    """Runs every lane's calls back to back for `seconds` (one call in flight per lane).
-    A lane's call returns False when it has nothing more to send."""
-    fig = Figure()
-    loop = asyncio.get_running_loop()
-    cpu_before = METER.read()
-    started = loop.time()
-    deadline = started + seconds
-
-    async def lane(call: Callable[[], Awaitable[bool]]) -> None:
-        while loop.time() < deadline:
-            t = loop.time()
-            try:
-                more = await call()
-            except grpc.aio.AioRpcError as exc:
-                fig.errors += 1
-                if fig.errors <= 3:
-                    print(f"  error: {exc.code().name} {exc.details()}", file=sys.stderr)
-                continue
-            fig.latencies.append(loop.time() - t)
-            fig.calls += 1
-            if not more:
-                return
-
-    await asyncio.gather(*(lane(c) for c in lanes))
-    fig.seconds = loop.time() - started
-    cpu_after = METER.read()
-    fig.cpu = {k: 1000 * (cpu_after[k] - cpu_before.get(k, 0.0)) / max(fig.calls, 1) for k in cpu_after}
-    return fig
-
-
-def _channels(address: str, n: int) -> list[grpc.aio.Channel]:
-    """n channels with a connection each (so that several worker processes share the load)."""
-    return [grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
-            for _ in range(n)]
 
 
 # --------------------------------------------------------------------------- workloads
@@ -230,8 +77,9 @@ class PlannedMatch:
     moves: list[tuple[int, bytes, int]]  # (seat, action, expected seq)
 
 
-def _plan_moves(seed: bytes, game: str = GAME, seats: int = SEATS, bot: str = "greedy",
-                max_seq: int | None = None) -> list[tuple[int, bytes, int]]:
+def _plan_moves(
+    seed: bytes, game: str = GAME, seats: int = SEATS, bot: str = "greedy", max_seq: int | None = None
+) -> list[tuple[int, bytes, int]]:
     """The moves of a bot self-play match, decided by the local core from the match's seed:
     the server, deciding from the same seed and seqs, writes the same events."""
     from tablier import _core
@@ -292,14 +140,22 @@ async def _long_match(stub, pb, operator: str, events: int) -> tuple[str, int]:
         plan = _plan_moves(seed, game, seats, "random", events)
         if not plan or plan[-1][2] >= events - 40:
             break
-    created = await stub.CreateGame(pb.CreateGameRequest(game_type=game, seats=seats, seed=seed),
-                                    metadata=(("authorization", f"Bearer {operator}"),))
+    created = await stub.CreateGame(
+        pb.CreateGameRequest(game_type=game, seats=seats, seed=seed),
+        metadata=(("authorization", f"Bearer {operator}"),),
+    )
     action_type = _type_url(game, "Action")
     seq = created.state.seq
     for n, (seat, action, expected) in enumerate(plan):
-        played = await stub.PlayMove(pb.PlayMoveRequest(
-            game_id=created.game_id, command_id=f"long-{n}", action=any_pb2.Any(type_url=action_type, value=action),
-            expected_seq=expected), metadata=(("authorization", f"Bearer {created.seat_tokens[seat]}"),))
+        played = await stub.PlayMove(
+            pb.PlayMoveRequest(
+                game_id=created.game_id,
+                command_id=f"long-{n}",
+                action=any_pb2.Any(type_url=action_type, value=action),
+                expected_seq=expected,
+            ),
+            metadata=(("authorization", f"Bearer {created.seat_tokens[seat]}"),),
+        )
         seq = played.state.seq
     return created.game_id, seq
 
@@ -322,8 +178,10 @@ class Row:
                 self.cpu.setdefault(name, []).append(fig.cpu[group])
 
     def cpu_text(self) -> str:
-        return "/".join(f"{statistics.median(self.cpu[n]):.2f}" if self.cpu.get(n) else "-"
-                        for n in ("client", "server", "database"))
+        return "/".join(
+            f"{statistics.median(self.cpu[n]):.2f}" if self.cpu.get(n) else "-"
+            for n in ("client", "server", "database")
+        )
 
 
 def _span(xs: list[float], fmt: str) -> str:
@@ -338,17 +196,19 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     from tablier.v1 import service_pb2_grpc as rpc
 
     n = args.concurrency
-    position = any_pb2.Any(type_url=_type_url(GAME, "Position"),
-                           value=_mid_game_position())
+    position = any_pb2.Any(type_url=_type_url(GAME, "Position"), value=_mid_game_position())
     evaluate_request = pb.EvaluatePositionRequest(game_type=GAME, position=position)
-    sample_move = pb.PlayMoveRequest(game_id=str(os.urandom(16).hex()), command_id="x" * 36,
-                                     action=any_pb2.Any(type_url=_type_url(GAME, "Action"),
-                                                        value=b"\x0a" * 24), expected_seq=20)
+    sample_move = pb.PlayMoveRequest(
+        game_id=str(os.urandom(16).hex()),
+        command_id="x" * 36,
+        action=any_pb2.Any(type_url=_type_url(GAME, "Action"), value=b"\x0a" * 24),
+        expected_seq=20,
+    )
     echo_body = sample_move.SerializeToString()
 
     echo_channels = _channels(echo.address, n)
-    echo_calls = [ch.unary_unary(ECHO_METHOD) for ch in echo_channels]
-    per_server = {}
+    echo_calls: list[Any] = [ch.unary_unary(ECHO_METHOD) for ch in echo_channels]
+    per_server: dict[int, tuple[list[Any], list[Any]]] = {}
     for workers, proc in servers.items():
         channels = _channels(proc.address, n)
         stubs = [rpc.GameServiceStub(ch) for ch in channels]
@@ -367,8 +227,11 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     if "reads" in args.only:
         rebuilt_id, rebuilt_seq = await _long_match(first_stubs[0], pb, operator, 300)
         cold = await _cold_rebuilds(args.dsn, args.seed_dir, rebuilt_id, 15)
-        print(f"cold rebuild of a {rebuilt_seq}-event match: median {statistics.median(cold):.1f} ms "
-              f"({min(cold):.1f}-{max(cold):.1f}, {len(cold)} times)", file=sys.stderr)
+        print(
+            f"cold rebuild of a {rebuilt_seq}-event match: median {statistics.median(cold):.1f} ms "
+            f"({min(cold):.1f}-{max(cold):.1f}, {len(cold)} times)",
+            file=sys.stderr,
+        )
         args.cold = (rebuilt_seq, cold)
 
     rows: dict[str, Row] = {}
@@ -377,7 +240,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         return rows.setdefault(label, Row(label))
 
     async def run_echo(seconds: float = args.seconds) -> Figure:
-        return await _drive([(lambda c=c: _echo(c, echo_body)) for c in echo_calls], seconds)
+        return await _drive(_lanes(lambda c: _echo(c, echo_body), echo_calls), seconds)
 
     # Enough planned matches for the lanes never to run dry at the echo's rate (~50 moves each).
     per_lane = max(2, int((await run_echo(1.0)).rate * args.seconds * 1.5 / n / 45) + 1)
@@ -389,26 +252,53 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         # Echo first and last in each round: the baseline is the mean of the two.
         echo_a = await run_echo()
         measured: list[tuple[str, Figure, int]] = []
-        for workers, (channels, stubs) in per_server.items():
+        for workers, (_, stubs) in per_server.items():
             tag = f"[{workers} worker{'s' if workers > 1 else ''}]"
             if "evaluate" in args.only:
-                measured.append((f"EvaluatePosition {tag}", await _drive(
-                    [(lambda s=s: _call(s.EvaluatePosition(evaluate_request))) for s in stubs], args.seconds), workers))
+                measured.append(
+                    (
+                        f"EvaluatePosition {tag}",
+                        await _drive(
+                            _lanes(lambda s: _call(s.EvaluatePosition(evaluate_request)), stubs), args.seconds
+                        ),
+                        workers,
+                    )
+                )
             if "play" in args.only:
                 queues = [planned[workers][i::n] for i in range(n)]
                 lanes = [_play_lane(stubs[i], pb, queues[i]) for i in range(n)]
                 measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
             if "reads" in args.only:
-                measured.append((f"GetView {tag}", await _drive(
-                    [(lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id)))) for s in stubs],
-                    args.seconds), workers))
-                measured.append((f"GetView at_seq={past} {tag}", await _drive(
-                    [(lambda s=s: _call(s.GetView(pb.GetViewRequest(game_id=long_id, at_seq=past))))
-                     for s in stubs], args.seconds), workers))
+                measured.append(
+                    (
+                        f"GetView {tag}",
+                        await _drive(
+                            _lanes(lambda s: _call(s.GetView(pb.GetViewRequest(game_id=long_id))), stubs),
+                            args.seconds,
+                        ),
+                        workers,
+                    )
+                )
+                measured.append(
+                    (
+                        f"GetView at_seq={past} {tag}",
+                        await _drive(
+                            _lanes(lambda s: _call(s.GetView(pb.GetViewRequest(game_id=long_id, at_seq=past))), stubs),
+                            args.seconds,
+                        ),
+                        workers,
+                    )
+                )
                 # A watcher reconnecting: everything before its seq is history to rebuild.
-                measured.append((f"WatchGame after_seq={long_seq - 1} {tag}", await _drive(
-                    [(lambda s=s: _resume(s, pb, long_id, long_seq - 1, long_seq)) for s in stubs], args.seconds),
-                    workers))
+                measured.append(
+                    (
+                        f"WatchGame after_seq={long_seq - 1} {tag}",
+                        await _drive(
+                            _lanes(lambda s: _resume(s, pb, long_id, long_seq - 1, long_seq), stubs), args.seconds
+                        ),
+                        workers,
+                    )
+                )
         echo_b = await run_echo()
         base = (echo_a.rate + echo_b.rate) / 2
         e = row("bare grpc.aio echo")
@@ -428,8 +318,10 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
             x.ratios.append(fig.rate / base)
             x.p50.append(fig.pct(0.5))
             x.p99.append(fig.pct(0.99))
-            line.append(f"{label} {fig.rate:,.0f}/s ({fig.rate / base:.2f}, p50 {fig.pct(0.5):.1f} ms)"
-                        + (f" {fig.errors} errors" if fig.errors else ""))
+            line.append(
+                f"{label} {fig.rate:,.0f}/s ({fig.rate / base:.2f}, p50 {fig.pct(0.5):.1f} ms)"
+                + (f" {fig.errors} errors" if fig.errors else "")
+            )
         print("; ".join(line), file=sys.stderr)
 
     for channels in [echo_channels] + [c for c, _ in per_server.values()]:
@@ -451,7 +343,7 @@ async def _cold_rebuilds(dsn: str, seed_dir: Path, game_id: str, times: int) -> 
         for _ in range(times):
             app = GameApp(store)
             started = time.perf_counter()
-            await app._load(await app._game(game_id))
+            await app.repository.load(await app.repository.game(game_id))
             out.append(1000 * (time.perf_counter() - started))
             await app.close()
     finally:
@@ -484,11 +376,21 @@ async def _call(awaitable) -> bool:
 def _play_lane(stub, pb, matches: list[PlannedMatch]) -> Callable[[], Awaitable[bool]]:
     """One PlayMove per call, through the lane's planned matches in order (requests built
     beforehand, as the echo's body is)."""
-    calls = iter([(pb.PlayMoveRequest(
-        game_id=m.game_id, command_id=secrets.token_hex(16),
-        action=any_pb2.Any(type_url=_type_url(GAME, "Action"), value=action),
-        expected_seq=expected), (("authorization", f"Bearer {m.tokens[seat]}"),))
-        for m in matches for seat, action, expected in m.moves])
+    calls = iter(
+        [
+            (
+                pb.PlayMoveRequest(
+                    game_id=m.game_id,
+                    command_id=secrets.token_hex(16),
+                    action=any_pb2.Any(type_url=_type_url(GAME, "Action"), value=action),
+                    expected_seq=expected,
+                ),
+                (("authorization", f"Bearer {m.tokens[seat]}"),),
+            )
+            for m in matches
+            for seat, action, expected in m.moves
+        ]
+    )
 
     async def one() -> bool:
         item = next(calls, None)
@@ -534,8 +436,11 @@ def run(args: argparse.Namespace) -> int:
     procs: list[Proc] = []
     with _database(args.database_url) as dsn:
         with psycopg.connect(dsn) as conn:
-            sync_commit = conn.execute("SHOW synchronous_commit").fetchone()[0]
-            _meter_database(conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+            shown = conn.execute("SHOW synchronous_commit").fetchone()
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()
+            assert shown is not None and backend is not None
+            sync_commit = shown[0]
+            _meter_database(backend[0])
         try:
             echo = _start("echo", [sys.executable, "-m", "tablier.bench", "echo-server"], env, logs / "echo.log")
             procs.append(echo)
@@ -544,9 +449,25 @@ def run(args: argparse.Namespace) -> int:
             for w in workers:
                 servers[w] = _start(
                     f"tablier serve --workers {w}",
-                    [sys.executable, "-m", "tablier.cli", "serve", "--listen", f"{LOOPBACK}:0",
-                     "--database-url", dsn, "--workers", str(w), "--grace", "1", "--data-dir", str(logs)],
-                    env, logs / f"serve-{w}.log")
+                    [
+                        sys.executable,
+                        "-m",
+                        "tablier.cli",
+                        "serve",
+                        "--listen",
+                        f"{LOOPBACK}:0",
+                        "--database-url",
+                        dsn,
+                        "--workers",
+                        str(w),
+                        "--grace",
+                        "1",
+                        "--data-dir",
+                        str(logs),
+                    ],
+                    env,
+                    logs / f"serve-{w}.log",
+                )
                 procs.append(servers[w])
                 METER.add(f"serve-{w}", servers[w].proc.pid)
             args.dsn, args.seed_dir, args.cold = dsn, logs, None
@@ -554,25 +475,36 @@ def run(args: argparse.Namespace) -> int:
         finally:
             for p in reversed(procs):
                 p.stop()
-    print(f"\n{args.concurrency} calls in flight, {args.rounds} rounds of {args.seconds:g} s, "
-          f"client on the same machine ({os.cpu_count()} cores, load average "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}), synchronous_commit={sync_commit}")
+    print(
+        f"\n{args.concurrency} calls in flight, {args.rounds} rounds of {args.seconds:g} s, "
+        f"client on the same machine ({os.cpu_count()} cores, load average "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}), synchronous_commit={sync_commit}"
+    )
     print("median (range) over the rounds\n")
-    print(f"{'what':<34} {'calls/s':>22} {'ratio to echo':>18} {'p50 ms':>18} {'p99 ms':>20} "
-          f"{'CPU ms/call client/server/db':>30}")
+    print(
+        f"{'what':<34} {'calls/s':>22} {'ratio to echo':>18} {'p50 ms':>18} {'p99 ms':>20} "
+        f"{'CPU ms/call client/server/db':>30}"
+    )
     for r in rows:
-        print(f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
-              f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30}")
+        print(
+            f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
+            f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30}"
+        )
     if args.cold:
         events, ms = args.cold
-        print(f"\nrebuilding a {events}-event match cold from PostgreSQL: median {statistics.median(ms):.1f} ms "
-              f"(range {min(ms):.1f}-{max(ms):.1f}, {len(ms)} times)")
+        print(
+            f"\nrebuilding a {events}-event match cold from PostgreSQL: median {statistics.median(ms):.1f} ms "
+            f"(range {min(ms):.1f}-{max(ms):.1f}, {len(ms)} times)"
+        )
     return 0
 
 
 def add_parser(sub, add_command) -> None:
-    sp = add_command(sub, "bench-service", help="PlayMove, EvaluatePosition and reads as ratios to a bare gRPC echo "
-                                                "(loopback, stops by itself)")
+    sp = add_command(
+        sub,
+        "bench-service",
+        help="PlayMove, EvaluatePosition and reads as ratios to a bare gRPC echo (loopback, stops by itself)",
+    )
     if sp is None:
         return
     sp.add_argument("--rounds", type=int, default=3)
@@ -580,8 +512,11 @@ def add_parser(sub, add_command) -> None:
     sp.add_argument("--concurrency", type=int, default=16, help="calls in flight")
     sp.add_argument("--workers", default="1", help="worker counts to measure side by side, e.g. 1,2")
     sp.add_argument("--history", type=int, default=1000, help="events of the match read into the past")
-    sp.add_argument("--database-url", default=os.environ.get("TABLIER_DATABASE_URL"),
-                    help="PostgreSQL to use (default: a temporary embedded server)")
+    sp.add_argument(
+        "--database-url",
+        default=os.environ.get("TABLIER_DATABASE_URL"),
+        help="PostgreSQL to use (default: a temporary embedded server)",
+    )
     sp.add_argument("--log-dir", default=None, help="where the servers' logs go")
     sp.add_argument("--only", default="evaluate,play,reads", help="which of evaluate,play,reads to measure")
     sp.set_defaults(run=run)

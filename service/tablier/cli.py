@@ -10,7 +10,7 @@ TABLIER_SEED_KEY / TABLIER_SEED_OLD_KEYS (keys sealing seeds at rest, see tablie
 a key generated in <data dir>/seed.key),
 TABLIER_WEB_LISTEN (the browser address; unset: none), TABLIER_WEB_DIR, TABLIER_CORS_ORIGINS,
 TABLIER_CREATOR_TOKEN (bearer token that may create matches under `--create-policy token`),
-and one TABLIER_<OPTION> per `serve` option below (README, "Limits and operations").
+and one TABLIER_<OPTION> per `serve` option below (docs/operations.md, "Limits and operations").
 A bad value, from an option or the environment, is a one-line error.
 """
 
@@ -27,10 +27,22 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+
+from tablier.cli_options import (
+    LOG_LEVELS,
+    ConfigError,
+    OneLineParser,
+    _host_port,
+    _VersionAction,
+    add_command,
+    serve_options,
+)
+
+if TYPE_CHECKING:
+    from tablier.store.base import EventStore
 
 # The embedded PostgreSQL runs pg_ctl in subprocesses; gRPC's fork handlers are not needed.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
@@ -45,13 +57,12 @@ PROTOSET = Path(__file__).resolve().parent / "v1" / "tablier.protoset"
 
 
 @contextlib.asynccontextmanager
-async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
+async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
     """The event store of `--database-url`, or of the embedded server in the data dir
     (started here, or joined if another process runs it), migrations applied."""
     from tablier import embedded
-    from tablier.store.postgres import open_store
-
     from tablier.seeds import SeedKeys
+    from tablier.store import open_store
 
     keys = SeedKeys.from_env(args.data_dir)
     pg = None
@@ -61,8 +72,7 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[object]:
         dsn = pg.dsn
     try:
         serving = args.command == "serve"
-        store = await open_store(dsn, seed_keys=keys, timeout=getattr(args, "database_timeout", 5.0),
-                                 monitor=serving)
+        store = await open_store(dsn, seed_keys=keys, timeout=getattr(args, "database_timeout", 5.0), monitor=serving)
         try:
             yield store
         finally:
@@ -111,15 +121,16 @@ def serve(args: argparse.Namespace):
 
 async def serve_one(args: argparse.Namespace) -> int:
     from tablier.api import GameServer
-    from tablier.api.metrics import Metrics, MeteredStore
+    from tablier.api.metrics import MeteredStore, Metrics
     from tablier.api.observe import configure_access_log
-    from tablier.api.server import ListenError
-    from tablier.api.server import TlsFiles
+    from tablier.api.server import ListenError, TlsFiles
     from tablier.app import GameApp
     from tablier.app.auth import check_role_tokens
 
-    host, auditor, operator = (os.environ.get(name) or None for name in
-                               ("TABLIER_HOST_TOKEN", "TABLIER_AUDITOR_TOKEN", "TABLIER_OPERATOR_TOKEN"))
+    host, auditor, operator = (
+        os.environ.get(name) or None
+        for name in ("TABLIER_HOST_TOKEN", "TABLIER_AUDITOR_TOKEN", "TABLIER_OPERATOR_TOKEN")
+    )
     problems = check_role_tokens(host, auditor, operator)
     if bool(args.tls_cert) != bool(args.tls_key):
         problems.append("--tls-cert and --tls-key go together")
@@ -130,23 +141,34 @@ async def serve_one(args: argparse.Namespace) -> int:
             err_console.print(f"[red]refusing to start: {problem}[/red]")
         return 2
     if operator:
-        err_console.print("[yellow]TABLIER_OPERATOR_TOKEN is one credential for host and auditor: "
-                          "prefer TABLIER_HOST_TOKEN and TABLIER_AUDITOR_TOKEN[/yellow]")
+        err_console.print(
+            "[yellow]TABLIER_OPERATOR_TOKEN is one credential for host and auditor: "
+            "prefer TABLIER_HOST_TOKEN and TABLIER_AUDITOR_TOKEN[/yellow]"
+        )
     creator = os.environ.get("TABLIER_CREATOR_TOKEN") or None
     if args.create_policy == "token" and not (creator or host or operator):
         raise ConfigError("--create-policy token needs TABLIER_CREATOR_TOKEN (or the host token)")
     limits = limits_of(args)
     tls = None
     if args.tls_cert:
-        tls = TlsFiles(Path(args.tls_cert), Path(args.tls_key), Path(args.tls_client_ca) if args.tls_client_ca else None)
+        tls = TlsFiles(
+            Path(args.tls_cert), Path(args.tls_key), Path(args.tls_client_ca) if args.tls_client_ca else None
+        )
     configure_access_log(args.access_log)
     metrics = Metrics(shared=args.shared_metrics)
     async with open_database(args) as store:
-        app = GameApp(MeteredStore(store, metrics), operator_token=operator, host_token=host, auditor_token=auditor,
-                      limits=limits, creator_token=creator)
+        app = GameApp(
+            MeteredStore(store, metrics),
+            operator_token=operator,
+            host_token=host,
+            auditor_token=auditor,
+            limits=limits,
+            creator_token=creator,
+        )
         metrics.watch_app(app)
-        server = GameServer(app, args.listen, tls, reuse_port=args.reuse_port,
-                            max_request_bytes=args.max_request_bytes, metrics=metrics)
+        server = GameServer(
+            app, args.listen, tls, reuse_port=args.reuse_port, max_request_bytes=args.max_request_bytes, metrics=metrics
+        )
         try:
             await server.start()
         except ListenError as exc:
@@ -208,8 +230,16 @@ async def start_web(app, args: argparse.Namespace, tls=None, metrics=None):
     from tablier.web import WebServer
 
     origins = [o.strip() for item in args.cors_origin for o in item.split(",") if o.strip()]
-    web = WebServer(app, args.web_listen, web_dir(args), origins, tls, reuse_port=args.reuse_port,
-                    max_request_bytes=args.max_request_bytes, metrics=metrics)
+    web = WebServer(
+        app,
+        args.web_listen,
+        web_dir(args),
+        origins,
+        tls,
+        reuse_port=args.reuse_port,
+        max_request_bytes=args.max_request_bytes,
+        metrics=metrics,
+    )
     try:
         await web.start()
     except OSError as exc:
@@ -218,365 +248,153 @@ async def start_web(app, args: argparse.Namespace, tls=None, metrics=None):
     return web
 
 
-# --------------------------------------------------------------------------- replay
-
-
-async def replay(args: argparse.Namespace) -> int:
-    from tablier import _core
-    from tablier.seeds import SeedUnreadable
-    from tablier.store.base import UnknownGame
-    from tablier.v1.common_pb2 import Outcome
-
-    async with open_database(args) as store:
-        try:
-            game = await store.get_game(args.game_id)
-        except UnknownGame:
-            err_console.print(f"[red]no match {args.game_id}[/red]")
-            return 2
-        except SeedUnreadable as exc:
-            err_console.print(f"[red]{exc}[/red]")
-            return 1
-        events = await store.load_events(game.game_id, upto_seq=args.at)
-    match = _core.Match(game.game_type, game.seats, dict(game.options))
-    match.apply_all([e.payload for e in events], [e.kind for e in events])
-    seq = events[-1].seq if events else 0
-    console.rule(f"{game.game_type} {game.game_id} at seq {seq}")
-    console.print(match.render(auditor=True), markup=False)
-    console.print(f"to act: {match.to_act() or '-'}")
-    outcome = match.outcome()
-    if outcome is not None:
-        o = Outcome.FromString(outcome)
-        console.print(
-            f"over: scores {list(o.scores)}, winners {list(o.winners)}, reason {o.reason or '-'}"
-            + (" (lower is better)" if o.lower_is_better else "")
-        )
-    else:
-        console.print("over: no")
-    return 0
-
-
-# --------------------------------------------------------------------------- verify
-
-
-async def verify(args: argparse.Namespace) -> int:
-    from tablier.public_verify import read_log
-    from tablier.verify import verify_game
-
-    transcripts = [read_log(path) for path in args.transcript]
-    async with open_database(args) as store:
-        ids = await store.list_games() if args.all else [args.game_id]
-        results = [await verify_game(store, gid, transcripts) for gid in ids]
-    table = Table(title=f"verified {len(results)} match(es)")
-    for col in ("match", "game", "events", "re-decided", "result"):
-        table.add_column(col)
-    bad = 0
-    for r in results:
-        bad += not r.ok
-        shown = "\n".join(r.problems[:5]) + (f"\n(+{len(r.problems) - 5} more)" if len(r.problems) > 5 else "")
-        verdict = Text("ok", style="green") if r.ok else Text(shown, style="red")
-        redecided = str(r.redecided) + (f" ({r.without_input} without input)" if r.without_input else "")
-        table.add_row(r.game_id, r.game_type, str(r.events), redecided, verdict)
-    console.print(table)
-    if bad:
-        err_console.print(f"[red]{bad} match(es) failed verification[/red]")
-        return 1
-    return 0
-
-
-def verify_public(args: argparse.Namespace) -> int:
-    from tablier.public_verify import read_log, verify_log
-
-    try:
-        seed = bytes.fromhex(args.seed)
-    except ValueError:
-        err_console.print("[red]--seed must be hex[/red]")
-        return 2
-    r = verify_log(read_log(args.log), seed or None, [read_log(p) for p in args.transcript])
-    console.print(f"{r.game_type} {r.game_id}: {r.events} events, {r.redecided} commands decided again "
-                  f"from the seed, {r.transcript_events} viewer events checked")
-    for problem in r.problems:
-        console.print(f"[red]{problem}[/red]")
-    console.print("[green]ok[/green]" if r.ok else f"[red]{len(r.problems)} problem(s)[/red]")
-    return 0 if r.ok else 1
-
-
-def export(args: argparse.Namespace) -> int:
-    import grpc
-
-    from tablier.api.server import load_protos
-    from tablier.public_verify import write_log
-    from tablier.v1 import service_pb2 as pb
-    from tablier.v1 import service_pb2_grpc as rpc
-
-    load_protos()  # every game's messages, to write the Any payloads as JSON
-
-    metadata = []
-    if args.token:
-        metadata.append(("authorization", f"Bearer {args.token}"))
-    if args.auditor:
-        metadata.append(("x-tablier-role", "auditor"))
-    channel = (grpc.secure_channel(args.server, grpc.ssl_channel_credentials(Path(args.tls_ca).read_bytes()))
-               if args.tls_ca else grpc.insecure_channel(args.server))
-    with channel:
-        stub = rpc.GameServiceStub(channel)
-        try:
-            listed = stub.ListEvents(pb.ListEventsRequest(game_id=args.game_id), metadata=metadata)
-            state = stub.GetView(pb.GetViewRequest(game_id=args.game_id, at_seq=listed.last_seq),
-                                 metadata=metadata).state
-        except grpc.RpcError as exc:
-            err_console.print(f"[red]{exc.code().name}: {exc.details()}[/red]")
-            return 1
-    log = pb.MatchLog(state=state, events=listed.events, pinned_commitment=state.seed_commitment)
-    if args.output == "-":
-        from google.protobuf import json_format
-
-        print(json_format.MessageToJson(log, indent=1))
-    else:
-        write_log(args.output, log)
-    return 0
-
-
-# --------------------------------------------------------------------------- seed keys
-
-
-async def rotate_seed_key(args: argparse.Namespace) -> int:
-    from tablier.seeds import SeedUnreadable
-
-    async with open_database(args) as store:
-        try:
-            n = await store.reseal_seeds()
-        except SeedUnreadable as exc:
-            err_console.print(f"[red]{exc}[/red]")
-            return 1
-    from tablier.seeds import SeedKeys
-
-    console.print(f"resealed {n} seed(s) with key {SeedKeys.from_env(args.data_dir).current_id}")
-    return 0
-
-
 # --------------------------------------------------------------------------- main
-
-
-class ConfigError(Exception):
-    """A configuration value the server cannot use: reported as one line, exit status 2."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """Reports a bad option or environment value in one line, not usage and a traceback."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _env(name: str, default: object) -> object:
-    return os.environ.get(f"TABLIER_{name}", default)
-
-
-def _positive(kind):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not value > 0 or value != value or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
-        return value
-
-    parse.__name__ = kind.__name__
-    return parse
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
-    return value
-
-
-def _milliseconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more milliseconds")
-    return value
-
-
-def _host_port(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
-    return text
-
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from tablier import _core
-
-    try:
-        dist = version("tablier")
-    except PackageNotFoundError:
-        dist = "unknown"
-    return f"tablier {dist} (core {_core.CORE_VERSION})"
-
-
-class _VersionAction(argparse.Action):
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
-        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(_version())
-        parser.exit()
-
-
-def add_command(sub: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser | None:
-    """A new subcommand, or None when another distribution registered `name` first."""
-    if name in sub.choices:
-        return None
-    return sub.add_parser(name, **kwargs)
-
-
-def serve_options(sp: argparse.ArgumentParser) -> None:
-    """Shutdown, observability and the per-peer limits of `serve` (each also from the environment)."""
-    sp.add_argument("--grace", type=_seconds, default=_env("GRACE", "5"),
-                    help="seconds in-flight calls get on shutdown, after the drain (env TABLIER_GRACE)")
-    sp.add_argument("--drain", type=_seconds, default=_env("DRAIN", "5"),
-                    help="seconds health reports NOT_SERVING while calls are still served, before new calls"
-                         " are refused (env TABLIER_DRAIN; a second signal cuts it short)")
-    sp.add_argument("--metrics-listen", type=_host_port, default=_env("METRICS_LISTEN", None),
-                    help="serve Prometheus metrics at http://HOST:PORT/metrics (env TABLIER_METRICS_LISTEN)")
-    sp.add_argument("--access-log", choices=("off", "text", "json"), default=_env("ACCESS_LOG", "text"),
-                    help="one line per call on stderr (env TABLIER_ACCESS_LOG)")
-    sp.add_argument("--max-request-bytes", type=_positive(int), default=_env("MAX_REQUEST_BYTES", "65536"),
-                    help="largest request accepted (env TABLIER_MAX_REQUEST_BYTES)")
-    sp.add_argument("--database-timeout", type=_positive(float), default=_env("DATABASE_TIMEOUT", "5"),
-                    help="seconds a database operation may take before the call is UNAVAILABLE"
-                         " (env TABLIER_DATABASE_TIMEOUT)")
-    sp.add_argument("--watch-per-peer", type=_positive(int), default=_env("WATCH_PER_PEER", "64"),
-                    help="WatchGame streams one peer (address) may hold open (env TABLIER_WATCH_PER_PEER)")
-    sp.add_argument("--watch-per-match", type=_positive(int), default=_env("WATCH_PER_MATCH", "1000"),
-                    help="WatchGame streams on one match, per server (env TABLIER_WATCH_PER_MATCH)")
-    sp.add_argument("--watch-unbatched-per-match", type=_positive(int),
-                    default=_env("WATCH_UNBATCHED_PER_MATCH", "16"),
-                    help="of those, streams without WatchGameRequest.batches (one write per event each);"
-                         " past it a stream is told to ask for batches (env TABLIER_WATCH_UNBATCHED_PER_MATCH)")
-    sp.add_argument("--watch-buffer", type=_positive(int), default=_env("WATCH_BUFFER", "256"),
-                    help="events buffered for a watcher that does not read (env TABLIER_WATCH_BUFFER)")
-    sp.add_argument("--watch-pace", type=_milliseconds, default=_env("WATCH_PACE", "1"),
-                    help="milliseconds between two sends to a watcher per watcher in the process: 1 sends to"
-                         " 2,000 watchers every 2 s, to one at once; 0 sends every event at once"
-                         " (env TABLIER_WATCH_PACE)")
-    sp.add_argument("--create-policy", choices=("open", "token"), default=_env("CREATE_POLICY", "open"),
-                    help="who may create matches: anyone at --create-rate per peer, or holders of"
-                         " TABLIER_CREATOR_TOKEN / the operator token (env TABLIER_CREATE_POLICY)")
-    sp.add_argument("--create-rate", type=_positive(float), default=_env("CREATE_RATE", "1"),
-                    help="matches per second one peer may create, after --create-burst (env TABLIER_CREATE_RATE)")
-    sp.add_argument("--create-burst", type=_positive(int), default=_env("CREATE_BURST", "30"),
-                    help="matches one peer may create at once (env TABLIER_CREATE_BURST)")
-    sp.add_argument("--bad-credential-rate", type=_positive(float), default=_env("BAD_CREDENTIAL_RATE", "2"),
-                    help="wrong credentials per second one peer may present, after --bad-credential-burst"
-                         " (env TABLIER_BAD_CREDENTIAL_RATE)")
-    sp.add_argument("--bad-credential-burst", type=_positive(int), default=_env("BAD_CREDENTIAL_BURST", "20"),
-                    help="wrong credentials one peer may present at once (env TABLIER_BAD_CREDENTIAL_BURST)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """The server's subcommands (also the `tablier.commands` entry point `server`)."""
+    from tablier import cli_audit
 
     def database_options(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--database-url", default=os.environ.get("TABLIER_DATABASE_URL"),
-                        help="PostgreSQL URL (env TABLIER_DATABASE_URL); default: embedded server")
-        sp.add_argument("--data-dir", default=os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR),
-                        help="where the embedded PostgreSQL keeps its data (env TABLIER_DATA_DIR)")
+        sp.add_argument(
+            "--database-url",
+            default=os.environ.get("TABLIER_DATABASE_URL"),
+            help="PostgreSQL URL (env TABLIER_DATABASE_URL); default: embedded server",
+        )
+        sp.add_argument(
+            "--data-dir",
+            default=os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR),
+            help="where the embedded PostgreSQL keeps its data (env TABLIER_DATA_DIR)",
+        )
 
     sp = add_command(sub, "serve", help="run the gRPC server")
     if sp is not None:
-        sp.add_argument("--listen", type=_host_port, default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
-                        help="host:port (env TABLIER_LISTEN); port 0 picks a free port")
+        sp.add_argument(
+            "--listen",
+            type=_host_port,
+            default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN),
+            help="host:port (env TABLIER_LISTEN); port 0 picks a free port",
+        )
         serve_options(sp)
-        sp.add_argument("--workers", type=int, default=1,
-                        help="server processes sharing the address and the database (default 1)")
+        sp.add_argument(
+            "--workers", type=int, default=1, help="server processes sharing the address and the database (default 1)"
+        )
         # Set by `--workers` for its processes only: they share the address among themselves.
         sp.add_argument("--reuse-port", action="store_true", help=argparse.SUPPRESS)
         # Set by `--workers` when it serves the metrics: write them for the parent to serve.
         sp.add_argument("--shared-metrics", action="store_true", help=argparse.SUPPRESS)
-        sp.add_argument("--tls-cert", default=os.environ.get("TABLIER_TLS_CERT"), metavar="PEM",
-                        help="serve TLS with this certificate chain (env TABLIER_TLS_CERT)")
-        sp.add_argument("--tls-key", default=os.environ.get("TABLIER_TLS_KEY"), metavar="PEM",
-                        help="the certificate's private key (env TABLIER_TLS_KEY)")
-        sp.add_argument("--tls-client-ca", default=os.environ.get("TABLIER_TLS_CLIENT_CA"), metavar="PEM",
-                        help="require client certificates signed by this CA (env TABLIER_TLS_CLIENT_CA)")
-        sp.add_argument("--web-listen", default=os.environ.get("TABLIER_WEB_LISTEN"), metavar="HOST:PORT",
-                        help="browser address: the API over Connect/gRPC-Web and the web app "
-                             "(env TABLIER_WEB_LISTEN; default: none)")
-        sp.add_argument("--web-dir", default=os.environ.get("TABLIER_WEB_DIR"),
-                        help="built web app served at / (env TABLIER_WEB_DIR; default: clients/web/dist "
-                             "of the source tree when built)")
-        sp.add_argument("--cors-origin", action="append",
-                        default=[os.environ["TABLIER_CORS_ORIGINS"]] if os.environ.get("TABLIER_CORS_ORIGINS") else [],
-                        help="an origin allowed to call the browser address from another site; repeatable, "
-                             "or comma-separated in env TABLIER_CORS_ORIGINS (default: none)")
+        sp.add_argument(
+            "--tls-cert",
+            default=os.environ.get("TABLIER_TLS_CERT"),
+            metavar="PEM",
+            help="serve TLS with this certificate chain (env TABLIER_TLS_CERT)",
+        )
+        sp.add_argument(
+            "--tls-key",
+            default=os.environ.get("TABLIER_TLS_KEY"),
+            metavar="PEM",
+            help="the certificate's private key (env TABLIER_TLS_KEY)",
+        )
+        sp.add_argument(
+            "--tls-client-ca",
+            default=os.environ.get("TABLIER_TLS_CLIENT_CA"),
+            metavar="PEM",
+            help="require client certificates signed by this CA (env TABLIER_TLS_CLIENT_CA)",
+        )
+        sp.add_argument(
+            "--web-listen",
+            default=os.environ.get("TABLIER_WEB_LISTEN"),
+            metavar="HOST:PORT",
+            help="browser address: the API over Connect/gRPC-Web and the web app "
+            "(env TABLIER_WEB_LISTEN; default: none)",
+        )
+        sp.add_argument(
+            "--web-dir",
+            default=os.environ.get("TABLIER_WEB_DIR"),
+            help="built web app served at / (env TABLIER_WEB_DIR; default: clients/web/dist "
+            "of the source tree when built)",
+        )
+        sp.add_argument(
+            "--cors-origin",
+            action="append",
+            default=[os.environ["TABLIER_CORS_ORIGINS"]] if os.environ.get("TABLIER_CORS_ORIGINS") else [],
+            help="an origin allowed to call the browser address from another site; repeatable, "
+            "or comma-separated in env TABLIER_CORS_ORIGINS (default: none)",
+        )
         database_options(sp)
         sp.set_defaults(run=serve)
 
-    sp = add_command(sub, "rotate-seed-key",
-                     help="reseal every stored seed with TABLIER_SEED_KEY (old keys in TABLIER_SEED_OLD_KEYS)")
+    sp = add_command(
+        sub,
+        "rotate-seed-key",
+        help="reseal every stored seed with TABLIER_SEED_KEY (old keys in TABLIER_SEED_OLD_KEYS)",
+    )
     if sp is not None:
         database_options(sp)
-        sp.set_defaults(run=rotate_seed_key)
+        sp.set_defaults(run=cli_audit.rotate_seed_key)
 
     sp = add_command(sub, "replay", help="print a match at a seq, from the database")
     if sp is not None:
         sp.add_argument("game_id")
         sp.add_argument("--at", type=int, default=None, metavar="SEQ", help="default: the last event")
         database_options(sp)
-        sp.set_defaults(run=replay)
+        sp.set_defaults(run=cli_audit.replay)
 
     sp = add_command(sub, "verify", help="replay matches and check every state hash and the hash chain")
     if sp is not None:
         which = sp.add_mutually_exclusive_group(required=True)
         which.add_argument("game_id", nargs="?")
         which.add_argument("--all", action="store_true")
-        sp.add_argument("--transcript", action="append", default=[], metavar="FILE",
-                        help="a MatchLog a client kept (tablier export): every chain hash it received must "
-                             "still be in the log; repeatable")
+        sp.add_argument(
+            "--transcript",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="a MatchLog a client kept (tablier export): every chain hash it received must "
+            "still be in the log; repeatable",
+        )
         database_options(sp)
-        sp.set_defaults(run=verify)
+        sp.set_defaults(run=cli_audit.verify)
 
-    sp = add_command(sub, "verify-public", help="check a finished match's public log against its revealed "
-                                                "seed, with no database and no trust in the server")
+    sp = add_command(
+        sub,
+        "verify-public",
+        help="check a finished match's public log against its revealed "
+        "seed, with no database and no trust in the server",
+    )
     if sp is not None:
         sp.add_argument("log", help="the match's MatchLog as its auditor view (tablier export --auditor)")
         sp.add_argument("--seed", default="", metavar="HEX", help="the revealed seed (default: the one in the log)")
-        sp.add_argument("--transcript", action="append", default=[], metavar="FILE",
-                        help="a MatchLog a seat or spectator kept during the match; repeatable")
-        sp.set_defaults(run=verify_public)
+        sp.add_argument(
+            "--transcript",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="a MatchLog a seat or spectator kept during the match; repeatable",
+        )
+        sp.set_defaults(run=cli_audit.verify_public)
 
     sp = add_command(sub, "export", help="write a match's log as a viewer receives it (a MatchLog, protobuf JSON)")
     if sp is not None:
         sp.add_argument("game_id")
         sp.add_argument("--server", default=os.environ.get("TABLIER_LISTEN", DEFAULT_LISTEN))
         sp.add_argument("--token", default="", help="a seat token, or a role token (default: a spectator)")
-        sp.add_argument("--auditor", action="store_true",
-                        help="ask for the auditor view (anyone may, once the match is over)")
+        sp.add_argument(
+            "--auditor", action="store_true", help="ask for the auditor view (anyone may, once the match is over)"
+        )
         sp.add_argument("--tls-ca", default="", metavar="PEM", help="connect with TLS, trusting this CA")
         sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
-        sp.set_defaults(run=export)
+        sp.set_defaults(run=cli_audit.export)
 
     from tablier import bench
 
     bench.add_parser(sub, add_command)
 
-    sp = add_command(sub, "protoset", help="print the path of the FileDescriptorSet of tablier.v1 "
-                                           "(for ghz --protoset, grpcurl -protoset)")
+    sp = add_command(
+        sub,
+        "protoset",
+        help="print the path of the FileDescriptorSet of tablier.v1 (for ghz --protoset, grpcurl -protoset)",
+    )
     if sp is not None:
         sp.set_defaults(run=lambda args: print(PROTOSET) or 0)
 
@@ -599,8 +417,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     level = os.environ.get("TABLIER_LOG_LEVEL", "WARNING").strip().upper()
     if level not in LOG_LEVELS:
-        print(f"tablier: error: TABLIER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level[:40]!r}",
-              file=sys.stderr)
+        print(
+            f"tablier: error: TABLIER_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level[:40]!r}",
+            file=sys.stderr,
+        )
         return 2
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parser().parse_args(argv)

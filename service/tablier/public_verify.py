@@ -20,26 +20,21 @@ server says:
    event at that seq, and carries the same chain hash; its head is in the chain. A log cut or
    rewritten after the viewer saw it is caught here.
 
-The scheme is in the README ("Checking a match") for anyone writing their own verifier.
+The scheme is in docs/verifying.md for anyone writing their own verifier.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from google.protobuf import json_format
 
 from tablier import _core
-from tablier.store.base import (
-    GameRecord,
-    NewEvent,
-    chain_hash,
-    genesis_hash,
-    seed_commitment,
-    state_salt,
-    stored_state_hash,
-)
+from tablier.integrity import LogEvent, opening, replay, seed_commitment
+from tablier.store.base import GameRecord
 from tablier.v1 import service_pb2
 
 
@@ -78,7 +73,7 @@ def write_log(path: str | Path, log: service_pb2.MatchLog) -> None:
 
 
 def verify_log(
-    log: service_pb2.MatchLog, seed: bytes | None = None, transcripts: list[service_pb2.MatchLog] = ()
+    log: service_pb2.MatchLog, seed: bytes | None = None, transcripts: Sequence[service_pb2.MatchLog] = ()
 ) -> PublicVerdict:
     st = log.state
     verdict = PublicVerdict(st.game_id, st.game_type, len(log.events))
@@ -98,15 +93,13 @@ def verify_log(
             problems.append(f"the seed does not match {name} seed commitment")
 
     game = GameRecord(st.game_id, st.game_type, st.seat_count, dict(st.options), seed, (), hash_scheme=2)
-    salt = state_salt(game)
     try:
         match = _core.Match(st.game_type, st.seat_count, dict(st.options))
-        opening = match.start(seed, 1)
+        expected = opening(game, match)
     except _core.CoreError as exc:
         problems.append(f"the core refuses the match ({exc})")
         return verdict
-    events = list(log.events)
-    expected: dict[int, tuple[str, bytes]] = {i: (k, bytes(p)) for i, (k, p) in enumerate(opening, start=1)}
+    events = [_PublicEvent.of(ev) for ev in log.events]
     # The viewers' events by seq: (transcript number, viewer, event).
     seen: dict[int, list[tuple[int, service_pb2.GameState, service_pb2.Event]]] = {}
     for i, t in enumerate(transcripts, start=1):
@@ -115,47 +108,28 @@ def verify_log(
             continue
         for ev in t.events:
             seen.setdefault(ev.seq, []).append((i, t.state, ev))
-    chains: dict[int, bytes] = {}
-    prev = genesis_hash(game)
-    broken = False
-    for n, ev in enumerate(events, start=1):
-        where = f"seq {ev.seq}"
-        if ev.seq != n:
-            problems.append(f"{where}: expected seq {n} (the log skips or repeats)")
-            break
-        if ev.HasField("command"):
-            again = _redecide(match, seed, ev)
-            if isinstance(again, str):
-                problems.append(f"{where}: {again}")
-            else:
-                verdict.redecided += 1
-                expected.update({ev.seq + i: (k, bytes(p)) for i, (k, p) in enumerate(again)})
-        payload = ev.payload.value
-        if ev.seq not in expected:
-            problems.append(f"{where}: no command or opening deal accounts for this event")
-        elif expected.pop(ev.seq) != (ev.type, payload):
-            problems.append(f"{where}: not what the core decides from the seed")
-        try:
-            match.apply(payload, ev.type)
-        except _core.CoreError as exc:
-            problems.append(f"{where}: does not apply ({exc})")
-            broken = True
-            break
-        state_hash = stored_state_hash(game, match.state_hash(), salt)
-        if ev.state_hash and ev.state_hash != state_hash:
-            problems.append(f"{where}: state hash mismatch")
-        prev = chain_hash(prev, ev.seq, NewEvent(ev.type, payload, ev.seat if ev.HasField("seat") else None,
-                                                 ev.core_version, state_hash), ev.command_id or None)
-        chains[ev.seq] = prev
-        if ev.chain_hash != prev:
-            problems.append(f"{where}: chain hash mismatch")
+
+    def redecide(ev: LogEvent, match: _core.Match) -> None:
+        asked = events[ev.seq - 1].asked
+        if asked is None:
+            return
+        again = _redecide(match, seed, asked, ev.seq, ev.command_id)
+        if isinstance(again, str):
+            problems.append(f"seq {ev.seq}: {again}")
+        else:
+            verdict.redecided += 1
+            expected.update({ev.seq + i: (k, bytes(p)) for i, (k, p) in enumerate(again)})
+
+    def check_seen(ev: LogEvent, match: _core.Match, chain: bytes) -> None:
         for i, viewer, got in seen.pop(ev.seq, []):
             verdict.transcript_events += 1
-            _check_seen(match, ev.type, payload, prev, i, viewer, got, problems)
-    if broken:
+            _check_seen(match, ev.kind, ev.payload, chain, i, viewer, got, problems)
+
+    checked = replay(game, events, match, expected=expected, accounted=True, before=redecide, after=check_seen)
+    problems.extend(str(p) for p in checked.problems)
+    if not checked.complete:
         return verdict
-    if expected:
-        problems.append(f"seq {min(expected)}: events decided from the seed are missing from the log")
+    chains = checked.chains
     for seq, views in sorted(seen.items()):
         problems.append(f"seq {seq}: transcript {views[0][0]} received an event the log does not hold (cut?)")
     if st.seq and chains.get(st.seq, b"") != st.chain_head:
@@ -170,20 +144,59 @@ def verify_log(
     return verdict
 
 
-def _redecide(match: _core.Match, seed: bytes, ev: service_pb2.Event) -> list[tuple[str, bytes]] | str:
-    asked = ev.command
+@dataclass(frozen=True)
+class _PublicEvent:
+    """An event of a public log, as `tablier.integrity.replay` reads it."""
+
+    seq: int
+    kind: str
+    payload: bytes
+    seat: int | None
+    command_id: str | None
+    core_version: str
+    state_hash: bytes
+    chain_hash: bytes
+    asked: service_pb2.CommandRecord | None
+    recorded_at: datetime | None = None
+
+    @classmethod
+    def of(cls, ev: service_pb2.Event) -> _PublicEvent:
+        return cls(
+            ev.seq,
+            ev.type,
+            ev.payload.value,
+            ev.seat if ev.HasField("seat") else None,
+            ev.command_id or None,
+            ev.core_version,
+            ev.state_hash,
+            ev.chain_hash,
+            ev.command if ev.HasField("command") else None,
+        )
+
+
+def _redecide(
+    match: _core.Match, seed: bytes, asked: service_pb2.CommandRecord, seq: int, command_id: str | None
+) -> list[tuple[str, bytes]] | str:
     try:
         if asked.host_command:
-            return match.host_command(asked.host_command, seed, ev.seq)
+            return match.host_command(asked.host_command, seed, seq)
         if not asked.HasField("seat"):
             return "a command with neither a seat nor a host command"
-        return match.decide(asked.seat, asked.action.value, seed, ev.seq)
+        return match.decide(asked.seat, asked.action.value, seed, seq)
     except _core.CoreError as exc:
-        return f"command {ev.command_id!r} is refused when decided again ({exc})"
+        return f"command {command_id!r} is refused when decided again ({exc})"
 
 
-def _check_seen(match: _core.Match, kind: str, payload: bytes, chain: bytes, i: int, viewer: service_pb2.GameState,
-                got: service_pb2.Event, problems: list[str]) -> None:
+def _check_seen(
+    match: _core.Match,
+    kind: str,
+    payload: bytes,
+    chain: bytes,
+    i: int,
+    viewer: service_pb2.GameState,
+    got: service_pb2.Event,
+    problems: list[str],
+) -> None:
     where = f"seq {got.seq}: transcript {i}"
     if got.chain_hash and got.chain_hash != chain:
         problems.append(f"{where} received another chain hash than the log's (rewritten?)")

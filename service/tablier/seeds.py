@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
@@ -83,19 +84,24 @@ class SeedKeys:
     def open(self, game_id: str, kid: str, sealed: bytes) -> bytes:
         aead = self._keys.get(kid)
         if aead is None:
-            raise SeedUnreadable(f"the seed of match {game_id} is sealed with key {kid}, which this server "
-                                 "does not have (TABLIER_SEED_KEY / TABLIER_SEED_OLD_KEYS)", "SEED_KEY_UNKNOWN")
+            raise SeedUnreadable(
+                f"the seed of match {game_id} is sealed with key {kid}, which this server "
+                "does not have (TABLIER_SEED_KEY / TABLIER_SEED_OLD_KEYS)",
+                "SEED_KEY_UNKNOWN",
+            )
         try:
             return aead.decrypt(sealed[:NONCE_SIZE], sealed[NONCE_SIZE:], _aad(game_id))
         except (InvalidTag, ValueError):
-            raise SeedUnreadable(f"the sealed seed of match {game_id} was changed or belongs to another match",
-                                 "SEED_TAMPERED") from None
+            raise SeedUnreadable(
+                f"the sealed seed of match {game_id} was changed or belongs to another match", "SEED_TAMPERED"
+            ) from None
 
     @classmethod
-    def from_env(cls, data_dir: Path | str, env: dict[str, str] | None = None) -> SeedKeys:
+    def from_env(cls, data_dir: Path | str, env: Mapping[str, str] | None = None) -> SeedKeys:
         env = os.environ if env is None else env
-        old = [parse_key(k, "TABLIER_SEED_OLD_KEYS") for k in env.get("TABLIER_SEED_OLD_KEYS", "").split(",")
-               if k.strip()]
+        old = [
+            parse_key(k, "TABLIER_SEED_OLD_KEYS") for k in env.get("TABLIER_SEED_OLD_KEYS", "").split(",") if k.strip()
+        ]
         text = env.get("TABLIER_SEED_KEY", "")
         if text.strip():
             return cls(parse_key(text), old)

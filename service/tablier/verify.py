@@ -1,6 +1,7 @@
 """Auditing a stored match without trusting the server that wrote it.
 
-For each event, in order: the seqs run 1, 2, ... without gaps; the chain hash recomputes from
+The checks are `tablier.integrity.replay`'s, with every problem reported. For each event, in
+order: the seqs run 1, 2, ... without gaps; the chain hash recomputes from
 the previous one (the first from the genesis hash of the match record); the stored kind is
 what the core reads from the payload; the event applies to the state before it; the state
 hash after it equals the stored one. The opening events must be exactly what the core's
@@ -16,22 +17,15 @@ rewritten after a client saw it fails here even when it is consistent in itself.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tablier import _core
 from tablier.app.errors import DataLoss
 from tablier.app.integrity import check_commands
+from tablier.integrity import LogEvent, opening, replay
 from tablier.seeds import SeedUnreadable
-from tablier.store.base import (
-    EventStore,
-    NewEvent,
-    StoredCommand,
-    StoredEvent,
-    UnknownGame,
-    chain_hash,
-    genesis_hash,
-    stored_state_hash,
-)
+from tablier.store.base import EventStore, StoredCommand, StoredEvent, UnknownGame
 from tablier.v1.service_pb2 import MatchLog
 
 
@@ -51,7 +45,7 @@ class Verdict:
         return not self.problems
 
 
-async def verify_game(store: EventStore, game_id: str, transcripts: list[MatchLog] = ()) -> Verdict:
+async def verify_game(store: EventStore, game_id: str, transcripts: Sequence[MatchLog] = ()) -> Verdict:
     try:
         game = await store.get_game(game_id)
     except UnknownGame:
@@ -72,42 +66,22 @@ async def verify_game(store: EventStore, game_id: str, transcripts: list[MatchLo
     problems.extend(check_transcripts(game.game_id, events, transcripts))
     try:
         match = _core.Match(game.game_type, game.seats, dict(game.options))
-        opening = match.start(game.seed, 1)
+        expected = opening(game, match)
     except _core.CoreError as exc:
         problems.append(f"the core refuses the match record: {exc}")
         return verdict
-    stored_opening = [(e.kind, e.payload) for e in events[: len(opening)]]
-    if stored_opening != [(k, bytes(p)) for k, p in opening]:
-        problems.append("opening events differ from what the seed gives")
 
-    prev = genesis_hash(game)
-    for expected_seq, ev in enumerate(events, start=1):
-        where = f"seq {ev.seq}"
-        if ev.seq != expected_seq:
-            problems.append(f"{where}: expected seq {expected_seq}")
-            break
-        new = NewEvent(ev.kind, ev.payload, ev.seat, ev.core_version, ev.state_hash)
-        prev = chain_hash(prev, ev.seq, new, ev.command_id)
-        if prev != ev.chain_hash:
-            problems.append(f"{where}: chain hash mismatch")
-            prev = ev.chain_hash  # report later breaks independently
+    def redecide(ev: LogEvent, match: _core.Match) -> None:
         command = commands.get(ev.seq)
         if command is not None:
             _redecide(match, game.seed, command, events, verdict)
-        try:
-            kind = match.event_kind(ev.payload, ev.kind)
-            match.apply(ev.payload, ev.kind)
-        except _core.CoreError as exc:
-            problems.append(f"{where}: does not apply ({exc})")
-            break
-        if kind != ev.kind:
-            problems.append(f"{where}: stored kind {ev.kind!r}, payload is {kind!r}")
-        if stored_state_hash(game, match.state_hash()) != ev.state_hash:
-            problems.append(f"{where}: state hash mismatch (core {ev.core_version})")
+
+    checked = replay(game, events, match, expected=expected, kinds=True, resync=True, before=redecide)
+    problems.extend(str(p) for p in checked.problems)
     return verdict
 
 
-def check_transcripts(game_id: str, events: list[StoredEvent], transcripts: list[MatchLog]) -> list[str]:
+def check_transcripts(game_id: str, events: list[StoredEvent], transcripts: Sequence[MatchLog]) -> list[str]:
     """What the transcripts of this match pinned that the log no longer holds."""
     chains = {e.seq: e.chain_hash for e in events}
     problems = []
@@ -140,7 +114,7 @@ def _redecide(
         if given.host_command is not None:
             again = match.host_command(given.host_command, seed, command.first_seq)
         else:
-            again = match.decide(given.seat, given.action or b"", seed, command.first_seq)
+            again = match.decide(given.seat or 0, given.action or b"", seed, command.first_seq)
     except _core.CoreError as exc:
         verdict.problems.append(f"{where} is refused when decided again ({exc})")
         return

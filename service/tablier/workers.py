@@ -89,13 +89,31 @@ def _die_with_parent() -> None:
         pass
 
 
-def worker_command(args: argparse.Namespace, address: str, dsn: str, web_address: str | None = None,
-                   shared_metrics: bool = False) -> list[str]:
-    cmd = [sys.executable, "-m", "tablier.cli", "serve", "--listen", address, "--database-url", dsn,
-           "--data-dir", str(args.data_dir), "--grace", str(args.grace), "--reuse-port"]
-    for flag, value in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key),
-                        ("--tls-client-ca", args.tls_client_ca), ("--web-listen", web_address),
-                        ("--web-dir", args.web_dir if web_address else None)):
+def worker_command(
+    args: argparse.Namespace, address: str, dsn: str, web_address: str | None = None, shared_metrics: bool = False
+) -> list[str]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "tablier.cli",
+        "serve",
+        "--listen",
+        address,
+        "--database-url",
+        dsn,
+        "--data-dir",
+        str(args.data_dir),
+        "--grace",
+        str(args.grace),
+        "--reuse-port",
+    ]
+    for flag, value in (
+        ("--tls-cert", args.tls_cert),
+        ("--tls-key", args.tls_key),
+        ("--tls-client-ca", args.tls_client_ca),
+        ("--web-listen", web_address),
+        ("--web-dir", args.web_dir if web_address else None),
+    ):
         if value:
             cmd += [flag, str(value)]
     if web_address:
@@ -104,14 +122,28 @@ def worker_command(args: argparse.Namespace, address: str, dsn: str, web_address
     if shared_metrics:
         cmd.append("--shared-metrics")
     # Shutdown, logging and the limits (each worker counts its own peers and streams).
-    for name in ("drain", "access_log", "max_request_bytes", "database_timeout", "watch_per_peer",
-                 "watch_per_match", "watch_unbatched_per_match", "watch_buffer", "watch_pace", "create_policy", "create_rate", "create_burst",
-                 "bad_credential_rate", "bad_credential_burst"):
+    for name in (
+        "drain",
+        "access_log",
+        "max_request_bytes",
+        "database_timeout",
+        "watch_per_peer",
+        "watch_per_match",
+        "watch_unbatched_per_match",
+        "watch_buffer",
+        "watch_pace",
+        "create_policy",
+        "create_rate",
+        "create_burst",
+        "bad_credential_rate",
+        "bad_credential_burst",
+    ):
         cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return cmd
 
 
-def _ready_line(proc: subprocess.Popen, deadline: float) -> str:
+def _ready_line(proc: subprocess.Popen[bytes], deadline: float) -> str:
+    assert proc.stdout is not None
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     line = b""
@@ -171,8 +203,11 @@ def supervise(args: argparse.Namespace, dsn: str, err) -> int:
         command = worker_command(args, address, dsn, web_address, shared_metrics=metrics is not None)
         for _ in range(args.workers):
             # A worker's SIGINT comes from us, not from the terminal's process group.
-            workers.append(subprocess.Popen(command, stdout=subprocess.PIPE, env=env,
-                                            start_new_session=True, preexec_fn=_die_with_parent))
+            workers.append(
+                subprocess.Popen(
+                    command, stdout=subprocess.PIPE, env=env, start_new_session=True, preexec_fn=_die_with_parent
+                )
+            )
         for proc in workers:
             text = _ready_line(proc, deadline)
             if not text.startswith("tablier listening on "):
@@ -187,8 +222,12 @@ def supervise(args: argparse.Namespace, dsn: str, err) -> int:
         print(f"tablier listening on {address}", flush=True)
         if web_address:
             print(f"tablier web on {'https' if args.tls_cert else 'http'}://{web_address}/", flush=True)
-        err.print(f"{args.workers} workers on {address}" + (f" and {web_address}" if web_address else "")
-                  + (f", metrics written to {metrics.directory}" if metrics else ""), soft_wrap=True)
+        err.print(
+            f"{args.workers} workers on {address}"
+            + (f" and {web_address}" if web_address else "")
+            + (f", metrics written to {metrics.directory}" if metrics else ""),
+            soft_wrap=True,
+        )
         while not stop_requested:
             if any(p.poll() is not None for p in workers):
                 dead = [p.pid for p in workers if p.poll() is not None]

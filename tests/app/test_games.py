@@ -133,7 +133,7 @@ async def test_a_knock_window_closes_when_its_time_is_up():
         assert command.command_id.startswith("timer:close_knock_window:")
         after = await app.get_view(gid, Credential())
         assert after.seq == command.last_seq and set(after.to_act).isdisjoint(waiting)
-        assert gid not in app._timers, "the wait is over"
+        assert gid not in app.scheduler._timers, "the wait is over"
     finally:
         await app.close()
 
@@ -144,7 +144,7 @@ async def test_a_knock_window_answered_in_time_stops_its_timer():
     gid = created.game_id
     try:
         await _until_knock_window(app, created)
-        timer, task = app._timers[gid]
+        timer, task = app.scheduler._timers[gid]
         assert timer[:2] == ("close_knock_window", 3600)
         for i in range(8):  # every seat of E answers, one by one
             state = await app.get_view(gid, Credential())
@@ -154,8 +154,8 @@ async def test_a_knock_window_answered_in_time_stops_its_timer():
             action, seq = await app.suggest(gid, Credential(token))
             await app.play(gid, Credential(token), f"answer-{i}", action, expected_seq=seq)
             if i == 0:
-                assert app._timers.get(gid) in (None, (timer, task)), "an answer does not restart the clock"
-        assert gid not in app._timers
+                assert app.scheduler._timers.get(gid) in (None, (timer, task)), "an answer does not restart the clock"
+        assert gid not in app.scheduler._timers
         with pytest.raises(asyncio.CancelledError):
             await task
     finally:

@@ -153,7 +153,7 @@ async def test_bot_seats_play_to_the_end_and_verify(info):
     for c in bots[:20]:
         seat, seq = (int(x) for x in c.command_id.split(":")[1:])
         assert (c.input.seat, c.first_seq) == (seat, seq + 1)
-        before = await app._replay(game, upto_seq=seq)
+        before = await app.repository.replay(game, upto_seq=seq)
         assert c.input.action == before.bot_action(seat, game.bots[seat], bot_seed(game.seed, seat), seq + 1)
     verdict = await verify_game(store, gid)
     assert verdict.ok, verdict.problems

@@ -112,7 +112,7 @@ def test_limits_refuse_unusable_values():
 async def test_batched_responses_are_the_messages_protobuf_would_make():
     """WatchGame sends pieces serialized once per item, concatenated: the bytes parse as the
     WatchGameResponse built field by field."""
-    from tablier.api.servicer import to_event, to_state, watch_batch_message, watch_message
+    from tablier.api.servicer import WatchRendering, to_event, to_state
     from tablier.v1 import service_pb2 as pb
 
     app = GameApp(MemoryStore(), OP)
@@ -127,12 +127,16 @@ async def test_batched_responses_are_the_messages_protobuf_would_make():
     batch = await _next(watch)
     await watch.aclose()
     assert len(batch) > 1 and [item.seq for item in batch] == list(range(1, len(batch) + 1))
+    rendering = WatchRendering()
     for item in batch:
         one = pb.WatchGameResponse(event=to_event(item[0]), state=to_state(item[1]))
-        assert watch_message(item) == one.SerializeToString()
+        assert rendering.message(item) == one.SerializeToString()
+        assert rendering.response(item) == one
+        assert rendering.response(item) is rendering.response(item)  # made once
     many = pb.WatchGameResponse(events=[to_event(item[0]) for item in batch], state=to_state(batch[-1][1]))
-    assert pb.WatchGameResponse.FromString(watch_batch_message(batch)) == many
-    assert watch_batch_message(batch) is watch_batch_message(batch)  # rendered once
+    assert pb.WatchGameResponse.FromString(rendering.batch_message(batch)) == many
+    assert rendering.batch_message(batch) is rendering.batch_message(batch)  # rendered once
+    assert rendering.batch_response(batch) == many
 
 
 async def test_watchers_that_leave_a_quiet_match_leave_nothing_behind():

@@ -112,7 +112,7 @@ def test_serve_reports_not_serving_then_drains_on_sigterm(e2e_database_url, tmp_
 
 
 def test_bench_service_measures_every_call_against_the_echo(fresh_database_url, tmp_path):
-    """`tablier bench-service` (the figures the README reports) runs end to end: every call it
+    """`tablier bench-service` (the figures docs/load-testing.md reports) runs end to end: every call it
     measures succeeds and gets a ratio to the echo of its round; a run whose calls all fail
     exits non-zero instead of printing zeros. Loopback only; one short round."""
     done = tablier("bench-service", "--rounds", "1", "--seconds", "0.5", "--workers", "1", "--history", "80",

@@ -129,7 +129,7 @@ def test_verify_checks_the_stored_log_against_a_transcript(server, stub, e2e_dat
 
 
 def test_the_chain_recomputes_from_the_readme_formulas(finished):
-    """A third party's verifier, with SHA-256 only (README "Checking a match")."""
+    """A third party's verifier, with SHA-256 only (docs/verifying.md)."""
     import struct
 
     d, gid, created, public = finished

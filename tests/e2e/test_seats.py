@@ -319,3 +319,46 @@ def test_a_server_watching_the_match_moves_the_bot_if_the_appending_server_stopp
             watch.cancel()
             reader.join(WAIT)
     assert [s for _, s in bot_commands(e2e_database_url, gid)][-1] == 1
+
+
+def test_a_watch_opened_before_the_joins_sends_the_seats_as_they_are_now(stub, second_server):
+    created = create(stub, "qwirkle", CREATOR, OPEN, INVITE)
+    gid = created.game_id
+    start = view(stub, gid)
+    assert [s.status for s in start.seats] == [pb.SEAT_STATUS_TAKEN, pb.SEAT_STATUS_OPEN, pb.SEAT_STATUS_INVITED]
+    seen: list[pb.WatchGameResponse] = []
+    arrived = threading.Condition()
+    # From one event back: the first response (that event) shows the watch is open, its feed
+    # following the match, before anyone joins.
+    watch = stub.WatchGame(pb.WatchGameRequest(game_id=gid, after_seq=start.seq - 1), timeout=WAIT)
+
+    def read() -> None:
+        with contextlib.suppress(grpc.RpcError):  # cancelled at the end
+            for response in watch:
+                with arrived:
+                    seen.append(response)
+                    arrived.notify_all()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        with arrived:
+            assert arrived.wait_for(lambda: seen, WAIT), "the watch sent nothing"
+            assert [s.status for s in seen[0].state.seats] == [s.status for s in start.seats]
+        # One seat joined through another server, the other through this one; then a move.
+        tokens = [created.seat_tokens[0], "", ""]
+        with grpc.insecure_channel(second_server.address) as ch:
+            other = rpc.GameServiceStub(ch)
+            tokens[2] = other.JoinGame(pb.JoinGameRequest(invite_code=created.invite_codes[2])).seat_token
+        tokens[1] = stub.JoinGame(pb.JoinGameRequest(game_id=gid)).seat_token
+        now = view(stub, gid)
+        assert [s.status for s in now.seats] == [pb.SEAT_STATUS_TAKEN] * 3
+        assert play_suggested(stub, gid, tokens[now.to_act[0]]) is not None
+        with arrived:
+            assert arrived.wait_for(lambda: len(seen) > 1, WAIT), "the watcher saw no move after the joins"
+            update = seen[1].state
+        assert update.seq == now.seq + 1
+        assert [s.status for s in update.seats] == [pb.SEAT_STATUS_TAKEN] * 3, "the watch sent stale seats"
+    finally:
+        watch.cancel()
+        reader.join(WAIT)

@@ -225,7 +225,7 @@ def test_tls_options_are_checked_at_start(fresh_database_url, pki):
 
 
 def test_grpcurl_over_tls_as_the_readme_shows(fresh_database_url, tmp_path, pki):
-    """The README's grpcurl lines, against TLS and mutual TLS servers."""
+    """The grpcurl lines of docs/api.md, against TLS and mutual TLS servers."""
     import json
     import shutil
     import sys

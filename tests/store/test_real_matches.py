@@ -33,7 +33,7 @@ def cases() -> list[pytest.param]:
     ]
 
 
-def evolve(match: _core.Match, decided: list[_core.Event], seat: int | None) -> list[NewEvent]:
+def evolve(match: _core.Match, decided: list[tuple[str, bytes]], seat: int | None) -> list[NewEvent]:
     events = []
     for kind, payload in decided:
         match.apply(payload)

@@ -53,8 +53,11 @@ def require_extra(command: str, extra: str, modules: tuple[str, ...]) -> None:
 
 
 def register_protoset(sub: Subcommands) -> None:
-    sp = add_command(sub, "protoset", help="print the path of the FileDescriptorSet of tablier.v1 "
-                                           "(for ghz --protoset, grpcurl -protoset)")
+    sp = add_command(
+        sub,
+        "protoset",
+        help="print the path of the FileDescriptorSet of tablier.v1 (for ghz --protoset, grpcurl -protoset)",
+    )
     if sp is not None:
         sp.set_defaults(run=lambda args: print(PROTOSET) or 0)
 
@@ -94,8 +97,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=os.environ.get("TABLIER_LOG_LEVEL", "WARNING"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=os.environ.get("TABLIER_LOG_LEVEL", "WARNING"), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     return run(parser().parse_args(argv))
 
 

@@ -23,8 +23,9 @@ class TablierError(Exception):
     message: str
     metadata: dict[str, str]
 
-    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "",
-                 metadata: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, code: grpc.StatusCode, message: str, reason: str = "", metadata: dict[str, str] | None = None
+    ) -> None:
         super().__init__(f"{code.name}{f' {reason}' if reason else ''}: {message}")
         self.code = code
         self.message = message

@@ -25,7 +25,6 @@ from grpc_status import rpc_status
 
 from tablier import _core
 from tablier.app import errors as app_errors
-from tablier.store import base as store_base
 
 from .observe import CallObserver, peer_of
 
@@ -68,13 +67,6 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         # A stored event that does not apply: the log is damaged, never an internal error.
         log.error("stored event does not apply: %s", exc)
         return grpc.StatusCode.DATA_LOSS, "EVENT_LOG_DAMAGED", "a stored event does not apply: the event log is damaged"
-    if isinstance(exc, store_base.UnknownGame):
-        return grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH", f"no match {exc}"
-    if isinstance(exc, store_base.SeqConflict):
-        return grpc.StatusCode.ABORTED, "SEQ_CONFLICT", "another move was applied first: reload and retry"
-    if isinstance(exc, store_base.StoreUnavailable):
-        return (grpc.StatusCode.UNAVAILABLE, "DATABASE_UNAVAILABLE",
-                f"the database cannot be reached ({exc}); retry (a move with the same command id)")
     incident = secrets.token_hex(6)
     log.error("internal error %s", incident, exc_info=exc)
     return grpc.StatusCode.INTERNAL, "INTERNAL", f"internal error (incident {incident})"
@@ -108,7 +100,9 @@ def status_for(exc: BaseException, classified: tuple[grpc.StatusCode, str, str] 
 def passes_through(exc: BaseException) -> bool:
     """Errors that are not the handler's: an abort already under way, a cancelled call, or
     the process being asked to stop."""
-    return isinstance(exc, grpc.aio.AbortError | asyncio.CancelledError | GeneratorExit | KeyboardInterrupt | SystemExit)
+    return isinstance(
+        exc, grpc.aio.AbortError | asyncio.CancelledError | GeneratorExit | KeyboardInterrupt | SystemExit
+    )
 
 
 class Undecodable:
@@ -144,7 +138,9 @@ def _ended(exc: BaseException) -> str:
     return "CANCELLED"
 
 
-def unary(fn: Callable[..., Awaitable], method: str = "", observer: CallObserver | None = None) -> Callable[..., Awaitable]:
+def unary(
+    fn: Callable[..., Awaitable], method: str = "", observer: CallObserver | None = None
+) -> Callable[..., Awaitable]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
         started = time.perf_counter()
@@ -171,7 +167,9 @@ def unary(fn: Callable[..., Awaitable], method: str = "", observer: CallObserver
     return call
 
 
-def stream(fn: Callable[..., AsyncIterator], method: str = "", observer: CallObserver | None = None) -> Callable[..., AsyncIterator]:
+def stream(
+    fn: Callable[..., AsyncIterator], method: str = "", observer: CallObserver | None = None
+) -> Callable[..., AsyncIterator]:
     @functools.wraps(fn)
     async def call(request, context: grpc.aio.ServicerContext):
         started = time.perf_counter()

@@ -29,7 +29,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -56,14 +56,25 @@ class Metrics:
         self.shared = shared
         self.registry = CollectorRegistry()
         r = self.registry
-        self.rpc = Histogram("tablier_rpc_duration_seconds", "calls by method and final status",
-                             ["method", "code"], buckets=_RPC_BUCKETS, registry=r)
-        self.streams = Gauge("tablier_open_streams", "server streams open now", ["method"], registry=r,
-                             multiprocess_mode="livesum")
-        self.append = Histogram("tablier_append_duration_seconds", "event-store appends (one command's events)",
-                                buckets=_APPEND_BUCKETS, registry=r)
-        self.database_errors = Counter("tablier_database_errors", "store operations failed for the database",
-                                       ["operation"], registry=r)
+        self.rpc = Histogram(
+            "tablier_rpc_duration_seconds",
+            "calls by method and final status",
+            ["method", "code"],
+            buckets=_RPC_BUCKETS,
+            registry=r,
+        )
+        self.streams = Gauge(
+            "tablier_open_streams", "server streams open now", ["method"], registry=r, multiprocess_mode="livesum"
+        )
+        self.append = Histogram(
+            "tablier_append_duration_seconds",
+            "event-store appends (one command's events)",
+            buckets=_APPEND_BUCKETS,
+            registry=r,
+        )
+        self.database_errors = Counter(
+            "tablier_database_errors", "store operations failed for the database", ["operation"], registry=r
+        )
         self._server: Any = None
         self._publisher: asyncio.Task[None] | None = None
 
@@ -137,8 +148,12 @@ _APP_METRICS = {
     "tablier_pool_waiting": ("calls waiting for a connection", "gauge", "livesum"),
     "tablier_pool_max": ("the pool's maximum size", "gauge", "livesum"),
 }
-_POOL_KEYS = {"tablier_pool_connections": "pool_size", "tablier_pool_idle": "pool_available",
-              "tablier_pool_waiting": "requests_waiting", "tablier_pool_max": "pool_max"}
+_POOL_KEYS = {
+    "tablier_pool_connections": "pool_size",
+    "tablier_pool_idle": "pool_available",
+    "tablier_pool_waiting": "requests_waiting",
+    "tablier_pool_max": "pool_max",
+}
 
 
 def _app_values(app) -> Iterator[tuple[str, float]]:
@@ -150,7 +165,7 @@ def _app_values(app) -> Iterator[tuple[str, float]]:
     yield "tablier_damaged_matches", len(getattr(app, "damaged", ()))
     yield "tablier_watchers", app.feeds.watchers
     yield "tablier_watch_feeds", app.feeds.count
-    yield "tablier_timers", len(app._timers)
+    yield "tablier_timers", app.scheduler.timers
     store = app.store
     yield "tablier_database_up", 1 if getattr(store, "available", True) else 0
     stats = store.pool_stats() if hasattr(store, "pool_stats") else None
@@ -188,15 +203,17 @@ class _AppPublisher:
             doc, kind, mode = _APP_METRICS[name]
             if metric is None:
                 metric = self._metrics[name] = (
-                    Counter(name, doc, registry=self.registry) if kind == "counter"
-                    else Gauge(name, doc, registry=self.registry, multiprocess_mode=mode))
+                    Counter(name, doc, registry=self.registry)
+                    if kind == "counter"
+                    else Gauge(name, doc, registry=self.registry, multiprocess_mode=cast(Any, mode))
+                )
             if kind == "counter":
                 grown = value - self._counted.get(name, 0)
                 if grown > 0:
                     metric.inc(grown)
                     self._counted[name] = value
             else:
-                metric.set(value)
+                cast(Gauge, metric).set(value)
 
     async def run(self) -> None:
         while True:

@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from tablier.app.limits import Limiter
@@ -48,7 +48,7 @@ class CallObserver:
         self.limiter = limiter
         self.metrics = metrics
         # (method, code) -> its histogram child: `labels()` takes a lock and builds a key.
-        self._rpc: dict[tuple[str, str], object] = {}
+        self._rpc: dict[tuple[str, str], Any] = {}
 
     def before(self, peer: str, context) -> None:
         """Refuses a call carrying a credential from a peer that guessed too often."""
@@ -80,10 +80,23 @@ class CallObserver:
         elif access_log.isEnabledFor(logging.INFO):
             game_id = getattr(request, "game_id", "") or ""
             access_log.info(
-                "%s %s %s %.1fms peer=%s%s", method, code, reason or "-", seconds * 1000, peer or "-",
+                "%s %s %s %.1fms peer=%s%s",
+                method,
+                code,
+                reason or "-",
+                seconds * 1000,
+                peer or "-",
                 f" game={game_id[:64]}" if game_id else "",
-                extra={"call": {"method": method, "code": code, "reason": reason, "ms": round(seconds * 1000, 2),
-                                "peer": peer, "game_id": game_id[:64]}},
+                extra={
+                    "call": {
+                        "method": method,
+                        "code": code,
+                        "reason": reason,
+                        "ms": round(seconds * 1000, 2),
+                        "peer": peer,
+                        "game_id": game_id[:64],
+                    }
+                },
             )
 
 
@@ -91,8 +104,9 @@ class JsonAccessFormatter(logging.Formatter):
     """One JSON object per line: time, then the call's fields."""
 
     def format(self, record: logging.LogRecord) -> str:
-        fields = {"time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-                  + f".{int(record.msecs):03d}Z"}
+        fields = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+        }
         fields.update(getattr(record, "call", None) or {"message": record.getMessage()})
         return json.dumps(fields, separators=(",", ":"))
 
@@ -120,16 +134,30 @@ class _AccessWriter:
         with self._lock:
             if second != self._second:
                 self._second = second
-                self._prefix = (time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)) if self.json
-                                else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second)))
+                self._prefix = (
+                    time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+                    if self.json
+                    else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+                )
             prefix = self._prefix
         game_id = game_id[:64]
         if self.json:
-            line = json.dumps({"time": f"{prefix}.{msecs:03d}Z", "method": method, "code": code, "reason": reason,
-                               "ms": round(ms, 2), "peer": peer, "game_id": game_id}, separators=(",", ":"))
+            line = json.dumps(
+                {
+                    "time": f"{prefix}.{msecs:03d}Z",
+                    "method": method,
+                    "code": code,
+                    "reason": reason,
+                    "ms": round(ms, 2),
+                    "peer": peer,
+                    "game_id": game_id,
+                },
+                separators=(",", ":"),
+            )
         else:
-            line = (f"{prefix},{msecs:03d} access {method} {code} {reason or '-'} {ms:.1f}ms peer={peer or '-'}"
-                    + (f" game={game_id}" if game_id else ""))
+            line = f"{prefix},{msecs:03d} access {method} {code} {reason or '-'} {ms:.1f}ms peer={peer or '-'}" + (
+                f" game={game_id}" if game_id else ""
+            )
         handler = self.handler
         with handler.lock:  # type: ignore[union-attr]
             try:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from google.protobuf import message_factory
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 import tablier.v1
@@ -99,8 +99,10 @@ class GameServer:
         observer = CallObserver(app.limiter, metrics)
         self.server = grpc.aio.server(
             interceptors=[ErrorMappingInterceptor(observer)],
-            options=[("grpc.so_reuseport", 1 if reuse_port else 0),
-                     ("grpc.max_receive_message_length", max_request_bytes)],
+            options=[
+                ("grpc.so_reuseport", 1 if reuse_port else 0),
+                ("grpc.max_receive_message_length", max_request_bytes),
+            ],
         )
         add_game_service(GameServicer(app), self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -116,8 +118,10 @@ class GameServer:
             else:
                 self.port = self.server.add_insecure_port(self.listen)
         except RuntimeError:
-            raise ListenError(f"cannot listen on {self.listen}: the address is in use by another process, "
-                              "or not an address of this machine") from None
+            raise ListenError(
+                f"cannot listen on {self.listen}: the address is in use by another process, "
+                "or not an address of this machine"
+            ) from None
         await self.server.start()
         self.app.start_clocks()
         store = self.app.store
@@ -170,8 +174,9 @@ def add_game_service(servicer: GameServicer, server: grpc.aio.Server) -> None:
     for m in service.methods:
         request = message_factory.GetMessageClass(m.input_type)
         kind = grpc.unary_stream_rpc_method_handler if m.server_streaming else grpc.unary_unary_rpc_method_handler
-        handlers[m.name] = kind(getattr(servicer, m.name), request_deserializer=request.FromString,
-                                response_serializer=_serialize)
+        handlers[m.name] = kind(
+            getattr(servicer, m.name), request_deserializer=request.FromString, response_serializer=_serialize
+        )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
     server.add_registered_method_handlers(service.full_name, handlers)
 

@@ -3,8 +3,9 @@ messages out. Errors are mapped by `errors.ErrorMappingInterceptor`, not here.""
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from typing import cast
 
 from google.protobuf import any_pb2, duration_pb2, timestamp_pb2
 
@@ -113,9 +114,15 @@ def _seat_clock(clock) -> service_pb2.SeatClock:
 
 
 def to_event(event: EventOut) -> service_pb2.Event:
-    out = service_pb2.Event(seq=event.seq, type=event.kind, payload=to_any(event.payload),
-                            chain_hash=event.chain_hash or b"", command_id=event.command_id or "",
-                            core_version=event.core_version or "", state_hash=event.state_hash or b"")
+    out = service_pb2.Event(
+        seq=event.seq,
+        type=event.kind,
+        payload=to_any(event.payload),
+        chain_hash=event.chain_hash or b"",
+        command_id=event.command_id or "",
+        core_version=event.core_version or "",
+        state_hash=event.state_hash or b"",
+    )
     if event.seat is not None:
         out.seat = event.seat
     if event.command is not None:
@@ -135,6 +142,12 @@ def to_event(event: EventOut) -> service_pb2.Event:
 class GameServicer(service_pb2_grpc.GameServiceServicer):
     def __init__(self, app: GameApp) -> None:
         self.app = app
+        self.rendering = WatchRendering()
+
+    def streams_of_messages(self) -> dict[str, Callable[..., AsyncIterator[object]]]:
+        """The server-streaming methods as a transport that encodes messages itself calls them
+        (by method name)."""
+        return {"WatchGame": self.watch_game_messages}
 
     async def ListGameTypes(self, request, context):
         return service_pb2.ListGameTypesResponse(game_types=self.app.game_types())
@@ -152,7 +165,12 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 cred = Credential()
         assignments = [SeatAssignment(_SEAT_KINDS.get(a.kind), a.bot) for a in request.seat_assignments]
         created = await self.app.create_game(
-            request.game_type, request.seats, dict(request.options), request.seed, cred, assignments,
+            request.game_type,
+            request.seats,
+            dict(request.options),
+            request.seed,
+            cred,
+            assignments,
             peer=peer_of(context),
         )
         return service_pb2.CreateGameResponse(
@@ -220,17 +238,32 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def WatchGame(self, request, context):
         """Yields each response already serialized (bytes): a batch or an item is shared by
         every watcher of one viewer that takes it, so it is rendered and serialized once
-        (`watch_message`, `watch_batch_message`), not once per stream."""
+        (`WatchRendering`), not once per stream."""
+        async for batch in self._watch(request, context):
+            if request.batches:
+                yield self.rendering.batch_message(batch)
+            else:
+                for item in batch:
+                    yield self.rendering.message(item)
+
+    async def watch_game_messages(self, request, context):
+        """WatchGame for transports that encode messages themselves (the browser's): the same
+        stream, as WatchGameResponse messages made once per item or batch."""
+        async for batch in self._watch(request, context):
+            if request.batches:
+                yield self.rendering.batch_response(batch)
+            else:
+                for item in batch:
+                    yield self.rendering.response(item)
+
+    async def _watch(self, request, context) -> AsyncIterator[WatchBatch]:
         # Closed as soon as the call ends, so the feed stops counting this client.
-        watch = self.app.watch_batches(request.game_id, credential(context), request.after_seq,
-                                       peer=peer_of(context), batched=request.batches)
+        watch = self.app.watch_batches(
+            request.game_id, credential(context), request.after_seq, peer=peer_of(context), batched=request.batches
+        )
         async with aclosing(watch) as batches:
             async for batch in batches:
-                if request.batches:
-                    yield watch_batch_message(batch)
-                else:
-                    for item in batch:
-                        yield watch_message(item)
+                yield batch
 
     async def EvaluatePosition(self, request, context):
         evaluation = await self.app.evaluate(request.game_type, from_any(request, "position"))
@@ -255,25 +288,65 @@ def _field(tag: int, payload: bytes) -> bytes:
     return bytes(head) + payload
 
 
-def _item_wire(item: WatchItem) -> tuple[bytes, bytes, bytes]:
-    """(the item as a one-event response, its event as an element of `events`, its state
-    field), made once per item."""
-    if item.rendered is None:
-        event, state = item
-        event_bytes = to_event(event).SerializeToString()
-        state_field = _field(_STATE, to_state(state).SerializeToString())
-        item.rendered = (_field(_EVENT, event_bytes) + state_field, _field(_EVENTS, event_bytes), state_field)
-    return cast(tuple[bytes, bytes, bytes], item.rendered)
+class WatchRendering:
+    """WatchGame's responses, made once per item or batch of the watch feed however many
+    streams send them (the feed hands every watcher of one viewer the same objects), and kept
+    while the feed's objects live: serialized for gRPC (`message`, `batch_message`), or as
+    messages for the browser transport's codecs (`response`, `batch_response`; never change
+    them)."""
 
+    def __init__(self) -> None:
+        self._items: weakref.WeakKeyDictionary[WatchItem, tuple[bytes, bytes, bytes]] = weakref.WeakKeyDictionary()
+        self._batches: weakref.WeakKeyDictionary[WatchBatch, bytes] = weakref.WeakKeyDictionary()
+        self._events: weakref.WeakKeyDictionary[WatchItem, service_pb2.Event] = weakref.WeakKeyDictionary()
+        self._responses: weakref.WeakKeyDictionary[object, service_pb2.WatchGameResponse] = weakref.WeakKeyDictionary()
 
-def watch_message(item: WatchItem) -> bytes:
-    """A serialized WatchGameResponse of one event and the state after it."""
-    return _item_wire(item)[0]
+    def _wire(self, item: WatchItem) -> tuple[bytes, bytes, bytes]:
+        """(the item as a one-event response, its event as an element of `events`, its state
+        field)."""
+        wire = self._items.get(item)
+        if wire is None:
+            event_bytes = to_event(item.event).SerializeToString()
+            state_field = _field(_STATE, to_state(item.state).SerializeToString())
+            wire = self._items[item] = (
+                _field(_EVENT, event_bytes) + state_field,
+                _field(_EVENTS, event_bytes),
+                state_field,
+            )
+        return wire
 
+    def message(self, item: WatchItem) -> bytes:
+        """A serialized WatchGameResponse of one event and the state after it."""
+        return self._wire(item)[0]
 
-def watch_batch_message(batch: WatchBatch) -> bytes:
-    """A serialized WatchGameResponse of the batch's events and the state after the last."""
-    if batch.rendered is None:
-        pieces = [_item_wire(item) for item in batch]
-        batch.rendered = b"".join([p[1] for p in pieces] + [pieces[-1][2]])
-    return cast(bytes, batch.rendered)
+    def batch_message(self, batch: WatchBatch) -> bytes:
+        """A serialized WatchGameResponse of the batch's events and the state after the last."""
+        wire = self._batches.get(batch)
+        if wire is None:
+            pieces = [self._wire(item) for item in batch]
+            wire = self._batches[batch] = b"".join([p[1] for p in pieces] + [pieces[-1][2]])
+        return wire
+
+    def _event(self, item: WatchItem) -> service_pb2.Event:
+        event = self._events.get(item)
+        if event is None:
+            event = self._events[item] = to_event(item.event)
+        return event
+
+    def response(self, item: WatchItem) -> service_pb2.WatchGameResponse:
+        """The WatchGameResponse of one event and the state after it."""
+        response = self._responses.get(item)
+        if response is None:
+            response = self._responses[item] = service_pb2.WatchGameResponse(
+                event=self._event(item), state=to_state(item.state)
+            )
+        return response
+
+    def batch_response(self, batch: WatchBatch) -> service_pb2.WatchGameResponse:
+        """The WatchGameResponse of the batch's events and the state after the last."""
+        response = self._responses.get(batch)
+        if response is None:
+            response = self._responses[batch] = service_pb2.WatchGameResponse(
+                events=[self._event(item) for item in batch], state=to_state(batch[-1].state)
+            )
+        return response

@@ -1,8 +1,9 @@
-"""Command handling (no gRPC types): see `games.GameApp`."""
+"""The application layer (no gRPC types): see `games.GameApp`."""
 
 from .auth import Credential, Principal, Role
 from .errors import AppError
-from .games import Created, EventOut, GameApp, Joined, MatchState, Payload, Played
+from .games import GameApp
+from .model import Created, EventOut, Joined, MatchState, Payload, Played
 from .seats import SeatAssignment, SeatInfo, SeatKind, SeatStatus
 
 __all__ = [

@@ -108,11 +108,16 @@ MIN_ROLE_TOKEN = 32
 def check_role_tokens(host: str | None, auditor: str | None, operator: str | None) -> list[str]:
     """Why these role tokens are unsafe (empty when they are fine)."""
     problems = []
-    for name, token in (("TABLIER_HOST_TOKEN", host), ("TABLIER_AUDITOR_TOKEN", auditor),
-                        ("TABLIER_OPERATOR_TOKEN", operator)):
+    for name, token in (
+        ("TABLIER_HOST_TOKEN", host),
+        ("TABLIER_AUDITOR_TOKEN", auditor),
+        ("TABLIER_OPERATOR_TOKEN", operator),
+    ):
         if token is not None and len(token) < MIN_ROLE_TOKEN:
-            problems.append(f"{name} is {len(token)} characters; at least {MIN_ROLE_TOKEN} are needed "
-                            "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')")
+            problems.append(
+                f"{name} is {len(token)} characters; at least {MIN_ROLE_TOKEN} are needed "
+                "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
         if token is not None and (not token.isprintable() or token != token.strip()):
             problems.append(f"{name} holds spaces or control characters")
     if host and auditor and hmac.compare_digest(host.encode(), auditor.encode()):

@@ -3,6 +3,8 @@ person understands; the API layer maps each class to one gRPC status code, in on
 
 from __future__ import annotations
 
+from tablier.store.base import SeqConflict, StoreError, StoreUnavailable, UnknownGame
+
 
 class AppError(Exception):
     """Base class. ``reason`` is a stable UPPER_SNAKE code, ``message`` is for people."""
@@ -93,3 +95,17 @@ class Unavailable(AppError):
     command id for a move (its outcome may be unknown)."""
 
     default_reason = "UNAVAILABLE"
+
+
+def from_store(exc: StoreError) -> AppError | StoreError:
+    """The application's error for a store error that reached a call's boundary (the one place
+    store errors are translated); one it has no word for is returned as it is."""
+    if isinstance(exc, UnknownGame):
+        return MatchNotFound(f"no match {exc}")
+    if isinstance(exc, SeqConflict):
+        return Conflict("another move was applied first: reload and retry", "SEQ_CONFLICT")
+    if isinstance(exc, StoreUnavailable):
+        return Unavailable(
+            f"the database cannot be reached ({exc}); retry (a move with the same command id)", "DATABASE_UNAVAILABLE"
+        )
+    return exc

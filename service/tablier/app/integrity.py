@@ -1,4 +1,5 @@
-"""What the live server checks when it loads a match from the log.
+"""What the live server checks when it loads a match from the log (`tablier.integrity`'s
+checks, stopping at the first problem).
 
 A match loaded cold (not in this process's cache) is replayed with every event checked: the
 seqs run on without a gap, each chain hash recomputes from the previous one (the first from the
@@ -12,18 +13,9 @@ verified cached one checks only the newer events, from the verified chain head. 
 from __future__ import annotations
 
 from tablier import _core
-from tablier.store.base import (
-    GameRecord,
-    NewEvent,
-    StoredCommand,
-    StoredEvent,
-    chain_hash,
-    genesis_hash,
-    state_salt,
-    stored_state_hash,
-)
+from tablier.integrity import Problem, chain_hash, opening, replay
+from tablier.store.base import GameRecord, StoredCommand, StoredEvent
 
-from .clocks import apply_stored
 from .errors import DataLoss
 
 
@@ -33,8 +25,7 @@ def damaged(game: GameRecord, seq: int, why: str) -> DataLoss:
 
 def event_chain(prev: bytes, ev: StoredEvent) -> bytes:
     """The chain hash `ev` should carry after an event whose chain hash is `prev`."""
-    return chain_hash(prev, ev.seq, NewEvent(ev.kind, ev.payload, ev.seat, ev.core_version, ev.state_hash),
-                      ev.command_id)
+    return chain_hash(prev, ev.seq, ev, ev.command_id)
 
 
 def replay_checked(
@@ -46,36 +37,31 @@ def replay_checked(
     check_opening: bool = True,
 ) -> bytes:
     """Applies `events` (those after `after_seq`, whose chain continues from `prev_chain`, the
-    genesis hash when None) to `match`, checking each; returns the last chain hash. From seq 1,
-    the opening events must also be what the match's seed deals (when written by this core
-    version: another may deal differently). Raises DataLoss at the first bad event (`match` is
-    then unusable)."""
-    prev = genesis_hash(game) if prev_chain is None else prev_chain
-    salt = state_salt(game)
-    opening: list[tuple[str, bytes]] = []
+    genesis hash when None) to `match`, checking each (`tablier.integrity.replay`, the match
+    clock stepped with the recorded times); returns the last chain hash. From seq 1, the opening
+    events must also be what the match's seed deals (when written by this core version: another
+    may deal differently). Raises DataLoss at the first bad event (`match` is then unusable)."""
+    expected = None
     if after_seq == 0 and check_opening:
         try:
-            opening = [(k, bytes(p)) for k, p in match.copy().start(game.seed, 1)]
+            expected = opening(game, match)
         except _core.CoreError as exc:
             raise damaged(game, 1, f"the core refuses the match record ({exc})") from None
-    for expected, ev in enumerate(events, start=after_seq + 1):
-        if ev.seq != expected:
-            raise damaged(game, expected, f"the log skips from seq {expected - 1} to seq {ev.seq}")
-        prev = event_chain(prev, ev)
-        if prev != ev.chain_hash:
-            raise damaged(game, ev.seq, "chain hash mismatch")
-        current = ev.core_version == _core.CORE_VERSION
-        if ev.seq <= len(opening) and current and opening[ev.seq - 1] != (ev.kind, ev.payload):
-            raise damaged(game, ev.seq, "the opening event is not what the match's seed deals")
-        try:
-            apply_stored(match, ev)
-        except _core.CoreError as exc:
-            raise damaged(game, ev.seq, f"the event does not apply ({exc})") from None
-        if current and stored_state_hash(game, match.state_hash(), salt) != ev.state_hash:
-            raise damaged(game, ev.seq, "state hash mismatch")
-    if len(events) < len(opening):
-        raise damaged(game, len(events) + 1, "opening events are missing")
-    return prev
+
+    def refuse(problem: Problem) -> None:
+        raise damaged(game, problem.seq, problem.why)
+
+    return replay(
+        game,
+        events,
+        match,
+        prev=prev_chain,
+        after_seq=after_seq,
+        expected=expected,
+        current_only=True,
+        clock=True,
+        on_problem=refuse,
+    ).chain
 
 
 def check_commands(
@@ -100,9 +86,13 @@ def check_commands(
         if c.last_seq < c.first_seq:
             continue
         if c.last_seq > last:
-            problems.append((max(c.first_seq, last + 1),
-                             f"command {c.command_id[:64]!r} was acknowledged with events up to seq "
-                             f"{c.last_seq}, but the log ends at seq {last}"))
+            problems.append(
+                (
+                    max(c.first_seq, last + 1),
+                    f"command {c.command_id[:64]!r} was acknowledged with events up to seq "
+                    f"{c.last_seq}, but the log ends at seq {last}",
+                )
+            )
             continue
         for seq in range(c.first_seq, c.last_seq + 1):
             ev = by_seq.get(seq)

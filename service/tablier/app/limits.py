@@ -3,7 +3,7 @@ sizes, and the throttle on wrong credentials. No transport types: a peer is a st
 layer derives from the connection (its address without the port).
 
 Defaults are meant for a public port; `Limits` documents each one and `tablier serve` exposes
-them as options (README, "Limits").
+them as options (docs/operations.md, "Limits and operations").
 """
 
 from __future__ import annotations
@@ -53,8 +53,16 @@ class Limits:
     def __post_init__(self) -> None:
         if self.create_policy not in CREATE_POLICIES:
             raise ValueError(f"create policy must be one of {', '.join(CREATE_POLICIES)}, not {self.create_policy!r}")
-        for name in ("watch_per_peer", "watch_per_match", "watch_unbatched_per_match", "watch_buffer", "create_burst",
-                     "bad_credential_burst", "max_options", "max_option_length"):
+        for name in (
+            "watch_per_peer",
+            "watch_per_match",
+            "watch_unbatched_per_match",
+            "watch_buffer",
+            "create_burst",
+            "bad_credential_burst",
+            "max_options",
+            "max_option_length",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.replace('_', '-')} must be at least 1")
         if not 0 <= self.watch_pace < math.inf:
@@ -131,8 +139,10 @@ class Limiter:
             raise BadRequest(f"at most {lim.max_options} options, not {len(options)}", "TOO_MANY_OPTIONS")
         for name, value in options.items():
             if len(name) > lim.max_option_length or len(value) > lim.max_option_length:
-                raise BadRequest(f"option names and values are at most {lim.max_option_length} characters"
-                                 f" (option {name[:64]!r})", "OPTION_TOO_LONG")
+                raise BadRequest(
+                    f"option names and values are at most {lim.max_option_length} characters (option {name[:64]!r})",
+                    "OPTION_TOO_LONG",
+                )
 
     def admit_create(self, peer: str | None, has_creator_credential: bool) -> None:
         """The creation policy and the peer's creation rate (a creator credential is exempt
@@ -141,8 +151,10 @@ class Limiter:
         if has_creator_credential:
             return
         if self.limits.create_policy == "token":
-            raise Unauthenticated("creating a match needs 'authorization: Bearer <creator token>' on this server",
-                                  "CREATOR_TOKEN_REQUIRED")
+            raise Unauthenticated(
+                "creating a match needs 'authorization: Bearer <creator token>' on this server",
+                "CREATOR_TOKEN_REQUIRED",
+            )
         if peer is None:
             return
         wait = self._create.take(peer)
@@ -150,7 +162,9 @@ class Limiter:
             raise ResourceExhausted(
                 f"too many matches created from {peer or 'this peer'}: at most {self.limits.create_burst} at once,"
                 f" then {self.limits.create_rate:g} per second; retry in {wait:.1f} s",
-                "CREATE_RATE_LIMITED", _after(wait))
+                "CREATE_RATE_LIMITED",
+                _after(wait),
+            )
 
     # -- credentials ----------------------------------------------------------------------
 
@@ -161,7 +175,9 @@ class Limiter:
         if wait:
             raise ResourceExhausted(
                 f"too many wrong credentials from {peer or 'this peer'}; retry in {wait:.1f} s",
-                "TOO_MANY_BAD_CREDENTIALS", _after(wait))
+                "TOO_MANY_BAD_CREDENTIALS",
+                _after(wait),
+            )
 
     def note_failure(self, peer: str, exc: BaseException) -> None:
         """Counts a refused credential against the peer."""
@@ -176,15 +192,20 @@ class Limiter:
         event per response, which also counts against the match's unbatched limit."""
         lim = self.limits
         if peer is not None and self._watch_peer.get(peer, 0) >= lim.watch_per_peer:
-            raise ResourceExhausted(f"at most {lim.watch_per_peer} WatchGame streams from one peer",
-                                    "TOO_MANY_WATCHES_FROM_PEER")
+            raise ResourceExhausted(
+                f"at most {lim.watch_per_peer} WatchGame streams from one peer", "TOO_MANY_WATCHES_FROM_PEER"
+            )
         if self._watch_match.get(game_id, 0) >= lim.watch_per_match:
-            raise ResourceExhausted(f"at most {lim.watch_per_match} WatchGame streams on one match on this server",
-                                    "TOO_MANY_WATCHES_ON_MATCH")
+            raise ResourceExhausted(
+                f"at most {lim.watch_per_match} WatchGame streams on one match on this server",
+                "TOO_MANY_WATCHES_ON_MATCH",
+            )
         if not batched and self._watch_unbatched.get(game_id, 0) >= lim.watch_unbatched_per_match:
             raise ResourceExhausted(
                 f"at most {lim.watch_unbatched_per_match} WatchGame streams without batches on one match on this"
-                " server; ask for batches (WatchGameRequest.batches = true)", "WATCH_BATCHES_REQUIRED")
+                " server; ask for batches (WatchGameRequest.batches = true)",
+                "WATCH_BATCHES_REQUIRED",
+            )
         counted = [(self._watch_match, game_id)] + ([(self._watch_peer, peer)] if peer is not None else [])
         if not batched:
             counted.append((self._watch_unbatched, game_id))

@@ -82,8 +82,9 @@ def plan_seats(game_id: str, seats: int, assignments: list[SeatAssignment], bots
     tokens, codes, named = [], [], []
     for seat, a in enumerate(assignments):
         if a.kind is None:
-            raise BadRequest(f"seat {seat}: the seat assignment needs a kind (creator, open, invite or bot)",
-                             "BAD_SEAT_ASSIGNMENT")
+            raise BadRequest(
+                f"seat {seat}: the seat assignment needs a kind (creator, open, invite or bot)", "BAD_SEAT_ASSIGNMENT"
+            )
         if a.bot and a.kind is not SeatKind.BOT:
             raise BadRequest(f"seat {seat}: only a bot seat names a bot", "BAD_SEAT_ASSIGNMENT")
         bot = ""
@@ -133,8 +134,10 @@ def join_token(game_id: str, join_key: str) -> str:
     """The seat token a join with `join_key` gives: derived from the key, so the same join
     repeated (its response was lost) finds its seat again and gets the same token."""
     if not MIN_JOIN_KEY <= len(join_key) <= MAX_JOIN_KEY or not join_key.isascii() or not join_key.isprintable():
-        raise BadRequest(f"a join_key is {MIN_JOIN_KEY} to {MAX_JOIN_KEY} printable ASCII characters (a fresh "
-                         "random one per join)", "BAD_JOIN_KEY")
+        raise BadRequest(
+            f"a join_key is {MIN_JOIN_KEY} to {MAX_JOIN_KEY} printable ASCII characters (a fresh random one per join)",
+            "BAD_JOIN_KEY",
+        )
     digest = hashlib.sha256(b"tablier/join-token\0" + game_id.encode() + b"\0" + join_key.encode()).digest()
     return f"{game_id}.{base64.urlsafe_b64encode(digest).rstrip(b'=').decode()}"
 

@@ -25,13 +25,16 @@ resumes from there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import aclosing
 
 from tablier._core import Match
-from tablier.store.base import EventStore, GameRecord, StoredEvent
+from tablier.store.base import GameRecord, StoredEvent
 
 from .auth import Principal
+from .model import EventOut, MatchState
+from .repository import Repository
+from .views import event_out, match_state
 
 # Seconds of tick per watcher in the process, by default (`--watch-pace`). A write of one
 # message to one stream costs the event loop about 0.1-0.2 ms (grpc.aio, on a loaded 2-core
@@ -42,23 +45,37 @@ PACE_PER_WATCHER = 1e-3
 WAKE_SLICE = 64
 
 
-class WatchItem(tuple):
+class WatchItem:
     """(EventOut, MatchState) for one viewer. The same object reaches every watcher of that
-    viewer, so a transport may keep its rendering on it (`rendered`) and build it once."""
+    viewer, so a transport may render it once (keyed by the object: weak references work)."""
 
-    rendered: object = None
+    __slots__ = ("event", "state", "__weakref__")
+
+    def __init__(self, item: tuple[EventOut, MatchState]) -> None:
+        self.event, self.state = item
+
+    def __iter__(self) -> Iterator[EventOut | MatchState]:
+        return iter((self.event, self.state))
+
+    def __getitem__(self, index: int) -> EventOut | MatchState:
+        return (self.event, self.state)[index]
+
+    def __len__(self) -> int:
+        return 2
 
     @property
     def seq(self) -> int:
-        return self[0].seq
+        return self.event.seq
 
 
-class WatchBatch(list):
+class WatchBatch(list[WatchItem]):
     """Consecutive `WatchItem`s of one viewer, oldest first, sent as one message where the
     transport allows it. Shared by the watchers that took the same run of items, so a
-    transport may keep its rendering on it (`rendered`)."""
+    transport may render it once (keyed by the object: weak references work)."""
 
-    rendered: object = None
+    # Hashed as an object (a list is not hashable): batches equal as lists hold the same
+    # items, so a rendering found through either is the right one.
+    __hash__ = object.__hash__  # type: ignore[assignment]  # list sets it to None
 
 
 class Subscriber:
@@ -137,7 +154,7 @@ class Viewer:
             return None
         batch = self.batches.get(start)
         if batch is None:
-            batch = self.batches[start] = WatchBatch(self.items[start - self.base:self.released - self.base])
+            batch = self.batches[start] = WatchBatch(self.items[start - self.base : self.released - self.base])
         sub.taken = self.released
         return batch
 
@@ -154,7 +171,7 @@ class Viewer:
         # Keep what a watcher within its limit may still take (the overflowed take nothing).
         keep_from = self.released - self.limit
         if keep_from > self.base:
-            del self.items[:keep_from - self.base]
+            del self.items[: keep_from - self.base]
             self.base = keep_from
         waiting, self.waiting = list(self.waiting), {}
         _wake(waiting)
@@ -166,17 +183,10 @@ class Viewer:
 def _wake(subs: list[Subscriber], start: int = 0) -> None:
     """Wakes `WAKE_SLICE` watchers now and the next ones on the loop's next turn, so that
     calls arriving meanwhile are served between the slices rather than after all the writes."""
-    for sub in subs[start:start + WAKE_SLICE]:
+    for sub in subs[start : start + WAKE_SLICE]:
         sub.wake()
     if start + WAKE_SLICE < len(subs):
         asyncio.get_running_loop().call_soon(_wake, subs, start + WAKE_SLICE)
-
-
-EventOutFn = Callable[[GameRecord, Match, StoredEvent, Principal], object]
-# (game, event, match, chain before it, seq before it) -> its chain hash: applies the event to
-# the match, checked against the hash chain (raises the app's DataLoss on a damaged log).
-StepFn = Callable[[GameRecord, StoredEvent, Match, bytes, int], bytes]
-StateFn = Callable[[GameRecord, int, Match, Principal, bytes], object]
 
 
 class MatchFeed:
@@ -235,18 +245,24 @@ class MatchFeed:
             self.task.cancel()
 
     async def _run(self) -> None:
-        store, gid = self._feeds.store, self.game.game_id
+        repo, gid = self._feeds.repository, self.game.game_id
+        store = repo.store
         try:
             async with aclosing(store.watch(gid)) as latest_seqs:
                 async for latest in latest_seqs:
                     if latest > self.seq:
-                        for ev in await store.load_events(gid, after_seq=self.seq, upto_seq=latest):
-                            self.chain = self._feeds.step(self.game, ev, self.match, self.chain, self.seq)
+                        events = await store.load_events(gid, after_seq=self.seq, upto_seq=latest)
+                        if any(self.game.vacant(s) for s in range(self.game.seats)):
+                            # A seat joined since (through any server) shows in the states sent
+                            # from now on: the record is read after the events, so it is as
+                            # recent as they are.
+                            self.game = await repo.game(gid)
+                        for ev in events:
+                            self.chain = repo.checked_step(self.game, ev, self.match, self.chain, self.seq)
                             self.seq = ev.seq
                             self._fan_out(ev)
                         self._pace()
-                        if self._feeds.after is not None:
-                            self._feeds.after(self.game, self.match)
+                        repo.seen(self.game, self.seq, self.match)
                     if self.match.is_over() or self.done:
                         break
         except asyncio.CancelledError:
@@ -261,13 +277,14 @@ class MatchFeed:
                     sub.end()
 
     def _fan_out(self, ev: StoredEvent) -> None:
-        event_out, state = self._feeds.event_out, self._feeds.state
+        catalogue = self._feeds.repository.catalogue
         full = False
         for principal, viewer in self.viewers.items():
-            out = event_out(self.game, self.match, ev, principal)
+            out = event_out(catalogue, self.game, self.match, ev, principal)
             if out is None:
                 continue
-            viewer.items.append(WatchItem((out, state(self.game, self.seq, self.match, principal, ev.chain_hash))))
+            state = match_state(catalogue, self.game, self.seq, self.match, principal, ev.chain_hash)
+            viewer.items.append(WatchItem((out, state)))
             full = full or viewer.unreleased >= viewer.limit
         if full:  # a watcher that kept up must never lag more than its limit behind
             self._release()
@@ -299,16 +316,10 @@ class MatchFeed:
 class Feeds:
     """The feeds of one process, one per watched match."""
 
-    def __init__(
-        self, store: EventStore, event_out: EventOutFn, state: StateFn, step: StepFn,
-        after: Callable[[GameRecord, Match], None] | None = None, pace: float = PACE_PER_WATCHER,
-    ) -> None:
-        self.store = store
-        self.event_out = event_out
-        self.state = state
-        self.step = step
-        # Called with the feed's state after each batch of new events (bot-seat backstops).
-        self.after = after
+    def __init__(self, repository: Repository, pace: float = PACE_PER_WATCHER) -> None:
+        """The feeds read the log through `repository`, check each event against its verified
+        chain (`Repository.checked_step`) and tell it what they applied (`Repository.seen`)."""
+        self.repository = repository
         self._feeds: dict[str, MatchFeed] = {}
         self.watching = 0  # watchers subscribed to a feed of this process
         self.pace = pace  # seconds of tick per watcher

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import datetime
 
 from tablier.store.base import NewEvent, StoredEvent, UnknownGame, chain_hash
@@ -74,7 +74,7 @@ class WatchHub:
         game_id: str,
         last_seq: Callable[[str], Awaitable[int]],
         ready: Callable[[], Awaitable[None]] | None = None,
-    ) -> AsyncIterator[int]:
+    ) -> AsyncGenerator[int, None]:
         """`last_seq(game_id)` reads the store; `ready()` returns once the store will hear of
         every later append (for PostgreSQL: once LISTEN is active)."""
         w = _Watcher(self._generation)

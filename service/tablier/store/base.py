@@ -7,13 +7,19 @@ hash chained to the previous event, so an auditor can check the log without trus
 
 from __future__ import annotations
 
-import hashlib
-import json
-import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
+
+# The integrity formulas (the chain, state hashes, salts, the seed commitment) are
+# `tablier.integrity`'s; the stores chain what they append with them.
+from tablier.integrity import HASH_SCHEME as HASH_SCHEME
+from tablier.integrity import chain_hash as chain_hash
+from tablier.integrity import genesis_hash as genesis_hash
+from tablier.integrity import seed_commitment as seed_commitment
+from tablier.integrity import state_salt as state_salt
+from tablier.integrity import stored_state_hash as stored_state_hash
 
 
 class StoreError(Exception):
@@ -128,66 +134,8 @@ class StoredCommand:
     input: CommandInput | None
 
 
-HASH_SCHEME = 2  # of new matches
-
-
-def seed_commitment(game_id: str, seed: bytes) -> bytes:
-    """The commitment to a match's seed published when the match is created:
-    SHA-256("tablier/seed-commitment\\0" || game id (canonical UUID text) || seed)."""
-    return hashlib.sha256(b"tablier/seed-commitment\0" + game_id.encode() + seed).digest()
-
-
-def state_salt(game: GameRecord) -> bytes:
-    """Per-match salt of the stored state hashes: SHA-256("tablier/state-salt\\0" || game id ||
-    seed). Secret while the seed is, so no stored or published hash can be checked against
-    guessed hidden cards; anyone can compute it once the seed is revealed."""
-    return hashlib.sha256(b"tablier/state-salt\0" + game.game_id.encode() + game.seed).digest()
-
-
-def stored_state_hash(game: GameRecord, core_hash: bytes, salt: bytes | None = None) -> bytes:
-    """What an event row stores for the core's state hash: SHA-256("tablier/state\\0" || salt ||
-    core hash) (scheme 2), the core hash itself for matches of scheme 1."""
-    if game.hash_scheme < 2:
-        return core_hash
-    return hashlib.sha256(b"tablier/state\0" + (salt or state_salt(game)) + core_hash).digest()
-
-
-def genesis_hash(game: GameRecord) -> bytes:
-    """The chain's anchor: binds the log to the match's type, seats and options, and (scheme 2)
-    to the seed through its commitment, so a changed seed breaks the chain at seq 1."""
-    parts: list = [game.game_id, game.game_type, game.seats, sorted(game.options.items())]
-    if game.hash_scheme >= 2:
-        parts.append(seed_commitment(game.game_id, game.seed).hex())
-    head = json.dumps(parts, separators=(",", ":")).encode()
-    return hashlib.sha256(b"tablier/genesis\0" + head).digest()
-
-
-def chain_hash(prev: bytes, seq: int, event: NewEvent, command_id: str | None) -> bytes:
-    """Hash of one event, chained to the previous event's hash (or the genesis hash)."""
-    h = hashlib.sha256(b"tablier/event\0")
-    h.update(prev)
-    h.update(struct.pack(">Qq", seq, -1 if event.seat is None else event.seat))
-    for part in (event.kind.encode(), event.payload, (command_id or "").encode(),
-                 event.core_version.encode(), event.state_hash):
-        h.update(struct.pack(">I", len(part)))
-        h.update(part)
-    return h.digest()
-
-
-class EventStore(Protocol):
-    async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
-        """Stores the match and its opening events (seq 1..n) in one transaction.
-        Raises DuplicateGame."""
-
-    async def get_game(self, game_id: str) -> GameRecord:
-        """Raises UnknownGame."""
-
-    async def claim_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
-        """Gives the vacant `seat` (`GameRecord.vacant`) the holder whose token hashes to
-        `token_hash`, atomically: of several claims of one seat exactly one succeeds, whichever
-        store instance each goes through. Returns the record with the seat held, or None when
-        the seat is not vacant (held already, a bot's, or no such seat). The same claim again
-        (same seat and hash) returns the record again, so a retry is safe. Raises UnknownGame."""
+class EventLog(Protocol):
+    """The events of each match: appended at an expected seq, never changed."""
 
     async def append(
         self,
@@ -212,16 +160,41 @@ class EventStore(Protocol):
     async def commands(self, game_id: str) -> list[StoredCommand]:
         """Every command of the match in seq order, with what it asked. Raises UnknownGame."""
 
-    async def load_events(
-        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
-    ) -> list[StoredEvent]:
+    async def load_events(self, game_id: str, after_seq: int = 0, upto_seq: int | None = None) -> list[StoredEvent]:
         """Events with after_seq < seq <= upto_seq, in seq order. Raises UnknownGame."""
 
     async def last_seq(self, game_id: str) -> int:
         """Raises UnknownGame."""
 
+    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
+        """Yields the latest seq of the match whenever events are appended to it (by this
+        process or, for PostgreSQL, by any process on the same database). Yields the current
+        last seq first, so a caller cannot miss an append between reading and watching."""
+
+
+class MatchDirectory(Protocol):
+    """The match records, and the seat claims that fill their vacant seats."""
+
+    async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
+        """Stores the match and its opening events (seq 1..n) in one transaction.
+        Raises DuplicateGame."""
+
+    async def get_game(self, game_id: str) -> GameRecord:
+        """Raises UnknownGame."""
+
+    async def claim_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+        """Gives the vacant `seat` (`GameRecord.vacant`) the holder whose token hashes to
+        `token_hash`, atomically: of several claims of one seat exactly one succeeds, whichever
+        store instance each goes through. Returns the record with the seat held, or None when
+        the seat is not vacant (held already, a bot's, or no such seat). The same claim again
+        (same seat and hash) returns the record again, so a retry is safe. Raises UnknownGame."""
+
     async def list_games(self) -> list[str]:
         """Ids of every stored match, oldest first."""
+
+
+class ClockIndex(Protocol):
+    """Which matches have a clock still running (a starting server arms them at once)."""
 
     async def running_clocks(self) -> list[str]:
         """Ids of the matches created with a clock (`GameRecord.clocked`) that were not said to
@@ -230,9 +203,8 @@ class EventStore(Protocol):
     async def clock_stopped(self, game_id: str) -> None:
         """The match is over: `running_clocks` no longer lists it."""
 
-    def watch(self, game_id: str) -> AsyncIterator[int]:
-        """Yields the latest seq of the match whenever events are appended to it (by this
-        process or, for PostgreSQL, by any process on the same database). Yields the current
-        last seq first, so a caller cannot miss an append between reading and watching."""
+
+class EventStore(EventLog, MatchDirectory, ClockIndex, Protocol):
+    """The store a server runs on: the three ports above, over one database."""
 
     async def close(self) -> None: ...

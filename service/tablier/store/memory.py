@@ -8,7 +8,7 @@ Used from one event loop only.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -49,9 +49,7 @@ class MemoryStore:
                 token_hashes=tuple(game.token_hashes),
                 created_at=datetime.now(UTC),
             )
-            stored = chain_events(
-                key, genesis_hash(record), 0, events, None, record.created_at
-            )
+            stored = chain_events(key, genesis_hash(record), 0, events, None, record.created_at)
             self._games[key] = record
             self._events[key] = stored
             if game.clocked:
@@ -124,13 +122,14 @@ class MemoryStore:
         key = game_key(game_id)
         if key not in self._games:
             raise UnknownGame(game_id)
-        found = [StoredCommand(cid, first, last, given)
-                 for (k, cid), (first, last, given) in self._commands.items() if k == key]
+        found = [
+            StoredCommand(cid, first, last, given)
+            for (k, cid), (first, last, given) in self._commands.items()
+            if k == key
+        ]
         return sorted(found, key=lambda c: c.first_seq)
 
-    async def load_events(
-        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
-    ) -> list[StoredEvent]:
+    async def load_events(self, game_id: str, after_seq: int = 0, upto_seq: int | None = None) -> list[StoredEvent]:
         key = game_key(game_id)
         try:
             log = self._events[key]
@@ -155,7 +154,7 @@ class MemoryStore:
     async def clock_stopped(self, game_id: str) -> None:
         self._clocks.discard(game_key(game_id))
 
-    def watch(self, game_id: str) -> AsyncIterator[int]:
+    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
         return self._hub.watch(game_key(game_id), self.last_seq)
 
     async def close(self) -> None:

@@ -65,9 +65,7 @@ async def migrate(conn: psycopg.AsyncConnection) -> list[int]:
         applied = {row[0] for row in await cur.fetchall()}
         unknown = applied - {m.version for m in known}
         if unknown:
-            raise MigrationError(
-                f"the database has migrations this code does not know: {sorted(unknown)}"
-            )
+            raise MigrationError(f"the database has migrations this code does not know: {sorted(unknown)}")
         done = []
         for m in known:
             if m.version in applied:

@@ -15,35 +15,15 @@ already used writes nothing (found by that statement, or, when the same command 
 by the `commands` key or the seq failing); the events that command wrote first are returned,
 marked as not written by this call.
 
-After the commit, `pg_notify('tablier_events', '<game_id>:<last_seq>')` is sent in a separate
-transaction without a commit flush, batching every append committed meanwhile. In the append's
-own transaction it would serialize all appends' commits behind PostgreSQL's notification lock
-(measured: half the durable commits per second with 16 writers). A process that dies between
-the two leaves other processes' watchers unaware of that append until the next one of the
-match, or until the client's retry of the command, which announces it again.
-
-Watching: one LISTEN connection per store, opened on the first `watch()`, fans notifications
-out to the watchers of this process, so a watcher sees appends made by any process on the same
-database. When that connection drops it is reopened, and every watcher re-reads its match's
-last seq, so no append is missed. Likewise an operation that finds its pooled connection
-dead checks the whole pool and is retried once, so a database restart costs no failed calls.
-
-Outages: every operation is bounded (`timeout`, seconds: waiting for a connection included)
-and ends as `StoreUnavailable` when the database cannot be reached, never hangs. A monitor
-task probes the database (every `probe_interval` s on one connection while it answers, every
-`retry_interval` s with a new connection while it does not, and at once when an operation
-fails): while it is down, operations fail at once, `available` is False and `on_availability`
-is told; when it answers again the store takes a fresh pool (the old one may be backing off
-its reconnection attempts for seconds) before it reports itself available.
+The connection side (the pool, bounded operations, the availability monitor, notifications
+and LISTEN) is `pg_database.Database`'s, which this store is built on.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -52,7 +32,8 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from tablier.store._shared import WatchHub, chain_events, game_key, new_game_key
+from tablier.seeds import SeedKeyError, SeedKeys, SeedUnreadable
+from tablier.store._shared import chain_events, game_key, new_game_key
 from tablier.store.base import (
     Appended,
     ChainBroken,
@@ -61,28 +42,35 @@ from tablier.store.base import (
     GameRecord,
     NewEvent,
     SeqConflict,
-    StoreUnavailable,
     StoredCommand,
     StoredEvent,
     UnknownGame,
     genesis_hash,
 )
-from tablier.seeds import SeedKeyError, SeedKeys, SeedUnreadable
 from tablier.store.migrate import migrate
+from tablier.store.pg_database import (
+    CHANNEL as CHANNEL,
+)
+from tablier.store.pg_database import (
+    LISTENER_APPLICATION_NAME as LISTENER_APPLICATION_NAME,
+)
+from tablier.store.pg_database import (
+    OPERATION_TIMEOUT as OPERATION_TIMEOUT,
+)
+from tablier.store.pg_database import (
+    POOL_APPLICATION_NAME as POOL_APPLICATION_NAME,
+)
+from tablier.store.pg_database import (
+    Database,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CHANNEL = "tablier_events"
-POOL_APPLICATION_NAME = "tablier-store"
-LISTENER_APPLICATION_NAME = "tablier-listener"
 # Chain heads (game -> (seq, chain_hash)) remembered to save a read per append.
 _HEAD_CACHE_SIZE = 4096
 
-_EVENT_COLUMNS = (
-    "game_id, seq, kind, payload, seat, command_id, core_version, state_hash, chain_hash, "
-    "recorded_at"
-)
+_EVENT_COLUMNS = "game_id, seq, kind, payload, seat, command_id, core_version, state_hash, chain_hash, recorded_at"
 
 # Event rows and commands row: one statement, one transaction, one round trip. A command id
 # already used in the match writes nothing and returns the span that command wrote; two
@@ -116,8 +104,10 @@ WITH prior AS (
 SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELECT last_seq FROM prior),
        (SELECT ok FROM anchor)
 """
-_APPEND_ROW = ("(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})s::bytea, %(seat{i})s::int, "
-               "%(core_version{i})s::text, %(state_hash{i})s::bytea, %(chain_hash{i})s::bytea)")
+_APPEND_ROW = (
+    "(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})s::bytea, %(seat{i})s::int, "
+    "%(core_version{i})s::text, %(state_hash{i})s::bytea, %(chain_hash{i})s::bytea)"
+)
 _APPEND_SQL: dict[int, str] = {}
 
 
@@ -133,23 +123,7 @@ def _append_sql(rows: int) -> str:
     return sql
 
 
-# Notifications go out after the appends they announce committed, in a transaction of their
-# own that need not wait for the disk: a NOTIFY inside the append's transaction would hold
-# PostgreSQL's notification lock through the append's commit flush, one commit at a time.
-_NOTIFY = f"""
-SELECT set_config('synchronous_commit', 'off', true), pg_notify('{CHANNEL}', n)
-FROM unnest(%s::text[]) AS n
-"""
-
-
-# Outage handling (see the module docstring), in seconds.
-OPERATION_TIMEOUT = 5.0
-PROBE_INTERVAL = 1.0
-RETRY_INTERVAL = 0.2
-PROBE_TIMEOUT = 2.0
-
-
-class PostgresStore:
+class PostgresStore(Database):
     """An `EventStore` on a connection pool. Use `open_store(dsn)` to make one."""
 
     def __init__(
@@ -160,36 +134,19 @@ class PostgresStore:
         make_pool: Callable[[], AsyncConnectionPool] | None = None,
         timeout: float = OPERATION_TIMEOUT,
     ) -> None:
-        self._pool = pool
+        super().__init__(pool, dsn, make_pool, timeout)
         # Seeds are sealed with these keys (tablier.seeds); without keys they are kept in
         # clear (tests of the store only: `tablier serve` always has a key).
         self._seed_keys = seed_keys
-        self._dsn = dsn  # for the LISTEN connection, which is not the pool's
-        self._make_pool = make_pool
-        self.timeout = timeout
-        self._hub = WatchHub()
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
-        # Notifications not sent yet (game -> last seq), and the task that sends them.
-        self._notes: dict[str, int] = {}
-        self._notes_ready = asyncio.Event()
-        self._notifier: asyncio.Task[None] | None = None
-        self._listener: asyncio.Task[None] | None = None
-        self._listening = asyncio.Event()
-        self._closed = False
-        # Availability: the monitor's verdict, why, and who wants to hear of a change.
-        self.available = True
-        self._down_reason = ""
-        self.on_availability: Callable[[bool], None] | None = None
-        self._suspect = asyncio.Event()
-        self._monitor: asyncio.Task[None] | None = None
-        self._retired: set[asyncio.Task[None]] = set()
 
     # -- writes ---------------------------------------------------------------------------
 
     async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
         key = new_game_key(game.game_id)
         stored = chain_events(key, genesis_hash(replace(game, game_id=key)), 0, events, None)
-        plain, kid, sealed = game.seed, None, None
+        plain: bytes | None = game.seed
+        kid, sealed = None, None
         if self._seed_keys is not None:
             kid, sealed = self._seed_keys.seal(key, game.seed)
             plain = None
@@ -200,8 +157,18 @@ class PostgresStore:
                     """INSERT INTO games (game_id, game_type, seats, options, seed, token_hashes,
                                           sealed_seed, seed_key_id, hash_scheme, clock_running)
                        VALUES (%s, %s, %s, %s, %s, %s::bytea[], %s, %s, %s, %s)""",
-                    (key, game.game_type, game.seats, Jsonb(dict(game.options)), plain,
-                     list(game.token_hashes), sealed, kid, game.hash_scheme, game.clocked),
+                    (
+                        key,
+                        game.game_type,
+                        game.seats,
+                        Jsonb(dict(game.options)),
+                        plain,
+                        list(game.token_hashes),
+                        sealed,
+                        kid,
+                        game.hash_scheme,
+                        game.clocked,
+                    ),
                 )
                 if game.invite_hashes or game.bots:
                     await conn.execute(
@@ -311,52 +278,19 @@ class PostgresStore:
             params[f"state_hash{i}"] = e.state_hash
             params[f"chain_hash{i}"] = e.chain_hash
         if not stored:
-            params.update(seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None,
-                          state_hash0=None, chain_hash0=None)
+            params.update(
+                seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None, state_hash0=None, chain_hash0=None
+            )
         cur = await conn.execute(_append_sql(len(stored)), params)
         return await cur.fetchone()
 
-    def _committed(
-        self, key: str, stored: list[StoredEvent], recorded_at: Any
-    ) -> list[StoredEvent]:
+    def _committed(self, key: str, stored: list[StoredEvent], recorded_at: Any) -> list[StoredEvent]:
         if not stored:
             return []
         stored = [replace(e, recorded_at=recorded_at) for e in stored]
         self._remember_head(key, stored[-1].seq, stored[-1].chain_hash)
         self._announce(key, stored[-1].seq)
         return stored
-
-    def _announce(self, key: str, seq: int) -> None:
-        """Tells this process's watchers now, and every process's (NOTIFY) just after."""
-        self._hub.publish(key, seq)
-        if seq > self._notes.get(key, 0):
-            self._notes[key] = seq
-        if self._notifier is None:
-            self._notifier = asyncio.create_task(self._notify_loop(), name="tablier-store-notifier")
-        self._notes_ready.set()
-
-    async def _notify_loop(self) -> None:
-        """Sends the pending notifications, all of them in one statement, as soon as the
-        previous statement is done: under load one NOTIFY transaction announces many appends."""
-        while True:
-            await self._notes_ready.wait()
-            self._notes_ready.clear()
-            notes, self._notes = self._notes, {}
-            if not notes:
-                if self._closed:
-                    return
-                continue
-            try:
-                await self._run(lambda conn: conn.execute(_NOTIFY, ([f"{k}:{v}" for k, v in notes.items()],)))
-            except (psycopg.Error, StoreUnavailable) as exc:
-                if self._closed:
-                    return
-                log.warning("could not send %d notification(s): %s; retrying", len(notes), exc)
-                for k, v in notes.items():
-                    self._notes[k] = max(v, self._notes.get(k, 0))
-                self._notes_ready.set()
-                # Back off before the next attempt (not waiting for a condition).
-                await asyncio.sleep(0.2)
 
     async def _chain_head(self, conn: psycopg.AsyncConnection, key: str, seq: int) -> bytes:
         """The chain hash of event `seq` (genesis for 0). SeqConflict if there is no such
@@ -366,14 +300,12 @@ class PostgresStore:
             return cached[1]
         if seq == 0:
             return genesis_hash(await self._get_game(conn, key))
-        cur = await conn.execute(
-            "SELECT chain_hash FROM events WHERE game_id = %s AND seq = %s", (key, seq)
-        )
+        cur = await conn.execute("SELECT chain_hash FROM events WHERE game_id = %s AND seq = %s", (key, seq))
         row = await cur.fetchone()
         if row is None:
             await self._get_game(conn, key)
             raise SeqConflict(f"{key} has no event {seq}")
-        return row[0]
+        return bytes(row[0])
 
     def _remember_head(self, key: str, seq: int, chain: bytes) -> None:
         self._heads[key] = (seq, chain)
@@ -414,8 +346,9 @@ class PostgresStore:
         if sealed is None:
             return bytes(plain or b"")
         if self._seed_keys is None:
-            raise SeedUnreadable(f"the seed of match {key} is sealed and this store has no seed key",
-                                 "SEED_KEY_UNKNOWN")
+            raise SeedUnreadable(
+                f"the seed of match {key} is sealed and this store has no seed key", "SEED_KEY_UNKNOWN"
+            )
         return self._seed_keys.open(key, kid or "", bytes(sealed))
 
     async def reseal_seeds(self) -> int:
@@ -429,16 +362,21 @@ class PostgresStore:
         async def reseal(conn: psycopg.AsyncConnection) -> int:
             cur = await conn.execute(
                 """SELECT game_id, seed, sealed_seed, seed_key_id FROM games
-                   WHERE seed_key_id IS DISTINCT FROM %s""", (keys.current_id,))
+                   WHERE seed_key_id IS DISTINCT FROM %s""",
+                (keys.current_id,),
+            )
             done = 0
             for gid, plain, sealed, kid in await cur.fetchall():
                 key = str(gid)
                 seed = self._open_seed(key, plain, sealed, kid)
                 new_kid, new_sealed = keys.seal(key, seed)
-                done += (await conn.execute(
-                    """UPDATE games SET seed = NULL, sealed_seed = %s, seed_key_id = %s
+                done += (
+                    await conn.execute(
+                        """UPDATE games SET seed = NULL, sealed_seed = %s, seed_key_id = %s
                        WHERE game_id = %s AND seed_key_id IS NOT DISTINCT FROM %s""",
-                    (new_sealed, new_kid, key, kid))).rowcount
+                        (new_sealed, new_kid, key, kid),
+                    )
+                ).rowcount
             return done
 
         return await self._run(reseal)
@@ -477,7 +415,8 @@ class PostgresStore:
                     command_id=cid,
                     first_seq=first,
                     last_seq=last,
-                    input=None if action is None and host_command is None
+                    input=None
+                    if action is None and host_command is None
                     else CommandInput(seat, None if action is None else bytes(action), host_command),
                 )
                 for cid, first, last, seat, action, host_command in await cur.fetchall()
@@ -485,9 +424,7 @@ class PostgresStore:
 
         return await self._run(read)
 
-    async def load_events(
-        self, game_id: str, after_seq: int = 0, upto_seq: int | None = None
-    ) -> list[StoredEvent]:
+    async def load_events(self, game_id: str, after_seq: int = 0, upto_seq: int | None = None) -> list[StoredEvent]:
         key = game_key(game_id)
 
         async def read(conn: psycopg.AsyncConnection) -> list[StoredEvent]:
@@ -542,7 +479,7 @@ class PostgresStore:
         row = await cur.fetchone()
         if row is None:
             raise UnknownGame(key)
-        return row[0]
+        return int(row[0])
 
     async def list_games(self) -> list[str]:
         async def read(conn: psycopg.AsyncConnection) -> list[str]:
@@ -566,198 +503,16 @@ class PostgresStore:
 
         await self._run(write)
 
-    # -- connections ----------------------------------------------------------------------
+    # -- watching (the LISTEN connection is `Database`'s) -------------------------------
 
-    async def _run(self, op: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
-        """Runs `op` on a pooled connection. If the connection turns out dead (the server
-        restarted or dropped it), checks every idle pooled connection, discarding the dead
-        ones, and runs `op` once more on a live one. Repeating any operation here is safe:
-        a write that did commit the first time fails its second insert on the seq or the
-        command id, and `append` then returns what the command wrote, or SeqConflict.
-
-        Bounded by `timeout`; StoreUnavailable when the database cannot be reached (at once
-        while the monitor knows it is down)."""
-        if not self.available:
-            raise StoreUnavailable(self._down_reason or "the database is not answering")
-        try:
-            async with asyncio.timeout(self.timeout):
-                try:
-                    async with self._pool.connection() as conn:
-                        return await op(conn)
-                except psycopg.OperationalError as exc:
-                    log.warning("database connection failed (%s); checking the pool and retrying", exc)
-                await self._pool.check()
-                async with self._pool.connection() as conn:
-                    return await op(conn)
-        except (psycopg.OperationalError, TimeoutError) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else f"no answer within {self.timeout:g} s"
-            self.suspect()
-            raise StoreUnavailable(reason[:200]) from exc
-
-    # -- availability ---------------------------------------------------------------------
-
-    def start_monitor(self) -> None:
-        if self._monitor is None and not self._closed:
-            self._monitor = asyncio.get_running_loop().create_task(self._watch_database(), name="tablier-store-monitor")
-
-    def suspect(self) -> None:
-        """An operation saw the database fail: probe it now."""
-        self._suspect.set()
-
-    def pool_stats(self) -> dict[str, int]:
-        stats = self._pool.get_stats()
-        stats["pool_max"] = self._pool.max_size
-        return stats
-
-    async def _probe(self, conn: psycopg.AsyncConnection | None) -> psycopg.AsyncConnection:
-        """SELECT 1 on `conn`, or on a new connection; returns the live connection."""
-        async with asyncio.timeout(PROBE_TIMEOUT):
-            if conn is None or conn.closed:
-                conn = await psycopg.AsyncConnection.connect(
-                    self._dsn, autocommit=True, application_name="tablier-probe",
-                    connect_timeout=max(2, int(PROBE_TIMEOUT)))
-            await conn.execute("SELECT 1")
-            return conn
-
-    async def _watch_database(self) -> None:
-        conn: psycopg.AsyncConnection | None = None
-        try:
-            while not self._closed:
-                if self.available:
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(PROBE_INTERVAL):
-                            await self._suspect.wait()
-                self._suspect.clear()
-                try:
-                    try:
-                        conn = await self._probe(conn)
-                    except (psycopg.Error, OSError, TimeoutError):
-                        # That one connection may be all that died: ask once more, anew.
-                        await _close_quietly(conn)
-                        conn = await self._probe(None)
-                except (psycopg.Error, OSError, TimeoutError) as exc:
-                    await _close_quietly(conn)
-                    conn = None
-                    if self.available:
-                        self._down_reason = (str(exc).strip().splitlines() or ["no answer"])[0][:200]
-                        log.error("database unreachable: %s", self._down_reason)
-                        self._set_available(False)
-                    await asyncio.sleep(RETRY_INTERVAL)  # the retry period while it is down
-                    continue
-                if not self.available:
-                    await self._renew_pool()
-                    log.warning("database reachable again")
-                    self._set_available(True)
-        finally:
-            await _close_quietly(conn)
-
-    def _set_available(self, up: bool) -> None:
-        self.available = up
-        if self.on_availability is not None:
-            try:
-                self.on_availability(up)
-            except Exception:
-                log.exception("availability callback failed")
-
-    async def _renew_pool(self) -> None:
-        """A fresh pool: the old one's reconnection attempts back off for seconds."""
-        if self._make_pool is None:
-            await self._pool.check()
-            return
-        old, self._pool = self._pool, self._make_pool()
-        await self._pool.open(wait=False)
-        task = asyncio.get_running_loop().create_task(old.close(timeout=1.0))
-        self._retired.add(task)
-        task.add_done_callback(self._retired.discard)
-
-    # -- watching -------------------------------------------------------------------------
-
-    def watch(self, game_id: str) -> AsyncIterator[int]:
+    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
         return self._hub.watch(game_key(game_id), self.last_seq, ready=self._ready)
-
-    async def _ready(self) -> None:
-        if self._listener is None and not self._closed:
-            self._listener = asyncio.create_task(self._listen(), name="tablier-store-listener")
-            self._listener.add_done_callback(self._listener_done)
-        await self._listening.wait()
-
-    async def _listen(self) -> None:
-        delay = 0.05
-        connected_before = False
-        while not self._closed:
-            try:
-                async with await psycopg.AsyncConnection.connect(
-                    self._dsn,
-                    autocommit=True,
-                    application_name=LISTENER_APPLICATION_NAME,
-                ) as conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    delay = 0.05
-                    if connected_before:
-                        # Appends may have been announced while we were not listening.
-                        self._hub.resync()
-                    connected_before = True
-                    self._listening.set()
-                    async for note in conn.notifies():
-                        self._on_notify(note.payload)
-            except (psycopg.Error, OSError) as exc:
-                log.warning("event listener connection lost: %s; reconnecting", exc)
-            self._listening.clear()
-            # Back off between reconnection attempts (not waiting for a condition).
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
-
-    def _listener_done(self, task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            # A bug, not a lost connection: end the watches rather than leave them hanging.
-            log.error("event listener failed", exc_info=task.exception())
-            self._hub.close()
-            self._listening.set()
-
-    def _on_notify(self, payload: str) -> None:
-        key, _, seq = payload.rpartition(":")
-        try:
-            self._hub.publish(key, int(seq))
-        except ValueError:
-            log.warning("ignoring malformed %s notification %r", CHANNEL, payload)
-
-    async def close(self) -> None:
-        """Sends the pending notifications, ends every watch, stops listening and closes
-        the pool."""
-        self._closed = True
-        if self._notifier is not None:
-            self._notes_ready.set()
-            done, _ = await asyncio.wait([self._notifier], timeout=5.0)
-            if not done:
-                log.warning("gave up sending %d notification(s) on close", len(self._notes))
-                self._notifier.cancel()
-            self._notifier = None
-        self._hub.close()
-        self._listening.set()  # releases watchers still waiting for the listener
-        if self._monitor is not None:
-            self._monitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._monitor
-            self._monitor = None
-        await asyncio.gather(*self._retired, return_exceptions=True)
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
-            self._listener = None
-        await self._pool.close()
 
 
 # Connections per store. Commits wait for the disk; PostgreSQL flushes the commits waiting
 # together at once (group commit), so the pool must not be the limit on how many wait: with
 # 10 connections for 16 moves in flight, half the durable appends per second of 20.
 DEFAULT_POOL_SIZE = 32
-
-
-async def _close_quietly(conn: psycopg.AsyncConnection | None) -> None:
-    if conn is not None and not conn.closed:
-        with contextlib.suppress(psycopg.Error, OSError):
-            await conn.close()
 
 
 async def open_store(

@@ -57,8 +57,9 @@ def _connect_error(code, info, message: str) -> ConnectError:
 
 def _too_large(limit: int, size: int | None = None) -> ResourceExhausted:
     told = f"{size} bytes, " if size is not None else ""
-    return ResourceExhausted(f"the request is {told}more than the {limit} bytes accepted (--max-request-bytes)",
-                             "REQUEST_TOO_LARGE")
+    return ResourceExhausted(
+        f"the request is {told}more than the {limit} bytes accepted (--max-request-bytes)", "REQUEST_TOO_LARGE"
+    )
 
 
 class _Context:
@@ -113,8 +114,9 @@ class _Observing:
         if declared.isdigit() and int(declared) > self.max_request_bytes + ENVELOPE_BYTES:
             # Refused here, the call never starts: no on_end follows.
             exc = _too_large(self.max_request_bytes, int(declared))
-            self.observer.done(call.method, call.peer, None, "RESOURCE_EXHAUSTED", exc.reason,
-                               time.perf_counter() - call.started)
+            self.observer.done(
+                call.method, call.peer, None, "RESOURCE_EXHAUSTED", exc.reason, time.perf_counter() - call.started
+            )
             raise connect_error(exc)
         if call.streaming:
             self.observer.stream_opened(call.method)
@@ -171,16 +173,14 @@ def _unary(method, observer: CallObserver):
     return handle
 
 
-def _stream(method, observer: CallObserver, output):
+def _stream(method, observer: CallObserver):
     @functools.wraps(method)
     async def handle(request, ctx) -> AsyncIterator:
         call, context = _call_of(ctx, request)
         try:
             observer.before(call.peer, context)
             async for item in method(decoded(request), context):
-                # The servicer may give a response already serialized (WatchGame): the
-                # codecs here take messages.
-                yield output.FromString(item) if type(item) is bytes else item
+                yield item
         except BaseException as exc:  # the one mapping point, as in `_unary`
             if passes_through(exc):
                 raise
@@ -210,7 +210,7 @@ class _Tolerant:
 
 
 def endpoints(servicer: GameServicer, observer: CallObserver) -> Mapping[str, TypingAny]:
-    out = {}
+    out: dict[str, TypingAny] = {}
     for m in SERVICE.methods:
         info = MethodInfo(
             name=m.name,
@@ -220,11 +220,12 @@ def endpoints(servicer: GameServicer, observer: CallObserver) -> Mapping[str, Ty
             idempotency_level=IdempotencyLevel.UNKNOWN,
             stream_type=StreamType.SERVER_STREAM if m.server_streaming else StreamType.UNARY,
         )
-        handler = getattr(servicer, m.name)
+        # Server streams as messages (the codecs here encode them), never as gRPC's bytes.
+        handler = servicer.streams_of_messages().get(m.name) or getattr(servicer, m.name)
         if m.client_streaming:
             raise TypeError(f"{m.full_name}: client streams are not served to browsers")
         if m.server_streaming:
-            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(handler, observer, info.output))
+            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(handler, observer))
         else:
             out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.unary(info, _unary(handler, observer))
     return out
@@ -234,8 +235,9 @@ class GameServiceConnect(ConnectASGIApplication):
     """The ASGI application serving `/tablier.v1.GameService/<Method>`: requests of at most
     `max_request_bytes`, each call observed with `metrics` (if any) and the access log."""
 
-    def __init__(self, app: GameApp, max_request_bytes: int = MAX_REQUEST_BYTES,
-                 metrics: Metrics | None = None) -> None:
+    def __init__(
+        self, app: GameApp, max_request_bytes: int = MAX_REQUEST_BYTES, metrics: Metrics | None = None
+    ) -> None:
         observer = CallObserver(app.limiter, metrics)
         super().__init__(
             service=GameServicer(app),

@@ -11,6 +11,7 @@ import logging
 import socket
 import ssl
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -30,15 +31,28 @@ log = logging.getLogger(__name__)
 
 # What a browser client sends (Connect and gRPC-Web) and may read back.
 CORS_REQUEST_HEADERS = [
-    "authorization", "content-type", "x-tablier-role",
-    "connect-protocol-version", "connect-timeout-ms", "connect-content-encoding", "connect-accept-encoding",
-    "grpc-timeout", "x-grpc-web", "x-user-agent",
+    "authorization",
+    "content-type",
+    "x-tablier-role",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "connect-content-encoding",
+    "connect-accept-encoding",
+    "grpc-timeout",
+    "x-grpc-web",
+    "x-user-agent",
 ]
 CORS_RESPONSE_HEADERS = ["grpc-status", "grpc-message", "grpc-status-details-bin", "content-encoding"]
 
 
-def asgi_app(app: GameApp, web_dir: Path | None = None, cors_origins: list[str] | None = None, *,
-             max_request_bytes: int = MAX_REQUEST_BYTES, metrics: Metrics | None = None) -> Starlette:
+def asgi_app(
+    app: GameApp,
+    web_dir: Path | None = None,
+    cors_origins: list[str] | None = None,
+    *,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+    metrics: Metrics | None = None,
+) -> Starlette:
     load_protos()  # JSON clients: every game's messages must be known to the Any codec
     connect = GameServiceConnect(app, max_request_bytes, metrics)
     routes = [Mount(connect.path, app=connect)]
@@ -46,10 +60,16 @@ def asgi_app(app: GameApp, web_dir: Path | None = None, cors_origins: list[str] 
         routes.append(Mount("/", app=StaticFiles(directory=web_dir, html=True)))
     middleware = []
     if cors_origins:
-        middleware.append(Middleware(
-            CORSMiddleware, allow_origins=cors_origins, allow_methods=["GET", "POST"],
-            allow_headers=CORS_REQUEST_HEADERS, expose_headers=CORS_RESPONSE_HEADERS, max_age=3600,
-        ))
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=cors_origins,
+                allow_methods=["GET", "POST"],
+                allow_headers=CORS_REQUEST_HEADERS,
+                expose_headers=CORS_RESPONSE_HEADERS,
+                max_age=3600,
+            )
+        )
     return Starlette(routes=routes, middleware=middleware)
 
 
@@ -76,10 +96,18 @@ class WebServer:
     """`start()` binds and returns the port; `stop(grace)` closes the socket, lets calls in
     flight (watch streams included) finish for `grace` seconds, then cancels them."""
 
-    def __init__(self, app: GameApp, listen: str, web_dir: Path | None = None,
-                 cors_origins: list[str] | None = None, tls: TlsFiles | None = None, *,
-                 reuse_port: bool = False, max_request_bytes: int = MAX_REQUEST_BYTES,
-                 metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        app: GameApp,
+        listen: str,
+        web_dir: Path | None = None,
+        cors_origins: list[str] | None = None,
+        tls: TlsFiles | None = None,
+        *,
+        reuse_port: bool = False,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+        metrics: Metrics | None = None,
+    ) -> None:
         """With `tls` (the gRPC address's files) it serves HTTPS only, and requires client
         certificates when `tls.client_ca` is set. `reuse_port`, `max_request_bytes` and
         `metrics` as for the gRPC server (`tablier.api.GameServer`)."""
@@ -87,14 +115,18 @@ class WebServer:
         self.reuse_port = reuse_port
         self.web_dir = web_dir
         self.tls = tls
-        secure = {}
+        secure: dict[str, Any] = {}
         if tls is not None:
             secure = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)}
             if tls.client_ca is not None:
                 secure.update(ssl_ca_certs=str(tls.client_ca), ssl_cert_reqs=ssl.CERT_REQUIRED)
-        self.config = uvicorn.Config(asgi_app(app, web_dir, cors_origins, max_request_bytes=max_request_bytes,
-                                              metrics=metrics), lifespan="off",
-                                     log_level="warning", access_log=False, **secure)
+        self.config = uvicorn.Config(
+            asgi_app(app, web_dir, cors_origins, max_request_bytes=max_request_bytes, metrics=metrics),
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            **secure,
+        )
         self.server = _Server(self.config)
         self.port = 0
         self._sock: socket.socket | None = None
@@ -115,7 +147,7 @@ class WebServer:
         return f"{host}:{self.port}"
 
     async def stop(self, grace: float = 10.0) -> None:
-        self.config.timeout_graceful_shutdown = grace
+        self.config.timeout_graceful_shutdown = grace  # type: ignore[assignment]  # seconds, any number
         self.server.should_exit = True
         if self._loop is not None:
             await self._loop

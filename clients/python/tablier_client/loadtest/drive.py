@@ -24,7 +24,7 @@ class Stage:
 
 
 def parse_stages(text: str) -> list[Stage]:
-    """"5:4,10:4-16" -> 5 s at 4, then 10 s ramping from 4 to 16."""
+    """ "5:4,10:4-16" -> 5 s at 4, then 10 s ramping from 4 to 16."""
     stages = []
     try:
         for part in text.split(","):

@@ -23,11 +23,20 @@ def register(sub: Subcommands) -> None:
     sp = add_command(sub, "play", help="play, watch or replay matches in the terminal")
     if sp is None:
         return
-    sp.add_argument("--server", default=os.environ.get("TABLIER_SERVER", DEFAULT_SERVER),
-                    help="host:port of the server (grpcs://host:port asks for TLS)")
+    sp.add_argument(
+        "--server",
+        default=os.environ.get("TABLIER_SERVER", DEFAULT_SERVER),
+        help="host:port of the server (grpcs://host:port asks for TLS)",
+    )
     tls = sp.add_mutually_exclusive_group()
-    tls.add_argument("--tls", dest="tls", action="store_const", const=True, default=None,
-                     help="require TLS (default: TLS when the server offers it)")
+    tls.add_argument(
+        "--tls",
+        dest="tls",
+        action="store_const",
+        const=True,
+        default=None,
+        help="require TLS (default: TLS when the server offers it)",
+    )
     tls.add_argument("--no-tls", dest="tls", action="store_const", const=False, help="plaintext only")
     sp.add_argument("--ca", type=Path, help="PEM file of the root certificates to trust for TLS")
     sp.add_argument("--watch", default="", metavar="GAME_ID", help="watch a match as a spectator")
@@ -48,10 +57,12 @@ def run(args: argparse.Namespace) -> int:
     require_extra("play", "play", MODULES)
     from .app import PlayApp, Start
 
-    app = PlayApp(args.server, tls=args.tls, root_certificates=args.ca.read_bytes() if args.ca else None,
-                  auditor_token=os.environ.get("TABLIER_AUDITOR_TOKEN")
-                  or os.environ.get("TABLIER_OPERATOR_TOKEN") or None,
-                  start=Start(watch=args.watch, join=args.join, replay=args.replay, game_id=args.game,
-                              token=args.token))
+    app = PlayApp(
+        args.server,
+        tls=args.tls,
+        root_certificates=args.ca.read_bytes() if args.ca else None,
+        auditor_token=os.environ.get("TABLIER_AUDITOR_TOKEN") or os.environ.get("TABLIER_OPERATOR_TOKEN") or None,
+        start=Start(watch=args.watch, join=args.join, replay=args.replay, game_id=args.game, token=args.token),
+    )
     app.run()
     return app.return_code or 0

@@ -81,8 +81,11 @@ def outcome_text(state: State[Any], me: int | None) -> Text:
     who = ", ".join(name(w) for w in o.winners) or "nobody"
     better = " (lower is better)" if o.lower_is_better else ""
     verdict = "stopped by an administrative cap" if o.aborted else f"won by {who}"
-    return Text(f"Match over, {verdict}. Scores{better}: {scores}."
-                + (f" ({o.reason.replace('_', ' ').lower()})" if o.reason else ""), style="bold")
+    return Text(
+        f"Match over, {verdict}. Scores{better}: {scores}."
+        + (f" ({o.reason.replace('_', ' ').lower()})" if o.reason else ""),
+        style="bold",
+    )
 
 
 # --------------------------------------------------------------------------- match screen
@@ -168,11 +171,11 @@ class MatchScreen(Screen[None]):
         state = self.state
         if state is None:
             return
-        who = (f"seat {state.seat}" if state.seat is not None
-               else "auditor" if state.role == 3 else "spectator")
+        who = f"seat {state.seat}" if state.seat is not None else "auditor" if state.role == 3 else "spectator"
         to_act = ", ".join(drawings.common.seat_name(s, state.seat) for s in state.to_act) or "—"
-        title = Text(f" {self.game}  ", style="bold").append(f"match {state.game_id}   you are {who}   "
-                                                               f"event {state.seq}   to act: {to_act}")
+        title = Text(f" {self.game}  ", style="bold").append(
+            f"match {state.game_id}   you are {who}   event {state.seq}   to act: {to_act}"
+        )
         self.query_one("#title", Static).update(title, layout=False)
         drawing = drawings.draw(self.game, state.view, state.seat, self.preview)
         shape = drawings.shape(drawing)
@@ -184,8 +187,10 @@ class MatchScreen(Screen[None]):
         elif state.seat is None:
             label.update("Spectating (no seat)", layout=False)
         elif state.my_turn:
-            label.update(Text(f"Your move: {len(self.moves)} legal — Enter plays the highlighted one",
-                              style="bold green"), layout=False)
+            label.update(
+                Text(f"Your move: {len(self.moves)} legal — Enter plays the highlighted one", style="bold green"),
+                layout=False,
+            )
         else:
             label.update(f"Waiting for {to_act}", layout=False)
 
@@ -222,8 +227,11 @@ class MatchScreen(Screen[None]):
         words = self.query_one("#filter", Input).value.lower().split()
         moves_list = self.query_one("#moves", OptionList)
         moves_list.clear_options()
-        moves_list.add_options(Option(label, id=str(i)) for i, label in enumerate(self.labels)
-                               if all(w in label.plain.lower() for w in words))
+        moves_list.add_options(
+            Option(label, id=str(i))
+            for i, label in enumerate(self.labels)
+            if all(w in label.plain.lower() for w in words)
+        )
         if moves_list.option_count:
             moves_list.highlighted = 0
             self.preview = self.moves[int(moves_list.get_option_at_index(0).id or 0)]
@@ -301,8 +309,11 @@ class MatchScreen(Screen[None]):
         except errors.TablierError as exc:
             self.show_error(exc)
             return
-        self.show_info(Text("Played: ").append_text(
-            drawings.action_label(self.game, action, self.state.view if self.state else None, self.me)))
+        self.show_info(
+            Text("Played: ").append_text(
+                drawings.action_label(self.game, action, self.state.view if self.state else None, self.me)
+            )
+        )
         if self.state is None or played.state.seq > self.state.seq:
             self.state = played.state
         self.preview = None
@@ -335,8 +346,7 @@ class MatchScreen(Screen[None]):
             return
         # Once the match is over anyone may replay it as the auditor (every hand shown);
         # before, the replay shows what this viewer may see.
-        handle = (self.client.match(state.game_id, self.handle.kind, auditor=True) if state.over
-                  else self.handle)
+        handle = self.client.match(state.game_id, self.handle.kind, auditor=True) if state.over else self.handle
         await self.app.push_screen(ReplayScreen(handle, me=state.seat))
 
 
@@ -384,8 +394,13 @@ class ReplayScreen(Screen[None]):
             return
         viewer = None if self.handle.auditor else self.me
         listing = self.query_one("#events", OptionList)
-        listing.add_options(Option(Text(f"{e.seq:>4} ", style="grey50").append_text(
-            drawings.event_label(self.game, e.payload, viewer)), id=str(i)) for i, e in enumerate(self.events))
+        listing.add_options(
+            Option(
+                Text(f"{e.seq:>4} ", style="grey50").append_text(drawings.event_label(self.game, e.payload, viewer)),
+                id=str(i),
+            )
+            for i, e in enumerate(self.events)
+        )
         listing.focus()
         if self.events:
             listing.highlighted = 0
@@ -404,14 +419,18 @@ class ReplayScreen(Screen[None]):
                 return
         state = self.states[seq]
         self.shown_seq = seq
-        who = "auditor: every card shown" if self.handle.auditor else (
-            f"seat {state.seat}" if state.seat is not None else "spectator")
+        who = (
+            "auditor: every card shown"
+            if self.handle.auditor
+            else (f"seat {state.seat}" if state.seat is not None else "spectator")
+        )
         self.query_one("#title", Static).update(
             Text(f" {self.game}  ", style="bold").append(
-                f"replay of {state.game_id} ({who})   event {seq} of {self.events[-1].seq}"))
+                f"replay of {state.game_id} ({who})   event {seq} of {self.events[-1].seq}"
+            )
+        )
         self.query_one("#table", Static).update(drawings.draw(self.game, state.view, state.seat))
-        self.query_one("#message", Static).update(
-            outcome_text(state, state.seat) if state.over else Text(""))
+        self.query_one("#message", Static).update(outcome_text(state, state.seat) if state.over else Text(""))
 
     @on(OptionList.OptionHighlighted, "#events")
     async def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -458,14 +477,23 @@ class LobbyScreen(Screen[None]):
         with Horizontal():
             with Vertical(id="games-box"):
                 yield Label("Game")
-                yield OptionList(*(Option(f"{t.name} ({t.min_players}-{t.max_players} players)", id=t.id)
-                                   for t in self.types), id="games")
+                yield OptionList(
+                    *(Option(f"{t.name} ({t.min_players}-{t.max_players} players)", id=t.id) for t in self.types),
+                    id="games",
+                )
             with VerticalScroll(id="form"):
                 yield Label("Seats")
                 yield Input(id="seats", type="integer")
                 yield Label("The other seats")
-                yield Select([("bots (the server plays them)", "bots"), ("open (anyone may join)", "open"),
-                              ("invited (a code for each)", "invite")], id="others", allow_blank=False)
+                yield Select(
+                    [
+                        ("bots (the server plays them)", "bots"),
+                        ("open (anyone may join)", "open"),
+                        ("invited (a code for each)", "invite"),
+                    ],
+                    id="others",
+                    allow_blank=False,
+                )
                 yield Label("Bot")
                 yield Select([], id="bot", allow_blank=True, prompt="the strongest")
                 yield Button("Create and play", id="create", variant="primary")
@@ -503,8 +531,14 @@ class LobbyScreen(Screen[None]):
             hint = option.default_value or "(empty)"
             if option.allowed_values:
                 hint += " (one of: " + ", ".join(option.allowed_values) + ")"
-            widgets.append(Input(drawings.lobby_default(t.id, option.name), placeholder=hint,
-                                 id=f"opt-{option.name}", classes="option"))
+            widgets.append(
+                Input(
+                    drawings.lobby_default(t.id, option.name),
+                    placeholder=hint,
+                    id=f"opt-{option.name}",
+                    classes="option",
+                )
+            )
         await box.mount_all(widgets)
 
     @on(OptionList.OptionSelected, "#games")
@@ -534,8 +568,9 @@ class LobbyScreen(Screen[None]):
         others = str(self.query_one("#others", Select).value)
         bot = self.query_one("#bot", Select).value
         try:
-            seated = await create_match(self.client, t.id, seats, self.options(), others=others,
-                                        bot="" if bot is Select.NULL else str(bot))
+            seated = await create_match(
+                self.client, t.id, seats, self.options(), others=others, bot="" if bot is Select.NULL else str(bot)
+            )
         except errors.TablierError as exc:
             self.message(explain(exc))
             return
@@ -544,7 +579,8 @@ class LobbyScreen(Screen[None]):
             note = f"Open seats: others join with  tablier play --join {seated.handle.game_id}"
         elif others == "invite":
             note = "Invite codes (one per seat, each good once): " + "  ".join(
-                f"seat {seat}: {code}" for seat, code in enumerate(seated.invite_codes) if code)
+                f"seat {seat}: {code}" for seat, code in enumerate(seated.invite_codes) if code
+            )
         await self.app.push_screen(MatchScreen(self.client, seated.handle, note=note))
 
     def _game_id(self) -> str:
@@ -616,8 +652,15 @@ class PlayApp(App[None]):
     #by-id Button { margin-right: 1; }
     """
 
-    def __init__(self, target: str, *, tls: bool | None = None, root_certificates: bytes | None = None,
-                 auditor_token: str | None = None, start: Start | None = None) -> None:
+    def __init__(
+        self,
+        target: str,
+        *,
+        tls: bool | None = None,
+        root_certificates: bytes | None = None,
+        auditor_token: str | None = None,
+        start: Start | None = None,
+    ) -> None:
         super().__init__()
         self.target = target
         self.tls = tls
@@ -628,8 +671,9 @@ class PlayApp(App[None]):
 
     async def on_mount(self) -> None:
         try:
-            self.client = await connect(self.target, tls=self.tls, root_certificates=self.root_certificates,
-                                        token=self.auditor_token)
+            self.client = await connect(
+                self.target, tls=self.tls, root_certificates=self.root_certificates, token=self.auditor_token
+            )
             types = await self.client.game_types()
         except (errors.TablierError, OSError) as exc:
             self.exit(return_code=1, message=f"cannot reach {self.target}: {exc}")

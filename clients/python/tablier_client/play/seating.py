@@ -30,8 +30,9 @@ class Seated:
     invite_codes: list[str] = field(default_factory=list)
 
 
-async def create_match(client: Client, game: str, seats: int, options: dict[str, str], *,
-                       others: str = "bots", bot: str = "") -> Seated:
+async def create_match(
+    client: Client, game: str, seats: int, options: dict[str, str], *, others: str = "bots", bot: str = ""
+) -> Seated:
     """A new match with the creator at seat 0 and the other seats filled as `others` says
     (`bots`: the server's bot `bot`, empty for the strongest; `open`; `invite`)."""
     assignments = [creator_seat()] + [OTHERS[others](bot) for _ in range(seats - 1)]

@@ -50,6 +50,7 @@ def draw(game: str, view: Any, me: int | None, preview: Any = None) -> Renderabl
     module = DRAWINGS.get(game)
     if module is None:
         from google.protobuf import text_format
+
         return Text(text_format.MessageToString(view))
     return module.draw(view, me, preview)  # type: ignore[no-any-return]
 

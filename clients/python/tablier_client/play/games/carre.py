@@ -11,8 +11,12 @@ from ...v1 import carre_pb2 as pb
 from .common import DIM, PREVIEW, Seat_name, seat_name, title_line, which
 
 RANKS = {1: "A", 10: "10", 11: "J", 12: "Q", 13: "K"}
-SUITS = {pb.SUIT_SPADES: ("♠", "bold"), pb.SUIT_HEARTS: ("♥", "bold red"),
-         pb.SUIT_DIAMONDS: ("♦", "bold red"), pb.SUIT_CLUBS: ("♣", "bold")}
+SUITS = {
+    pb.SUIT_SPADES: ("♠", "bold"),
+    pb.SUIT_HEARTS: ("♥", "bold red"),
+    pb.SUIT_DIAMONDS: ("♦", "bold red"),
+    pb.SUIT_CLUBS: ("♣", "bold"),
+}
 
 
 def card(c: pb.Card) -> Text:
@@ -62,8 +66,10 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     if name == "turn_passed":
         return Text(f"{Seat_name(e.seat, me)} has no card: turn passes")
     if name == "round_scored":
-        return Text(f"Round {e.round} scored: " + ", ".join(
-            f"{seat_name(s.seat, me)} {s.round_score} (total {s.total})" for s in e.scores))
+        return Text(
+            f"Round {e.round} scored: "
+            + ", ".join(f"{seat_name(s.seat, me)} {s.round_score} (total {s.total})" for s in e.scores)
+        )
     if name == "match_ended":
         result = pb.MatchResult.Name(e.result).removeprefix("MATCH_RESULT_").lower()
         return Text(f"Match over ({result}): " + ", ".join(str(t) for t in e.totals))
@@ -107,23 +113,37 @@ def _square(view: pb.View, square: pb.Square, me: int | None, marked: tuple[int,
 
 def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> RenderableType:
     lines: list[RenderableType] = [
-        title_line(f"Carré — round {view.round} of {view.rounds_per_match}",
-                   f"{Seat_name(view.current, me)} to play" if view.to_act else "",
-                   f"stock {view.stock_size}")
+        title_line(
+            f"Carré — round {view.round} of {view.rounds_per_match}",
+            f"{Seat_name(view.current, me)} to play" if view.to_act else "",
+            f"stock {view.stock_size}",
+        )
     ]
     marked = _marked(view, me, preview)
     squares = Table.grid(padding=(0, 4))
     heads, bodies = [], []
     for sq in view.squares:
         player = next((p for p in view.players if p.seat == sq.owner), None)
-        heads.append(Text(f"{'▶' if sq.owner in view.to_act else ' '}{_square_of(sq.owner, me)}"
-                          f"  (total {player.total if player else 0})", style="bold" if sq.owner == me else ""))
+        heads.append(
+            Text(
+                f"{'▶' if sq.owner in view.to_act else ' '}{_square_of(sq.owner, me)}"
+                f"  (total {player.total if player else 0})",
+                style="bold" if sq.owner == me else "",
+            )
+        )
         bodies.append(_square(view, sq, me, marked))
         squares.add_column()
     squares.add_row(*heads)
     squares.add_row(*bodies)
-    squares.add_row(*[Text(f"lines {' '.join(str(p) for p in sq.line_points)}\nraw {sq.raw_points} → scores "
-                           f"{sq.base_score}", style=DIM) for sq in view.squares])
+    squares.add_row(
+        *[
+            Text(
+                f"lines {' '.join(str(p) for p in sq.line_points)}\nraw {sq.raw_points} → scores {sq.base_score}",
+                style=DIM,
+            )
+            for sq in view.squares
+        ]
+    )
     lines += [squares, Text("")]
     piles = Text("Discard: ").append_text(card(view.discard[-1]) if view.discard else Text("(empty)"))
     piles.append(f"   stock {view.stock_size}   ")
@@ -131,8 +151,11 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
     lines.append(piles)
     for p in view.players:
         if p.hand:
-            chosen = preview.place.card if preview is not None and which(preview)[0] == "place" else (
-                preview.discard.card if preview is not None and which(preview)[0] == "discard" else None)
+            chosen = (
+                preview.place.card
+                if preview is not None and which(preview)[0] == "place"
+                else (preview.discard.card if preview is not None and which(preview)[0] == "discard" else None)
+            )
             hand = Text(f"{'Your' if p.seat == me else Seat_name(p.seat, me) + chr(39) + 's'} hand: ")
             for c in p.hand:
                 face = card(c)
@@ -141,8 +164,12 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
                 hand.append_text(face).append(" ")
             lines.append(hand)
     for r in view.rounds:
-        lines.append(Text(f"Round {r.round}: " + ", ".join(
-            f"{seat_name(s.seat, me)} {s.round_score}" for s in r.scores), style=DIM))
+        lines.append(
+            Text(
+                f"Round {r.round}: " + ", ".join(f"{seat_name(s.seat, me)} {s.round_score}" for s in r.scores),
+                style=DIM,
+            )
+        )
     if view.phase == pb.PHASE_OVER:
         res = view.result
         lines.append(Text("Winner: " + (", ".join(seat_name(w, me) for w in res.winners) or "none"), style="bold"))

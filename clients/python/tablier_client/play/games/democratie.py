@@ -10,8 +10,14 @@ from ...v1 import democratie_pb2 as pb
 from .common import DIM, PREVIEW, Seat_name, seat_name, title_line, which
 
 SUITS = {"C": ("♣", "bold"), "D": ("♦", "bold red"), "H": ("♥", "bold red"), "S": ("♠", "bold")}
-SUIT_NAMES = {pb.SUIT_CLUBS: "♣ clubs", pb.SUIT_DIAMONDS: "♦ diamonds", pb.SUIT_HEARTS: "♥ hearts",
-              pb.SUIT_SPADES: "♠ spades", pb.SUIT_NONE: "none (Joker)", pb.SUIT_UNSPECIFIED: "—"}
+SUIT_NAMES = {
+    pb.SUIT_CLUBS: "♣ clubs",
+    pb.SUIT_DIAMONDS: "♦ diamonds",
+    pb.SUIT_HEARTS: "♥ hearts",
+    pb.SUIT_SPADES: "♠ spades",
+    pb.SUIT_NONE: "none (Joker)",
+    pb.SUIT_UNSPECIFIED: "—",
+}
 
 
 def card(c: pb.Card.ValueType) -> Text:
@@ -45,40 +51,52 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     if name == "day_dealt":
         return Text(f"Day {e.day} dealt ({e.vote_pile_count} vote cards)")
     if name == "vote_card_flipped":
-        return Text(f"Trick {e.trick_no}: vote card ").append_text(card(e.card)).append(
-            f", trump {SUIT_NAMES[e.trump]}")
+        return (
+            Text(f"Trick {e.trick_no}: vote card ").append_text(card(e.card)).append(f", trump {SUIT_NAMES[e.trump]}")
+        )
     if name == "card_committed":
         out = Text(f"{Seat_name(e.seat, me)} sealed a card")
         return out.append(" (").append_text(card(e.card)).append(")") if e.card else out
     if name == "trick_revealed":
         return Text("Revealed: ").append_text(
-            Text(", ").join(Text(f"{seat_name(s, me)} ").append_text(card(c)) for s, c in enumerate(e.played)))
+            Text(", ").join(Text(f"{seat_name(s, me)} ").append_text(card(c)) for s, c in enumerate(e.played))
+        )
     if name == "trick_resolved":
         if e.tie:
             return Text("Tie: everyone keeps their card, the vote card is discarded")
         return Text(f"{Seat_name(e.winner, me)} won the trick" + (" (the 6 beat the 5!)" if e.five_six_rule else ""))
     if name == "deal_scored":
-        return Text(f"Deal {e.deal_no} scored: "
-                    + ", ".join(f"{seat_name(s.seat, me)} +{s.tribes_gained} tribes (total {s.tribes_total})"
-                                for s in e.seats))
+        return Text(
+            f"Deal {e.deal_no} scored: "
+            + ", ".join(f"{seat_name(s.seat, me)} +{s.tribes_gained} tribes (total {s.tribes_total})" for s in e.seats)
+        )
     if name == "match_ended":
-        return Text("Match over: " + (", ".join(seat_name(w, me) for w in e.winners) + " won" if e.winners
-                                      else "no winner (deal cap)"))
+        return Text(
+            "Match over: "
+            + (", ".join(seat_name(w, me) for w in e.winners) + " won" if e.winners else "no winner (deal cap)")
+        )
     return Text(name)
 
 
 def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> RenderableType:
     lines: list[RenderableType] = [
-        title_line(f"Démocratie — deal {view.deal_no}, day {view.day}",
-                   f"trick {view.trick_no}/{view.tricks_in_day}", f"first to {view.target} tribes")
+        title_line(
+            f"Démocratie — deal {view.deal_no}, day {view.day}",
+            f"trick {view.trick_no}/{view.tricks_in_day}",
+            f"first to {view.target} tribes",
+        )
     ]
     vote = Text("Vote card: ").append_text(card(view.vote_card) if view.vote_card else Text("—"))
-    vote.append(f"   trump {SUIT_NAMES[view.trump]}   vote cards left {view.vote_pile_count}"
-                f"   for day 2 {view.stock_count}")
+    vote.append(
+        f"   trump {SUIT_NAMES[view.trump]}   vote cards left {view.vote_pile_count}   for day 2 {view.stock_count}"
+    )
     lines += [vote, Text("")]
     for s in view.seat_info:
-        row = Text(f"{'▶' if s.awaited else ' '} {seat_name(s.seat, me):8} cards {s.hand_count:2}   "
-                   f"captured {s.captured_count:2}   tribes {s.tribes}   ", style="bold" if s.seat == me else "")
+        row = Text(
+            f"{'▶' if s.awaited else ' '} {seat_name(s.seat, me):8} cards {s.hand_count:2}   "
+            f"captured {s.captured_count:2}   tribes {s.tribes}   ",
+            style="bold" if s.seat == me else "",
+        )
         if s.committed:
             row.append("card sealed", style="green")
         elif s.awaited:
@@ -87,8 +105,12 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
     lt = view.last_trick
     if lt.trick_no:
         lines.append(Text(""))
-        out = Text(f"Last trick (day {lt.day}, trick {lt.trick_no}, vote ").append_text(card(lt.vote_card)).append("): ")
-        out.append_text(Text(", ").join(Text(f"{seat_name(s, me)} ").append_text(card(c)) for s, c in enumerate(lt.played)))
+        out = (
+            Text(f"Last trick (day {lt.day}, trick {lt.trick_no}, vote ").append_text(card(lt.vote_card)).append("): ")
+        )
+        out.append_text(
+            Text(", ").join(Text(f"{seat_name(s, me)} ").append_text(card(c)) for s, c in enumerate(lt.played))
+        )
         out.append(" — tie" if lt.tie else f" — {seat_name(lt.winner, me)} won")
         lines.append(out)
     if view.discard:

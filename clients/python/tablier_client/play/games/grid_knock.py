@@ -73,12 +73,12 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     who = Seat_name(e.seat, me) if e is not None and hasattr(e, "seat") else ""
     if name == "dealt":
         return Text(f"Round {e.round} dealt by {seat_name(e.dealer, me)}; the discard starts with ").append_text(
-            value(e.discard_start))
+            value(e.discard_start)
+        )
     if name == "initial_chosen":
         return Text(f"{who} chose a card to turn up")
     if name == "initial_revealed":
-        return Text("Initial cards turned up: ").append_text(
-            Text(", ").join(value(c.value) for c in e.cards))
+        return Text("Initial cards turned up: ").append_text(Text(", ").join(value(c.value) for c in e.cards))
     if name == "reshuffled":
         return Text("The discards were reshuffled into a new draw pile")
     if name == "drawn":
@@ -96,14 +96,25 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     if name == "knocks_refused":
         return Text(f"{who} kept the card")
     if name == "kept":
-        return Text(f"{who} swapped ").append_text(value(e.placed)).append(
-            f" into {slot_name(e.slot, me)}, out comes ").append_text(value(e.removed))
+        return (
+            Text(f"{who} swapped ")
+            .append_text(value(e.placed))
+            .append(f" into {slot_name(e.slot, me)}, out comes ")
+            .append_text(value(e.removed))
+        )
     if name == "discarded_and_revealed":
-        return Text(f"{who} discarded ").append_text(value(e.discarded)).append(
-            f" and turned up {slot_name(e.slot, me)}: ").append_text(value(e.revealed))
+        return (
+            Text(f"{who} discarded ")
+            .append_text(value(e.discarded))
+            .append(f" and turned up {slot_name(e.slot, me)}: ")
+            .append_text(value(e.revealed))
+        )
     if name == "knocker_swapped":
-        return Text(f"{Seat_name(e.knocker, me)} swapped ").append_text(value(e.placed)).append(
-            f" into {slot_name(e.slot, me)}")
+        return (
+            Text(f"{Seat_name(e.knocker, me)} swapped ")
+            .append_text(value(e.placed))
+            .append(f" into {slot_name(e.slot, me)}")
+        )
     if name == "triple_discarded":
         return Text(f"{who} discarded a triple of ").append_text(value(e.value))
     if name == "triples_ended":
@@ -115,8 +126,7 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     if name == "exchanged_card_discarded":
         return Text(f"{who} discarded ").append_text(value(e.value))
     if name == "held_card_placed":
-        return Text("The knocker's held card ").append_text(value(e.value)).append(
-            f" goes to {slot_name(e.slot, me)}")
+        return Text("The knocker's held card ").append_text(value(e.value)).append(f" goes to {slot_name(e.slot, me)}")
     if name == "held_card_discarded":
         return Text("The knocker's held card ").append_text(value(e.value)).append(" is discarded")
     if name == "empty_passed":
@@ -125,8 +135,13 @@ def event_label(event: pb.Event, me: int | None) -> Text:
         ended = f"{who} ended the turn" + (" and closed (all cards up)" if e.closed else "")
         return Text(ended + (" — the round is over" if e.round_over else ""))
     if name == "round_scored":
-        return Text(f"Round {e.round} scored: " + ", ".join(
-            f"{seat_name(s, me)} {r} (total {t})" for s, (r, t) in enumerate(zip(e.round_scores, e.totals))))
+        return Text(
+            f"Round {e.round} scored: "
+            + ", ".join(
+                f"{seat_name(s, me)} {r} (total {t})"
+                for s, (r, t) in enumerate(zip(e.round_scores, e.totals, strict=False))
+            )
+        )
     if name == "match_aborted":
         return Text(f"Match stopped by the turn cap after {e.turns} turns")
     if name == "forfeited":
@@ -161,15 +176,19 @@ def _cell(view: pb.View, owner: int, row: int, col: int) -> Text:
 def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> RenderableType:
     phase = pb.Phase.Name(view.phase).removeprefix("PHASE_").replace("_", " ").lower()
     lines: list[RenderableType] = [
-        title_line(f"Grid Knock — round {view.round}", phase, f"{Seat_name(view.active, me)} to play",
-                   f"match ends at {view.target_score}")
+        title_line(
+            f"Grid Knock — round {view.round}",
+            phase,
+            f"{Seat_name(view.active, me)} to play",
+            f"match ends at {view.target_score}",
+        )
     ]
     marked = _marked(preview)
     # Seat i's block sits right of seat i+1's (whose column 4 begins i's domain): the ring runs
     # from the highest seat on the left down to seat 0, whose column 4 wraps round to the start.
     order = list(range(view.seats - 1, -1, -1))
     for start in range(0, len(order), BLOCKS_PER_LINE):
-        chunk = order[start:start + BLOCKS_PER_LINE]
+        chunk = order[start : start + BLOCKS_PER_LINE]
         head = Text()
         for owner in chunk:
             mark = "▶" if owner in view.to_act else " "
@@ -190,19 +209,31 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
             lines.append(line)
         lines.append(Text(""))
     if view.seats > 1:
-        lines.append(Text(f"(the ring wraps: {possessive(0, me)} column 4 is the first column of "
-                          f"{seat_name(view.seats - 1, me)}'s domain)", style=DIM))
+        lines.append(
+            Text(
+                f"(the ring wraps: {possessive(0, me)} column 4 is the first column of "
+                f"{seat_name(view.seats - 1, me)}'s domain)",
+                style=DIM,
+            )
+        )
     piles = Text(f"Draw pile {view.draw_pile_size}   Discard ")
     piles.append_text(value(view.discard_pile[-1]) if view.discard_pile else Text("(empty)"))
-    for label, field in (("drawn", "drawn_card"), ("taken", "taken_card"), ("held by the knocker", "held_card"),
-                         ("to discard", "exchanged_card")):
+    for label, field in (
+        ("drawn", "drawn_card"),
+        ("taken", "taken_card"),
+        ("held by the knocker", "held_card"),
+        ("to discard", "exchanged_card"),
+    ):
         if view.HasField(field):  # type: ignore[arg-type]
             piles.append(f"   {label}: ").append_text(value(getattr(view, field)))
     lines.append(piles)
     notes = []
     if view.knock_eligible:
-        notes.append("knock window: " + ", ".join(seat_name(s, me) for s in view.knock_eligible)
-                     + f" may knock ({len(view.knock_answered)} answered)")
+        notes.append(
+            "knock window: "
+            + ", ".join(seat_name(s, me) for s in view.knock_eligible)
+            + f" may knock ({len(view.knock_answered)} answered)"
+        )
     if view.knockers:
         notes.append("knockers: " + ", ".join(seat_name(s, me) for s in view.knockers))
     if view.HasField("knocker"):
@@ -210,7 +241,9 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
     if view.HasField("closer"):
         notes.append(f"{seat_name(view.closer, me)} closed: last turns")
     if view.last_round_scores and view.round > 1:
-        notes.append("last round: " + ", ".join(f"{seat_name(s, me)} {v}" for s, v in enumerate(view.last_round_scores)))
+        notes.append(
+            "last round: " + ", ".join(f"{seat_name(s, me)} {v}" for s, v in enumerate(view.last_round_scores))
+        )
     if view.winners:
         notes.append("winner: " + ", ".join(seat_name(w, me) for w in view.winners))
     lines += [Text(n) for n in notes]

@@ -86,13 +86,16 @@ def _preview_cells(preview: pb.Action | None) -> dict[tuple[int, int], int]:
 
 
 def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> RenderableType:
-    phase = {pb.PHASE_TURN: "in play"}.get(view.phase, pb.Phase.Name(view.phase).removeprefix("PHASE_").replace("_", " ").lower())
-    lines: list[RenderableType] = [
-        title_line(f"Qwirkle — {phase}", f"turn {view.turns}", f"bag {view.bag_count}")
-    ]
+    phase = {pb.PHASE_TURN: "in play"}.get(
+        view.phase, pb.Phase.Name(view.phase).removeprefix("PHASE_").replace("_", " ").lower()
+    )
+    lines: list[RenderableType] = [title_line(f"Qwirkle — {phase}", f"turn {view.turns}", f"bag {view.bag_count}")]
     for s in view.seats:
-        row = Text(f"{'▶' if s.seat in view.to_act else ' '} {seat_name(s.seat, me):8} "
-                   f"score {s.score:3}   tiles {s.hand_count}", style="bold" if s.seat == me else "")
+        row = Text(
+            f"{'▶' if s.seat in view.to_act else ' '} {seat_name(s.seat, me):8} "
+            f"score {s.score:3}   tiles {s.hand_count}",
+            style="bold" if s.seat == me else "",
+        )
         if s.hand_visible and s.seat != me:
             row.append("   ").append_text(Text(" ").join(tile(t) for t in s.hand_tile_types))
         lines.append(row)

@@ -16,8 +16,12 @@ from .common import DIM, PREVIEW, Seat_name, possessive, seat_name, title_line, 
 LOBBY_DEFAULTS = {"memory_aid": "on"}
 
 _NAMES: dict[int, str] = {
-    pb.CARD_PEEK: "Peek", pb.CARD_SWAP: "Swap", pb.CARD_DRAW_TWO: "Draw 2",
-    pb.CARD_HIDDEN_NUMBER: "a number", pb.CARD_UNSPECIFIED: "?", pb.CARD_FACE_DOWN: "?",
+    pb.CARD_PEEK: "Peek",
+    pb.CARD_SWAP: "Swap",
+    pb.CARD_DRAW_TWO: "Draw 2",
+    pb.CARD_HIDDEN_NUMBER: "a number",
+    pb.CARD_UNSPECIFIED: "?",
+    pb.CARD_FACE_DOWN: "?",
 }
 # Not known to this viewer: a face-down card of a row, or nothing sent.
 _UNSEEN = (pb.CARD_UNSPECIFIED, pb.CARD_FACE_DOWN)
@@ -66,24 +70,35 @@ def event_label(event: pb.Event, me: int | None) -> Text:
     name, e = which(event)
     who = Seat_name(getattr(e, "seat", 0), me) if hasattr(e, "seat") else ""
     labels: dict[str, Callable[[], str]] = {
-        "round_dealt": lambda: f"Round {e.round} dealt by {seat_name(e.dealer, me)}; discard shows {card_name(e.discard_top)}",
-        "initial_peek": lambda: f"{who} peeked at the outer cards"
-        + (f": {card_name(e.slot1)} and {card_name(e.slot4)}" if e.slot1 else ""),
-        "discard_taken": lambda: f"{who} took the {card_name(e.taken)} into slot {e.slot}, discarding {card_name(e.replaced)}",
+        "round_dealt": lambda: (
+            f"Round {e.round} dealt by {seat_name(e.dealer, me)}; discard shows {card_name(e.discard_top)}"
+        ),
+        "initial_peek": lambda: (
+            f"{who} peeked at the outer cards" + (f": {card_name(e.slot1)} and {card_name(e.slot4)}" if e.slot1 else "")
+        ),
+        "discard_taken": lambda: (
+            f"{who} took the {card_name(e.taken)} into slot {e.slot}, discarding {card_name(e.replaced)}"
+        ),
         "card_drawn": lambda: f"{who} drew {card_name(e.card)}",
         "card_replaced": lambda: f"{who} put the drawn card in slot {e.slot}, discarding {card_name(e.replaced)}",
         "drawn_discarded": lambda: f"{who} discarded {card_name(e.card)}",
         "power_used": lambda: f"{who} used {card_name(e.power)}",
         "card_peeked": lambda: f"{who} peeked at slot {e.slot}" + (f": {card_name(e.card)}" if e.card else ""),
-        "cards_swapped": lambda: f"{who} swapped slot {e.own_slot} with {possessive(e.target_seat, me)} slot {e.target_slot}",
+        "cards_swapped": lambda: (
+            f"{who} swapped slot {e.own_slot} with {possessive(e.target_seat, me)} slot {e.target_slot}"
+        ),
         "swap_skipped": lambda: f"{who} did not swap",
         "called": lambda: f"{who} called “Rat-a-tat cat!”",
         "turn_ended": lambda: f"{who} ended the turn" + (" — the round is over" if e.round_over else ""),
         "pile_reshuffled": lambda: "The discard pile was reshuffled into a new draw pile",
         "round_revealed": lambda: "Every row is turned up",
-        "reveal_draw": lambda: f"The power card in {possessive(e.seat, me)} slot {e.slot} is replaced: drew {card_name(e.card)}",
-        "round_scored": lambda: f"Round {e.round} scored: "
-        + ", ".join(f"{seat_name(s.seat, me)} {s.round_score} (total {s.total_score})" for s in e.scores),
+        "reveal_draw": lambda: (
+            f"The power card in {possessive(e.seat, me)} slot {e.slot} is replaced: drew {card_name(e.card)}"
+        ),
+        "round_scored": lambda: (
+            f"Round {e.round} scored: "
+            + ", ".join(f"{seat_name(s.seat, me)} {s.round_score} (total {s.total_score})" for s in e.scores)
+        ),
         "match_ended": lambda: "Match over: winner " + ", ".join(seat_name(w, me) for w in e.winners),
         "stop_requested": lambda: "The host ends the match after this round",
     }
@@ -107,8 +122,9 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
     ]
     marked = _preview(preview, me)
     for p in view.players:
-        row = Text(f"{'▶' if p.seat in view.to_act else ' '} {seat_name(p.seat, me):8} ",
-                   style="bold" if p.seat == me else "")
+        row = Text(
+            f"{'▶' if p.seat in view.to_act else ' '} {seat_name(p.seat, me):8} ", style="bold" if p.seat == me else ""
+        )
         if not p.active:
             row.append("out", style=DIM)
         for i, c in enumerate(p.row):
@@ -131,12 +147,19 @@ def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> Ren
         piles.append(f"    In {possessive(view.current_seat, me)} hand: ").append_text(card(view.pending))
     lines.append(piles)
     if view.over:
-        lines.append(Text("Winner: " + ", ".join(seat_name(w, me) for w in view.winners)
-                          + f" ({view.end_reason.replace('_', ' ').lower()})", style="bold"))
+        lines.append(
+            Text(
+                "Winner: "
+                + ", ".join(seat_name(w, me) for w in view.winners)
+                + f" ({view.end_reason.replace('_', ' ').lower()})",
+                style="bold",
+            )
+        )
     if any(p.last_round_row for p in view.players) and not view.over:
         lines.append(Text("Last round's rows:", style=DIM))
         for p in view.players:
             if p.last_round_row:
-                lines.append(Text(f"  {seat_name(p.seat, me):8} " + " ".join(card_name(c) for c in p.last_round_row),
-                                  style=DIM))
+                lines.append(
+                    Text(f"  {seat_name(p.seat, me):8} " + " ".join(card_name(c) for c in p.last_round_row), style=DIM)
+                )
     return Group(*lines)

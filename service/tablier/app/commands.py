@@ -1,0 +1,442 @@
+"""Command handling: create and join a match, a seat's move, a host command. Each is decided by
+the core on the repository's verified state and appended to the log at the next seq; the
+repository then holds the new state (and tells its listeners, the scheduler among them)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import uuid
+from collections.abc import Callable
+
+from tablier import _core
+from tablier._core import Match
+from tablier.store.base import (
+    HASH_SCHEME,
+    ChainBroken,
+    CommandInput,
+    GameRecord,
+    NewEvent,
+    SeqConflict,
+    StoredCommand,
+    StoredEvent,
+    genesis_hash,
+    stored_state_hash,
+)
+
+from . import integrity
+from .access import Access, acting_seat
+from .auth import (
+    ANONYMOUS,
+    AUDITOR,
+    SPECTATOR,
+    Credential,
+    Principal,
+    Role,
+    new_seat_token,
+    seat_of,
+    token_game_id,
+    token_hash,
+)
+from .clocks import apply_stored
+from .errors import (
+    AlreadyExists,
+    AppError,
+    BadRequest,
+    Conflict,
+    NotAllowedNow,
+    PermissionDenied,
+    Unauthenticated,
+)
+from .limits import Limiter
+from .model import (
+    BOT_COMMAND_PREFIX,
+    Created,
+    EventOut,
+    Joined,
+    MatchState,
+    Payload,
+    Played,
+    check_command_id,
+    check_type,
+)
+from .repository import Repository
+from .seats import SeatAssignment, SeatStatus, bot_seed, invited_seat, join_token, plan_seats, seat_infos
+from .views import event_out, match_state
+
+# (the match's state, its seq, who acts) -> the core's events; must not change the state.
+Decide = Callable[[Match, int, Principal], list[tuple[str, bytes]]]
+
+
+class Commands:
+    def __init__(self, repository: Repository, access: Access, limiter: Limiter) -> None:
+        self.repo = repository
+        self.access = access
+        self.limiter = limiter
+        self.catalogue = repository.catalogue
+
+    def _state(self, game: GameRecord, seq: int, match: Match, who: Principal, chain: bytes | None) -> MatchState:
+        return match_state(self.catalogue, game, seq, match, who, chain)
+
+    def _event_out(
+        self, game: GameRecord, match: Match, ev: StoredEvent, who: Principal, command: StoredCommand | None = None
+    ) -> EventOut | None:
+        return event_out(self.catalogue, game, match, ev, who, command)
+
+    # ----------------------------------------------------------------- create
+
+    async def create_game(
+        self,
+        game_type: str,
+        seats: int,
+        options: dict[str, str],
+        seed: bytes = b"",
+        cred: Credential = ANONYMOUS,
+        assignments: list[SeatAssignment] | None = None,
+        peer: str | None = None,
+    ) -> Created:
+        """A new match. `assignments` says who fills each seat (`seats` may be 0 then); none:
+        the creator holds every seat. A match of bots only needs the host token: the server
+        would play all of it for one cheap call."""
+        if not game_type:
+            raise BadRequest("game_type is required", "MISSING_FIELD")
+        info = self.catalogue.get(game_type)
+        self.limiter.check_options(options)
+        self._admit_creator(cred, peer)
+        if assignments and not seats:
+            seats = len(assignments)
+        if not seed:
+            seed = secrets.token_bytes(32)
+        elif len(seed) != 32:
+            raise BadRequest(f"a seed is 32 bytes, not {len(seed)}", "BAD_SEED")
+        elif not self.access.is_auditor(cred):
+            # Whoever knows the seed can compute every hidden card of the match: only the
+            # auditor, who sees every card anyway, may choose it.
+            raise PermissionDenied(
+                "choosing the seed needs the auditor token: the seed decides every hidden card", "SEED_NEEDS_OPERATOR"
+            )
+        match = Match(game_type, seats, dict(options))
+        game_id = str(uuid.uuid4())
+        plan = plan_seats(game_id, seats, assignments or [], list(info.bots))
+        if all(plan.bots) and len(plan.bots) == seats and not self.access.is_host(cred):
+            raise PermissionDenied("a match of bots only needs the host token", "BOTS_ONLY_NEEDS_HOST")
+        record = GameRecord(
+            game_id=game_id,
+            game_type=game_type,
+            seats=seats,
+            options=dict(options),
+            seed=seed,
+            token_hashes=plan.token_hashes,
+            invite_hashes=plan.invite_hashes,
+            bots=plan.bots,
+            hash_scheme=HASH_SCHEME,
+            clocked=match.clock() is not None,
+        )
+        opening = match.start(seed, 1)
+        events = self._evolve(record, match, opening, seat=None)
+        stored = await self.repo.store.create_game(record, events)
+        if record.clocked:
+            # The clock starts at the recorded time of the opening events.
+            match = self.repo.blank(record)
+            for ev in stored:
+                apply_stored(match, ev)
+        seq = stored[-1].seq if stored else 0
+        self.repo.remember(record, seq, match, stored[-1].chain_hash if stored else genesis_hash(record))
+        return Created(
+            game_id,
+            plan.tokens,
+            self._state(record, seq, match, SPECTATOR, stored[-1].chain_hash if stored else None),
+            plan.invite_codes,
+        )
+
+    # ----------------------------------------------------------------- join
+
+    async def join_game(
+        self, game_id: str, cred: Credential, invite_code: str = "", seat: int | None = None, join_key: str = ""
+    ) -> Joined:
+        """Takes a seat nobody holds: the one `invite_code` is for, else `seat` if it is open,
+        else the lowest open seat. Returns the seat's new token (shown once). Of several joins
+        racing for one seat, one wins; the others get SEAT_TAKEN (or, asking for any open
+        seat, the next open seat). With a `join_key` the token derives from the key, so the
+        same join repeated returns the same seat and token."""
+        if not game_id and invite_code:
+            game_id = token_game_id(invite_code) or ""
+        if invite_code and seat is not None:
+            raise BadRequest("give an invite code or a seat, not both: the code names its seat", "BAD_JOIN")
+        game = await self.repo.game(game_id)
+        if cred.token:
+            held = seat_of(cred.token, game.token_hashes)
+            if held is not None:
+                raise NotAllowedNow(f"this token holds seat {held} of the match already", "ALREADY_SEATED")
+        invited = invited_seat(invite_code, game) if invite_code else None
+        if invite_code and invited is None:
+            raise PermissionDenied("the invite code is not valid for this match", "BAD_INVITE_CODE")
+        token = join_token(game.game_id, join_key) if join_key else new_seat_token(game.game_id)
+        held = seat_of(token, game.token_hashes) if join_key else None
+        if held is not None:
+            wanted = invited if invite_code else seat
+            if wanted is not None and wanted != held:
+                raise AlreadyExists(f"this join_key joined seat {held} of the match, not {wanted}", "JOIN_KEY_REUSED")
+            seq, match = await self.repo.load(game)
+            state = self._state(game, seq, match, Principal(Role.SEAT, held), await self.repo.chain_at(game, seq))
+            return Joined(held, token, state, replayed=True)
+        if invited is not None:
+            candidates = [invited]
+        elif seat is not None:
+            if not 0 <= seat < game.seats:
+                raise BadRequest(f"the match has seats 0..{game.seats - 1}, not {seat}", "BAD_SEAT")
+            if seat < len(game.invite_hashes) and game.invite_hashes[seat]:
+                raise NotAllowedNow(f"seat {seat} is for whoever holds its invite code", "SEAT_NOT_OPEN")
+            if game.bot(seat):
+                raise NotAllowedNow(f"seat {seat} is played by the server's bot", "SEAT_NOT_OPEN")
+            candidates = [seat]
+        else:
+            candidates = [s for s, i in enumerate(seat_infos(game)) if i.status is SeatStatus.OPEN]
+            if not candidates:
+                raise NotAllowedNow("the match has no open seat", "NO_OPEN_SEAT")
+        seq, match = await self.repo.load(game)
+        if match.is_over():
+            raise NotAllowedNow("the match is over", "GAME_OVER")
+        for s in candidates:
+            claimed = await self.repo.store.claim_seat(game.game_id, s, token_hash(token))
+            if claimed is not None:
+                self.repo.keep_record(claimed)
+                state = self._state(
+                    claimed, seq, match, Principal(Role.SEAT, s), await self.repo.chain_at(claimed, seq)
+                )
+                return Joined(s, token, state)
+        if len(candidates) > 1 or not (invite_code or seat is not None):
+            raise NotAllowedNow("every open seat was taken meanwhile", "NO_OPEN_SEAT")
+        raise NotAllowedNow(f"seat {candidates[0]} is taken", "SEAT_TAKEN")
+
+    def _admit_creator(self, cred: Credential, peer: str | None) -> None:
+        """The creation policy: the creator, host or operator token passes; otherwise `open`
+        admits anyone at the peer's creation rate and `token` no one."""
+        creator = self.access.is_creator(cred)
+        if cred.token and not creator and self.limiter.limits.create_policy == "token":
+            raise Unauthenticated("this token is not the creator token", "BAD_CREATOR_TOKEN")
+        self.limiter.admit_create(peer, creator)
+
+    # ----------------------------------------------------------------- reads
+
+    # ----------------------------------------------------------------- play
+
+    async def play(
+        self,
+        game_id: str,
+        cred: Credential,
+        command_id: str,
+        action: Payload | None,
+        expected_seq: int | None = None,
+    ) -> Played:
+        check_command_id(command_id)
+        if action is None:
+            raise BadRequest("action is required", "MISSING_FIELD")
+        game = await self.repo.game(game_id)
+        # What is decided and stored is what the rules decode of the action, never padding.
+        given_action = bytes(self._canonical(game, action).data)
+        action_type = self.catalogue.get(game.game_type).action_type
+
+        def decide(match: Match, seq: int, principal: Principal) -> list[tuple[str, bytes]]:
+            check_type(action, action_type, "action")
+            # No turn check here: the core refuses a seat that is not awaited, with the game's
+            # own reason where it has a more precise one than NOT_YOUR_TURN (e.g. ALREADY_COMMITTED).
+            return match.decide(acting_seat(principal), given_action, game.seed, seq + 1)
+
+        def given(principal: Principal) -> CommandInput:
+            return CommandInput(seat=acting_seat(principal), action=given_action)
+
+        return await self.command(game, cred, command_id, expected_seq, decide, given)
+
+    async def host_command(
+        self,
+        game_id: str,
+        cred: Credential,
+        command_id: str,
+        command: str,
+        expected_seq: int | None = None,
+    ) -> Played:
+        """A command of the table's host (GameType.host_commands), given with the operator
+        token; recorded like a move, with no acting seat."""
+        check_command_id(command_id)
+        if not command:
+            raise BadRequest("command is required (one of the game type's host_commands)", "MISSING_FIELD")
+        if command.startswith(_core.TIMEOUT_COMMAND):
+            raise BadRequest(
+                "timeouts are the server's own command, given when a seat's clock runs out", "NOT_A_HOST_COMMAND"
+            )
+        # The credential first: whether a match exists is not for anyone to probe.
+        if not self.access.is_host(cred):
+            if not cred.token:
+                raise Unauthenticated("host commands need 'authorization: Bearer <host token>'", "MISSING_TOKEN")
+            raise PermissionDenied("host commands need the host token", "NOT_OPERATOR")
+        game = await self.repo.game(game_id)
+        # The host sees what a spectator sees (unless the same token is also the auditor's).
+        viewer = AUDITOR if self.access.is_auditor(cred) else SPECTATOR
+        return await self.host(game, command_id, command, expected_seq, viewer)
+
+    async def host(
+        self,
+        game: GameRecord,
+        command_id: str,
+        command: str,
+        expected_seq: int | None = None,
+        viewer: Principal = AUDITOR,
+    ) -> Played:
+        def decide(match: Match, seq: int, principal: Principal) -> list[tuple[str, bytes]]:
+            return match.host_command(command, game.seed, seq + 1)
+
+        return await self.command(
+            game, viewer, command_id, expected_seq, decide, lambda principal: CommandInput(host_command=command)
+        )
+
+    async def command(
+        self,
+        game: GameRecord,
+        who: Credential | Principal,
+        command_id: str,
+        expected_seq: int | None,
+        decide: Callable[[Match, int, Principal], list[tuple[str, bytes]]],
+        given: Callable[[Principal], CommandInput],
+    ) -> Played:
+        """Decides a command on the cached (verified) state and appends what the core decided
+        at the next seq, in one statement that also finds a command id used before. The log is
+        read only when the cache has no state, when the state is known to be behind (the client
+        expects a later seq), or when something failed: the append at a seq taken since (a move
+        made through another process), or a refusal (which the current state, or an earlier use
+        of the command id, may explain). A command without `expected_seq` is then decided again
+        on the current state; one with `expected_seq` gets ABORTED when the match is elsewhere.
+
+        `who` is the caller's credential, or the principal the server itself acts and answers as
+        (host commands, timers); `decide(match, seq, principal)` returns the core's events and
+        must not change `match`."""
+        gid = game.game_id
+        entry = self.repo.cached(gid)
+        fresh = entry is None or (expected_seq is not None and expected_seq > entry[0])
+        seq, match = await self.repo.load(game) if fresh or entry is None else entry
+        for _ in range(3):
+            principal = (
+                who
+                if isinstance(who, Principal)
+                else self.access.principal(game, who, over=match.is_over(), read_only=False)
+            )
+            try:
+                if expected_seq is not None and expected_seq != seq:
+                    raise Conflict(f"the match is at seq {seq}, not {expected_seq}", "SEQ_MISMATCH")
+                decided = decide(match, seq, principal)
+            except (AppError, _core.CoreError):
+                # A refusal: a retry of a command that was applied, or a state behind the log?
+                prior = await self.repo.store.command_events(gid, command_id)
+                if prior is not None:
+                    return await self._repeated(game, command_id, given(principal), prior, principal)
+                if fresh:
+                    raise
+                seq, match = await self.repo.load(game)
+                fresh = True
+                continue
+            try:
+                return await self._commit(game, match, seq, decided, principal, command_id, given(principal))
+            except SeqConflict:
+                if expected_seq is not None:
+                    raise Conflict(
+                        "another move was applied first: reload the match and retry", "SEQ_CONFLICT"
+                    ) from None
+                seq, match = await self.repo.load(game)
+                fresh = True
+        raise Conflict("other moves kept being applied first: reload the match and retry", "SEQ_CONFLICT")
+
+    async def _commit(
+        self,
+        game: GameRecord,
+        match: Match,
+        seq: int,
+        decided: list[tuple[str, bytes]],
+        principal: Principal,
+        command_id: str,
+        given: CommandInput,
+    ) -> Played:
+        """Appends what the core decided at seq+1.. and swaps the evolved state into the cache
+        only once the append committed. SeqConflict when the match is no longer at seq."""
+        if not decided:
+            raise RuntimeError(f"the core decided no events for a command in {game.game_id}")
+        after = match.copy()
+        events = self._evolve(game, after, decided, seat=given.seat)
+        try:
+            stored = await self.repo.store.append(game.game_id, seq, events, command_id, given)
+        except ChainBroken:
+            # The log lost or changed the event this state was verified at: `_load` names the
+            # damage (DataLoss); if it finds none, the log simply moved on.
+            await self.repo.load(game)
+            raise SeqConflict(f"{game.game_id} is no longer at seq {seq}") from None
+        if not stored.written:
+            return await self._repeated(game, command_id, given, stored, principal)
+        last = stored[-1].seq
+        if after.clock() is not None:
+            # The clock steps with the recorded times, known only now.
+            after = match.copy()
+            for ev in stored:
+                apply_stored(after, ev)
+        self.repo.remember(game, last, after, stored[-1].chain_hash)
+        return Played(
+            events=[e for e in (self._event_out(game, after, ev, principal) for ev in stored) if e],
+            state=self._state(game, last, after, principal, stored[-1].chain_hash),
+            replayed=False,
+        )
+
+    def _canonical(self, game: GameRecord, action: Payload) -> Payload:
+        """The action as the rules decode it, re-encoded by the core: what is decided and
+        stored is what the rules read, never padding a client added (unknown fields)."""
+        action_type = self.catalogue.get(game.game_type).action_type
+        if action.type_name != action_type:
+            return action  # refused below as WRONG_PAYLOAD_TYPE
+        try:
+            return Payload(action_type, _core.canonical_action(game.game_type, bytes(action.data)))
+        except _core.MalformedInput:
+            return action  # refused by the core's decide (or as another command under a used id)
+
+    async def bot_move(self, game: GameRecord, seq: int, match: Match, seat: int) -> None:
+        """The bot's move for `seat` at `seq`, recorded as that seat's command."""
+        command_id = f"{BOT_COMMAND_PREFIX}{seat}:{seq}"
+        if await self.repo.store.command_events(game.game_id, command_id) is not None:
+            return  # another server played it
+        action = await asyncio.to_thread(match.bot_action, seat, game.bot(seat), bot_seed(game.seed, seat), seq + 1)
+        decided = match.decide(seat, action, game.seed, seq + 1)
+        given = CommandInput(seat=seat, action=bytes(action))
+        try:
+            await self._commit(game, match, seq, decided, Principal(Role.SEAT, seat), command_id, given)
+        except SeqConflict:
+            raise Conflict("another move was applied first", "SEQ_CONFLICT") from None
+
+    @staticmethod
+    def _evolve(game: GameRecord, match: Match, decided: list[tuple[str, bytes]], seat: int | None) -> list[NewEvent]:
+        events = []
+        for kind, payload in decided:
+            match.apply(payload, kind)
+            events.append(
+                NewEvent(kind, payload, seat, _core.CORE_VERSION, stored_state_hash(game, match.state_hash()))
+            )
+        return events
+
+    async def _repeated(
+        self, game: GameRecord, command_id: str, given: CommandInput, prior: list[StoredEvent], principal: Principal
+    ) -> Played:
+        """A command id used before in this match: a retry of the same command gets the first
+        result; another command under that id is refused (an id names one command)."""
+        first = next((c for c in await self.repo.store.commands(game.game_id) if c.command_id == command_id), None)
+        if first is not None and first.input is not None and first.input != given:
+            raise AlreadyExists(f"command_id {command_id[:64]!r} was used for another command of this match")
+        return await self._replayed(game, prior, principal)
+
+    async def _replayed(self, game: GameRecord, prior: list[StoredEvent], principal: Principal) -> Played:
+        if not prior:
+            # Acknowledged once, its events are gone: never apply it again as new.
+            seq = await self.repo.store.last_seq(game.game_id) + 1
+            raise integrity.damaged(game, seq, "the events of an acknowledged command are missing")
+        last = prior[-1].seq
+        entry = self.repo.cache.get(game.game_id)
+        match = entry[1] if entry is not None and entry[0] == last else await self.repo.replay(game, upto_seq=last)
+        return Played(
+            events=[e for e in (self._event_out(game, match, ev, principal) for ev in prior) if e],
+            state=self._state(game, last, match, principal, prior[-1].chain_hash),
+            replayed=True,
+        )

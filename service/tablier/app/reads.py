@@ -1,0 +1,258 @@
+"""Reads: a viewer's state of a match (now or at a past seq), its events, a seat's position and
+legal moves, a suggested move, an evaluation, and the stream of a watched match. Reads change
+no match: they load states from the repository and never start a timer or a bot."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import AsyncGenerator
+
+from tablier import _core
+from tablier._core import Match
+from tablier.store.base import GameRecord, StoredCommand, StoredEvent, genesis_hash
+
+from . import integrity
+from .access import Access, acting_seat
+from .auth import Credential, Principal, Role
+from .errors import BadRequest, Conflict, DataLoss, OutOfRange, PermissionDenied, ResourceExhausted, Unavailable
+from .limits import Limiter
+from .model import EventOut, MatchState, Payload, check_type
+from .repository import Repository
+from .views import event_out, match_state
+from .watch import Feeds, WatchBatch, WatchItem
+
+log = logging.getLogger(__name__)
+
+# Events a watcher catching up from the log is sent per batch.
+CATCH_UP_BATCH = 64
+
+
+class Reads:
+    def __init__(self, repository: Repository, access: Access, limiter: Limiter, feeds: Feeds) -> None:
+        self.repo = repository
+        self.access = access
+        self.limiter = limiter
+        self.feeds = feeds
+        self.catalogue = repository.catalogue
+
+    def _state(self, game: GameRecord, seq: int, match: Match, who: Principal, chain: bytes | None) -> MatchState:
+        return match_state(self.catalogue, game, seq, match, who, chain)
+
+    def _event_out(
+        self, game: GameRecord, match: Match, ev: StoredEvent, who: Principal, command: StoredCommand | None = None
+    ) -> EventOut | None:
+        return event_out(self.catalogue, game, match, ev, who, command)
+
+    async def get_view(self, game_id: str, cred: Credential, at_seq: int | None = None) -> MatchState:
+        return (await self._view(game_id, cred, at_seq))[1]
+
+    async def get_position(
+        self, game_id: str, cred: Credential, at_seq: int | None = None, seat: int | None = None
+    ) -> tuple[MatchState, Payload, int]:
+        """The view as `get_view` gives it, and the Position (the input of `evaluate`) that
+        `seat` faces at the same seq: a seat's own (the default), or any seat's for the auditor
+        (default: the first seat awaited, else 0). The core builds it from what that seat may
+        see and gives it to nobody else."""
+        game, state, match = await self._view(game_id, cred, at_seq)
+        position_type = self.catalogue.position_type(game.game_type)
+        who = state.principal
+        if who.role is Role.SPECTATOR:
+            raise PermissionDenied(
+                "a position holds a seat's hidden information: a spectator gets none (send that seat's token)",
+                "POSITION_NOT_VISIBLE",
+            )
+        if seat is None:
+            seat = who.seat if who.seat is not None else (state.to_act[0] if state.to_act else 0)
+        if seat >= game.seats:
+            raise BadRequest(f"seat {seat} is not in this {game.seats}-seat match", "BAD_SEAT")
+        if not who.auditor and seat != who.seat:
+            raise PermissionDenied(
+                f"seat {who.seat} may not have the position of seat {seat} (its hidden "
+                "information): only that seat or the auditor may",
+                "POSITION_NOT_VISIBLE",
+            )
+        data = match.position(seat, seat=who.seat, auditor=who.auditor)
+        return state, Payload(position_type, data), seat
+
+    async def _view(self, game_id: str, cred: Credential, at_seq: int | None) -> tuple[GameRecord, MatchState, Match]:
+        """The match record, the viewer's state at `at_seq` (default: now) and the core's
+        state there (the cached one: read it, never change it)."""
+        game = await self.repo.game(game_id)
+        seq, match = await self.repo.load(game)
+        principal = self.access.principal(game, cred, over=match.is_over(), read_only=True)
+        if at_seq and at_seq != seq:
+            if at_seq > seq:
+                raise OutOfRange(f"the match is at seq {seq}; there is no seq {at_seq} yet")
+            match, chain, _ = await self.repo.state_at(game, at_seq)
+            return game, self._state(game, at_seq, match, principal, chain), match
+        return game, self._state(game, seq, match, principal, await self.repo.chain_at(game, seq)), match
+
+    async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[Payload]]:
+        game = await self.repo.game(game_id)
+        seq, match = await self.repo.load(game)
+        seat = acting_seat(self.access.principal(game, cred, over=match.is_over(), read_only=False))
+        moves = await asyncio.to_thread(match.legal_actions, seat)
+        action_type = self.catalogue.get(game.game_type).action_type
+        return seq, [Payload(action_type, m) for m in moves]
+
+    async def list_events(
+        self, game_id: str, cred: Credential, after_seq: int = 0, limit: int = 0
+    ) -> tuple[list[EventOut], int]:
+        game = await self.repo.game(game_id)
+        seq, match = await self.repo.load(game)
+        principal = self.access.principal(game, cred, over=match.is_over(), read_only=True)
+        # Bounded by the seq just loaded: one consistent snapshot, and no client number
+        # (uint64) ever reaches the database unchecked.
+        upto = min(after_seq + limit, seq) if limit else seq
+        if after_seq >= upto:
+            return [], seq
+        stored = await self.repo.store.load_events(game.game_id, after_seq=max(after_seq - 1, 0), upto_seq=upto)
+        if after_seq > 0 and stored and stored[0].seq == after_seq:
+            prev, stored = stored[0].chain_hash, stored[1:]
+        else:
+            prev = genesis_hash(game)
+        head = self.repo.verified_head(game.game_id)
+        if upto == seq and head is not None and head[0] == seq:
+            # What is served must be the log that was verified: it chains to the verified head.
+            for ev in stored:
+                prev = integrity.event_chain(prev, ev)
+            if prev != head[1] or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1)):
+                log.error("events of %s served from the log no longer chain to the verified head", game.game_id)
+                self.repo.forget(game.game_id)
+                await self.repo.load(game)
+                raise Conflict("the match's log changed while it was read: retry", "SEQ_CONFLICT")
+        commands = {c.first_seq: c for c in await self.repo.store.commands(game.game_id)} if principal.auditor else {}
+        blank = self.repo.blank(game)
+        return [
+            e for e in (self._event_out(game, blank, ev, principal, commands.get(ev.seq)) for ev in stored) if e
+        ], seq
+
+    async def watch(
+        self,
+        game_id: str,
+        cred: Credential,
+        after_seq: int = 0,
+        peer: str | None = None,
+    ) -> AsyncGenerator[WatchItem, None]:
+        """`watch_batches`, one item at a time."""
+        async with contextlib.aclosing(self.watch_batches(game_id, cred, after_seq, peer)) as batches:
+            async for batch in batches:
+                for item in batch:
+                    yield item
+
+    async def watch_batches(
+        self,
+        game_id: str,
+        cred: Credential,
+        after_seq: int = 0,
+        peer: str | None = None,
+        batched: bool = True,
+    ) -> AsyncGenerator[WatchBatch, None]:
+        """Events after `after_seq`, then each new one as it is appended (by any server on
+        the same database), each with the viewer's state after it: `WatchItem`s of
+        (EventOut, MatchState), in order, in `WatchBatch`es of consecutive items (everything
+        pending when the watcher is ready to send again). Ends once the match is over and
+        everything was sent.
+
+        New events come from the match's shared feed (`watch.MatchFeed`), which paces its
+        releases by the number of watchers. Streams count against the peer's and the match's
+        limits. A watcher that falls more than its buffer behind (its client stopped reading,
+        so the transport stopped taking its batches) is dropped from the feed and ends with
+        ResourceExhausted (`resume_after_seq` in its metadata) once the transport takes its
+        next batch. `batched` False: the transport writes each item alone, which the
+        match's limit of such streams bounds (`Limits.watch_unbatched_per_match`)."""
+        game = await self.repo.game(game_id)
+        release = self.limiter.open_watch(peer, game.game_id, batched)
+        try:
+            last, current = await self.repo.load(game)
+            principal = self.access.principal(game, cred, over=current.is_over(), read_only=False)
+            if after_seq > last:
+                raise OutOfRange(f"the match is at seq {last}; cannot resume after seq {after_seq}")
+            feed = self.feeds.feed(game, last, current, await self.repo.chain_at_verified(game, last))
+            start = feed.seq
+            limit = self.limiter.limits.watch_buffer
+            sub = feed.subscribe(principal, limit)
+            try:
+                sent = seq = after_seq
+                if seq < start:
+                    # Catching up: this watcher's own replay, up to where the feed took over,
+                    # checked as it is read: chained from the genesis hash, and equal to the
+                    # verified head when it reaches it (see `_load`).
+                    verified = self.repo.verified_head(game.game_id)
+                    match, chain, later = await self.repo.state_at(game, seq, then=start)
+                    try:
+                        if verified is not None and verified[0] == seq and chain != verified[1]:
+                            raise integrity.damaged(game, seq, "the log was rewritten after it was verified")
+                    except DataLoss as exc:
+                        self.repo.refuse(game.game_id, exc)
+                    batch = WatchBatch()
+                    for ev in later:
+                        chain = self.repo.checked_step(game, ev, match, chain, seq)
+                        seq = ev.seq
+                        out = self._event_out(game, match, ev, principal)
+                        if out is not None:
+                            batch.append(WatchItem((out, self._state(game, seq, match, principal, ev.chain_hash))))
+                            if len(batch) >= CATCH_UP_BATCH:
+                                sent = seq
+                                yield batch
+                                batch = WatchBatch()
+                    if batch:
+                        sent = seq
+                        yield batch
+                while True:
+                    taken = sub.take()
+                    if taken:
+                        if taken[0].seq <= seq:
+                            taken = WatchBatch(item for item in taken if item.seq > seq)
+                        if taken:
+                            seq = sent = taken[-1].seq
+                            yield taken  # returns once the transport took all of it
+                        sub.sent()
+                        continue
+                    if sub.overflowed:
+                        raise ResourceExhausted(
+                            f"this watcher fell more than {sub.limit} events behind; resume after seq {sent}",
+                            "WATCH_BUFFER_FULL",
+                            {"resume_after_seq": str(sent)},
+                        )
+                    if sub.shutdown:
+                        raise Unavailable(
+                            f"this server is stopping; resume after seq {sent} on another",
+                            "SHUTTING_DOWN",
+                            {"resume_after_seq": str(sent)},
+                        )
+                    if sub.ended:
+                        if feed.error is not None:
+                            raise feed.error
+                        return
+                    await sub.wait()
+            finally:
+                feed.unsubscribe(sub)
+        finally:
+            release()
+
+    # ----------------------------------------------------------------- advice
+
+    async def suggest(self, game_id: str, cred: Credential, bot: str = "") -> tuple[Payload, int]:
+        game = await self.repo.game(game_id)
+        seq, match = await self.repo.load(game)
+        seat = acting_seat(self.access.principal(game, cred, over=match.is_over(), read_only=False))
+        info = self.catalogue.get(game.game_type)
+        bot = bot or info.bots[-1]
+        # No turn check here: the core refuses a seat that is not awaited (NOT_YOUR_TURN).
+        action = await asyncio.to_thread(match.bot_action, seat, bot, secrets.token_bytes(32), seq + 1)
+        return Payload(info.action_type, action), seq
+
+    async def evaluate(self, game_type: str, position: Payload | None) -> Payload:
+        if not game_type:
+            raise BadRequest("game_type is required", "MISSING_FIELD")
+        if position is None:
+            raise BadRequest("position is required", "MISSING_FIELD")
+        check_type(position, self.catalogue.position_type(game_type), "position")
+        # Microseconds for a typical position (0.55 ms for the worst Qwirkle board known): a
+        # thread hop would cost more than it saves.
+        out = _core.evaluate(game_type, position.data)
+        return Payload(self.catalogue.get(game_type).evaluation_type, out)

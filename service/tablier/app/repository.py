@@ -1,0 +1,323 @@
+"""The repository of matches: a match record and its state at the last seq, loaded from the
+event store and checked, as the eventsourcing library's `Repository` serves an `Application`.
+
+It keeps what makes loads cheap and safe: the cache of states at their last seq, the snapshots
+at past seqs, the verified chain head of each cached state, the match records that no longer
+change, and the matches refused for a damaged log. Whoever must react to a match's new state
+(the scheduler's timers, clocks and bot seats) listens here: `on_state` hears every state that
+was loaded or committed, `on_seen` every state a watch feed applied from the log. A read that
+finds its state cached, with nothing new in the log, tells nobody.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import NoReturn
+
+from tablier import _core
+from tablier._core import Match
+from tablier.seeds import SeedUnreadable
+from tablier.store.base import EventStore, GameRecord, StoredEvent, UnknownGame, genesis_hash, stored_state_hash
+
+from . import integrity
+from .cache import MatchCache, Snapshots
+from .catalogue import Catalogue
+from .clocks import apply_stored
+from .errors import DataLoss, MatchNotFound
+from .model import parse_game_id
+
+log = logging.getLogger(__name__)
+
+# Replays of more events than this run in a thread: at tens of microseconds an event (checked),
+# shorter ones cost less than the thread hop.
+_INLINE_REPLAY = 128
+
+# (match record, seq, the match's state there): never change the state.
+StateListener = Callable[[GameRecord, int, Match], None]
+
+
+class Repository:
+    def __init__(self, store: EventStore, catalogue: Catalogue | None = None, cache_size: int = 1024) -> None:
+        self.store = store
+        self.catalogue = catalogue or Catalogue()
+        self.cache = MatchCache(cache_size)
+        self.snapshots = Snapshots()
+        self.records: OrderedDict[str, GameRecord] = OrderedDict()
+        # Chain hash of the last event of each cached state, as verified (see `load`).
+        self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        # Matches whose log failed its checks, refused until restart; and how many failed.
+        self.damaged: dict[str, DataLoss] = {}
+        self.integrity_failures = 0
+        self._on_state: list[StateListener] = []
+        self._on_seen: list[StateListener] = []
+
+    def on_state(self, listener: StateListener) -> None:
+        """Calls `listener` with each state this repository loads or commits (newer than the
+        one it had, or loaded cold)."""
+        self._on_state.append(listener)
+
+    def on_seen(self, listener: StateListener) -> None:
+        """Calls `listener` with each state a watch feed of this process applied (`seen`)."""
+        self._on_seen.append(listener)
+
+    def seen(self, game: GameRecord, seq: int, match: Match) -> None:
+        """A watch feed applied the match's new events, appended by any server, up to `seq`."""
+        for listener in self._on_seen:
+            listener(game, seq, match)
+
+    # ----------------------------------------------------------------- records
+
+    async def game(self, game_id: str) -> GameRecord:
+        """The match record. A record changes only while it has vacant seats (a join fills
+        one, possibly through another server): those are read afresh, the others cached."""
+        key = parse_game_id(game_id)
+        record = self.records.get(key)
+        if record is not None:
+            self.records.move_to_end(key)
+            return record
+        failure = self.damaged.get(key)
+        if failure is not None:
+            raise failure
+        try:
+            record = await self.store.get_game(key)
+        except UnknownGame:
+            raise MatchNotFound(f"no match {game_id}") from None
+        except SeedUnreadable as exc:
+            self.refuse(key, DataLoss(str(exc), exc.reason, seq=0))
+        self.keep_record(record)
+        return record
+
+    def keep_record(self, record: GameRecord) -> None:
+        """Caches a record once no seat of it is vacant (it no longer changes)."""
+        if any(record.vacant(s) for s in range(record.seats)):
+            return
+        self.records[record.game_id] = record
+        while len(self.records) > self.cache.capacity:
+            self.records.popitem(last=False)
+
+    # ----------------------------------------------------------------- states
+
+    def blank(self, game: GameRecord) -> Match:
+        return Match(game.game_type, game.seats, dict(game.options))
+
+    def cached(self, gid: str) -> tuple[int, Match] | None:
+        """The cached state at the verified head, if there is one (read it, never change it)."""
+        entry = self.cache.get(gid)
+        head = self._heads.get(gid)
+        return entry if entry is not None and head is not None and head[0] == entry[0] else None
+
+    def verified_head(self, gid: str) -> tuple[int, bytes] | None:
+        """(seq, chain hash) of the cached state, as verified."""
+        return self._heads.get(gid)
+
+    def forget(self, gid: str) -> None:
+        """Drops the cached state: the next `load` checks the whole log again."""
+        self.cache.drop(gid)
+        self._heads.pop(gid, None)
+
+    async def replay(self, game: GameRecord, upto_seq: int | None = None) -> Match:
+        """The match replayed from its first event, unchecked (for comparisons in tests and tools)."""
+        match = self.blank(game)
+        stored = await self.store.load_events(game.game_id, upto_seq=upto_seq)
+
+        def replay() -> None:
+            for ev in stored:
+                apply_stored(match, ev)
+
+        await asyncio.to_thread(replay)
+        return match
+
+    async def state_at(
+        self, game: GameRecord, seq: int, then: int | None = None
+    ) -> tuple[Match, bytes | None, list[StoredEvent]]:
+        """The match at a past `seq` (at most the verified head) and the chain hash there (None
+        at 0), for the caller to change as it likes; with `then`, also the stored events after
+        `seq` up to `then`, read in the same query (unchecked: the caller checks them as it
+        applies them). Starts from the nearest snapshot at or before `seq` (else from the first
+        event) and checks every event after it, chained to the snapshot's verified chain hash
+        (integrity.replay_checked), leaving snapshots on the way; DataLoss refuses the match."""
+        gid = game.game_id
+        snap = self.snapshots.before(gid, seq)
+        if snap is None:
+            at, match, chain = 0, self.blank(game), None
+        else:
+            at, base, chain = snap
+            match = base.copy()
+        upto = seq if then is None else max(then, seq)
+        if at == upto:
+            return match, chain, []
+        events = await self.store.load_events(gid, after_seq=at, upto_seq=upto)
+        cut = next((i for i, ev in enumerate(events) if ev.seq > seq), len(events))
+        events, later = events[:cut], events[cut:]
+        if at == seq:
+            return match, chain, later
+        step = self.snapshots.every
+
+        def replay() -> list[tuple[int, Match, bytes]]:
+            nonlocal at, chain
+            kept = []
+            for i in range(0, len(events), step):
+                chunk = events[i : i + step]
+                chain = integrity.replay_checked(game, chunk, match, chain, at, False)
+                at = chunk[-1].seq
+                if at < seq:
+                    kept.append((at, match.copy(), chain))
+            if at != seq:
+                raise integrity.damaged(game, at + 1, f"the log ends at seq {at}, before seq {seq}")
+            return kept
+
+        try:
+            # Tens of microseconds an event: a long replay runs in a thread.
+            kept = replay() if len(events) <= _INLINE_REPLAY else await asyncio.to_thread(replay)
+        except DataLoss as exc:
+            self.refuse(gid, exc)
+        for snap in kept:
+            self.snapshots.offer(gid, *snap)
+        return match, chain, later
+
+    async def load(self, game: GameRecord) -> tuple[int, Match]:
+        """The match at its last seq. A match loaded cold is replayed with every event checked
+        (integrity.replay_checked, check_commands). A cached state is trusted only while the log
+        still holds the event it was verified at, with the state hash and chain hash seen then;
+        newer events are checked from that chain head. Anything else is DataLoss: logged,
+        counted, and the match refused by this process from then on. A state loaded cold or
+        brought forward goes to the `on_state` listeners; a cached one still current does not."""
+        gid = game.game_id
+        failure = self.damaged.get(gid)
+        if failure is not None:
+            raise failure
+        try:
+            return await self._load_checked(game)
+        except DataLoss as exc:
+            self.refuse(gid, exc)
+
+    def refuse(self, gid: str, exc: DataLoss) -> NoReturn:
+        """Refuses the match from now on (until this process restarts), logs and counts it."""
+        self.damaged[gid] = exc
+        self.integrity_failures += 1
+        self.cache.drop(gid)
+        self.snapshots.drop(gid)
+        self._heads.pop(gid, None)
+        self.records.pop(gid, None)
+        log.error("refusing match %s: %s", gid, exc.message)
+        raise exc
+
+    async def _load_checked(self, game: GameRecord) -> tuple[int, Match]:
+        gid = game.game_id
+        entry = self.cache.get(gid)
+        head = self._heads.get(gid)
+        rewritten = None
+        if entry is not None and head is not None and head[0] == entry[0]:
+            cached_seq, cached = entry
+            # The event before the cached seq too: its chain hash and the anchor's content must
+            # give the verified head again, so a change to the anchor is seen.
+            stored = await self.store.load_events(gid, after_seq=max(cached_seq - 2, 0))
+            if cached_seq >= 2 and stored and stored[0].seq == cached_seq - 1:
+                prev_chain, stored = stored[0].chain_hash, stored[1:]
+            else:
+                prev_chain = genesis_hash(game)
+            anchor, newer = (stored[0], stored[1:]) if cached_seq > 0 and stored else (None, stored)
+            trusted = cached_seq == 0 or (
+                anchor is not None
+                and anchor.seq == cached_seq
+                and anchor.chain_hash == head[1]
+                and integrity.event_chain(prev_chain, anchor) == head[1]
+                and (
+                    anchor.core_version != _core.CORE_VERSION
+                    or anchor.state_hash == stored_state_hash(game, cached.state_hash())
+                )
+            )
+            if trusted:
+                if not newer:
+                    return cached_seq, cached
+                forward = cached.copy()
+                last_chain = await asyncio.to_thread(
+                    integrity.replay_checked, game, newer, forward, head[1], cached_seq
+                )
+                self.remember(game, newer[-1].seq, forward, last_chain)
+                return newer[-1].seq, forward
+            log.error("the log of %s changed under the state verified at seq %d: checking it whole", gid, cached_seq)
+            rewritten = head
+            self.cache.drop(gid)
+            self._heads.pop(gid, None)
+        # Commands before and after the events (see integrity.check_commands): other servers
+        # may append meanwhile.
+        commands = await self.store.commands(gid)
+        stored = await self.store.load_events(gid)
+        match = self.blank(game)
+        last_chain = await asyncio.to_thread(integrity.replay_checked, game, stored, match)
+        known = {c.command_id for c in commands}
+        later = (
+            await self.store.commands(gid)
+            if any(e.command_id is not None and e.command_id not in known for e in stored)
+            else commands
+        )
+        integrity.check_commands(game, stored, commands, later)
+        seq = stored[-1].seq if stored else 0
+        if rewritten is not None:
+            if seq < rewritten[0]:
+                raise integrity.damaged(
+                    game, seq + 1, f"this server served seq {rewritten[0]}; the log now ends at seq {seq}"
+                )
+            if stored[rewritten[0] - 1].chain_hash != rewritten[1]:
+                # Consistent in itself, but not the log this server verified: rewritten whole.
+                raise integrity.damaged(game, rewritten[0], "the log was rewritten after this server verified it")
+            # Else the log is the one verified and the cached state was wrong: the log wins.
+        self.remember(game, seq, match, last_chain)
+        return seq, match
+
+    def remember(self, game: GameRecord, seq: int, match: Match, chain: bytes) -> None:
+        """Caches a verified state with the chain hash of its last event (states only move
+        forward), and tells the `on_state` listeners."""
+        gid = game.game_id
+        current = self._heads.get(gid)
+        if current is not None and current[0] > seq:
+            return
+        if current is not None and current[0] < seq:
+            replaced = self.cache.peek(gid)
+            if replaced is not None and replaced[0] == current[0]:
+                self.snapshots.keep_recent(gid, current[0], replaced[1], current[1])
+        self.cache.put(gid, seq, match)
+        self.snapshots.offer(gid, seq, match, chain)
+        self._heads[gid] = (seq, chain)
+        self._heads.move_to_end(gid)
+        while len(self._heads) > max(self.cache.capacity, 0):
+            self._heads.popitem(last=False)
+        for listener in self._on_state:
+            listener(game, seq, match)
+
+    # ----------------------------------------------------------------- timers
+
+    def checked_step(self, game: GameRecord, ev: StoredEvent, match: Match, chain: bytes | None, seq: int) -> bytes:
+        """Applies one streamed event (the one after `seq`, chained from `chain`) to `match`,
+        checked; and equal to the verified head when it is at its seq. Returns its chain hash."""
+        try:
+            chain = integrity.replay_checked(game, [ev], match, chain, seq, False)
+            verified = self._heads.get(game.game_id)
+            if verified is not None and ev.seq == verified[0] and chain != verified[1]:
+                raise integrity.damaged(game, ev.seq, "the log was rewritten after it was verified")
+        except DataLoss as exc:
+            self.refuse(game.game_id, exc)
+        return chain
+
+    async def chain_at_verified(self, game: GameRecord, seq: int) -> bytes:
+        """The chain hash at `seq` as `load` verified it (read from the log if it moved on)."""
+        verified = self._heads.get(game.game_id)
+        if verified is not None and verified[0] == seq:
+            return verified[1]
+        if seq == 0:
+            return genesis_hash(game)
+        found = await self.store.load_events(game.game_id, after_seq=seq - 1, upto_seq=seq)
+        return found[0].chain_hash
+
+    async def chain_at(self, game: GameRecord, seq: int) -> bytes | None:
+        head = self._heads.get(game.game_id)
+        if head is not None and head[0] == seq:
+            return head[1]
+        if seq == 0:
+            return None
+        found = await self.store.load_events(game.game_id, after_seq=seq - 1, upto_seq=seq)
+        return found[0].chain_hash if found else None

@@ -1,0 +1,157 @@
+"""The `tablier` subcommands that read a match's log: replay, verify, verify-public, export;
+and the seed keys' rotation (`rotate-seed-key`). Registered by `tablier.cli.register`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from tablier.cli import console, err_console, open_database
+
+# --------------------------------------------------------------------------- replay
+
+
+async def replay(args: argparse.Namespace) -> int:
+    from tablier import _core
+    from tablier.seeds import SeedUnreadable
+    from tablier.store.base import UnknownGame
+    from tablier.v1.common_pb2 import Outcome
+
+    async with open_database(args) as store:
+        try:
+            game = await store.get_game(args.game_id)
+        except UnknownGame:
+            err_console.print(f"[red]no match {args.game_id}[/red]")
+            return 2
+        except SeedUnreadable as exc:
+            err_console.print(f"[red]{exc}[/red]")
+            return 1
+        events = await store.load_events(game.game_id, upto_seq=args.at)
+    match = _core.Match(game.game_type, game.seats, dict(game.options))
+    match.apply_all([e.payload for e in events], [e.kind for e in events])
+    seq = events[-1].seq if events else 0
+    console.rule(f"{game.game_type} {game.game_id} at seq {seq}")
+    console.print(match.render(auditor=True), markup=False)
+    console.print(f"to act: {match.to_act() or '-'}")
+    outcome = match.outcome()
+    if outcome is not None:
+        o = Outcome.FromString(outcome)
+        console.print(
+            f"over: scores {list(o.scores)}, winners {list(o.winners)}, reason {o.reason or '-'}"
+            + (" (lower is better)" if o.lower_is_better else "")
+        )
+    else:
+        console.print("over: no")
+    return 0
+
+
+# --------------------------------------------------------------------------- verify
+
+
+async def verify(args: argparse.Namespace) -> int:
+    from tablier.public_verify import read_log
+    from tablier.verify import verify_game
+
+    transcripts = [read_log(path) for path in args.transcript]
+    async with open_database(args) as store:
+        ids = await store.list_games() if args.all else [args.game_id]
+        results = [await verify_game(store, gid, transcripts) for gid in ids]
+    table = Table(title=f"verified {len(results)} match(es)")
+    for col in ("match", "game", "events", "re-decided", "result"):
+        table.add_column(col)
+    bad = 0
+    for r in results:
+        bad += not r.ok
+        shown = "\n".join(r.problems[:5]) + (f"\n(+{len(r.problems) - 5} more)" if len(r.problems) > 5 else "")
+        verdict = Text("ok", style="green") if r.ok else Text(shown, style="red")
+        redecided = str(r.redecided) + (f" ({r.without_input} without input)" if r.without_input else "")
+        table.add_row(r.game_id, r.game_type, str(r.events), redecided, verdict)
+    console.print(table)
+    if bad:
+        err_console.print(f"[red]{bad} match(es) failed verification[/red]")
+        return 1
+    return 0
+
+
+def verify_public(args: argparse.Namespace) -> int:
+    from tablier.public_verify import read_log, verify_log
+
+    try:
+        seed = bytes.fromhex(args.seed)
+    except ValueError:
+        err_console.print("[red]--seed must be hex[/red]")
+        return 2
+    r = verify_log(read_log(args.log), seed or None, [read_log(p) for p in args.transcript])
+    console.print(
+        f"{r.game_type} {r.game_id}: {r.events} events, {r.redecided} commands decided again "
+        f"from the seed, {r.transcript_events} viewer events checked"
+    )
+    for problem in r.problems:
+        console.print(f"[red]{problem}[/red]")
+    console.print("[green]ok[/green]" if r.ok else f"[red]{len(r.problems)} problem(s)[/red]")
+    return 0 if r.ok else 1
+
+
+def export(args: argparse.Namespace) -> int:
+    import grpc
+
+    from tablier.api.server import load_protos
+    from tablier.public_verify import write_log
+    from tablier.v1 import service_pb2 as pb
+    from tablier.v1 import service_pb2_grpc as rpc
+
+    load_protos()  # every game's messages, to write the Any payloads as JSON
+
+    metadata = []
+    if args.token:
+        metadata.append(("authorization", f"Bearer {args.token}"))
+    if args.auditor:
+        metadata.append(("x-tablier-role", "auditor"))
+    channel = (
+        grpc.secure_channel(args.server, grpc.ssl_channel_credentials(Path(args.tls_ca).read_bytes()))
+        if args.tls_ca
+        else grpc.insecure_channel(args.server)
+    )
+    with channel:
+        stub = rpc.GameServiceStub(channel)
+        try:
+            listed = stub.ListEvents(pb.ListEventsRequest(game_id=args.game_id), metadata=metadata)
+            state = stub.GetView(
+                pb.GetViewRequest(game_id=args.game_id, at_seq=listed.last_seq), metadata=metadata
+            ).state
+        except grpc.RpcError as exc:
+            err_console.print(f"[red]{exc.code().name}: {exc.details()}[/red]")
+            return 1
+    log = pb.MatchLog(state=state, events=listed.events, pinned_commitment=state.seed_commitment)
+    if args.output == "-":
+        from google.protobuf import json_format
+
+        print(json_format.MessageToJson(log, indent=1))
+    else:
+        write_log(args.output, log)
+    return 0
+
+
+# --------------------------------------------------------------------------- seed keys
+
+
+async def rotate_seed_key(args: argparse.Namespace) -> int:
+    from tablier.seeds import SeedUnreadable
+    from tablier.store.postgres import PostgresStore
+
+    async with open_database(args) as store:
+        if not isinstance(store, PostgresStore):
+            err_console.print("[red]seeds are sealed at rest in PostgreSQL only[/red]")
+            return 1
+        try:
+            n = await store.reseal_seeds()
+        except SeedUnreadable as exc:
+            err_console.print(f"[red]{exc}[/red]")
+            return 1
+    from tablier.seeds import SeedKeys
+
+    console.print(f"resealed {n} seed(s) with key {SeedKeys.from_env(args.data_dir).current_id}")
+    return 0

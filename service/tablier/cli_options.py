@@ -1,0 +1,200 @@
+"""The `tablier` command's parsing: one-line errors, option types, `--version`, and the options
+of `serve` (each also read from a TABLIER_<OPTION> variable)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+
+class ConfigError(Exception):
+    """A configuration value the server cannot use: reported as one line, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Reports a bad option or environment value in one line, not usage and a traceback."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _env(name: str, default: object) -> object:
+    return os.environ.get(f"TABLIER_{name}", default)
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more seconds")
+    return value
+
+
+def _milliseconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more milliseconds")
+    return value
+
+
+def _host_port(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    return text
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from tablier import _core
+
+    try:
+        dist = version("tablier")
+    except PackageNotFoundError:
+        dist = "unknown"
+    return f"tablier {dist} (core {_core.CORE_VERSION})"
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
+
+
+def add_command(sub: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser | None:
+    """A new subcommand, or None when another distribution registered `name` first."""
+    if name in sub.choices:
+        return None
+    return sub.add_parser(name, **kwargs)
+
+
+def serve_options(sp: argparse.ArgumentParser) -> None:
+    """Shutdown, observability and the per-peer limits of `serve` (each also from the environment)."""
+    sp.add_argument(
+        "--grace",
+        type=_seconds,
+        default=_env("GRACE", "5"),
+        help="seconds in-flight calls get on shutdown, after the drain (env TABLIER_GRACE)",
+    )
+    sp.add_argument(
+        "--drain",
+        type=_seconds,
+        default=_env("DRAIN", "5"),
+        help="seconds health reports NOT_SERVING while calls are still served, before new calls"
+        " are refused (env TABLIER_DRAIN; a second signal cuts it short)",
+    )
+    sp.add_argument(
+        "--metrics-listen",
+        type=_host_port,
+        default=_env("METRICS_LISTEN", None),
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (env TABLIER_METRICS_LISTEN)",
+    )
+    sp.add_argument(
+        "--access-log",
+        choices=("off", "text", "json"),
+        default=_env("ACCESS_LOG", "text"),
+        help="one line per call on stderr (env TABLIER_ACCESS_LOG)",
+    )
+    sp.add_argument(
+        "--max-request-bytes",
+        type=_positive(int),
+        default=_env("MAX_REQUEST_BYTES", "65536"),
+        help="largest request accepted (env TABLIER_MAX_REQUEST_BYTES)",
+    )
+    sp.add_argument(
+        "--database-timeout",
+        type=_positive(float),
+        default=_env("DATABASE_TIMEOUT", "5"),
+        help="seconds a database operation may take before the call is UNAVAILABLE (env TABLIER_DATABASE_TIMEOUT)",
+    )
+    sp.add_argument(
+        "--watch-per-peer",
+        type=_positive(int),
+        default=_env("WATCH_PER_PEER", "64"),
+        help="WatchGame streams one peer (address) may hold open (env TABLIER_WATCH_PER_PEER)",
+    )
+    sp.add_argument(
+        "--watch-per-match",
+        type=_positive(int),
+        default=_env("WATCH_PER_MATCH", "1000"),
+        help="WatchGame streams on one match, per server (env TABLIER_WATCH_PER_MATCH)",
+    )
+    sp.add_argument(
+        "--watch-unbatched-per-match",
+        type=_positive(int),
+        default=_env("WATCH_UNBATCHED_PER_MATCH", "16"),
+        help="of those, streams without WatchGameRequest.batches (one write per event each);"
+        " past it a stream is told to ask for batches (env TABLIER_WATCH_UNBATCHED_PER_MATCH)",
+    )
+    sp.add_argument(
+        "--watch-buffer",
+        type=_positive(int),
+        default=_env("WATCH_BUFFER", "256"),
+        help="events buffered for a watcher that does not read (env TABLIER_WATCH_BUFFER)",
+    )
+    sp.add_argument(
+        "--watch-pace",
+        type=_milliseconds,
+        default=_env("WATCH_PACE", "1"),
+        help="milliseconds between two sends to a watcher per watcher in the process: 1 sends to"
+        " 2,000 watchers every 2 s, to one at once; 0 sends every event at once"
+        " (env TABLIER_WATCH_PACE)",
+    )
+    sp.add_argument(
+        "--create-policy",
+        choices=("open", "token"),
+        default=_env("CREATE_POLICY", "open"),
+        help="who may create matches: anyone at --create-rate per peer, or holders of"
+        " TABLIER_CREATOR_TOKEN / the operator token (env TABLIER_CREATE_POLICY)",
+    )
+    sp.add_argument(
+        "--create-rate",
+        type=_positive(float),
+        default=_env("CREATE_RATE", "1"),
+        help="matches per second one peer may create, after --create-burst (env TABLIER_CREATE_RATE)",
+    )
+    sp.add_argument(
+        "--create-burst",
+        type=_positive(int),
+        default=_env("CREATE_BURST", "30"),
+        help="matches one peer may create at once (env TABLIER_CREATE_BURST)",
+    )
+    sp.add_argument(
+        "--bad-credential-rate",
+        type=_positive(float),
+        default=_env("BAD_CREDENTIAL_RATE", "2"),
+        help="wrong credentials per second one peer may present, after --bad-credential-burst"
+        " (env TABLIER_BAD_CREDENTIAL_RATE)",
+    )
+    sp.add_argument(
+        "--bad-credential-burst",
+        type=_positive(int),
+        default=_env("BAD_CREDENTIAL_BURST", "20"),
+        help="wrong credentials one peer may present at once (env TABLIER_BAD_CREDENTIAL_BURST)",
+    )

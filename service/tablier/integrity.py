@@ -1,0 +1,243 @@
+"""The integrity of a match's log, in one place: the formulas (the genesis hash, the chain of
+event hashes, the salted state hashes, the seed commitment) and the one loop that replays a log
+and checks it against them (`replay`). The server runs it when it loads a match
+(`app/integrity.py`: the first problem refuses the match), `tablier verify` over a stored log
+(`verify.py`) and `tablier verify-public` over a finished match's public log
+(`public_verify.py`): the same checks, each caller adding what only it has (the commands'
+inputs to decide again, the viewers' transcripts). docs/verifying.md states the scheme for
+anyone writing their own verifier.
+
+It stays in the server's distribution: replaying a log needs the rules core (`tablier._core`),
+which the pure-Python SDK (`tablier-client`) does not ship; the formulas alone are SHA-256 over
+bytes, which docs/verifying.md gives for a client to recompute (`tests/e2e/test_public_verify.py`
+does it with hashlib only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from tablier import _core
+
+if TYPE_CHECKING:
+    from tablier.store.base import GameRecord
+
+
+class EventFields(Protocol):
+    """What the chain hash of an event covers, besides its seq and command id."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def payload(self) -> bytes: ...
+    @property
+    def seat(self) -> int | None: ...
+    @property
+    def core_version(self) -> str: ...
+    @property
+    def state_hash(self) -> bytes: ...
+
+
+class LogEvent(EventFields, Protocol):
+    """One event of a log as the checks read it: a stored event, or one of a public log."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def command_id(self) -> str | None: ...
+    @property
+    def chain_hash(self) -> bytes: ...
+    @property
+    def recorded_at(self) -> datetime | None: ...
+
+
+HASH_SCHEME = 2  # of new matches
+
+
+def seed_commitment(game_id: str, seed: bytes) -> bytes:
+    """The commitment to a match's seed published when the match is created:
+    SHA-256("tablier/seed-commitment\\0" || game id (canonical UUID text) || seed)."""
+    return hashlib.sha256(b"tablier/seed-commitment\0" + game_id.encode() + seed).digest()
+
+
+def state_salt(game: GameRecord) -> bytes:
+    """Per-match salt of the stored state hashes: SHA-256("tablier/state-salt\\0" || game id ||
+    seed). Secret while the seed is, so no stored or published hash can be checked against
+    guessed hidden cards; anyone can compute it once the seed is revealed."""
+    return hashlib.sha256(b"tablier/state-salt\0" + game.game_id.encode() + game.seed).digest()
+
+
+def stored_state_hash(game: GameRecord, core_hash: bytes, salt: bytes | None = None) -> bytes:
+    """What an event row stores for the core's state hash: SHA-256("tablier/state\\0" || salt ||
+    core hash) (scheme 2), the core hash itself for matches of scheme 1."""
+    if game.hash_scheme < 2:
+        return core_hash
+    return hashlib.sha256(b"tablier/state\0" + (salt or state_salt(game)) + core_hash).digest()
+
+
+def genesis_hash(game: GameRecord) -> bytes:
+    """The chain's anchor: binds the log to the match's type, seats and options, and (scheme 2)
+    to the seed through its commitment, so a changed seed breaks the chain at seq 1."""
+    parts: list[object] = [game.game_id, game.game_type, game.seats, sorted(game.options.items())]
+    if game.hash_scheme >= 2:
+        parts.append(seed_commitment(game.game_id, game.seed).hex())
+    head = json.dumps(parts, separators=(",", ":")).encode()
+    return hashlib.sha256(b"tablier/genesis\0" + head).digest()
+
+
+def chain_hash(prev: bytes, seq: int, event: EventFields, command_id: str | None) -> bytes:
+    """Hash of one event, chained to the previous event's hash (or the genesis hash)."""
+    h = hashlib.sha256(b"tablier/event\0")
+    h.update(prev)
+    h.update(struct.pack(">Qq", seq, -1 if event.seat is None else event.seat))
+    for part in (
+        event.kind.encode(),
+        event.payload,
+        (command_id or "").encode(),
+        event.core_version.encode(),
+        event.state_hash,
+    ):
+        h.update(struct.pack(">I", len(part)))
+        h.update(part)
+    return h.digest()
+
+
+@dataclass(frozen=True)
+class _Fields:
+    kind: str
+    payload: bytes
+    seat: int | None
+    core_version: str
+    state_hash: bytes
+
+
+@dataclass(frozen=True)
+class Problem:
+    seq: int
+    why: str
+
+    def __str__(self) -> str:
+        return f"seq {self.seq}: {self.why}"
+
+
+@dataclass
+class Replayed:
+    chain: bytes  # the chain hash after the last event replayed
+    chains: dict[int, bytes] = field(default_factory=dict)  # each event's, as recomputed
+    problems: list[Problem] = field(default_factory=list)
+    # False when the replay stopped before the end (a gap in the seqs, an event that does not apply).
+    complete: bool = True
+
+
+def ms(at: datetime) -> int:
+    """A recorded time as the core's clock counts it (milliseconds since the epoch)."""
+    return int(at.timestamp() * 1000)
+
+
+def replay(
+    game: GameRecord,
+    events: Iterable[LogEvent],
+    match: _core.Match,
+    *,
+    prev: bytes | None = None,
+    after_seq: int = 0,
+    expected: dict[int, tuple[str, bytes]] | None = None,
+    accounted: bool = False,
+    current_only: bool = False,
+    clock: bool = False,
+    kinds: bool = False,
+    resync: bool = False,
+    before: Callable[[LogEvent, _core.Match], None] | None = None,
+    after: Callable[[LogEvent, _core.Match, bytes], None] | None = None,
+    on_problem: Callable[[Problem], None] | None = None,
+) -> Replayed:
+    """Applies `events` (those after `after_seq`, chained from `prev`, the genesis hash when
+    None) to `match`, checking each: the seqs run on without a gap; the event is what the seed
+    decides where `expected` says what that is (by seq: the opening deal, a command decided
+    again; with `accounted`, every event must be); it applies (`clock`: stepping the match
+    clock with its recorded time; `kinds`: its stored kind is the payload's); the state hash
+    after it is the stored one (salted per match); its chain hash recomputes from the one
+    before. `current_only`: the seed and state-hash checks skip events another core version
+    wrote (it may deal and hash differently). `resync`: after a chain mismatch, go on from the
+    stored hash, so later breaks are reported on their own. `before` sees each event before it
+    applies (to decide its command again), `after` with its chain hash once applied.
+
+    Each problem goes to `on_problem` (which may raise to stop at the first) and into the
+    result; a gap or an event that does not apply ends the replay (`complete` False). Events
+    still `expected` when the log ends are a problem too."""
+    chain = genesis_hash(game) if prev is None else prev
+    salt = state_salt(game)
+    out = Replayed(chain)
+
+    def problem(seq: int, why: str) -> None:
+        found = Problem(seq, why)
+        if on_problem is not None:
+            on_problem(found)
+        out.problems.append(found)
+
+    for n, ev in enumerate(events, start=after_seq + 1):
+        if ev.seq != n:
+            problem(n, f"the log skips from seq {n - 1} to seq {ev.seq}")
+            out.complete = False
+            break
+        if before is not None:
+            before(ev, match)
+        checked = not current_only or ev.core_version == _core.CORE_VERSION
+        if expected is not None:
+            wanted = expected.pop(ev.seq, None)
+            if wanted is None:
+                if accounted:
+                    problem(ev.seq, "no command or opening deal accounts for this event")
+            elif checked and wanted != (ev.kind, bytes(ev.payload)):
+                problem(ev.seq, "not what the core decides from the seed")
+        if ev.state_hash:
+            # The chain covers what is stored: checked before the event is applied, so a
+            # changed event is named even when it no longer applies.
+            chain = _step(chain, ev, ev, problem, resync)
+        try:
+            kind = match.event_kind(ev.payload, ev.kind) if kinds else ev.kind
+            at = ms(ev.recorded_at) if clock and ev.recorded_at is not None else None
+            match.apply(ev.payload, ev.kind, at, ev.seat, ev.command_id)
+        except _core.CoreError as exc:
+            problem(ev.seq, f"the event does not apply ({exc})")
+            out.complete = False
+            break
+        if kind != ev.kind:
+            problem(ev.seq, f"stored kind {ev.kind!r}, payload is {kind!r}")
+        state_hash = stored_state_hash(game, match.state_hash(), salt)
+        if not ev.state_hash:
+            # A log without state hashes (a public one may leave them out): chained over the
+            # state hash the replay gives.
+            chain = _step(
+                chain, ev, _Fields(ev.kind, ev.payload, ev.seat, ev.core_version, state_hash), problem, resync
+            )
+        elif checked and ev.state_hash != state_hash:
+            problem(ev.seq, f"state hash mismatch (core {ev.core_version})")
+        out.chains[ev.seq] = chain
+        if after is not None:
+            after(ev, match, chain)
+    out.chain = chain
+    if out.complete and expected:
+        problem(min(expected), "events decided from the seed are missing from the log")
+    return out
+
+
+def _step(prev: bytes, ev: LogEvent, fields: EventFields, problem: Callable[[int, str], None], resync: bool) -> bytes:
+    """The chain hash of `ev` after `prev`, checked against the one it carries."""
+    chain = chain_hash(prev, ev.seq, fields, ev.command_id)
+    if chain == ev.chain_hash:
+        return chain
+    problem(ev.seq, "chain hash mismatch")
+    return ev.chain_hash if resync else chain
+
+
+def opening(game: GameRecord, match: _core.Match) -> dict[int, tuple[str, bytes]]:
+    """The opening events the match's seed deals, by seq (for `replay`'s `expected`); raises
+    the core's error when it refuses the match record."""
+    return {i: (k, bytes(p)) for i, (k, p) in enumerate(match.copy().start(game.seed, 1), start=1)}

@@ -1,0 +1,316 @@
+"""The PostgreSQL connection side of the store (`postgres.PostgresStore` is built on it): the
+connection pool, every operation run on it within a bound, the availability monitor, the
+notifications of appends and the LISTEN connection that fans them out to this process's
+watchers.
+
+After the commit, `pg_notify('tablier_events', '<game_id>:<last_seq>')` is sent in a separate
+transaction without a commit flush, batching every append committed meanwhile. In the append's
+own transaction it would serialize all appends' commits behind PostgreSQL's notification lock
+(measured: half the durable commits per second with 16 writers). A process that dies between
+the two leaves other processes' watchers unaware of that append until the next one of the
+match, or until the client's retry of the command, which announces it again.
+
+Watching: one LISTEN connection per store, opened on the first `watch()`, fans notifications
+out to the watchers of this process, so a watcher sees appends made by any process on the same
+database. When that connection drops it is reopened, and every watcher re-reads its match's
+last seq, so no append is missed. Likewise an operation that finds its pooled connection
+dead checks the whole pool and is retried once, so a database restart costs no failed calls.
+
+Outages: every operation is bounded (`timeout`, seconds: waiting for a connection included)
+and ends as `StoreUnavailable` when the database cannot be reached, never hangs. A monitor
+task probes the database (every `probe_interval` s on one connection while it answers, every
+`retry_interval` s with a new connection while it does not, and at once when an operation
+fails): while it is down, operations fail at once, `available` is False and `on_availability`
+is told; when it answers again the store takes a fresh pool (the old one may be backing off
+its reconnection attempts for seconds) before it reports itself available.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from tablier.store._shared import WatchHub
+from tablier.store.base import StoreUnavailable
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+CHANNEL = "tablier_events"
+POOL_APPLICATION_NAME = "tablier-store"
+LISTENER_APPLICATION_NAME = "tablier-listener"
+
+# Notifications go out after the appends they announce committed, in a transaction of their
+# own that need not wait for the disk: a NOTIFY inside the append's transaction would hold
+# PostgreSQL's notification lock through the append's commit flush, one commit at a time.
+_NOTIFY = f"""
+SELECT set_config('synchronous_commit', 'off', true), pg_notify('{CHANNEL}', n)
+FROM unnest(%s::text[]) AS n
+"""
+
+
+# Outage handling (see the module docstring), in seconds.
+OPERATION_TIMEOUT = 5.0
+PROBE_INTERVAL = 1.0
+RETRY_INTERVAL = 0.2
+PROBE_TIMEOUT = 2.0
+
+
+class Database:
+    """A pool of connections to one database, with the availability monitor and the
+    notifications of appends (see the module docstring)."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        dsn: str,
+        make_pool: Callable[[], AsyncConnectionPool] | None = None,
+        timeout: float = OPERATION_TIMEOUT,
+    ) -> None:
+        self._pool = pool
+        self._dsn = dsn  # for the LISTEN connection, which is not the pool's
+        self._make_pool = make_pool
+        self.timeout = timeout
+        self._hub = WatchHub()
+        # Notifications not sent yet (game -> last seq), and the task that sends them.
+        self._notes: dict[str, int] = {}
+        self._notes_ready = asyncio.Event()
+        self._notifier: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._listening = asyncio.Event()
+        self._closed = False
+        # Availability: the monitor's verdict, why, and who wants to hear of a change.
+        self.available = True
+        self._down_reason = ""
+        self.on_availability: Callable[[bool], None] | None = None
+        self._suspect = asyncio.Event()
+        self._monitor: asyncio.Task[None] | None = None
+        self._retired: set[asyncio.Task[None]] = set()
+
+    def _announce(self, key: str, seq: int) -> None:
+        """Tells this process's watchers now, and every process's (NOTIFY) just after."""
+        self._hub.publish(key, seq)
+        if seq > self._notes.get(key, 0):
+            self._notes[key] = seq
+        if self._notifier is None:
+            self._notifier = asyncio.create_task(self._notify_loop(), name="tablier-store-notifier")
+        self._notes_ready.set()
+
+    async def _notify_loop(self) -> None:
+        """Sends the pending notifications, all of them in one statement, as soon as the
+        previous statement is done: under load one NOTIFY transaction announces many appends."""
+        while True:
+            await self._notes_ready.wait()
+            self._notes_ready.clear()
+            notes, self._notes = self._notes, {}
+            if not notes:
+                if self._closed:
+                    return
+                continue
+            try:
+                await self._run(functools.partial(_send_notes, [f"{k}:{v}" for k, v in notes.items()]))
+            except (psycopg.Error, StoreUnavailable) as exc:
+                if self._closed:
+                    return
+                log.warning("could not send %d notification(s): %s; retrying", len(notes), exc)
+                for k, v in notes.items():
+                    self._notes[k] = max(v, self._notes.get(k, 0))
+                self._notes_ready.set()
+                # Back off before the next attempt (not waiting for a condition).
+                await asyncio.sleep(0.2)
+
+    async def _run(self, op: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
+        """Runs `op` on a pooled connection. If the connection turns out dead (the server
+        restarted or dropped it), checks every idle pooled connection, discarding the dead
+        ones, and runs `op` once more on a live one. Repeating any operation here is safe:
+        a write that did commit the first time fails its second insert on the seq or the
+        command id, and `append` then returns what the command wrote, or SeqConflict.
+
+        Bounded by `timeout`; StoreUnavailable when the database cannot be reached (at once
+        while the monitor knows it is down)."""
+        if not self.available:
+            raise StoreUnavailable(self._down_reason or "the database is not answering")
+        try:
+            async with asyncio.timeout(self.timeout):
+                try:
+                    async with self._pool.connection() as conn:
+                        return await op(conn)
+                except psycopg.OperationalError as exc:
+                    log.warning("database connection failed (%s); checking the pool and retrying", exc)
+                await self._pool.check()
+                async with self._pool.connection() as conn:
+                    return await op(conn)
+        except (psycopg.OperationalError, TimeoutError) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else f"no answer within {self.timeout:g} s"
+            self.suspect()
+            raise StoreUnavailable(reason[:200]) from exc
+
+    # -- availability ---------------------------------------------------------------------
+
+    def start_monitor(self) -> None:
+        if self._monitor is None and not self._closed:
+            self._monitor = asyncio.get_running_loop().create_task(self._watch_database(), name="tablier-store-monitor")
+
+    def suspect(self) -> None:
+        """An operation saw the database fail: probe it now."""
+        self._suspect.set()
+
+    def pool_stats(self) -> dict[str, int]:
+        stats = self._pool.get_stats()
+        stats["pool_max"] = self._pool.max_size
+        return stats
+
+    async def _probe(self, conn: psycopg.AsyncConnection | None) -> psycopg.AsyncConnection:
+        """SELECT 1 on `conn`, or on a new connection; returns the live connection."""
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            if conn is None or conn.closed:
+                conn = await psycopg.AsyncConnection.connect(
+                    self._dsn,
+                    autocommit=True,
+                    application_name="tablier-probe",
+                    connect_timeout=max(2, int(PROBE_TIMEOUT)),
+                )
+            await conn.execute("SELECT 1")
+            return conn
+
+    async def _watch_database(self) -> None:
+        conn: psycopg.AsyncConnection | None = None
+        try:
+            while not self._closed:
+                if self.available:
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(PROBE_INTERVAL):
+                            await self._suspect.wait()
+                self._suspect.clear()
+                try:
+                    try:
+                        conn = await self._probe(conn)
+                    except (psycopg.Error, OSError, TimeoutError):
+                        # That one connection may be all that died: ask once more, anew.
+                        await _close_quietly(conn)
+                        conn = await self._probe(None)
+                except (psycopg.Error, OSError, TimeoutError) as exc:
+                    await _close_quietly(conn)
+                    conn = None
+                    if self.available:
+                        self._down_reason = (str(exc).strip().splitlines() or ["no answer"])[0][:200]
+                        log.error("database unreachable: %s", self._down_reason)
+                        self._set_available(False)
+                    await asyncio.sleep(RETRY_INTERVAL)  # the retry period while it is down
+                    continue
+                if not self.available:
+                    await self._renew_pool()
+                    log.warning("database reachable again")
+                    self._set_available(True)
+        finally:
+            await _close_quietly(conn)
+
+    def _set_available(self, up: bool) -> None:
+        self.available = up
+        if self.on_availability is not None:
+            try:
+                self.on_availability(up)
+            except Exception:
+                log.exception("availability callback failed")
+
+    async def _renew_pool(self) -> None:
+        """A fresh pool: the old one's reconnection attempts back off for seconds."""
+        if self._make_pool is None:
+            await self._pool.check()
+            return
+        old, self._pool = self._pool, self._make_pool()
+        await self._pool.open(wait=False)
+        task = asyncio.get_running_loop().create_task(old.close(timeout=1.0))
+        self._retired.add(task)
+        task.add_done_callback(self._retired.discard)
+
+    # -- watching -------------------------------------------------------------------------
+
+    async def _ready(self) -> None:
+        if self._listener is None and not self._closed:
+            self._listener = asyncio.create_task(self._listen(), name="tablier-store-listener")
+            self._listener.add_done_callback(self._listener_done)
+        await self._listening.wait()
+
+    async def _listen(self) -> None:
+        delay = 0.05
+        connected_before = False
+        while not self._closed:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self._dsn,
+                    autocommit=True,
+                    application_name=LISTENER_APPLICATION_NAME,
+                ) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    delay = 0.05
+                    if connected_before:
+                        # Appends may have been announced while we were not listening.
+                        self._hub.resync()
+                    connected_before = True
+                    self._listening.set()
+                    async for note in conn.notifies():
+                        self._on_notify(note.payload)
+            except (psycopg.Error, OSError) as exc:
+                log.warning("event listener connection lost: %s; reconnecting", exc)
+            self._listening.clear()
+            # Back off between reconnection attempts (not waiting for a condition).
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    def _listener_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            # A bug, not a lost connection: end the watches rather than leave them hanging.
+            log.error("event listener failed", exc_info=task.exception())
+            self._hub.close()
+            self._listening.set()
+
+    def _on_notify(self, payload: str) -> None:
+        key, _, seq = payload.rpartition(":")
+        try:
+            self._hub.publish(key, int(seq))
+        except ValueError:
+            log.warning("ignoring malformed %s notification %r", CHANNEL, payload)
+
+    async def close(self) -> None:
+        """Sends the pending notifications, ends every watch, stops listening and closes
+        the pool."""
+        self._closed = True
+        if self._notifier is not None:
+            self._notes_ready.set()
+            done, _ = await asyncio.wait([self._notifier], timeout=5.0)
+            if not done:
+                log.warning("gave up sending %d notification(s) on close", len(self._notes))
+                self._notifier.cancel()
+            self._notifier = None
+        self._hub.close()
+        self._listening.set()  # releases watchers still waiting for the listener
+        if self._monitor is not None:
+            self._monitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._monitor
+            self._monitor = None
+        await asyncio.gather(*self._retired, return_exceptions=True)
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listener
+            self._listener = None
+        await self._pool.close()
+
+
+async def _close_quietly(conn: psycopg.AsyncConnection | None) -> None:
+    if conn is not None and not conn.closed:
+        with contextlib.suppress(psycopg.Error, OSError):
+            await conn.close()
+
+
+async def _send_notes(notes: list[str], conn: psycopg.AsyncConnection) -> None:
+    await conn.execute(_NOTIFY, (notes,))
