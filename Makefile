@@ -44,6 +44,12 @@ test: stubs tools
 web:
 	cd clients/web && npm ci --no-audit --no-fund && npm run build
 
+# The server's container image (deploy/Containerfile, deploy/README.md): the server wheel and its
+# dependencies' wheels made here, then `podman build` (ENGINE=docker for docker); prints its size.
+.PHONY: image
+image:
+	PYTHON=$(PYTHON) deploy/build-image.sh
+
 bench:
 	cargo bench --workspace
 
