@@ -103,14 +103,10 @@ class Stack:
     figures: dict[str, str] = field(default_factory=dict)
     match_id: str = ""
     match_seq: int = 0
-    reporter: object = None
+    config: pytest.Config | None = None
 
     def log(self, text: str) -> None:
-        line = f"deploy: {text}"
-        if self.reporter is not None:
-            self.reporter.write_line(line)  # type: ignore[attr-defined]
-        else:
-            print(line)
+        log(self.config, text)
 
     def compose(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         cmd = [str(COMPOSE), "-p", PROJECT, "-f", str(DEPLOY / "compose.yaml"),
@@ -130,6 +126,16 @@ class Stack:
 
     def auditor(self) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {self.secrets['auditor_token']}"),)
+
+
+def log(config: pytest.Config | None, text: str) -> None:
+    """A line in the test log as the test runs (pytest's capture set aside): CI keeps the times."""
+    capture = config.pluginmanager.get_plugin("capturemanager") if config else None
+    if capture is None:
+        print(f"deploy: {text}", flush=True)
+        return
+    with capture.global_and_fixture_disabled():
+        print(f"\ndeploy: {text}", flush=True)
 
 
 def play_to_end(stub: rpc.GameServiceStub, game: str, seats: int) -> pb.GameState:
@@ -156,14 +162,17 @@ def engine() -> None:
 @pytest.fixture(scope="module")
 def image(engine, request) -> Iterator[str]:
     """`make image`'s script, building IMAGE:latest; yields the reference."""
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     started = time.monotonic()
     done = subprocess.run([str(DEPLOY / "build-image.sh")], env=dict(os.environ, IMAGE=IMAGE),
                           capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     summary = done.stdout.strip().splitlines()[-1]
-    reporter.write_line(f"deploy: built {summary} in {time.monotonic() - started:.0f} s")
+    log(request.config, f"built {summary}; {time.monotonic() - started:.0f} s with the wheel")
     yield f"{IMAGE}:latest"
+    # What earlier builds left untagged: older runtime images and install stages (the wheels
+    # differ from build to build, so an old install stage is never reused).
+    for title in ("tablier", "tablier-install"):
+        podman("image", "prune", "--force", "--filter", f"label=org.opencontainers.image.title={title}", check=False)
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +186,7 @@ def stack(image: str, tmp_path_factory, request) -> Iterator[Stack]:
                **{f"TABLIER_{name}_PORT": str(port) for name, port in ports.items()})
     st = Stack(env, secrets, f"127.0.0.1:{ports['GRPC']}", f"http://127.0.0.1:{ports['WEB']}",
                f"http://127.0.0.1:{ports['METRICS']}/metrics",
-               reporter=request.config.pluginmanager.get_plugin("terminalreporter"))
+               config=request.config)
     st.compose("down", "--volumes")  # what an interrupted run left
     started = time.monotonic()
     try:
@@ -362,6 +371,8 @@ def test_database_sigkill_under_load(stack: Stack):
                 logs[game_id][e.command_id] = e.seq  # the last event of each command
     lost = [a for a in acked if logs[a[0]].get(a[1]) != a[2]]
     assert not lost, f"{len(lost)} acknowledged moves missing from the log: {lost[:5]}"
+    stats = podman("stats", "--no-stream", "--format", "{{.MemUsage}}", stack.container("tablier"), check=False)
+    stack.figures["tablier memory after the load"] = stats.stdout.strip().split(" /")[0] or "unknown"
     stack.figures["kill to NOT_SERVING"] = f"{not_serving_at - killed_at:.2f} s"
     stack.figures["start to SERVING"] = f"{serving_at - start_at:.2f} s"
     stack.figures["start to first move"] = f"{moved_at - start_at:.2f} s"
