@@ -3,7 +3,7 @@
 # podman-compose from PyPI, pinned, in .tools/), then the base images the Containerfile and the
 # compose file name, built from Debian's packages (no image registry is reachable from CI).
 # Idempotent: a second run changes nothing and takes a few seconds (see base-images.sh for the
-# cache). Run as root, as CI does; exits non-zero only when something that should work failed.
+# cache). Run as root, as CI does; exits non-zero when an install or an image build failed.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PODMAN_COMPOSE=1.6.0   # PyPI; Debian's 1.0.3 ignores `depends_on: condition: service_healthy`
@@ -51,3 +51,9 @@ ln -sf "$pc/bin/podman-compose" "$ROOT/.tools/bin/podman-compose"
 
 podman info --format '{{.Host.OCIRuntime.Name}} {{.Version.Version}}' | sed 's/^/podman: runtime /'
 "$ROOT/tests/deploy/base-images.sh"
+
+# On a machine whose kernel or sandbox does not let podman run containers, tests/deploy skips
+# with the reason; say it here too. Everything above failing fails the set-up.
+if ! out=$(podman run --rm --network none --entrypoint true docker.io/library/python:3.11-slim-bookworm 2>&1); then
+    echo "podman cannot run a container on this machine; tests/deploy will skip: $(tail -n 1 <<<"$out")"
+fi

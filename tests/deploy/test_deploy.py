@@ -415,7 +415,7 @@ def test_kube_play_manifests(stack: Stack, image: str, tmp_path: Path):
     podman("secret", "create", "tablier-secrets", str(tmp_path / "secret.json"))
     started = time.monotonic()
     try:
-        podman("kube", "play", "--network", f"{PROJECT}_default", str(play))
+        podman("kube", "play", "--replace", "--network", f"{PROJECT}_default", str(play))
         with grpc.insecure_channel("127.0.0.1:50051") as channel:
             wait_for(lambda: health_of(channel) == "SERVING", "the pod SERVING")
             ready = time.monotonic() - started
