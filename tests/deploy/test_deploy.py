@@ -24,9 +24,10 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 import pytest
@@ -75,7 +76,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for(condition, what: str, timeout: float = WAIT, pause: float = 0.1):
+T = TypeVar("T")
+
+
+def wait_for(condition: Callable[[], T | None], what: str, timeout: float = WAIT, pause: float = 0.1) -> T:
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
@@ -160,7 +164,7 @@ def play_to_end(stub: rpc.GameServiceStub, game: str, seats: int) -> pb.GameStat
 
 
 @pytest.fixture(scope="module")
-def engine() -> None:
+def engine() -> None:  # skips the module's tests where containers cannot run
     problem = engine_problem()
     if problem:
         pytest.skip(problem)
