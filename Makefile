@@ -70,6 +70,12 @@ web: clients/web/node_modules/.package-lock.json
 clients/web/node_modules/.package-lock.json: clients/web/package-lock.json
 	cd clients/web && npm ci --no-audit --no-fund
 
+# The server's container image (deploy/Containerfile, deploy/README.md): the server wheel and its
+# dependencies' wheels made here, then `podman build` (ENGINE=docker for docker); prints its size.
+.PHONY: image
+image:
+	PYTHON=$(PYTHON) deploy/build-image.sh
+
 bench:
 	cargo bench --workspace
 
