@@ -69,6 +69,7 @@ mod sim;
 mod state;
 mod view;
 mod wire;
+mod words;
 
 pub use cards::parse_card;
 pub use scoring::{card_mask, score_square};
@@ -95,6 +96,20 @@ impl Game for Carre {
 
     const ID: &'static str = "carre";
     const NAME: &'static str = "Carré";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.carre.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 2;

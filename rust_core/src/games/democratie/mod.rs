@@ -52,6 +52,7 @@ mod sim;
 mod state;
 mod view;
 mod wire;
+mod words;
 
 pub use cards::{deck_size, strength, suit_of};
 pub use clocks::weakest_card;
@@ -82,6 +83,20 @@ impl Game for Democratie {
 
     const ID: &'static str = "democratie";
     const NAME: &'static str = "Démocratie";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.democratie.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;

@@ -50,6 +50,7 @@ mod state;
 mod triples;
 mod view;
 mod wire;
+mod words;
 
 use crate::error::{CoreError, CoreResult};
 use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Timer, Viewer};
@@ -82,6 +83,20 @@ impl Game for GridKnock {
 
     const ID: &'static str = "grid_knock";
     const NAME: &'static str = "Grid Knock";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.grid_knock.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 8;

@@ -38,6 +38,7 @@ mod state;
 mod tiles;
 mod view;
 mod wire;
+mod words;
 
 pub use board::Board;
 pub use plays::count_plays;
@@ -57,6 +58,20 @@ impl Game for Qwirkle {
 
     const ID: &'static str = "qwirkle";
     const NAME: &'static str = "Qwirkle";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.qwirkle.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 4;

@@ -47,6 +47,7 @@ mod rules;
 mod state;
 mod view;
 mod wire;
+mod words;
 
 use crate::error::CoreResult;
 use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
@@ -76,6 +77,20 @@ impl Game for RatATatCat {
 
     const ID: &'static str = "rat_a_tat_cat";
     const NAME: &'static str = "Rat-a-Tat Cat";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.rat_a_tat_cat.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;
