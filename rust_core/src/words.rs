@@ -85,7 +85,7 @@ pub fn plain(text: &str) -> Result<(), String> {
     if let Some(c) = text.chars().find(|c| matches!(c, '{' | '}' | '_')) {
         return Err(format!("{c:?} in {text:?}"));
     }
-    if text.contains("UNSPECIFIED") || text.contains("Unspecified") {
+    if text.to_ascii_lowercase().contains("unspecified") {
         return Err(format!("UNSPECIFIED in {text:?}"));
     }
     // An enum name: a word of three or more capitals (card codes like "AD" are two).
@@ -113,4 +113,30 @@ pub fn names(sentence: &str, word: &str) -> bool {
         !before.is_some_and(|c| c.is_alphanumeric() || c == '−' || c == '-')
             && !after.is_some_and(|c| c.is_alphanumeric())
     })
+}
+
+/// True when a refusal message names cards and tiles in words: no bare codes such as `AD`,
+/// `7H`, `X1` (cards) or `RC` (tiles), no enum names, no `Debug` braces.
+pub fn refusal_plain(message: &str) -> Result<(), String> {
+    if let Some(code) = message
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| {
+            w.len() == 2
+                && w.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+                && w.chars().any(|c| c.is_ascii_uppercase())
+        })
+    {
+        return Err(format!("card code {code:?} in {message:?}"));
+    }
+    if message.contains('{') || message.to_ascii_lowercase().contains("unspecified") {
+        return Err(format!("not words: {message:?}"));
+    }
+    if let Some(w) = message
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .find(|w| w.len() >= 3 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+    {
+        return Err(format!("enum name {w:?} in {message:?}"));
+    }
+    Ok(())
 }

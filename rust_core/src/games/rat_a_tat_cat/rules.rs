@@ -218,7 +218,7 @@ pub(super) fn host_command(s: &State, command: &str, _rng: &mut Rng) -> CoreResu
     if s.cfg.mode != MatchMode::Timed {
         return Err(CoreError::rule(
             "NOT_TIMED",
-            "stop_after_round is for timed matches (match_mode=timed)",
+            "the host can end only a timed match after the round",
         ));
     }
     if s.stop_requested {
