@@ -318,11 +318,3 @@ def test_every_game_has_a_drawing():
     from tablier_client.play.games import DRAWINGS
 
     assert sorted(DRAWINGS) == sorted(GAME_IDS) == sorted(games.BY_ID)
-
-
-def test_qwirkle_move_labels_name_tiles_and_cells():
-    from tablier_client.play.games import action_label
-
-    action = qwirkle_pb2.Action(play=qwirkle_pb2.Play(placements=[
-        qwirkle_pb2.Placement(x=2, y=-1, tile_type=6 * 4 + 2)]))
-    assert str(action_label("qwirkle", action, qwirkle_pb2.View(), 0)) == "Play ◆ blue diamond at (2,-1)"

@@ -115,7 +115,8 @@ def _seat_clock(clock) -> service_pb2.SeatClock:
 def to_event(event: EventOut) -> service_pb2.Event:
     out = service_pb2.Event(seq=event.seq, type=event.kind, payload=to_any(event.payload),
                             chain_hash=event.chain_hash or b"", command_id=event.command_id or "",
-                            core_version=event.core_version or "", state_hash=event.state_hash or b"")
+                            core_version=event.core_version or "", state_hash=event.state_hash or b"",
+                            description=event.description)
     if event.seat is not None:
         out.seat = event.seat
     if event.command is not None:
@@ -185,7 +186,8 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
 
     async def ListLegalMoves(self, request, context):
         seq, moves = await self.app.legal_moves(request.game_id, credential(context))
-        return service_pb2.ListLegalMovesResponse(seq=seq, moves=[to_any(m) for m in moves])
+        return service_pb2.ListLegalMovesResponse(seq=seq, moves=[to_any(m) for m, _ in moves],
+                                                  labels=[label for _, label in moves])
 
     async def PlayMove(self, request, context):
         played = await self.app.play(

@@ -136,6 +136,8 @@ class EventOut:
     core_version: str | None = None
     command: CommandOut | None = None
     state_hash: bytes | None = None
+    # The event in one sentence for the viewer it was redacted for (the game's own words).
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -459,13 +461,14 @@ class GameApp:
             return game, self._state(game, at_seq, match, principal, chain), match
         return game, self._state(game, seq, match, principal, await self._chain_at(game, seq)), match
 
-    async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[Payload]]:
+    async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[tuple[Payload, str]]]:
+        """The seat's legal moves at `seq`, each with its label in the game's words."""
         game = await self._game(game_id)
         seq, match = await self._load(game)
         seat = self._seat(self._principal_for(game, cred, over=match.is_over(), read_only=False))
-        moves = await asyncio.to_thread(match.legal_actions, seat)
+        moves = await asyncio.to_thread(match.legal_moves, seat)
         action_type = self.catalogue.get(game.game_type).action_type
-        return seq, [Payload(action_type, m) for m in moves]
+        return seq, [(Payload(action_type, m), label) for m, label in moves]
 
     async def list_events(
         self, game_id: str, cred: Credential, after_seq: int = 0, limit: int = 0
@@ -1279,16 +1282,17 @@ class GameApp:
         if redacted is None:
             return None
         event_type = _core.GENERIC_EVENTS.get(ev.kind) or self.catalogue.get(game.game_type).event_type
+        described = match.event_sentence(redacted, seat=who.seat, auditor=who.auditor, kind=ev.kind)
         if not who.auditor:
             return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at,
-                            ev.chain_hash if game.hash_scheme >= 2 else None)
+                            ev.chain_hash if game.hash_scheme >= 2 else None, description=described)
         given = command.input if command is not None else None
         asked = None if given is None else CommandOut(
             given.seat,
             None if given.action is None else Payload(self.catalogue.get(game.game_type).action_type, given.action),
             given.host_command)
         return EventOut(ev.seq, ev.kind, ev.seat, Payload(event_type, redacted), ev.recorded_at, ev.chain_hash,
-                        ev.command_id, ev.core_version, asked, ev.state_hash)
+                        ev.command_id, ev.core_version, asked, ev.state_hash, described)
 
     async def _chain_at(self, game: GameRecord, seq: int) -> bytes | None:
         head = self._heads.get(game.game_id)
