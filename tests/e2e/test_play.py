@@ -70,6 +70,9 @@ async def create_from_lobby(pilot: Pilot[Any], game: str, options: dict[str, str
         field.focus()
         await pilot.press("ctrl+a", "backspace", *value)
         assert field.value == value
+    # The options (with their descriptions) may have scrolled the form: back to the button.
+    lobby.query_one("#create").scroll_visible(animate=False)
+    await pilot.pause()
     await pilot.click("#create")
     await until(pilot, lambda: isinstance(pilot.app.screen, MatchScreen), "the match screen")
     screen = pilot.app.screen
