@@ -146,7 +146,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const board = h("div", { class: "board" });
   const moves = h("div", { class: "moves", "aria-label": "legal moves" });
   const refused = h("p", { class: "refusal", id: "refusal", role: "alert" });
-  const log = h("ol", { class: "log", "aria-label": "latest events" });
+  const log = h("ul", { class: "log", "aria-label": "latest events" });
   const header = h("div", { class: "match-head" });
   const result = h("div", { class: "result" });
   const shareLink = (label: string, link: string, attrs: Record<string, unknown>) =>
@@ -170,7 +170,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const tell = (events: { seq: bigint; description: string }[]) => {
     for (const e of events) if (e.description && Number(e.seq) > lastTold) { told.push(e.description); lastTold = Number(e.seq); }
     told.splice(0, Math.max(0, told.length - 6));
-    log.replaceChildren(...told.map((t) => h("li", {}, t)));
+    log.replaceChildren(h("li", { class: "caption" }, "latest events"), ...told.map((t) => h("li", {}, t)));
   };
   let lastTold = 0;
   let picked: string[] = [];

@@ -9,7 +9,7 @@ use pb::action::Kind as A;
 use pb::event::Kind as E;
 
 pub(super) const SUMMARY: &str =
-    "A trick-taking game for 3 to 6 players with simultaneous, sealed \
+    "A trick-taking game for 2 to 6 players with simultaneous, sealed \
 plays. Each trick, a vote card is turned up and its suit is trump; every player seals a card, \
 then all are revealed and the best card takes the vote card. Captured cards score by suit after \
 each deal: 13 points in a suit make a tribe, and the first player to gather the target number of \
