@@ -109,3 +109,41 @@ fn plain_refuses_what_only_a_program_says() {
     assert!(!words::names("Seat 1 drew a 17.", "a 1"));
     assert!(!words::names("Seat 1 took slot 3.", "a 3"));
 }
+
+/// The harness's leak check can fail: a sentence made from the whole event (not the one
+/// redacted for the spectator) names the drawn card the spectator may not see.
+#[test]
+fn a_sentence_of_the_unredacted_event_would_be_caught() {
+    use tablier_core::game::Game;
+    use tablier_core::games::carre::Carre;
+    let config = Carre::checked_config(2, &Options::new()).unwrap();
+    let mut state = Carre::initial(&config);
+    let mut events = Vec::new();
+    Carre::open(&mut state, &mut Rng::from_u64(5), &mut events).unwrap();
+    let mut rng = Rng::from_u64(6);
+    let mut caught = 0;
+    for _ in 0..40 {
+        for e in events.drain(..) {
+            let hidden: Vec<String> = {
+                let seen = Carre::card_words(&Carre::redact(&e, Viewer::Spectator).unwrap());
+                Carre::card_words(&e)
+                    .into_iter()
+                    .filter(|w| !seen.contains(w))
+                    .collect()
+            };
+            let told = Carre::event_sentence(
+                &Carre::redact(&e, Viewer::Spectator).unwrap(),
+                Viewer::Spectator,
+            );
+            assert!(!hidden.iter().any(|w| words::names(&told, w)), "{told}");
+            let leaked = Carre::event_sentence(&e, Viewer::Spectator);
+            caught += usize::from(hidden.iter().any(|w| words::names(&leaked, w)));
+        }
+        let Some(seat) = Carre::to_act(&state).first() else {
+            break;
+        };
+        let action = Carre::bot_action(&state, seat, "random", &mut rng).unwrap();
+        Carre::play(&mut state, seat, &action, &mut rng, &mut events).unwrap();
+    }
+    assert!(caught > 0, "no drawn card would have been caught");
+}

@@ -181,9 +181,9 @@ impl Game for Carre {
 
     /// Match clocks (§11): a timed-out seat discards.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DISCARD, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "discard: the seat discards the lowest card of its hand (Ace first, Kings \
-        last), face up and dead for the round; it never goes out or places a card. forfeit: the seat forfeits: \
-        the match ends at once and the other seat wins, whatever the totals (reason FORFEIT).";
+    const TIMEOUT_HELP: &'static str = "discard: the player discards the lowest card in their hand (aces first, kings last), face up and out \
+        of play for the round; they never go out or place a card. forfeit: the player forfeits: the match ends at \
+        once and the other player wins, whatever the totals.";
 
     fn timeout_events(
         s: &State,

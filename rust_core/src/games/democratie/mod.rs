@@ -259,10 +259,9 @@ impl Game for Democratie {
 
     /// Match clocks (§11): a timed-out seat commits its weakest card.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_WEAKEST_CARD, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "weakest_card: the seat commits the weakest card of its hand (lowest \
-        strength, then fewest points, then lowest card code), as a commit of its own: sealed until the reveal. \
-        forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest tribe total among \
-        the other seats wins, shared when tied.";
+    const TIMEOUT_HELP: &'static str = "weakest_card: the player seals the weakest card in their hand (the lowest, then the one worth \
+        the fewest points), kept secret until the reveal like any other. forfeit: the player forfeits: the match \
+        ends at once and the most tribes among the other players win, shared when tied.";
 
     fn timeout_events(
         state: &State,

@@ -48,6 +48,17 @@ fn slot(s: Option<&pb::Slot>, v: Viewer) -> String {
     }
 }
 
+/// Where a card lies, told of `actor`'s move: "their card at row 1, column 4" when the card
+/// is the actor's own and the viewer is someone else.
+fn slot_of(s: Option<&pb::Slot>, actor: Seat, v: Viewer) -> String {
+    match s {
+        Some(x) if x.owner == actor && !v.is_seat(actor) => {
+            format!("their card at row {}, column {}", x.row, x.col)
+        }
+        _ => slot(s, v),
+    }
+}
+
 fn held(view: &pb::View) -> String {
     view.drawn_card
         .or(view.taken_card)
@@ -128,7 +139,7 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
             Some(_) => format!(
                 "{} chose {} to turn up.",
                 who(e.seat, v),
-                slot(e.slot.as_ref(), v)
+                slot_of(e.slot.as_ref(), e.seat, v)
             ),
             None => format!("{} chose a card to turn up.", who(e.seat, v)),
         },
@@ -173,17 +184,17 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
         }
         E::KnocksRefused(e) => format!("{} refused the knocks.", who(e.seat, v)),
         E::Kept(e) => format!(
-            "{} put {} in place of {}, which was {} and is discarded.",
+            "{} put {} in place of {}, which was {}.",
             who(e.seat, v),
             value(e.placed),
-            slot(e.slot.as_ref(), v),
+            slot_of(e.slot.as_ref(), e.seat, v),
             value(e.removed)
         ),
         E::DiscardedAndRevealed(e) => format!(
             "{} discarded {} and turned up {}: {}.",
             who(e.seat, v),
             value(e.discarded),
-            slot(e.slot.as_ref(), v),
+            slot_of(e.slot.as_ref(), e.seat, v),
             value(e.revealed)
         ),
         E::KnockerSwapped(e) => match e.removed {
@@ -191,14 +202,14 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
                 "{} put {} in place of {}, which was {}.",
                 who(e.knocker, v),
                 value(e.placed),
-                slot(e.slot.as_ref(), v),
+                slot_of(e.slot.as_ref(), e.knocker, v),
                 value(r)
             ),
             None => format!(
                 "{} put {} in place of {}, a face-down card.",
                 who(e.knocker, v),
                 value(e.placed),
-                slot(e.slot.as_ref(), v)
+                slot_of(e.slot.as_ref(), e.knocker, v)
             ),
         },
         E::TripleDiscarded(e) => format!(
@@ -237,7 +248,7 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
             "{} put {} in place of {}, which was {}.",
             who(e.seat, v),
             value(e.placed),
-            slot(e.slot.as_ref(), v),
+            slot_of(e.slot.as_ref(), e.seat, v),
             value(e.removed)
         ),
         E::ExchangedCardDiscarded(e) => format!("{} discarded {}.", who(e.seat, v), value(e.value)),
@@ -245,7 +256,7 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
             "{} put {} into {}.",
             who(e.knocker, v),
             value(e.value),
-            slot(e.slot.as_ref(), v)
+            slot_of(e.slot.as_ref(), e.knocker, v)
         ),
         E::HeldCardDiscarded(e) => format!("{} discarded {}.", who(e.knocker, v), value(e.value)),
         E::EmptyPassed(e) => format!(

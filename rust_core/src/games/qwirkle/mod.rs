@@ -151,10 +151,9 @@ impl Game for Qwirkle {
 
     /// Match clocks (§11): a timed-out seat passes.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_PASS, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "pass: the seat passes its turn, laying and exchanging nothing, even with \
-        tiles in the bag (the start player's compulsory opening play is made instead: the first one listed). \
-        forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest score among the \
-        other seats wins, ties share.";
+    const TIMEOUT_HELP: &'static str = "pass: the player passes the turn, laying and trading nothing (at the start, the compulsory \
+        opening is laid for them instead). forfeit: the player forfeits: the match ends at once and the highest \
+        score among the other players wins, shared when tied.";
 
     fn timeout_events(
         state: &State,

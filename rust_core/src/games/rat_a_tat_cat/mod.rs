@@ -200,11 +200,10 @@ impl Game for RatATatCat {
 
     /// Match clocks (§11): a timed-out seat draws and discards.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DRAW_AND_DISCARD, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "draw_and_discard: the seat's turn is completed with the quietest moves: it \
-        draws from the pile, discards the drawn card unused (a Draw 2 draws its second card and discards it too), \
-        peeks at its slot 1 or skips the swap if a used power left it there, and ends its turn without calling. \
-        forfeit: the seat forfeits and the match ends at once (reason FORFEIT): the lowest total among the other \
-        seats still in the match wins, ties share; the round in progress is not scored.";
+    const TIMEOUT_HELP: &'static str = "draw_and_discard: the turn is finished for the player as quietly as possible: they draw from \
+        the pile and discard the card unused (a Draw 2 card's second card too), and end the turn without calling. \
+        forfeit: the player forfeits and the match ends at once: the lowest total among the other players still \
+        in the match wins, shared when tied; the round in progress is not scored.";
 
     fn timeout_events(
         s: &State,
