@@ -39,23 +39,23 @@ pub fn options(policies: &[&'static str], help: &str) -> Vec<OptionSpec> {
     allowed.extend(policies);
     vec![
         OptionSpec::int(MOVE, 0, 0, MAX_MOVE, format!(
-            "Match clock: seconds each wait of a seat may last at most (0 to {MAX_MOVE}; 0: no per-move limit)."
+            "Match clock: the most seconds a player may take for one move (0 to {MAX_MOVE}; 0: no limit per move). Default: 0."
         )),
         OptionSpec::int(BANK, 0, 0, MAX_BANK, format!(
-            "Match clock: each seat's time bank in seconds, spent while the seat is awaited (0 to {MAX_BANK}; \
-             0: no bank). A wait ends at the latest when the bank is spent."
+            "Match clock: each player's time bank in seconds, spent while the table waits for them (0 to {MAX_BANK}; \
+             0: no bank). A move must come before the bank is spent. Default: 0."
         )),
         OptionSpec::int(INCREMENT, 0, 0, MAX_INCREMENT, format!(
-            "Match clock: seconds added to a seat's bank after each of its moves (0 to {MAX_INCREMENT}; needs \
-             {BANK})."
+            "Match clock: seconds added to a player's bank after each of their moves (0 to {MAX_INCREMENT}; \
+             needs a bank). Default: 0."
         )),
         OptionSpec {
             name: POLICY,
             kind: OptionKind::Choice(allowed),
             default: BOT.into(),
             description: format!(
-                "Match clock: what happens when a seat's time is up, recorded as a seat_timed_out event followed by \
-                 the policy's events. bot: the game's strongest bot moves for the seat.{}{help}",
+                "Match clock: what happens when a player's time is up. bot: the game's strongest bot moves for \
+                 them.{}{help} Default: bot.",
                 if help.is_empty() { "" } else { " " }
             ),
         },

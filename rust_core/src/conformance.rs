@@ -18,6 +18,7 @@ use prost::Message;
 use crate::error::CoreError;
 use crate::game::{decide_checked, Game, Options, Seats, Viewer};
 use crate::rng::Rng;
+use crate::words;
 
 #[derive(Debug, Default)]
 pub struct Report {
@@ -57,6 +58,48 @@ pub struct Played<G: Game> {
 
 fn hash_state<G: Game>(state: &G::State) -> Vec<u8> {
     G::view(state, Viewer::Auditor).encode_to_vec()
+}
+
+/// Every viewer's sentence of `event` (made from its redacted event) reads as words and names
+/// no card or tile that viewer's redacted event does not hold.
+fn check_sentences<G: Game>(
+    event: &G::Event,
+    seats: u32,
+    report: &mut Report,
+    seed: u64,
+    step: u64,
+) {
+    let all = G::card_words(event);
+    for v in (0..seats)
+        .map(Viewer::Seat)
+        .chain([Viewer::Spectator, Viewer::Auditor])
+    {
+        let Some(r) = G::redact(event, v) else {
+            continue;
+        };
+        let sentence = G::event_sentence(&r, v);
+        if let Err(what) = words::plain(&sentence) {
+            report.violation(
+                seed,
+                step,
+                format!("{} for {v:?}: {what}", G::event_type(event)),
+            );
+        }
+        let seen = G::card_words(&r);
+        if let Some(hidden) = all
+            .iter()
+            .find(|w| !seen.contains(w) && words::names(&sentence, w))
+        {
+            report.violation(
+                seed,
+                step,
+                format!(
+                    "{} for {v:?} names {hidden:?}, which its redacted event does not hold: {sentence:?}",
+                    G::event_type(event)
+                ),
+            );
+        }
+    }
 }
 
 /// Plays one match (uniform over the awaited seats; each plays a uniformly chosen legal action
@@ -105,6 +148,7 @@ pub fn play_checked<G: Game>(
                     format!("{} does not decode to itself: {e:?}", G::event_type(e)),
                 );
             }
+            check_sentences::<G>(e, seats, report, seed, step);
             for s in (0..seats).map(Viewer::Seat).chain([Viewer::Spectator]) {
                 if let Some(r) = G::redact(e, s) {
                     if !round_trips(&r) {
@@ -229,6 +273,14 @@ pub fn play_checked<G: Game>(
                     encoded.len()
                 ),
             );
+        }
+        // Every legal action reads as words for the seat, from its own view.
+        let own_view = G::view(&state, Viewer::Seat(actor));
+        for m in &moves {
+            let label = G::action_label(&own_view, actor, m);
+            if let Err(what) = words::plain(&label) {
+                report.violation(seed, step, format!("label of {m:?}: {what}"));
+            }
         }
         // A sample of the other legal actions must apply too.
         for _ in 0..2 {

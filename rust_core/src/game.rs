@@ -330,6 +330,27 @@ pub trait Game: 'static {
     /// match after the round in progress. They are not moves of any seat.
     const HOST_COMMANDS: &'static [&'static str] = &[];
 
+    /// What the game is about, for people choosing one: two to four plain sentences
+    /// (`words.rs` of the game's folder).
+    const SUMMARY: &'static str;
+    /// The rules document, relative to the repository root (e.g. `docs/rules/qwirkle.md`).
+    const RULES_PATH: &'static str;
+
+    /// A legal move of `seat` in words, as that seat would say it ("Take the 7 from the
+    /// discard pile into slot 2"), read from `view`, the seat's own view of the state the move
+    /// is made in: it can name nothing the seat may not see. Written in the game's `words.rs`.
+    fn action_label(view: &Self::View, seat: Seat, action: &Self::Action) -> String;
+
+    /// One sentence telling `viewer` what `event` (already redacted for that viewer) says:
+    /// the viewer's own cards named, another seat's hidden card worded as hidden. Written in
+    /// the game's `words.rs`, from the redacted event alone.
+    fn event_sentence(event: &Self::Event, viewer: Viewer) -> String;
+
+    /// The names of every card or tile `event` holds, exactly as [`Game::event_sentence`]
+    /// writes them: the conformance harness checks that a sentence names none that the
+    /// viewer's redacted event does not hold.
+    fn card_words(event: &Self::Event) -> Vec<String>;
+
     /// The game's table options (the registry adds the match clock's, [`crate::clock`]).
     fn options() -> Vec<OptionSpec>;
 

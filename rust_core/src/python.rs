@@ -232,6 +232,31 @@ impl Match {
         Ok(moves.iter().map(|b| PyBytes::new(py, b).unbind()).collect())
     }
 
+    /// The legal actions of `seat`, each with its label in words: `[(action, label)]`.
+    fn legal_moves(&self, py: Python<'_>, seat: u32) -> PyResult<Vec<(Py<PyBytes>, String)>> {
+        let m = self.get()?;
+        let moves = py.allow_threads(|| m.legal_moves(seat)).map_err(to_py)?;
+        Ok(moves
+            .into_iter()
+            .map(|(b, label)| (PyBytes::new(py, &b).unbind(), label))
+            .collect())
+    }
+
+    /// One sentence for the viewer (`seat` / `auditor`) of an event already redacted for it
+    /// (`kind` as stored): the game's own words, from the redacted event alone.
+    #[pyo3(signature = (redacted, seat=None, auditor=false, kind=None))]
+    fn event_sentence(
+        &self,
+        redacted: &[u8],
+        seat: Option<u32>,
+        auditor: bool,
+        kind: Option<&str>,
+    ) -> PyResult<String> {
+        self.get()?
+            .event_sentence(kind, redacted, viewer(seat, auditor))
+            .map_err(to_py)
+    }
+
     #[pyo3(signature = (seat=None, auditor=false))]
     fn view<'py>(
         &self,

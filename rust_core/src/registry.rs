@@ -16,6 +16,7 @@ use crate::game::{
 use crate::games;
 use crate::proto::{self, GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
+use crate::words;
 
 /// Every game the server offers, one line each.
 pub fn games() -> &'static [&'static dyn DynGame] {
@@ -97,6 +98,17 @@ pub trait DynMatch: Send + Sync {
     fn clock_seats(&self) -> Vec<(Option<i64>, Option<i64>, Option<i64>)>;
     fn to_act(&self) -> Vec<Seat>;
     fn legal_actions(&self, seat: Seat) -> CoreResult<Vec<Vec<u8>>>;
+    /// The legal actions of `seat`, each with its label in words as that seat would say it
+    /// (read from the seat's own view).
+    fn legal_moves(&self, seat: Seat) -> CoreResult<Vec<(Vec<u8>, String)>>;
+    /// One sentence for `viewer` of an event already redacted for it (`kind` as
+    /// `apply_stored`): what the game's `words.rs` says of it, from the redacted event alone.
+    fn event_sentence(
+        &self,
+        kind: Option<&str>,
+        redacted: &[u8],
+        viewer: Viewer,
+    ) -> CoreResult<String>;
     fn view(&self, viewer: Viewer) -> CoreResult<Vec<u8>>;
     fn redact(&self, payload: &[u8], viewer: Viewer) -> CoreResult<Option<Vec<u8>>> {
         self.redact_stored(None, payload, viewer)
@@ -192,6 +204,8 @@ impl<G: Game> DynGame for Registered<G> {
             },
             bots: G::BOTS.iter().map(|s| s.to_string()).collect(),
             host_commands: G::HOST_COMMANDS.iter().map(|s| s.to_string()).collect(),
+            summary: G::SUMMARY.into(),
+            rules_path: G::RULES_PATH.into(),
         }
     }
 
@@ -275,6 +289,23 @@ fn generic_event(kind: &str, payload: &[u8]) -> CoreResult<SeatTimedOut> {
     }
     SeatTimedOut::decode(payload)
         .map_err(|e| CoreError::corrupt(format!("undecodable {kind}: {e}")))
+}
+
+/// The sentence of a `seat_timed_out` event, the same in every game.
+fn timed_out_sentence(e: &SeatTimedOut, viewer: Viewer) -> String {
+    let whose = words::whose_cap(e.seat, viewer);
+    let whom = words::whom(e.seat, viewer);
+    match e.policy.as_str() {
+        clock::BOT => format!("{whose} time ran out: the bot moves for {whom}."),
+        "forfeit" if viewer.is_seat(e.seat) => {
+            format!("{whose} time ran out: you forfeit the match.")
+        }
+        "forfeit" => format!("{whose} time ran out: {whom} forfeits the match."),
+        policy => format!(
+            "{whose} time ran out: the table moves for {whom} ({}).",
+            policy.replace('_', " ")
+        ),
+    }
 }
 
 /// True for the kinds every game shares (the registry's own events), decoded apart.
@@ -446,6 +477,35 @@ impl<G: Game> DynMatch for Match<G> {
             .iter()
             .map(|a| a.encode_to_vec())
             .collect())
+    }
+    fn legal_moves(&self, seat: Seat) -> CoreResult<Vec<(Vec<u8>, String)>> {
+        self.check_seat(seat)?;
+        let moves = G::legal_actions(&self.state, seat);
+        if moves.is_empty() {
+            return Ok(Vec::new());
+        }
+        let view = G::view(&self.state, Viewer::Seat(seat));
+        Ok(moves
+            .iter()
+            .map(|a| (a.encode_to_vec(), G::action_label(&view, seat, a)))
+            .collect())
+    }
+    fn event_sentence(
+        &self,
+        kind: Option<&str>,
+        redacted: &[u8],
+        viewer: Viewer,
+    ) -> CoreResult<String> {
+        self.check_viewer(viewer)?;
+        if is_generic_kind(kind) {
+            return Ok(timed_out_sentence(
+                &generic_event(kind.unwrap_or_default(), redacted)?,
+                viewer,
+            ));
+        }
+        let event: G::Event = G::Event::decode(redacted)
+            .map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
+        Ok(G::event_sentence(&event, viewer))
     }
     fn view(&self, viewer: Viewer) -> CoreResult<Vec<u8>> {
         self.check_viewer(viewer)?;

@@ -35,6 +35,9 @@ async def replay(args: argparse.Namespace) -> int:
     seq = events[-1].seq if events else 0
     console.rule(f"{game.game_type} {game.game_id} at seq {seq}")
     console.print(match.render(auditor=True), markup=False)
+    for ev in events[-5:]:
+        said = match.event_sentence(ev.payload, auditor=True, kind=ev.kind)
+        console.print(f"{ev.seq:>5}  {said}", markup=False)
     console.print(f"to act: {match.to_act() or '-'}")
     outcome = match.outcome()
     if outcome is not None:

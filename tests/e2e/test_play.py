@@ -70,6 +70,9 @@ async def create_from_lobby(pilot: Pilot[Any], game: str, options: dict[str, str
         field.focus()
         await pilot.press("ctrl+a", "backspace", *value)
         assert field.value == value
+    # The options (with their descriptions) may have scrolled the form: back to the button.
+    lobby.query_one("#create").scroll_visible(animate=False)
+    await pilot.pause()
     await pilot.click("#create")
     await until(pilot, lambda: isinstance(pilot.app.screen, MatchScreen), "the match screen")
     screen = pilot.app.screen
@@ -318,11 +321,3 @@ def test_every_game_has_a_drawing():
     from tablier_client.play.games import DRAWINGS
 
     assert sorted(DRAWINGS) == sorted(GAME_IDS) == sorted(games.BY_ID)
-
-
-def test_qwirkle_move_labels_name_tiles_and_cells():
-    from tablier_client.play.games import action_label
-
-    action = qwirkle_pb2.Action(play=qwirkle_pb2.Play(placements=[
-        qwirkle_pb2.Placement(x=2, y=-1, tile_type=6 * 4 + 2)]))
-    assert str(action_label("qwirkle", action, qwirkle_pb2.View(), 0)) == "Play ◆ blue diamond at (2,-1)"

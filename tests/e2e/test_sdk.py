@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import re
 import ssl
 import subprocess
 import sys
@@ -61,6 +62,11 @@ async def test_game_types_with_options(server):
     assert all(isinstance(t, common_pb2.GameType) for t in types)
 
 
+def plain(text: str) -> bool:
+    """Words for people: not empty, no enum names, no Debug braces or underscores."""
+    return bool(text.strip()) and not re.search(r"[{}_]|UNSPECIFIED|\b[A-Z]{3,}\b", text)
+
+
 @pytest.mark.parametrize("kind", games.ALL, ids=lambda k: k.id)
 async def test_a_whole_match_through_the_sdk(server, kind):
     info = {t.id: t for t in GAME_TYPES}[kind.id]
@@ -73,6 +79,10 @@ async def test_a_whole_match_through_the_sdk(server, kind):
         assert first.moves and all(isinstance(m, kind.action) for m in first.moves)
         assert first.seq == created.state.seq
         assert created.seats[0].token != created.seats[1].token
+        # Every move comes with its label in the game's words, and str() of the moves gives them.
+        assert len(first.labels) == len(first.moves) and all(plain(label) for label in first.labels)
+        assert str(first).splitlines() == first.labels and first.label(first.moves[0]) == first.labels[0]
+        assert plain(info.summary) and info.rules_path.startswith("docs/rules/")
 
         moves = await play_out(created.seats)
 
@@ -82,6 +92,12 @@ async def test_a_whole_match_through_the_sdk(server, kind):
         events = await created.seats[1].events()
         assert [e.seq for e in events] == list(range(1, final.seq + 1))
         assert all(isinstance(e.payload, kind.event) for e in events)
+        # Each event in one sentence for its viewer; a seat and a spectator are told differently
+        # where the seat sees its own hidden cards.
+        assert all(plain(str(e)) and str(e) == e.description for e in events)
+        watched = await client.open(created.game_id)
+        public = [str(e) for e in await watched.events()]
+        assert all(plain(s) for s in public) and public != [str(e) for e in events]
         assert sum(e.seat is not None for e in events) >= moves
         # A spectator of the finished match, and a handle opened by id alone.
         opened = await client.open(created.game_id)

@@ -117,6 +117,11 @@ class Event(Generic[E]):
     # every game shares (type "seat_timed_out") its own message (tablier.v1.SeatTimedOut).
     payload: E
     recorded_at: datetime | None
+    # The event in one sentence for the viewer, in the game's own words (from the server).
+    description: str = ""
+
+    def __str__(self) -> str:
+        return self.description or f"{self.type} (event {self.seq})"
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,18 @@ class Moves(Generic[A]):
 
     seq: int
     moves: list[A]
+    # labels[i] is moves[i] in words, as the seat would say it (the game's own, from the server).
+    labels: list[str] = field(default_factory=list)
+
+    def label(self, move: A) -> str:
+        """The words of one of these moves."""
+        for candidate, words in zip(self.moves, self.labels):
+            if candidate == move:
+                return words
+        return str(move)
+
+    def __str__(self) -> str:
+        return "\n".join(self.labels)
 
 
 @dataclass(frozen=True)
@@ -463,7 +480,8 @@ class Match(Generic[A, V, E]):
         response = await self.client.call(self.client.stub.ListLegalMoves,
                                           service_pb2.ListLegalMovesRequest(game_id=self.game_id), self.metadata)
         cls = self.kind.action if self.kind else None
-        return Moves(response.seq, [unpack(m, cls) for m in response.moves])  # type: ignore[misc]
+        return Moves(response.seq, [unpack(m, cls) for m in response.moves],  # type: ignore[misc]
+                     list(response.labels))
 
     async def play(self, action: A, *, expected_seq: int | None = None,
                    command_id: str | None = None) -> Played[V, E]:
@@ -639,6 +657,7 @@ def _event(raw: service_pb2.Event, kind: GameKind[Any, Any, E] | None) -> Event[
         seat=raw.seat if raw.HasField("seat") else None,
         payload=unpack(raw.payload, kind.event if own and kind else None),  # type: ignore[arg-type]
         recorded_at=raw.recorded_at.ToDatetime() if raw.HasField("recorded_at") else None,
+        description=raw.description,
     )
 
 

@@ -11,8 +11,6 @@ export interface GameUI {
   draw(view: any, viewer: number | undefined, hints?: string[]): HTMLElement;
   /** The drawn elements (data-key) a legal move of seat `viewer` involves. */
   keys(action: any, viewer: number): string[];
-  /** A move in words. */
-  label(action: any): string;
   /** An action built from picked elements, when the game lets a player try one (the server
    *  decides whether it is legal). */
   compose?(picked: string[], view: any, viewer: number | undefined): any | undefined;
@@ -26,17 +24,6 @@ const SUITS: Record<string, [string, boolean]> = {
 function kind(action: any): [string, any] {
   const k = Object.keys(action).find((x) => x !== "@type") ?? "";
   return [k, action[k] ?? {}];
-}
-
-/** Generic words for any action: "place: card ace spades, square own, cell 5". */
-export function genericLabel(action: any): string {
-  const [k, body] = kind(action);
-  const fmt = (v: any): string =>
-    Array.isArray(v) ? v.map(fmt).join(" ") :
-    v && typeof v === "object" ? Object.entries(v).map(([a, b]) => `${a} ${fmt(b)}`).join(", ") :
-    typeof v === "string" && /^[A-Z0-9_]+$/.test(v) ? words(v) : String(v);
-  const rest = fmt(body);
-  return k.replace(/([A-Z])/g, " $1").toLowerCase() + (rest ? `: ${rest}` : "");
 }
 
 function card(label: string, opts: { key?: string; red?: boolean; down?: boolean; cls?: string; title?: string } = {}) {
@@ -102,13 +89,6 @@ const carre: GameUI = {
     if (k === "goOut") return ["goout"];
     return [];
   },
-  label(a) {
-    const [k, b] = kind(a);
-    if (k === "place") return `place ${carreCard(b.card)[0]} on ${b.square === "TARGET_SQUARE_OWN" ? "your" : "the opponent's"} cell ${b.cell}`;
-    if (k === "discard") return `discard ${carreCard(b.card)[0]}`;
-    if (k === "goOut") return "go out";
-    return genericLabel(a);
-  },
   compose(picked, v, viewer) {
     const c = picked.find((p) => p.startsWith("card:"));
     const cell = picked.find((p) => p.startsWith("cell:"));
@@ -164,15 +144,6 @@ const qwirkle: GameUI = {
     if (k === "exchange") return ["bag", ...(b.tileTypes ?? []).map((t: number) => `tile:${t}`)];
     return [];
   },
-  label(a) {
-    const [k, b] = kind(a);
-    const t = (n: number) => `${words(["red", "orange", "yellow", "green", "blue", "purple"][Math.floor(n / 6)])} ${["circle", "cross", "diamond", "square", "star", "clover"][n % 6]}`;
-    if (k === "play") return "lay " + (b.placements ?? []).map((p: any) => `${t(p.tileType)} at (${p.x},${p.y})`).join(", ");
-    if (k === "opening") return "open with " + (b.tileTypes ?? []).map(t).join(", ");
-    if (k === "exchange") return "exchange " + (b.tileTypes ?? []).map(t).join(", ");
-    if (k === "pass") return "pass";
-    return genericLabel(a);
-  },
 };
 
 // ------------------------------------------------------------------ Rat-a-Tat Cat
@@ -219,7 +190,6 @@ const ratATatCat: GameUI = {
     if (k === "swapCards") return [`slot:${me}:${b.ownSlot}`, `slot:${b.targetSeat}:${b.targetSlot}`];
     return [];
   },
-  label: genericLabel,
 };
 
 // ------------------------------------------------------------------ Démocratie
@@ -242,7 +212,7 @@ const democratie: GameUI = {
     const last = v.lastTrick;
     return h("div", { class: "table democratie" },
       h("div", { class: "info" }, `deal ${v.dealNo} · day ${v.day} · trick ${v.trickNo}/${v.tricksInDay} · target ${v.target}`),
-      h("div", { class: "row" }, "vote card ", vl ? card(vl, { red: vr }) : "—", ` trump ${words(v.trump, "SUIT_")}`),
+      h("div", { class: "row" }, "vote card ", vl ? card(vl, { red: vr }) : "—", !v.trump || v.trump === "SUIT_UNSPECIFIED" ? "" : v.trump === "SUIT_NONE" ? " · no trump" : ` · ${words(v.trump, "SUIT_")} are trump`),
       h("div", { class: "players" }, seats),
       last && last.played?.length ? h("div", { class: "row" }, `last trick (won by seat ${last.winner}${last.tie ? ", tie" : ""}): `,
         last.played.map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r }); })) : null,
@@ -254,10 +224,6 @@ const democratie: GameUI = {
   keys(a) {
     const [k, b] = kind(a);
     return k === "commitCard" ? [`card:${b.card}`] : [];
-  },
-  label(a) {
-    const [k, b] = kind(a);
-    return k === "commitCard" ? `seal ${demoCard(b.card)[0]}` : genericLabel(a);
   },
 };
 
@@ -298,7 +264,6 @@ const gridKnock: GameUI = {
     if (k === "takeFromDiscard") return ["discard"];
     return [];
   },
-  label: genericLabel,
 };
 
 export const GAMES: Record<string, GameUI> = {
@@ -309,6 +274,6 @@ export const GAMES: Record<string, GameUI> = {
 export function gameUI(id: string): GameUI {
   return GAMES[id] ?? {
     draw: (v) => h("pre", { class: "raw" }, JSON.stringify(v, null, 1)),
-    keys: () => [], label: genericLabel,
+    keys: () => [],
   };
 }

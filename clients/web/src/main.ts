@@ -87,14 +87,15 @@ async function lobby(): Promise<HTMLElement> {
       seatsSel.addEventListener("change", drawRoles);
       drawRoles();
       const options = t.options.map((o) => h("label", { class: "option", title: o.description },
-        `${o.name} `,
+        `${o.name.replace(/_/g, " ")} `,
         o.allowedValues.length
           ? h("select", { name: o.name }, h("option", { value: "" }, `default (${o.defaultValue || "none"})`), o.allowedValues.map((v) => h("option", { value: v }, v)))
           : h("input", { name: o.name, placeholder: o.defaultValue || "", size: 8 }),
         h("small", {}, o.description)));
       const form = h("form", { class: "game-type", "data-game": t.id },
         h("h2", {}, t.name),
-        h("div", {}, `${t.minPlayers}–${t.maxPlayers} players · bots: ${t.bots.join(", ") || "none"}`),
+        t.summary ? h("p", { class: "summary" }, t.summary) : null,
+        h("div", {}, `${t.minPlayers === t.maxPlayers ? t.minPlayers : `${t.minPlayers} to ${t.maxPlayers}`} players · bots: ${t.bots.join(", ") || "none"}`),
         seatsSel, seatRoles,
         options.length ? h("details", {}, h("summary", {}, "options"), options) : null,
         h("button", { type: "submit" }, `Create ${t.name} match`)) as HTMLFormElement;
@@ -145,6 +146,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const board = h("div", { class: "board" });
   const moves = h("div", { class: "moves", "aria-label": "legal moves" });
   const refused = h("p", { class: "refusal", id: "refusal", role: "alert" });
+  const log = h("ul", { class: "log", "aria-label": "latest events" });
   const header = h("div", { class: "match-head" });
   const result = h("div", { class: "result" });
   const shareLink = (label: string, link: string, attrs: Record<string, unknown>) =>
@@ -159,10 +161,18 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     invites.push(shareLink("Open seats, for anyone: ", `${here}#/open/${gameId}`, { "data-open-link": "" }));
   }
   const page = h("section", { class: "match", "data-game": first.gameType },
-    header, invites, board, refused, moves, result);
+    header, invites, board, refused, moves, log, result);
 
   let state: GameState = first;
-  let legal: { seq: bigint; moves: Any[]; json: any[] } | undefined;
+  let legal: { seq: bigint; moves: Any[]; json: any[]; labels: string[] } | undefined;
+  // The latest events in the game's own words, as the server told them to this viewer.
+  const told: string[] = [];
+  const tell = (events: { seq: bigint; description: string }[]) => {
+    for (const e of events) if (e.description && Number(e.seq) > lastTold) { told.push(e.description); lastTold = Number(e.seq); }
+    told.splice(0, Math.max(0, told.length - 6));
+    log.replaceChildren(h("li", { class: "caption" }, "latest events"), ...told.map((t) => h("li", {}, t)));
+  };
+  let lastTold = 0;
   let picked: string[] = [];
   let showAll = false;
   let busy = false;
@@ -194,7 +204,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     });
     moves.replaceChildren(...[
       legal && legal.moves.length ? h("div", { class: "caption" }, picked.length ? "moves with your choice" : "your legal moves") : null,
-      (showAll ? candidates : candidates.slice(0, SHORT_LIST)).map((c) => h("button", { type: "button", class: "move", "data-move": c.i, onclick: () => play(shown!.moves[c.i]) }, ui.label(c.m))),
+      (showAll ? candidates : candidates.slice(0, SHORT_LIST)).map((c) => h("button", { type: "button", class: "move", "data-move": c.i, onclick: () => play(shown!.moves[c.i]) }, shown!.labels[c.i] ?? "move")),
       !showAll && candidates.length > SHORT_LIST
         ? h("button", { type: "button", class: "more", onclick: () => { showAll = true; draw(); } }, `all ${candidates.length} moves`) : null,
       picked.length ? h("button", { type: "button", class: "clear", onclick: () => { picked = []; draw(); } }, "clear choice") : null,
@@ -231,7 +241,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     let next: typeof legal = undefined;
     if (viewer !== undefined && !state.over && state.toAct.includes(viewer)) {
       const got = await client.listLegalMoves({ gameId }, asSeat(token));
-      next = { seq: got.seq, moves: got.moves, json: got.moves.map(anyJson) };
+      next = { seq: got.seq, moves: got.moves, json: got.moves.map(anyJson), labels: got.labels };
     }
     legal = next;
     showAll = false;
@@ -249,6 +259,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
         try {
           const done = await client.playMove({ gameId, commandId: crypto.randomUUID(), action, expectedSeq }, asSeat(token));
           if (done.state && done.state.seq >= state.seq) state = done.state;
+          tell(done.events);
           break;
         } catch (err) {
           // Another seat moved first (simultaneous phases): if the chosen move is still
@@ -272,11 +283,16 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     }
   };
 
+  try {
+    const recent = await client.listEvents({ gameId, afterSeq: first.seq > 6n ? first.seq - 6n : 0n }, asSeat(token));
+    tell(recent.events);
+  } catch { /* the board still works without the latest events */ }
   // Live: every event anyone causes reaches this page through WatchGame (in batches: the page
   // only needs the state after the last).
   (async () => {
     try {
       for await (const item of client.watchGame({ gameId, afterSeq: first.seq, batches: true }, { ...asSeat(token), signal: abort.signal })) {
+        tell(item.events.length ? item.events : item.event ? [item.event] : []);
         if (item.state && item.state.seq > state.seq) {
           state = item.state;
           await refresh();
@@ -330,7 +346,7 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
     label.textContent = `seq ${seq} / ${max}`;
     board.replaceChildren(ui.draw(anyJson(st.view), undefined));
     const ev = events[seq - 1];
-    eventLine.textContent = ev ? `${ev.type}${ev.seat !== undefined ? ` by seat ${ev.seat}` : ""}` : "";
+    eventLine.textContent = ev?.description ?? "";
   };
   slider.addEventListener("input", show);
   await show();

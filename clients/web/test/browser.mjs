@@ -74,6 +74,8 @@ async function create(page, game, roles, options = SHORT[game] ?? {}) {
   return page.url().split("/").pop();
 }
 
+/** Words for people: not empty, no enum names, no Debug braces or underscores. */
+const plain = (text) => text.trim().length > 0 && !/[{}_]|UNSPECIFIED|\b[A-Z]{3,}\b/.test(text);
 const seqOf = async (page) => (await page.locator(".match-head .seq").textContent()) ?? "";
 
 /** Plays seat `me`'s moves by pointer until the final scores show. Prefers a highlighted
@@ -137,6 +139,9 @@ const scenarios = {
     const roles = ["me", "bot"];
     const gameId = await create(page, game, roles);
     const moves = await playToTheEnd(page, Date.now() + MATCH_DEADLINE, game);
+    // The events are told in the game's own words (the server's), never in enum names.
+    const told = await page.locator(".log li:not(.caption)").allTextContents();
+    check(told.length > 0 && told.every(plain), `events in words: ${told.join(" | ")}`);
     const rows = await page.locator(".result table.scores tr").count();
     check(rows === roles.length, `final scores for every seat (${rows})`);
     check(moves > 0, "the seat played at least one move");
@@ -204,6 +209,7 @@ const scenarios = {
     const reason = await page.locator("#refusal").getAttribute("data-reason");
     check(text.startsWith("Refused: ") && text.length > 15, `a refusal in words: ${text}`);
     check(/^[A-Z_]+$/.test(reason ?? ""), `the server's reason: ${reason}`);
+    check(!/\b[A2-9TJQK][SHDC]\b/.test(text), `the refusal names cards in words: ${text}`);
     await page.screenshot({ path: join(shots, "refusal.png"), fullPage: true });
     // The match goes on: the legal moves are offered again.
     await page.waitForSelector(".move");
@@ -226,6 +232,8 @@ const scenarios = {
     await slider.fill("3");
     await page.waitForFunction(() => document.querySelector(".replay .seq")?.textContent?.startsWith("seq 3 /"));
     check((await boardAt()) !== last, "an earlier seq draws an earlier table");
+    const said = (await page.locator(".replay .event").textContent()) ?? "";
+    check(plain(said), `the replay tells the event in words: ${said}`);
     await page.screenshot({ path: join(shots, "replay.png"), fullPage: true });
     check(!page.errors.length, page.errors.join("; "));
   },

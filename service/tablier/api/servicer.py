@@ -122,6 +122,7 @@ def to_event(event: EventOut) -> service_pb2.Event:
         command_id=event.command_id or "",
         core_version=event.core_version or "",
         state_hash=event.state_hash or b"",
+        description=event.description,
     )
     if event.seat is not None:
         out.seat = event.seat
@@ -203,7 +204,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
 
     async def ListLegalMoves(self, request, context):
         seq, moves = await self.app.legal_moves(request.game_id, credential(context))
-        return service_pb2.ListLegalMovesResponse(seq=seq, moves=[to_any(m) for m in moves])
+        return service_pb2.ListLegalMovesResponse(
+            seq=seq, moves=[to_any(m) for m, _ in moves], labels=[label for _, label in moves]
+        )
 
     async def PlayMove(self, request, context):
         played = await self.app.play(

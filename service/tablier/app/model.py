@@ -63,6 +63,8 @@ class EventOut:
     core_version: str | None = None
     command: CommandOut | None = None
     state_hash: bytes | None = None
+    # The event in one sentence for the viewer it was redacted for (the game's own words).
+    description: str = ""
 
 
 @dataclass(frozen=True)

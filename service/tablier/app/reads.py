@@ -90,13 +90,14 @@ class Reads:
             return game, self._state(game, at_seq, match, principal, chain), match
         return game, self._state(game, seq, match, principal, await self.repo.chain_at(game, seq)), match
 
-    async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[Payload]]:
+    async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[tuple[Payload, str]]]:
+        """The seat's legal moves at `seq`, each with its label in the game's words."""
         game = await self.repo.game(game_id)
         seq, match = await self.repo.load(game)
         seat = acting_seat(self.access.principal(game, cred, over=match.is_over(), read_only=False))
-        moves = await asyncio.to_thread(match.legal_actions, seat)
+        moves = await asyncio.to_thread(match.legal_moves, seat)
         action_type = self.catalogue.get(game.game_type).action_type
-        return seq, [Payload(action_type, m) for m in moves]
+        return seq, [(Payload(action_type, m), label) for m, label in moves]
 
     async def list_events(
         self, game_id: str, cred: Credential, after_seq: int = 0, limit: int = 0

@@ -28,6 +28,7 @@ def event_out(
     if redacted is None:
         return None
     event_type = _core.GENERIC_EVENTS.get(ev.kind) or catalogue.get(game.game_type).event_type
+    described = match.event_sentence(redacted, seat=who.seat, auditor=who.auditor, kind=ev.kind)
     if not who.auditor:
         return EventOut(
             ev.seq,
@@ -36,6 +37,7 @@ def event_out(
             Payload(event_type, redacted),
             ev.recorded_at,
             ev.chain_hash if game.hash_scheme >= 2 else None,
+            description=described,
         )
     given = command.input if command is not None else None
     asked = (
@@ -58,6 +60,7 @@ def event_out(
         ev.core_version,
         asked,
         ev.state_hash,
+        described,
     )
 
 

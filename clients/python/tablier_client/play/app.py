@@ -21,7 +21,7 @@ from textual.widgets import Button, Footer, Input, Label, OptionList, RichLog, S
 from textual.widgets.option_list import Option
 
 from .. import errors
-from ..sdk import Client, Match, State, connect
+from ..sdk import Client, Event, Match, State, connect
 from ..v1 import common_pb2
 from . import games as drawings
 from .seating import create_match, join_match
@@ -91,6 +91,13 @@ def outcome_text(state: State[Any], me: int | None) -> Text:
 # --------------------------------------------------------------------------- match screen
 
 
+def players(t: common_pb2.GameType) -> str:
+    """ "2 players", "2 to 4 players"."""
+    if t.min_players == t.max_players:
+        return f"{t.min_players} players"
+    return f"{t.min_players} to {t.max_players} players"
+
+
 class MatchScreen(Screen[None]):
     """One match, seen by one credential: a seat (moves offered), or a spectator."""
 
@@ -148,7 +155,7 @@ class MatchScreen(Screen[None]):
         log = self.query_one("#log", RichLog)
         with contextlib.suppress(errors.TablierError):
             for event in (await self.handle.events())[-30:]:
-                log.write(self._event_text(event.seq, event.payload))
+                log.write(self._event_text(event))
         if self.note:
             self.show_info(self.note)
         self.redraw()
@@ -157,8 +164,9 @@ class MatchScreen(Screen[None]):
 
     # ------------------------------------------------------------------ drawing
 
-    def _event_text(self, seq: int, payload: Any) -> Text:
-        return Text(f"{seq:>4} ", style="grey50").append_text(drawings.event_label(self.game, payload, self.me))
+    def _event_text(self, event: Event[Any]) -> Text:
+        """An event in the game's own words, as the server sent them for this viewer."""
+        return Text(f"{event.seq:>4} ", style="grey50").append(str(event))
 
     def redraw_soon(self) -> None:
         """One redraw for a burst of events (a bot's move is several), not one per event."""
@@ -215,7 +223,7 @@ class MatchScreen(Screen[None]):
             self.show_error(exc)
             return
         self.moves, self.moves_seq = listed.moves, listed.seq
-        self.labels = [drawings.action_label(self.game, m, state.view, state.seat) for m in self.moves]
+        self.labels = [Text(label) for label in listed.labels]
         self.query_one("#filter", Input).value = ""
         self.list_moves()
         if self.moves and not isinstance(self.focused, Input):
@@ -265,7 +273,7 @@ class MatchScreen(Screen[None]):
             async for update in self.handle.watch(after_seq=self.state.seq, batches=True):
                 if self.state is None or update.state.seq > self.state.seq:  # not one our move returned
                     self.state = update.state
-                log.write(self._event_text(update.event.seq, update.event.payload))
+                log.write(self._event_text(update.event))
                 self.redraw_soon()
                 await self.refresh_moves()
         except errors.TablierError as exc:
@@ -309,11 +317,8 @@ class MatchScreen(Screen[None]):
         except errors.TablierError as exc:
             self.show_error(exc)
             return
-        self.show_info(
-            Text("Played: ").append_text(
-                drawings.action_label(self.game, action, self.state.view if self.state else None, self.me)
-            )
-        )
+        said = next((label for move, label in zip(self.moves, self.labels) if move == action), Text("your move"))
+        self.show_info(Text("Played: ").append_text(said))
         if self.state is None or played.state.seq > self.state.seq:
             self.state = played.state
         self.preview = None
@@ -392,14 +397,9 @@ class ReplayScreen(Screen[None]):
         except errors.TablierError as exc:
             self.query_one("#message", Static).update(explain(exc))
             return
-        viewer = None if self.handle.auditor else self.me
         listing = self.query_one("#events", OptionList)
         listing.add_options(
-            Option(
-                Text(f"{e.seq:>4} ", style="grey50").append_text(drawings.event_label(self.game, e.payload, viewer)),
-                id=str(i),
-            )
-            for i, e in enumerate(self.events)
+            Option(Text(f"{e.seq:>4} ", style="grey50").append(str(e)), id=str(i)) for i, e in enumerate(self.events)
         )
         listing.focus()
         if self.events:
@@ -477,10 +477,7 @@ class LobbyScreen(Screen[None]):
         with Horizontal():
             with Vertical(id="games-box"):
                 yield Label("Game")
-                yield OptionList(
-                    *(Option(f"{t.name} ({t.min_players}-{t.max_players} players)", id=t.id) for t in self.types),
-                    id="games",
-                )
+                yield OptionList(*(Option(f"{t.name} ({players(t)})", id=t.id) for t in self.types), id="games")
             with VerticalScroll(id="form"):
                 yield Label("Seats")
                 yield Input(id="seats", type="integer")
@@ -526,8 +523,14 @@ class LobbyScreen(Screen[None]):
         box = self.query_one("#options", Vertical)
         await box.remove_children()
         widgets: list[Widget] = []
+        if t.summary:
+            widgets.append(Label(Text(t.summary, style="italic")))
         for option in t.options:
-            widgets.append(Label(Text(option.name, style="bold").append(f" — {option.description}", style="grey62")))
+            widgets.append(
+                Label(
+                    Text(option.name.replace("_", " "), style="bold").append(f" — {option.description}", style="grey62")
+                )
+            )
             hint = option.default_value or "(empty)"
             if option.allowed_values:
                 hint += " (one of: " + ", ".join(option.allowed_values) + ")"

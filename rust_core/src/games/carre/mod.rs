@@ -69,6 +69,7 @@ mod sim;
 mod state;
 mod view;
 mod wire;
+mod words;
 
 pub use cards::parse_card;
 pub use scoring::{card_mask, score_square};
@@ -95,6 +96,20 @@ impl Game for Carre {
 
     const ID: &'static str = "carre";
     const NAME: &'static str = "Carré";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.carre.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 2;
@@ -166,9 +181,9 @@ impl Game for Carre {
 
     /// Match clocks (§11): a timed-out seat discards.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DISCARD, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "discard: the seat discards the lowest card of its hand (Ace first, Kings \
-        last), face up and dead for the round; it never goes out or places a card. forfeit: the seat forfeits: \
-        the match ends at once and the other seat wins, whatever the totals (reason FORFEIT).";
+    const TIMEOUT_HELP: &'static str = "discard: the player discards the lowest card in their hand (aces first, kings last), face up and out \
+        of play for the round; they never go out or place a card. forfeit: the player forfeits: the match ends at \
+        once and the other player wins, whatever the totals.";
 
     fn timeout_events(
         s: &State,

@@ -2,7 +2,7 @@
 //! (AMB28 order), `start` and `decide` with every automatic step after them, whose turn it is
 //! and the outcome.
 
-use super::cards::{bit, card_name, rank, rank_word, HAND, JACK, KING, QUEEN, STOCK, TEN};
+use super::cards::{bit, rank, rank_word, HAND, JACK, KING, QUEEN, STOCK, TEN};
 use super::sim::shuffled_deal;
 use super::state::{CellState, Phase, State};
 use super::wire::{card_pb, ev};
@@ -65,13 +65,13 @@ impl State {
         if self.hands[seat as usize] & bit(card) == 0 {
             return Err(rule(
                 "NOT_IN_HAND",
-                format!("you do not hold {}", card_name(card)),
+                format!("you do not hold {}", super::words::card_code(card)),
             ));
         }
         let r = rank(card);
         let own = owner == seat;
         let st = self.cell_state(owner, idx);
-        let name = card_name(card);
+        let name = super::words::card_code(card);
         let cell_no = idx + 1;
         match r {
             0..=8 => {

@@ -42,31 +42,31 @@ pub(super) fn options() -> Vec<OptionSpec> {
             4,
             1,
             MAX_ROUNDS_OPTION as u32,
-            "rounds in a match, 1..12 (the starter alternates every round)",
+            "How many rounds the match lasts, 1 to 12; the players take turns starting a round. Default: 4.",
         ),
         OptionSpec::choice(
             "allow_go_out_without_draw",
             &["true", "false"],
             "true",
-            "once the stock is empty a player may go out without drawing (AMB9)",
+            "true: once the stock is empty, a player may go out without drawing first; false: going out always follows a draw. Default: true.",
         ),
         OptionSpec::choice(
             "tiebreak_extra_rounds",
             &["true", "false"],
             "false",
-            "play extra rounds (at most 8) while the totals are equal (AMB13)",
+            "true: when the totals are equal after the last round, extra rounds are played (at most 8) until they differ; false: equal totals are a draw. Default: false.",
         ),
         OptionSpec::text(
             "cell_of_rank",
             32,
             "123456789",
-            "cells (1..9, reading order) of Ace..Nine as nine digits, a permutation of 1..9 (AMB2)",
+            "Which cell of the square (1 to 9, left to right and top to bottom) belongs to the ace, the 2, ... the 9, written as nine different digits. Default: 123456789 (the ace on cell 1, the 9 on cell 9).",
         ),
         OptionSpec::choice(
             "first_starter",
             &["random", "0", "1"],
             "random",
-            "seat that starts round 1: drawn at random, or fixed",
+            "Who starts the first round: random, or seat 0 or 1. Default: random.",
         ),
     ]
 }

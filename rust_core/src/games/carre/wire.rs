@@ -1,7 +1,7 @@
 //! Protobuf conversions: cards, actions in (parsed and rule-checked into moves) and out, and
 //! the events a move or a round's end is recorded by.
 
-use super::cards::{bit, card_name, rank, suit, JACK, NONE, QUEEN};
+use super::cards::{bit, rank, suit, JACK, NONE, QUEEN};
 use super::rules::{rule, Move};
 use super::scoring::base_score;
 use super::state::{RoundRec, State};
@@ -91,7 +91,7 @@ impl Carre {
                 if state.hands[seat as usize] & bit(c) == 0 {
                     return Err(rule(
                         "NOT_IN_HAND",
-                        format!("you do not hold {}", card_name(c)),
+                        format!("you do not hold {}", super::words::card_code(c)),
                     ));
                 }
                 Ok(Move::Discard(c))

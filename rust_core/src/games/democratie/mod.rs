@@ -52,6 +52,7 @@ mod sim;
 mod state;
 mod view;
 mod wire;
+mod words;
 
 pub use cards::{deck_size, strength, suit_of};
 pub use clocks::weakest_card;
@@ -82,6 +83,20 @@ impl Game for Democratie {
 
     const ID: &'static str = "democratie";
     const NAME: &'static str = "Démocratie";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.democratie.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;
@@ -244,10 +259,9 @@ impl Game for Democratie {
 
     /// Match clocks (§11): a timed-out seat commits its weakest card.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_WEAKEST_CARD, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "weakest_card: the seat commits the weakest card of its hand (lowest \
-        strength, then fewest points, then lowest card code), as a commit of its own: sealed until the reveal. \
-        forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest tribe total among \
-        the other seats wins, shared when tied.";
+    const TIMEOUT_HELP: &'static str = "weakest_card: the player seals the weakest card in their hand (the lowest, then the one worth \
+        the fewest points), kept secret until the reveal like any other. forfeit: the player forfeits: the match \
+        ends at once and the most tribes among the other players win, shared when tied.";
 
     fn timeout_events(
         state: &State,

@@ -96,16 +96,16 @@ pub(super) fn options() -> Vec<OptionSpec> {
             DEFAULT_TARGET,
             1,
             1000,
-            "Tribes needed to win the match (usually 5, 7 or 10; any integer 1 to 1000). \
-             The winner is the unique highest total at or above it (AMB7).",
+            "How many tribes win the match (usually 5, 7 or 10; 1 to 1000). The player with the \
+             most tribes at or above it wins; equal leaders play on. Default: 7.",
         ),
         OptionSpec::int(
             "max_deals",
             DEFAULT_MAX_DEALS,
             1,
             100_000,
-            "Administrative cap: after this many deals without a decided winner the match \
-             ends as aborted (1 to 100000).",
+            "Safety limit: after this many deals without a winner the match is stopped, with \
+             no winner (1 to 100000). Default: 200.",
         ),
     ]
 }

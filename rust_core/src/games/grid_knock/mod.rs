@@ -50,6 +50,7 @@ mod state;
 mod triples;
 mod view;
 mod wire;
+mod words;
 
 use crate::error::{CoreError, CoreResult};
 use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Timer, Viewer};
@@ -82,6 +83,20 @@ impl Game for GridKnock {
 
     const ID: &'static str = "grid_knock";
     const NAME: &'static str = "Grid Knock";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.grid_knock.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 8;
@@ -228,12 +243,11 @@ impl Game for GridKnock {
 
     /// Match clocks (§11): a timed-out seat makes the default move of its phase.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DEFAULT_MOVE, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "default_move: the seat makes the default move of each step it is awaited \
-        for alone, until others are awaited or its turn ends: pass_knock in a knock window (as when the window \
-        times out), refuse_knocks, draw_from_pile, discard_and_reveal of its first face-down slot, end_triples; \
-        where the rules force a choice (the initial reveal, a swap), the first slot of its domain. forfeit: the \
-        seat forfeits: the match ends at once (a forfeited event, reason FORFEIT) and the lowest total among the \
-        other seats wins, ties share; the round in progress is not scored.";
+    const TIMEOUT_HELP: &'static str = "default_move: the simplest move is made for the player at each step: no knock, refuse \
+        knocks, draw from the pile, discard the drawn card and turn up their first face-down card, no more \
+        triples; where a card must be chosen, the first one of their cards. forfeit: the player forfeits: the \
+        match ends at once and the lowest total among the other players wins, shared when tied; the round in \
+        progress is not scored.";
 
     fn timeout_events(
         state: &State,

@@ -390,7 +390,7 @@ pub fn act(st: &mut State, seat: u8, mv: Move, rng: &mut Rng, evs: &mut Vec<Ev>)
             if st.is_up(s) {
                 return Err(CoreError::rule(
                     "NOT_FACE_DOWN",
-                    "discard_and_reveal must flip a face-down card",
+                    "discarding the drawn card means turning up one of your face-down cards",
                 ));
             }
             Ev::DiscardedAndRevealed {

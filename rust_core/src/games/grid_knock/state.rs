@@ -47,34 +47,34 @@ pub(super) fn options() -> Vec<OptionSpec> {
             100,
             1,
             1000,
-            "the match ends after the round in which a total reaches this (1 to 1000)",
+            "The match ends after the round in which someone's total reaches this score; the lowest total wins (1 to 1000). Default: 100.",
         ),
         OptionSpec::choice(
             "closer_penalty",
             &["double", "none"],
             "double",
-            "double: the closer's positive round score is doubled unless strictly lowest; none: no penalty",
+            "double: the player who turns up all their cards first has their round score doubled unless it is the lowest; none: no penalty. Default: double.",
         ),
         OptionSpec::choice(
             "knocking",
             &["on", "off"],
             "on",
-            "on: knock windows after a draw from the pile (never with 2 players); off: no knocking",
+            "on: after a draw from the pile the other players may knock to trade a card (not with 2 players); off: nobody knocks. Default: on.",
         ),
         OptionSpec::int(
             "turn_cap",
             3000,
             10,
             100_000,
-            "administrative cap: the match is aborted after this many turns (10 to 100000)",
+            "Safety limit: the match is stopped after this many turns, with no winner (10 to 100000). Default: 3000.",
         ),
         OptionSpec::int(
             "knock_timeout",
             60,
             0,
             86_400,
-            "seconds a knock window stays open before the server closes it; every seat that \
-             has not answered passes (0 to 86400; 0: only the host closes it)",
+            "Seconds the other players have to decide whether to knock; whoever has not answered \
+             by then does not knock (0 to 86400; 0: no time limit, the host closes it). Default: 60.",
         ),
     ]
 }

@@ -38,6 +38,7 @@ mod state;
 mod tiles;
 mod view;
 mod wire;
+mod words;
 
 pub use board::Board;
 pub use plays::count_plays;
@@ -57,6 +58,20 @@ impl Game for Qwirkle {
 
     const ID: &'static str = "qwirkle";
     const NAME: &'static str = "Qwirkle";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.qwirkle.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 4;
@@ -136,10 +151,9 @@ impl Game for Qwirkle {
 
     /// Match clocks (§11): a timed-out seat passes.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_PASS, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "pass: the seat passes its turn, laying and exchanging nothing, even with \
-        tiles in the bag (the start player's compulsory opening play is made instead: the first one listed). \
-        forfeit: the seat forfeits: the match ends at once (reason FORFEIT) and the highest score among the \
-        other seats wins, ties share.";
+    const TIMEOUT_HELP: &'static str = "pass: the player passes the turn, laying and trading nothing (at the start, the compulsory \
+        opening is laid for them instead). forfeit: the player forfeits: the match ends at once and the highest \
+        score among the other players wins, shared when tied.";
 
     fn timeout_events(
         state: &State,

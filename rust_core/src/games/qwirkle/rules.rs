@@ -11,8 +11,8 @@ use super::board::{idx, xy, Board, Overlay, MAXC, W};
 use super::plays::{enumerate_plays, has_play};
 use super::state::{Config, Phase, State};
 use super::tiles::{
-    colour_row, draw, group_size, id_of_type, ids_list, ids_types, line_points, shape_col,
-    type_code, LineSet, TYPES,
+    colour_row, draw, group_size, id_of_type, ids_list, ids_types, line_points, shape_col, LineSet,
+    TYPES,
 };
 use super::wire::{action, ended, ev, play_action};
 
@@ -59,9 +59,8 @@ pub(super) fn check_play(
             return Err(CoreError::rule(
                 "NOT_IN_HAND",
                 format!(
-                    "your hand does not hold {} {}",
-                    need[t as usize],
-                    type_code(t)
+                    "your hand does not hold {}",
+                    super::words::tiles(need[t as usize] as u32, t as u32)
                 ),
             ));
         }
@@ -395,9 +394,8 @@ pub(super) fn decide(
                     return Err(CoreError::rule(
                         "NOT_IN_HAND",
                         format!(
-                            "your hand does not hold {} {}",
-                            need[t as usize],
-                            type_code(t as u8)
+                            "your hand does not hold {}",
+                            super::words::tiles(need[t as usize] as u32, t as u32)
                         ),
                     ));
                 }
@@ -466,7 +464,10 @@ pub(super) fn decide(
                 let Some(id) = id_of_type(left, t as u8) else {
                     return Err(CoreError::rule(
                         "NOT_IN_HAND",
-                        format!("your hand does not hold enough {}", type_code(t as u8)),
+                        format!(
+                            "your hand does not hold enough {}",
+                            super::words::tile_plural(t as u32)
+                        ),
                     ));
                 };
                 left &= !(1u128 << id);

@@ -105,14 +105,14 @@ pub(super) fn options() -> Vec<OptionSpec> {
             "ages",
             64,
             "",
-            "Comma-separated age per seat (bigger = older) for the start-player tie-break; empty = unknown (lowest seat wins ties)",
+            "Each player's age, in seat order and separated by commas (e.g. 30,40). When two players tie for the longest opening group, the older starts; left empty, the lower seat starts. Default: empty.",
         ),
         OptionSpec::int(
             "max_idle_turns",
             1000,
             1,
             1_000_000,
-            "Administrative cap: consecutive turns without a placement before the match is aborted (1..1000000)",
+            "Safety limit: after this many turns in a row without a tile laid, the match is stopped with no winner (1 to 1000000). Default: 1000.",
         ),
     ]
 }

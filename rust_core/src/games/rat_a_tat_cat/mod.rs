@@ -47,6 +47,7 @@ mod rules;
 mod state;
 mod view;
 mod wire;
+mod words;
 
 use crate::error::CoreResult;
 use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
@@ -76,6 +77,20 @@ impl Game for RatATatCat {
 
     const ID: &'static str = "rat_a_tat_cat";
     const NAME: &'static str = "Rat-a-Tat Cat";
+    const SUMMARY: &'static str = words::SUMMARY;
+    const RULES_PATH: &'static str = words::RULES_PATH;
+
+    fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
+        words::action_label(view, seat, action)
+    }
+
+    fn event_sentence(event: &pb::Event, viewer: Viewer) -> String {
+        words::event_sentence(event, viewer)
+    }
+
+    fn card_words(event: &pb::Event) -> Vec<String> {
+        words::card_words(event)
+    }
     const PROTO_PACKAGE: &'static str = "tablier.rat_a_tat_cat.v1";
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;
@@ -185,11 +200,10 @@ impl Game for RatATatCat {
 
     /// Match clocks (§11): a timed-out seat draws and discards.
     const TIMEOUT_POLICIES: &'static [&'static str] = &[TIMEOUT_DRAW_AND_DISCARD, TIMEOUT_FORFEIT];
-    const TIMEOUT_HELP: &'static str = "draw_and_discard: the seat's turn is completed with the quietest moves: it \
-        draws from the pile, discards the drawn card unused (a Draw 2 draws its second card and discards it too), \
-        peeks at its slot 1 or skips the swap if a used power left it there, and ends its turn without calling. \
-        forfeit: the seat forfeits and the match ends at once (reason FORFEIT): the lowest total among the other \
-        seats still in the match wins, ties share; the round in progress is not scored.";
+    const TIMEOUT_HELP: &'static str = "draw_and_discard: the turn is finished for the player as quietly as possible: they draw from \
+        the pile and discard the card unused (a Draw 2 card's second card too), and end the turn without calling. \
+        forfeit: the player forfeits and the match ends at once: the lowest total among the other players still \
+        in the match wins, shared when tied; the round in progress is not scored.";
 
     fn timeout_events(
         s: &State,

@@ -16,8 +16,21 @@ use super::wire::{slot_of, Out};
 fn wrong_phase(what: &str, phase: Phase) -> CoreError {
     CoreError::rule(
         "WRONG_PHASE",
-        format!("{what} is not possible now (phase {:?})", phase.to_pb()),
+        format!("{what} is not possible now: {}", phase_words(phase)),
     )
+}
+
+/// What the table waits for in `phase`, for a refusal.
+fn phase_words(phase: Phase) -> &'static str {
+    match phase {
+        Phase::TurnStart => "the turn starts with taking the discard or drawing from the pile",
+        Phase::Drawn => "the drawn card must be kept, discarded or used",
+        Phase::Draw2First | Phase::Draw2Second => "a Draw 2 card is being played",
+        Phase::Peek => "a Peek card is being played: choose a card to look at",
+        Phase::Swap => "a Swap card is being played: choose cards to swap, or skip",
+        Phase::EndOfTurn => "the turn is ending: end it, or call \u{201c}Rat-a-tat cat!\u{201d}",
+        _ => "the round is not being played",
+    }
 }
 
 /// Checks `action` by `seat` (awaited: the registry checks the turn), then applies it to
@@ -205,7 +218,7 @@ pub(super) fn host_command(s: &State, command: &str, _rng: &mut Rng) -> CoreResu
     if s.cfg.mode != MatchMode::Timed {
         return Err(CoreError::rule(
             "NOT_TIMED",
-            "stop_after_round is for timed matches (match_mode=timed)",
+            "the host can end only a timed match after the round",
         ));
     }
     if s.stop_requested {

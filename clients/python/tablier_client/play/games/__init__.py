@@ -1,9 +1,9 @@
 """One drawing per game (presentation only: every rule stays in the server's core).
 
 Each module gives `draw(view, me, preview)` (a Rich renderable of the view the server sent,
-`preview` being a highlighted legal move to show on the table), `action_label(action, view,
-me)` and `event_label(event, me)`. A game without a drawing here is shown generically, from
-its messages' fields."""
+`preview` being a highlighted legal move to show on the table). Moves and events are worded
+by the server (each game's own words); a game without a drawing here is shown generically,
+from its messages' fields."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from . import carre, democratie, grid_knock, qwirkle, rat_a_tat_cat
-from .common import generic_label, one_line
 
 DRAWINGS: dict[str, ModuleType] = {
     "qwirkle": qwirkle,
@@ -54,18 +53,3 @@ def draw(game: str, view: Any, me: int | None, preview: Any = None) -> Renderabl
         return Text(text_format.MessageToString(view))
     return module.draw(view, me, preview)  # type: ignore[no-any-return]
 
-
-def action_label(game: str, action: Any, view: Any, me: int | None) -> Text:
-    module = DRAWINGS.get(game)
-    try:
-        return module.action_label(action, view, me) if module else generic_label(action)
-    except (AttributeError, KeyError, IndexError, ValueError):  # a newer message than this drawing knows
-        return generic_label(action)
-
-
-def event_label(game: str, event: Any, me: int | None) -> Text:
-    module = DRAWINGS.get(game)
-    try:
-        return module.event_label(event, me) if module else generic_label(event)
-    except (AttributeError, KeyError, IndexError, ValueError):
-        return Text(one_line(event))

@@ -30,52 +30,6 @@ def _square_of(seat_of_square: int, me: int | None) -> str:
     return "your square" if me is not None and seat_of_square == me else f"{seat_name(seat_of_square, me)}'s square"
 
 
-def action_label(action: pb.Action, view: pb.View, me: int | None) -> Text:
-    name, a = which(action)
-    if name == "go_out":
-        own = next((s for s in view.squares if s.owner == me), None)
-        return Text(f"Go out (end the round; your square scores {own.raw_points if own else '?'} raw)")
-    if name == "discard":
-        return Text("Discard ").append_text(card(a.card))
-    if name == "place":
-        target = "your square" if a.square == pb.TARGET_SQUARE_OWN else "the opponent's square"
-        down = " face down" if a.card.rank in (pb.RANK_JACK, pb.RANK_QUEEN) else ""
-        return Text("Place ").append_text(card(a.card)).append(f"{down} on {target}, cell {a.cell}")
-    return Text(str(action))
-
-
-def event_label(event: pb.Event, me: int | None) -> Text:
-    name, e = which(event)
-    if name == "match_started":
-        rounds = f"{e.rounds_per_match} round{'s' if e.rounds_per_match != 1 else ''}"
-        return Text(f"Match of {rounds}; {seat_name(e.first_starter, me)} starts")
-    if name == "round_dealt":
-        return Text(f"Round {e.round} dealt: {seat_name(e.starter, me)} starts")
-    if name == "card_drawn":
-        out = Text(f"{Seat_name(e.seat, me)} drew")
-        return out.append(" ").append_text(card(e.card)) if e.card.rank else out
-    if name == "card_placed":
-        out = Text(f"{Seat_name(e.seat, me)} placed ")
-        out.append_text(card(e.card) if e.card.rank else Text("a card"))
-        where = "its own square" if e.square_owner == e.seat != me else _square_of(e.square_owner, me)
-        return out.append(f"{' face down' if e.face_down else ''} on {where}, cell {e.cell}")
-    if name == "card_discarded":
-        return Text(f"{Seat_name(e.seat, me)} discarded ").append_text(card(e.card))
-    if name == "went_out":
-        return Text(f"{Seat_name(e.seat, me)} went out with {e.raw_points} raw points")
-    if name == "turn_passed":
-        return Text(f"{Seat_name(e.seat, me)} has no card: turn passes")
-    if name == "round_scored":
-        return Text(
-            f"Round {e.round} scored: "
-            + ", ".join(f"{seat_name(s.seat, me)} {s.round_score} (total {s.total})" for s in e.scores)
-        )
-    if name == "match_ended":
-        result = pb.MatchResult.Name(e.result).removeprefix("MATCH_RESULT_").lower()
-        return Text(f"Match over ({result}): " + ", ".join(str(t) for t in e.totals))
-    return Text(name)
-
-
 def _marked(view: pb.View, me: int | None, preview: pb.Action | None) -> tuple[int, int] | None:
     if preview is None or me is None or which(preview)[0] != "place":
         return None

@@ -1,11 +1,10 @@
-"""Helpers shared by the per-game drawings: seat names, a compact one-line form of any
-message (the fallback label of an action or event no drawing knows), highlight styles."""
+"""Helpers shared by the per-game drawings: seat names, the set field of a message's oneof,
+highlight styles."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf import text_format
 from google.protobuf.message import Message
 from rich.text import Text
 
@@ -32,21 +31,6 @@ def which(message: Message) -> tuple[str, Any]:
     proto: its fields are read by name, hence `Any`)."""
     name = message.WhichOneof("kind") if message.DESCRIPTOR.oneofs_by_name.get("kind") else None
     return (name, getattr(message, name)) if name else ("", None)
-
-
-def humanize(name: str) -> str:
-    return name.replace("_", " ")
-
-
-def one_line(message: Message) -> str:
-    """Any message on one line (protobuf text format), oneof wrapper left out."""
-    name, inner = which(message)
-    body = text_format.MessageToString(inner if inner is not None else message, as_one_line=True)
-    return f"{humanize(name)} {body}".strip() if name else body
-
-
-def generic_label(message: Message) -> Text:
-    return Text(one_line(message))
 
 
 def title_line(*parts: str | Text) -> Text:

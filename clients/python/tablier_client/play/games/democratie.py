@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from ...v1 import democratie_pb2 as pb
-from .common import DIM, PREVIEW, Seat_name, seat_name, title_line, which
+from .common import DIM, PREVIEW, seat_name, title_line, which
 
 SUITS = {"C": ("♣", "bold"), "D": ("♦", "bold red"), "H": ("♥", "bold red"), "S": ("♠", "bold")}
 SUIT_NAMES = {
@@ -33,49 +33,6 @@ def card(c: pb.Card.ValueType) -> Text:
 
 def _cards(cards: object) -> Text:
     return Text(" ").join(card(c) for c in cards)  # type: ignore[attr-defined]
-
-
-def action_label(action: pb.Action, view: pb.View, me: int | None) -> Text:
-    name, a = which(action)
-    if name == "commit_card":
-        return Text("Play ").append_text(card(a.card))
-    return Text(str(action))
-
-
-def event_label(event: pb.Event, me: int | None) -> Text:
-    name, e = which(event)
-    if name == "match_started":
-        return Text(f"Match of {e.seats}, first to {e.target} tribes; {seat_name(e.first_dealer, me)} deals")
-    if name == "deck_shuffled":
-        return Text(f"Deal {e.deal_no}: {seat_name(e.dealer, me)} shuffles")
-    if name == "day_dealt":
-        return Text(f"Day {e.day} dealt ({e.vote_pile_count} vote cards)")
-    if name == "vote_card_flipped":
-        return (
-            Text(f"Trick {e.trick_no}: vote card ").append_text(card(e.card)).append(f", trump {SUIT_NAMES[e.trump]}")
-        )
-    if name == "card_committed":
-        out = Text(f"{Seat_name(e.seat, me)} sealed a card")
-        return out.append(" (").append_text(card(e.card)).append(")") if e.card else out
-    if name == "trick_revealed":
-        return Text("Revealed: ").append_text(
-            Text(", ").join(Text(f"{seat_name(s, me)} ").append_text(card(c)) for s, c in enumerate(e.played))
-        )
-    if name == "trick_resolved":
-        if e.tie:
-            return Text("Tie: everyone keeps their card, the vote card is discarded")
-        return Text(f"{Seat_name(e.winner, me)} won the trick" + (" (the 6 beat the 5!)" if e.five_six_rule else ""))
-    if name == "deal_scored":
-        return Text(
-            f"Deal {e.deal_no} scored: "
-            + ", ".join(f"{seat_name(s.seat, me)} +{s.tribes_gained} tribes (total {s.tribes_total})" for s in e.seats)
-        )
-    if name == "match_ended":
-        return Text(
-            "Match over: "
-            + (", ".join(seat_name(w, me) for w in e.winners) + " won" if e.winners else "no winner (deal cap)")
-        )
-    return Text(name)
 
 
 def draw(view: pb.View, me: int | None, preview: pb.Action | None = None) -> RenderableType:

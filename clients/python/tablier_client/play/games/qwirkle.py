@@ -9,69 +9,15 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from ...v1 import qwirkle_pb2 as pb
-from .common import DIM, PREVIEW, Seat_name, seat_name, title_line, which
+from .common import DIM, PREVIEW, seat_name, title_line, which
 
-COLOURS = ["red", "orange", "yellow", "green", "blue", "purple"]
 STYLES = ["bold red", "bold dark_orange", "bold yellow", "bold green", "bold dodger_blue1", "bold magenta"]
-SHAPES = ["circle", "criss-cross", "diamond", "square", "starburst", "clover"]
 GLYPHS = ["●", "✚", "◆", "■", "✸", "♣"]
 
 
 def tile(tile_type: int) -> Text:
     colour, shape = divmod(tile_type, 6)
     return Text(GLYPHS[shape], style=STYLES[colour])
-
-
-def tile_name(tile_type: int) -> Text:
-    colour, shape = divmod(tile_type, 6)
-    return Text(f"{GLYPHS[shape]} {COLOURS[colour]} {SHAPES[shape]}", style=STYLES[colour])
-
-
-def _tiles(types: Any) -> Text:
-    return Text(" ").join(tile_name(t) for t in types)
-
-
-def action_label(action: pb.Action, view: pb.View, me: int | None) -> Text:
-    name, inner = which(action)
-    if name == "opening":
-        return Text("Open with ").append_text(_tiles(inner.tile_types))
-    if name == "play":
-        out = Text("Play ")
-        for i, p in enumerate(inner.placements):
-            if i:
-                out.append(", ")
-            out.append_text(tile_name(p.tile_type)).append(f" at ({p.x},{p.y})")
-        return out
-    if name == "exchange":
-        return Text("Exchange ").append_text(_tiles(inner.tile_types))
-    if name == "pass":
-        return Text("Pass (no play, bag empty)")
-    return Text(str(action))
-
-
-def event_label(event: pb.Event, me: int | None) -> Text:
-    name, e = which(event)
-    if name == "dealt":
-        return Text("Six tiles dealt to every seat")
-    if name == "announced":
-        sizes = ", ".join(f"{seat_name(s, me)} {g}" for s, g in enumerate(e.group_sizes))
-        opener = "yours" if me is not None and e.start_seat == me else f"seat {e.start_seat}'s"
-        return Text(f"Largest groups: {sizes}; the opening play is {opener}")
-    if name == "placed":
-        out = Text(f"{Seat_name(e.seat, me)} {'opened with' if e.opening else 'played'} ")
-        out.append_text(_tiles(p.tile_type for p in e.placements)).append(f" for {e.points} points")
-        return out
-    if name == "drew":
-        return Text(f"{Seat_name(e.seat, me)} drew {e.count}")
-    if name == "exchanged":
-        return Text(f"{Seat_name(e.seat, me)} exchanged {e.count} tiles")
-    if name == "passed":
-        return Text(f"{Seat_name(e.seat, me)} passed")
-    if name == "ended":
-        reason = pb.EndReason.Name(e.reason).removeprefix("END_REASON_").replace("_", " ").lower()
-        bonus = f", +{e.bonus} to {seat_name(e.bonus_seat, me)}" if e.bonus else ""
-        return Text(f"Game over ({reason}{bonus}): " + ", ".join(str(s) for s in e.final_scores))
-    return Text(name)
 
 
 def _preview_cells(preview: pb.Action | None) -> dict[tuple[int, int], int]:

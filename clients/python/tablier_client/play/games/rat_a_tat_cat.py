@@ -3,13 +3,11 @@ and discard piles, the card in the current seat's hand, the caller and the total
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from rich.console import Group, RenderableType
 from rich.text import Text
 
 from ...v1 import rat_a_tat_cat_pb2 as pb
-from .common import DIM, PREVIEW, Seat_name, possessive, seat_name, title_line, which
+from .common import DIM, PREVIEW, possessive, seat_name, title_line, which
 
 # The player draws what the view holds: with the memory aid on, the server lists the row
 # values the seat has seen.
@@ -45,64 +43,6 @@ def card(card: int, known: int = pb.CARD_UNSPECIFIED) -> Text:
 
 def _phase(view: pb.View) -> str:
     return pb.Phase.Name(view.phase).removeprefix("PHASE_").replace("_", " ").lower()
-
-
-def action_label(action: pb.Action, view: pb.View, me: int | None) -> Text:
-    name, a = which(action)
-    top = card_name(view.discard_pile[-1]) if view.discard_pile else "?"
-    held = card_name(view.pending)
-    labels: dict[str, Callable[[], str]] = {
-        "take_discard": lambda: f"Take the discard ({top}) into your slot {a.slot}",
-        "draw_from_pile": lambda: "Draw from the pile",
-        "replace_card": lambda: f"Put the {held} in your slot {a.slot} (the old card is discarded)",
-        "discard_drawn": lambda: f"Discard the {held}",
-        "use_power": lambda: f"Use the {held} power",
-        "peek_card": lambda: f"Peek at your slot {a.slot}",
-        "swap_cards": lambda: f"Swap your slot {a.own_slot} with {possessive(a.target_seat, me)} slot {a.target_slot}",
-        "skip_swap": lambda: "Do not swap",
-        "call_rat_a_tat_cat": lambda: "Call “Rat-a-tat cat!” (everyone else gets one more turn)",
-        "end_turn": lambda: "End your turn",
-    }
-    return Text(labels[name]() if name in labels else str(action))
-
-
-def event_label(event: pb.Event, me: int | None) -> Text:
-    name, e = which(event)
-    who = Seat_name(getattr(e, "seat", 0), me) if hasattr(e, "seat") else ""
-    labels: dict[str, Callable[[], str]] = {
-        "round_dealt": lambda: (
-            f"Round {e.round} dealt by {seat_name(e.dealer, me)}; discard shows {card_name(e.discard_top)}"
-        ),
-        "initial_peek": lambda: (
-            f"{who} peeked at the outer cards" + (f": {card_name(e.slot1)} and {card_name(e.slot4)}" if e.slot1 else "")
-        ),
-        "discard_taken": lambda: (
-            f"{who} took the {card_name(e.taken)} into slot {e.slot}, discarding {card_name(e.replaced)}"
-        ),
-        "card_drawn": lambda: f"{who} drew {card_name(e.card)}",
-        "card_replaced": lambda: f"{who} put the drawn card in slot {e.slot}, discarding {card_name(e.replaced)}",
-        "drawn_discarded": lambda: f"{who} discarded {card_name(e.card)}",
-        "power_used": lambda: f"{who} used {card_name(e.power)}",
-        "card_peeked": lambda: f"{who} peeked at slot {e.slot}" + (f": {card_name(e.card)}" if e.card else ""),
-        "cards_swapped": lambda: (
-            f"{who} swapped slot {e.own_slot} with {possessive(e.target_seat, me)} slot {e.target_slot}"
-        ),
-        "swap_skipped": lambda: f"{who} did not swap",
-        "called": lambda: f"{who} called “Rat-a-tat cat!”",
-        "turn_ended": lambda: f"{who} ended the turn" + (" — the round is over" if e.round_over else ""),
-        "pile_reshuffled": lambda: "The discard pile was reshuffled into a new draw pile",
-        "round_revealed": lambda: "Every row is turned up",
-        "reveal_draw": lambda: (
-            f"The power card in {possessive(e.seat, me)} slot {e.slot} is replaced: drew {card_name(e.card)}"
-        ),
-        "round_scored": lambda: (
-            f"Round {e.round} scored: "
-            + ", ".join(f"{seat_name(s.seat, me)} {s.round_score} (total {s.total_score})" for s in e.scores)
-        ),
-        "match_ended": lambda: "Match over: winner " + ", ".join(seat_name(w, me) for w in e.winners),
-        "stop_requested": lambda: "The host ends the match after this round",
-    }
-    return Text(labels[name]() if name in labels else name)
 
 
 def _preview(preview: pb.Action | None, me: int | None) -> set[tuple[int, int]]:

@@ -148,7 +148,10 @@ fn act(s: &mut State, seat: u32, a: &pb::Action) -> Vec<pb::Event> {
 
 fn reason<T: std::fmt::Debug>(r: CoreResult<T>) -> &'static str {
     match r {
-        Err(CoreError::Rule { reason, .. }) => reason,
+        Err(CoreError::Rule { reason, message }) => {
+            crate::words::refusal_plain(&message).unwrap();
+            reason
+        }
         other => panic!("expected a rule refusal, got {other:?}"),
     }
 }

@@ -11,7 +11,10 @@ use prost::Message;
 
 fn reason<T: std::fmt::Debug>(r: Result<T, CoreError>) -> &'static str {
     match r {
-        Err(CoreError::Rule { reason, .. }) => reason,
+        Err(CoreError::Rule { reason, message }) => {
+            crate::words::refusal_plain(&message).unwrap();
+            reason
+        }
         other => panic!("expected a rule refusal, got {other:?}"),
     }
 }

@@ -180,7 +180,10 @@ fn refused(st: &State, seat: u8, mv: Move) -> CoreError {
 
 fn reason(e: &CoreError) -> &'static str {
     match e {
-        CoreError::Rule { reason, .. } => reason,
+        CoreError::Rule { reason, message } => {
+            crate::words::refusal_plain(message).unwrap();
+            reason
+        }
         CoreError::Malformed(_) => "MALFORMED",
         _ => "OTHER",
     }

@@ -157,7 +157,10 @@ fn score_of(st: &State, seat: u32, pl: &[(i32, i32, &str)]) -> u32 {
 
 fn reason(r: Result<Vec<pb::Event>, CoreError>) -> &'static str {
     match r {
-        Err(CoreError::Rule { reason, .. }) => reason,
+        Err(CoreError::Rule { reason, message }) => {
+            crate::words::refusal_plain(&message).unwrap();
+            reason
+        }
         Err(CoreError::Malformed(_)) => "MALFORMED",
         Err(e) => panic!("unexpected error {e}"),
         Ok(_) => "OK",

@@ -84,7 +84,10 @@ fn refused(s: &State, a: pb::Action) -> CoreError {
 }
 fn reason(e: CoreError) -> &'static str {
     match e {
-        CoreError::Rule { reason, .. } => reason,
+        CoreError::Rule { reason, message } => {
+            crate::words::refusal_plain(&message).unwrap();
+            reason
+        }
         other => panic!("not a rule error: {other:?}"),
     }
 }
