@@ -83,8 +83,9 @@ class Match:
     def legal_actions(self, seat: int) -> list[bytes]: ...
     def legal_moves(self, seat: int) -> list[tuple[bytes, str]]:
         """The legal actions of `seat`, each with its label in words (the game's own)."""
-    def event_sentence(self, redacted: bytes, seat: int | None = None, auditor: bool = False,
-                       kind: str | None = None) -> str:
+    def event_sentence(
+        self, redacted: bytes, seat: int | None = None, auditor: bool = False, kind: str | None = None
+    ) -> str:
         """One sentence for that viewer of an event already redacted for it."""
     def view(self, seat: int | None = None, auditor: bool = False) -> bytes: ...
     def redact(

@@ -103,9 +103,7 @@ async def play_match(
 ) -> MatchResult:
     async with grpc.aio.insecure_channel(address) as channel:
         stub = rpc.GameServiceStub(channel)
-        created = await stub.CreateGame(
-            pb.CreateGameRequest(game_type=game_type, seats=seats, options=options or {})
-        )
+        created = await stub.CreateGame(pb.CreateGameRequest(game_type=game_type, seats=seats, options=options or {}))
         return await play_to_end(
             stub, created.game_id, list(created.seat_tokens), created.state, bot=bot, max_moves=max_moves
         )
@@ -127,8 +125,7 @@ def register(sub: Subcommands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot,
-                                    max_moves=args.max_moves))
+    result = asyncio.run(play_match(args.server, args.game, args.seats, bot=args.bot, max_moves=args.max_moves))
     print(f"{args.game} match {result.game_id}: " + ("over" if result.over else "NOT over"))
     print("seat  score  winner")
     for seat, score in enumerate(result.scores):

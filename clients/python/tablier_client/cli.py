@@ -48,8 +48,10 @@ def require_extra(command: str, extra: str, modules: tuple[str, ...]) -> None:
         if not found:
             missing.append(name)
     if missing:
-        raise SystemExit(f"tablier {command} needs the {extra!r} extra of tablier-client (missing: "
-                         f"{', '.join(missing)}): pip install 'tablier-client[{extra}]'")
+        raise SystemExit(
+            f"tablier {command} needs the {extra!r} extra of tablier-client (missing: "
+            f"{', '.join(missing)}): pip install 'tablier-client[{extra}]'"
+        )
 
 
 def register_protoset(sub: Subcommands) -> None:

@@ -32,7 +32,7 @@ from google.protobuf import any_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
 
 from . import errors, games
-from .kinds import A, E, V, GameKind
+from .kinds import A, E, GameKind, V
 from .v1 import common_pb2, service_pb2, service_pb2_grpc
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
@@ -153,7 +153,7 @@ class Moves(Generic[A]):
 
     def label(self, move: A) -> str:
         """The words of one of these moves."""
-        for candidate, words in zip(self.moves, self.labels):
+        for candidate, words in zip(self.moves, self.labels, strict=False):
             if candidate == move:
                 return words
         return str(move)
@@ -224,8 +224,15 @@ class Retry:
 class Client:
     """One channel to a tablier server. Make one with `connect()`."""
 
-    def __init__(self, channel: grpc.aio.Channel, *, token: str | None = None, retry: Retry = Retry(),
-                 timeout: float | None = 30.0, tls: bool = False) -> None:
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        *,
+        token: str | None = None,
+        retry: Retry = Retry(),
+        timeout: float | None = 30.0,
+        tls: bool = False,
+    ) -> None:
         self.channel = channel
         self.stub = service_pb2_grpc.GameServiceStub(channel)
         # The default credential of calls that take one without a match (CreateGame with a
@@ -246,8 +253,14 @@ class Client:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def call(self, method: Callable[..., Awaitable[R]], request: Message,
-                   metadata: Sequence[tuple[str, str]] = (), *, repeatable: bool = True) -> R:
+    async def call(
+        self,
+        method: Callable[..., Awaitable[R]],
+        request: Message,
+        metadata: Sequence[tuple[str, str]] = (),
+        *,
+        repeatable: bool = True,
+    ) -> R:
         """One unary call; repeated on UNAVAILABLE/DEADLINE_EXCEEDED when `repeatable`.
         Errors come out as `tablier_client.errors` exceptions."""
         delays = self.retry.delays() if repeatable else iter(())
@@ -281,71 +294,139 @@ class Client:
     # ------------------------------------------------------------------ matches
 
     @overload
-    async def create(self, game: GameKind[A, V, E], seats: int, options: dict[str, str] | None = None,
-                     *, seed: bytes = b"",
-                     assignments: Sequence[service_pb2.SeatAssignment] = ()) -> Created[A, V, E]: ...
+    async def create(
+        self,
+        game: GameKind[A, V, E],
+        seats: int,
+        options: dict[str, str] | None = None,
+        *,
+        seed: bytes = b"",
+        assignments: Sequence[service_pb2.SeatAssignment] = (),
+    ) -> Created[A, V, E]: ...
     @overload
-    async def create(self, game: str, seats: int, options: dict[str, str] | None = None,
-                     *, seed: bytes = b"",
-                     assignments: Sequence[service_pb2.SeatAssignment] = ()) -> Created[Message, Message, Message]: ...
-    async def create(self, game: str | GameKind[Any, Any, Any], seats: int,
-                     options: dict[str, str] | None = None, *, seed: bytes = b"",
-                     assignments: Sequence[service_pb2.SeatAssignment] = ()) -> Created[Any, Any, Any]:
+    async def create(
+        self,
+        game: str,
+        seats: int,
+        options: dict[str, str] | None = None,
+        *,
+        seed: bytes = b"",
+        assignments: Sequence[service_pb2.SeatAssignment] = (),
+    ) -> Created[Message, Message, Message]: ...
+    async def create(
+        self,
+        game: str | GameKind[Any, Any, Any],
+        seats: int,
+        options: dict[str, str] | None = None,
+        *,
+        seed: bytes = b"",
+        assignments: Sequence[service_pb2.SeatAssignment] = (),
+    ) -> Created[Any, Any, Any]:
         """A new match. `seed` (32 bytes, reproducible matches) needs the auditor token as
         the client's `token`. `assignments` (one per seat; `seats` may be 0 then) make seats
         open, invited or the server's bots (`open_seat()`, `invited_seat()`, `bot_seat()`); the
         creator gets the tokens of the others. Not retried: a repeated CreateGame would make a
         second match."""
         kind = _kind(game)
-        request = service_pb2.CreateGameRequest(game_type=kind.id if kind else str(game), seats=seats,
-                                                options=options or {}, seed=seed, seat_assignments=assignments)
-        response = await self.call(self.stub.CreateGame, request, self._metadata(self.token),
-                                   repeatable=False)
+        request = service_pb2.CreateGameRequest(
+            game_type=kind.id if kind else str(game),
+            seats=seats,
+            options=options or {},
+            seed=seed,
+            seat_assignments=assignments,
+        )
+        response = await self.call(self.stub.CreateGame, request, self._metadata(self.token), repeatable=False)
         statuses = list(response.state.seats)
-        matches = [Match(self, response.game_id, kind, token=t or None,
-                         seat=None if t else (i, _seat_status(statuses[i]) if i < len(statuses) else "not held"))
-                   for i, t in enumerate(response.seat_tokens)]
-        return Created(response.game_id, _state(response.state, kind), matches, list(response.seat_tokens),
-                       list(response.invite_codes))
+        matches = [
+            Match(
+                self,
+                response.game_id,
+                kind,
+                token=t or None,
+                seat=None if t else (i, _seat_status(statuses[i]) if i < len(statuses) else "not held"),
+            )
+            for i, t in enumerate(response.seat_tokens)
+        ]
+        return Created(
+            response.game_id,
+            _state(response.state, kind),
+            matches,
+            list(response.seat_tokens),
+            list(response.invite_codes),
+        )
 
     @overload
-    async def join(self, game_id: str = "", kind: None = None, *, invite_code: str = "",
-                   seat: int | None = None, join_key: str | None = None) -> Joined[Message, Message, Message]: ...
+    async def join(
+        self,
+        game_id: str = "",
+        kind: None = None,
+        *,
+        invite_code: str = "",
+        seat: int | None = None,
+        join_key: str | None = None,
+    ) -> Joined[Message, Message, Message]: ...
     @overload
-    async def join(self, game_id: str, kind: GameKind[A, V, E], *, invite_code: str = "",
-                   seat: int | None = None, join_key: str | None = None) -> Joined[A, V, E]: ...
-    async def join(self, game_id: str = "", kind: GameKind[Any, Any, Any] | None = None, *,
-                   invite_code: str = "", seat: int | None = None,
-                   join_key: str | None = None) -> Joined[Any, Any, Any]:
+    async def join(
+        self,
+        game_id: str,
+        kind: GameKind[A, V, E],
+        *,
+        invite_code: str = "",
+        seat: int | None = None,
+        join_key: str | None = None,
+    ) -> Joined[A, V, E]: ...
+    async def join(
+        self,
+        game_id: str = "",
+        kind: GameKind[Any, Any, Any] | None = None,
+        *,
+        invite_code: str = "",
+        seat: int | None = None,
+        join_key: str | None = None,
+    ) -> Joined[Any, Any, Any]:
         """Takes a seat nobody holds: the one `invite_code` is for (the game id may be left
         out), else open seat `seat`, else the lowest open seat. The handle acts with the
         seat's token (keep `Joined.token`). One join key (given, or a new random one) is used
         for every try, so a join repeated after a lost response gets the same seat and token.
         Of racing joins one wins, the others get `errors.Refused` with reason SEAT_TAKEN."""
-        request = service_pb2.JoinGameRequest(game_id=game_id, invite_code=invite_code,
-                                              join_key=join_key or secrets.token_urlsafe(32))
+        request = service_pb2.JoinGameRequest(
+            game_id=game_id, invite_code=invite_code, join_key=join_key or secrets.token_urlsafe(32)
+        )
         if seat is not None:
             request.seat = seat
         response = await self.call(self.stub.JoinGame, request)
         kind = kind or games.BY_ID.get(response.state.game_type)
-        return Joined(response.seat, response.seat_token,
-                      Match(self, response.state.game_id, kind, token=response.seat_token),
-                      _state(response.state, kind), response.replayed)
+        return Joined(
+            response.seat,
+            response.seat_token,
+            Match(self, response.state.game_id, kind, token=response.seat_token),
+            _state(response.state, kind),
+            response.replayed,
+        )
 
     @overload
-    def match(self, game_id: str, kind: GameKind[A, V, E], *, token: str | None = None,
-              auditor: bool = False) -> Match[A, V, E]: ...
+    def match(
+        self, game_id: str, kind: GameKind[A, V, E], *, token: str | None = None, auditor: bool = False
+    ) -> Match[A, V, E]: ...
     @overload
-    def match(self, game_id: str, kind: None = None, *, token: str | None = None,
-              auditor: bool = False) -> Match[Message, Message, Message]: ...
-    def match(self, game_id: str, kind: GameKind[Any, Any, Any] | None = None, *, token: str | None = None,
-              auditor: bool = False) -> Match[Any, Any, Any]:
+    def match(
+        self, game_id: str, kind: None = None, *, token: str | None = None, auditor: bool = False
+    ) -> Match[Message, Message, Message]: ...
+    def match(
+        self,
+        game_id: str,
+        kind: GameKind[Any, Any, Any] | None = None,
+        *,
+        token: str | None = None,
+        auditor: bool = False,
+    ) -> Match[Any, Any, Any]:
         """A handle on a match: as the seat of `token`, as a spectator (no token), or as the
         auditor (`auditor=True`: the auditor token, or nothing once the match is over)."""
         return Match(self, game_id, kind, token=token, auditor=auditor)
 
-    async def open(self, game_id: str, *, token: str | None = None,
-                   auditor: bool = False) -> Match[Message, Message, Message]:
+    async def open(
+        self, game_id: str, *, token: str | None = None, auditor: bool = False
+    ) -> Match[Message, Message, Message]:
         """As `match()`, for a match whose game is not known yet: asks the server which it is."""
         handle = self.match(game_id, token=token, auditor=auditor)
         state = await handle.state()
@@ -355,9 +436,11 @@ class Client:
     async def evaluate(self, game: str | GameKind[Any, Any, Any], position: Message) -> Message:
         """The game's Evaluation of a Position message (legal moves with scores)."""
         game_id = game if isinstance(game, str) else game.id
-        response = await self.call(self.stub.EvaluatePosition,
-                                   service_pb2.EvaluatePositionRequest(game_type=game_id, position=pack(position)),
-                                   self._metadata(self.token))
+        response = await self.call(
+            self.stub.EvaluatePosition,
+            service_pb2.EvaluatePositionRequest(game_type=game_id, position=pack(position)),
+            self._metadata(self.token),
+        )
         return unpack(response.evaluation)
 
     @staticmethod
@@ -433,8 +516,16 @@ def creator_seat() -> service_pb2.SeatAssignment:
 class Match(Generic[A, V, E]):
     """A match seen with one credential."""
 
-    def __init__(self, client: Client, game_id: str, kind: GameKind[A, V, E] | None, *,
-                 token: str | None = None, auditor: bool = False, seat: tuple[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        game_id: str,
+        kind: GameKind[A, V, E] | None,
+        *,
+        token: str | None = None,
+        auditor: bool = False,
+        seat: tuple[int, str] | None = None,
+    ) -> None:
         self.client = client
         self.game_id = game_id
         self.kind = kind
@@ -477,21 +568,25 @@ class Match(Generic[A, V, E]):
         return SeatPosition(response.position_seat, unpack(response.position), _state(response.state, self.kind))
 
     async def legal_moves(self) -> Moves[A]:
-        response = await self.client.call(self.client.stub.ListLegalMoves,
-                                          service_pb2.ListLegalMovesRequest(game_id=self.game_id), self.metadata)
+        response = await self.client.call(
+            self.client.stub.ListLegalMoves, service_pb2.ListLegalMovesRequest(game_id=self.game_id), self.metadata
+        )
         cls = self.kind.action if self.kind else None
-        return Moves(response.seq, [unpack(m, cls) for m in response.moves],  # type: ignore[misc]
-                     list(response.labels))
+        return Moves(
+            response.seq,
+            [unpack(m, cls) for m in response.moves],  # type: ignore[misc]
+            list(response.labels),
+        )
 
-    async def play(self, action: A, *, expected_seq: int | None = None,
-                   command_id: str | None = None) -> Played[V, E]:
+    async def play(self, action: A, *, expected_seq: int | None = None, command_id: str | None = None) -> Played[V, E]:
         """Plays `action` for this seat. One command id (given, or a new UUID) is used for
         every try, so the move is applied once however often the call is repeated. Without
         `expected_seq`, a race lost to another move is retried against the new state; with
         it, `Conflict` is raised instead (the caller decided on a state that is gone)."""
         if self.kind is not None and not isinstance(action, self.kind.action):
-            raise TypeError(f"{self.kind.id} plays {self.kind.action.DESCRIPTOR.full_name}, "
-                            f"not {action.DESCRIPTOR.full_name}")
+            raise TypeError(
+                f"{self.kind.id} plays {self.kind.action.DESCRIPTOR.full_name}, not {action.DESCRIPTOR.full_name}"
+            )
         command_id = command_id or str(uuid.uuid4())
         request = service_pb2.PlayMoveRequest(game_id=self.game_id, command_id=command_id, action=pack(action))
         if expected_seq is not None:
@@ -506,13 +601,18 @@ class Match(Generic[A, V, E]):
                 if delay is None:
                     raise
                 await asyncio.sleep(delay)
-        return Played([_event(e, self.kind) for e in response.events], _state(response.state, self.kind),
-                      response.replayed, command_id)
+        return Played(
+            [_event(e, self.kind) for e in response.events],
+            _state(response.state, self.kind),
+            response.replayed,
+            command_id,
+        )
 
     async def suggest(self, bot: str = "") -> Suggestion[A]:
         """The move one of the game's bots (default: the strongest) would play for this seat."""
-        response = await self.client.call(self.client.stub.SuggestMove,
-                                          service_pb2.SuggestMoveRequest(game_id=self.game_id, bot=bot), self.metadata)
+        response = await self.client.call(
+            self.client.stub.SuggestMove, service_pb2.SuggestMoveRequest(game_id=self.game_id, bot=bot), self.metadata
+        )
         cls = self.kind.action if self.kind else None
         return Suggestion(unpack(response.action, cls), response.seq)  # type: ignore[arg-type]
 
@@ -520,19 +620,26 @@ class Match(Generic[A, V, E]):
         """Events with seq > `after_seq` (at most `limit`; 0: all), redacted for this credential."""
         response = await self.client.call(
             self.client.stub.ListEvents,
-            service_pb2.ListEventsRequest(game_id=self.game_id, after_seq=after_seq, limit=limit), self.metadata)
+            service_pb2.ListEventsRequest(game_id=self.game_id, after_seq=after_seq, limit=limit),
+            self.metadata,
+        )
         return [_event(e, self.kind) for e in response.events]
 
-    async def host_command(self, command: str, *, expected_seq: int | None = None,
-                           command_id: str | None = None) -> Played[V, E]:
+    async def host_command(
+        self, command: str, *, expected_seq: int | None = None, command_id: str | None = None
+    ) -> Played[V, E]:
         """A command of the table's host (`GameType.host_commands`); needs the host token."""
         command_id = command_id or str(uuid.uuid4())
         request = service_pb2.HostCommandRequest(game_id=self.game_id, command_id=command_id, command=command)
         if expected_seq is not None:
             request.expected_seq = expected_seq
         response = await self.client.call(self.client.stub.HostCommand, request, self.metadata)
-        return Played([_event(e, self.kind) for e in response.events], _state(response.state, self.kind),
-                      response.replayed, command_id)
+        return Played(
+            [_event(e, self.kind) for e in response.events],
+            _state(response.state, self.kind),
+            response.replayed,
+            command_id,
+        )
 
     async def turns(self) -> AsyncIterator[Turn[A, V, E]]:
         """The loop of a one-seat bot: each time the match awaits this seat, a `Turn` with the
@@ -588,7 +695,8 @@ class Match(Generic[A, V, E]):
         while True:
             call = self.client.stub.WatchGame(
                 service_pb2.WatchGameRequest(game_id=self.game_id, after_seq=seq, batches=batches),
-                metadata=self.metadata)
+                metadata=self.metadata,
+            )
             over = got = False
             try:
                 async for response in call:
@@ -678,9 +786,17 @@ class connect:  # noqa: N801  (used like a function: `async with connect(...)` o
     creator's token skips the server's creation rate; a `seed` needs the auditor's);
     matches take their own."""
 
-    def __init__(self, target: str, *, token: str | None = None, tls: bool | None = None,
-                 root_certificates: bytes | None = None, retry: Retry = Retry(),
-                 timeout: float | None = 30.0, probe_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        target: str,
+        *,
+        token: str | None = None,
+        tls: bool | None = None,
+        root_certificates: bytes | None = None,
+        retry: Retry = Retry(),
+        timeout: float | None = 30.0,
+        probe_timeout: float = 5.0,
+    ) -> None:
         scheme, sep, rest = target.partition("://")
         if sep:
             if scheme not in ("grpc", "http", "grpcs", "https"):
@@ -718,8 +834,9 @@ class connect:  # noqa: N801  (used like a function: `async with connect(...)` o
             except (OSError, TimeoutError) as exc:
                 delay = next(delays, None)
                 if delay is None:
-                    raise errors.Unavailable(grpc.StatusCode.UNAVAILABLE,
-                                             f"cannot reach {self.target}: {exc or type(exc).__name__}") from exc
+                    raise errors.Unavailable(
+                        grpc.StatusCode.UNAVAILABLE, f"cannot reach {self.target}: {exc or type(exc).__name__}"
+                    ) from exc
                 await asyncio.sleep(delay)
 
     def __await__(self) -> Generator[Any, None, Client]:
@@ -751,7 +868,8 @@ async def offers_tls(target: str, root_certificates: bytes | None = None, timeou
     context.set_alpn_protocols(["h2"])
     try:
         _, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=context, server_hostname=host), timeout)
+            asyncio.open_connection(host, port, ssl=context, server_hostname=host), timeout
+        )
     except ssl.SSLCertVerificationError:
         raise
     except ConnectionRefusedError:

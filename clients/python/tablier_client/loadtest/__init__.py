@@ -32,50 +32,81 @@ SCENARIOS = ("evaluate", "play", "watch", "mix")
 def _common(p: argparse.ArgumentParser) -> None:
     from ..cli import DEFAULT_SERVER
 
-    p.add_argument("--server", default=os.environ.get("TABLIER_LISTEN", DEFAULT_SERVER),
-                   help="HOST:PORT (grpcs:// for TLS); any address")
+    p.add_argument(
+        "--server",
+        default=os.environ.get("TABLIER_LISTEN", DEFAULT_SERVER),
+        help="HOST:PORT (grpcs:// for TLS); any address",
+    )
     tls = p.add_mutually_exclusive_group()
-    tls.add_argument("--tls", dest="tls", action="store_const", const=True, default=None,
-                     help="require TLS (default: TLS when the server offers it)")
+    tls.add_argument(
+        "--tls",
+        dest="tls",
+        action="store_const",
+        const=True,
+        default=None,
+        help="require TLS (default: TLS when the server offers it)",
+    )
     tls.add_argument("--no-tls", dest="tls", action="store_const", const=False, help="plaintext only")
     p.add_argument("--ca", type=Path, help="PEM roots to verify the server's certificate")
-    p.add_argument("--token", default=_env("TABLIER_HOST_TOKEN", "TABLIER_CREATOR_TOKEN", "TABLIER_OPERATOR_TOKEN"),
-                   help="the host's or creator's token, for CreateGame: exempt from the server's creation rate "
-                        "(default $TABLIER_HOST_TOKEN, $TABLIER_CREATOR_TOKEN or $TABLIER_OPERATOR_TOKEN). "
-                        "Without one, matches are created at the rate the server allows one peer, waiting "
-                        "as it asks. Moves use the seats' own tokens")
-    p.add_argument("--auditor-token", default=_env("TABLIER_AUDITOR_TOKEN", "TABLIER_OPERATOR_TOKEN"),
-                   help="seeded (reproducible) matches: CreateGame takes a seed only with the auditor token, "
-                        "which then creates them (at the server's creation rate unless it is the operator "
-                        "token); default $TABLIER_AUDITOR_TOKEN or $TABLIER_OPERATOR_TOKEN; '' for unseeded")
+    p.add_argument(
+        "--token",
+        default=_env("TABLIER_HOST_TOKEN", "TABLIER_CREATOR_TOKEN", "TABLIER_OPERATOR_TOKEN"),
+        help="the host's or creator's token, for CreateGame: exempt from the server's creation rate "
+        "(default $TABLIER_HOST_TOKEN, $TABLIER_CREATOR_TOKEN or $TABLIER_OPERATOR_TOKEN). "
+        "Without one, matches are created at the rate the server allows one peer, waiting "
+        "as it asks. Moves use the seats' own tokens",
+    )
+    p.add_argument(
+        "--auditor-token",
+        default=_env("TABLIER_AUDITOR_TOKEN", "TABLIER_OPERATOR_TOKEN"),
+        help="seeded (reproducible) matches: CreateGame takes a seed only with the auditor token, "
+        "which then creates them (at the server's creation rate unless it is the operator "
+        "token); default $TABLIER_AUDITOR_TOKEN or $TABLIER_OPERATOR_TOKEN; '' for unseeded",
+    )
     shape = p.add_argument_group("load shape")
-    shape.add_argument("--concurrency", type=int, default=8,
-                       help="closed loop: workers; open loop: units in flight at most")
+    shape.add_argument(
+        "--concurrency", type=int, default=8, help="closed loop: workers; open loop: units in flight at most"
+    )
     shape.add_argument("--rate", type=float, help="open loop: units started per second")
     shape.add_argument("--duration", type=float, default=10.0, help="seconds (ends the run)")
-    shape.add_argument("--stages", help="SECONDS:LEVEL[-LEVEL],... (concurrency, or rate with --open-loop/--rate; "
-                                        "LEVEL-LEVEL ramps linearly); replaces --duration")
+    shape.add_argument(
+        "--stages",
+        help="SECONDS:LEVEL[-LEVEL],... (concurrency, or rate with --open-loop/--rate; "
+        "LEVEL-LEVEL ramps linearly); replaces --duration",
+    )
     shape.add_argument("--open-loop", action="store_true", help="--stages are rates")
     shape.add_argument("--requests", type=int, help="stop after this many units instead of at the duration's end")
-    shape.add_argument("--seed", type=int, default=1,
-                       help="derives the matches' seeds (with --auditor-token) and the client's choices")
+    shape.add_argument(
+        "--seed", type=int, default=1, help="derives the matches' seeds (with --auditor-token) and the client's choices"
+    )
     out = p.add_argument_group("output")
     out.add_argument("--json", type=Path, help="write the JSON report here")
-    out.add_argument("--plot", type=Path, help="write a PNG: latency over time with the errors, its distribution, "
-                                               "throughput and errors per second")
-    out.add_argument("--quiet", action="store_true",
-                     help="no live progress (there is none when stderr is not a terminal)")
+    out.add_argument(
+        "--plot",
+        type=Path,
+        help="write a PNG: latency over time with the errors, its distribution, throughput and errors per second",
+    )
+    out.add_argument(
+        "--quiet", action="store_true", help="no live progress (there is none when stderr is not a terminal)"
+    )
     games = p.add_argument_group("scenario")
-    games.add_argument("--game", default="", help="game type id (play, watch; evaluate: default every game "
-                                                  "with an evaluator)")
+    games.add_argument(
+        "--game", default="", help="game type id (play, watch; evaluate: default every game with an evaluator)"
+    )
     games.add_argument("--seats", type=int, default=0, help="seats per match (default: the game's minimum)")
     games.add_argument("--bot", default="", help="bot for SuggestMove (default: the strongest)")
-    games.add_argument("--moves", choices=("suggest", "client"), default="suggest",
-                       help="who chooses moves: SuggestMove, or the client among ListLegalMoves")
+    games.add_argument(
+        "--moves",
+        choices=("suggest", "client"),
+        default="suggest",
+        help="who chooses moves: SuggestMove, or the client among ListLegalMoves",
+    )
     games.add_argument("--spectators", type=int, default=4, help="watch: spectators per match")
     games.add_argument("--max-moves", type=int, default=2000, help="a new match after this many moves")
     games.add_argument("--positions", type=Path, help="evaluate: JSON file of positions (see --save-positions)")
-    games.add_argument("--position-matches", type=int, default=1, help="evaluate: bot matches per game to take positions from")
+    games.add_argument(
+        "--position-matches", type=int, default=1, help="evaluate: bot matches per game to take positions from"
+    )
     games.add_argument("--positions-per-game", type=int, default=64)
     games.add_argument("--save-positions", type=Path, help="evaluate: write the positions used as JSON")
 
@@ -172,11 +203,15 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
     console = Console(highlight=False, stderr=True)
     root = args.ca.read_bytes() if args.ca else None
     seeded = bool(args.auditor_token)
-    async with connect(args.server, token=args.token, tls=args.tls, root_certificates=root,
-                       retry=Retry(attempts=1), timeout=60.0) as client:
+    async with connect(
+        args.server, token=args.token, tls=args.tls, root_certificates=root, retry=Retry(attempts=1), timeout=60.0
+    ) as client:
         # CreateGame carries one credential: the auditor's when it takes a seed, else --token.
-        creator = (Client(client.channel, token=args.auditor_token, retry=client.retry, timeout=client.timeout,
-                          tls=client.tls) if seeded else client)
+        creator = (
+            Client(client.channel, token=args.auditor_token, retry=client.retry, timeout=client.timeout, tls=client.tls)
+            if seeded
+            else client
+        )
         types = {t.id: t for t in await client.game_types()}
         game = args.game
         if ({"play", "watch"} & set(mix)) and not game:
@@ -193,8 +228,14 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
                 if not chosen:
                     raise SystemExit("no game on this server has a position evaluator")
                 console.print(f"generating positions from bot matches of {', '.join(t.id for t in chosen)} ...")
-                positions = await generate_positions(creator, chosen, seed=args.seed, per_game=args.positions_per_game,
-                                                     matches=args.position_matches, seeded=seeded)
+                positions = await generate_positions(
+                    creator,
+                    chosen,
+                    seed=args.seed,
+                    per_game=args.positions_per_game,
+                    matches=args.position_matches,
+                    seeded=seeded,
+                )
             if not positions.requests:
                 raise SystemExit(f"no position the server accepts: {positions.describe()}")
             if args.save_positions:
@@ -202,27 +243,54 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
         seats = args.seats or (types[game].min_players if game else 2) or 2
         loop = asyncio.get_running_loop()
         rec = Recorder(loop.time(), args.seed)
-        ctx = Context(client, creator, rec, game, seats, args.bot, args.moves, positions, args.spectators,
-                      args.max_moves, args.seed, seeded)
+        ctx = Context(
+            client,
+            creator,
+            rec,
+            game,
+            seats,
+            args.bot,
+            args.moves,
+            positions,
+            args.spectators,
+            args.max_moves,
+            args.seed,
+            seeded,
+        )
         run_ = Run(open_loop, stages, args.requests, mix, max(1, args.concurrency), args.seed)
-        title = (f"{'+'.join(mix)} on {args.server}: "
-                 + (f"open loop {stages[0].level:g}/s" if open_loop else f"{int(stages[0].level)} workers")
-                 + ("" if len(stages) == 1 else f" ({len(stages)} stages)"))
+        title = (
+            f"{'+'.join(mix)} on {args.server}: "
+            + (f"open loop {stages[0].level:g}/s" if open_loop else f"{int(stages[0].level)} workers")
+            + ("" if len(stages) == 1 else f" ({len(stages)} stages)")
+        )
         started_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         if args.quiet or not console.is_terminal:
             await drive(ctx, run_)
         else:
             # Drawn in place on the terminal and cleared at the end: the table is printed once, below.
             with Live(console=console, refresh_per_second=4, transient=True) as live:
+
                 def tick() -> None:
-                    live.update(rpc_table(rec, loop.time() - rec.start,
-                                          f"{title}  {loop.time() - rec.start:.1f} s, {run_.finished} units "
-                                          f"({run_.failed} failed)"))
+                    live.update(
+                        rpc_table(
+                            rec,
+                            loop.time() - rec.start,
+                            f"{title}  {loop.time() - rec.start:.1f} s, {run_.finished} units ({run_.failed} failed)",
+                        )
+                    )
+
                 await drive(ctx, run_, tick)
-    meta: dict[str, Any] = {"scenario": args.scenario, "server": args.server, "started_at": started_at,
-                            "game": game or None, "seats": seats if game else None, "moves": args.moves,
-                            "spectators": args.spectators if "watch" in mix else None,
-                            "positions": positions.describe() if positions else None, "seeded": seeded}
+    meta: dict[str, Any] = {
+        "scenario": args.scenario,
+        "server": args.server,
+        "started_at": started_at,
+        "game": game or None,
+        "seats": seats if game else None,
+        "moves": args.moves,
+        "spectators": args.spectators if "watch" in mix else None,
+        "positions": positions.describe() if positions else None,
+        "seeded": seeded,
+    }
     report = build(run_, rec, meta)
     out = Console(highlight=False)
     if not out.is_terminal:
@@ -235,8 +303,9 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
     rate = f"{report['achieved_rate']:.1f} completed units/s"
     if report["target_rate"]:
         rate += f" of {report['target_rate']:.1f} targeted"
-    out.print(f"{run_.finished} units in {run_.seconds:.2f} s: {run_.completed} completed, {run_.failed} failed; "
-              f"{rate}")
+    out.print(
+        f"{run_.finished} units in {run_.seconds:.2f} s: {run_.completed} completed, {run_.failed} failed; {rate}"
+    )
     for note in report["notes"]:
         if note != run_.stopped:
             out.print(f"note: {note}")

@@ -92,11 +92,15 @@ DENIED_LIMIT = 5
 def denied_hint(exc: errors.TablierError) -> str:
     """What to do about a refusal of the load test's credentials, in a sentence."""
     if exc.reason == "SEED_NEEDS_OPERATOR":
-        return ("a seeded match needs the auditor token and the server did not take this one as it "
-                "(--auditor-token, default $TABLIER_AUDITOR_TOKEN; --auditor-token '' for unseeded matches)")
+        return (
+            "a seeded match needs the auditor token and the server did not take this one as it "
+            "(--auditor-token, default $TABLIER_AUDITOR_TOKEN; --auditor-token '' for unseeded matches)"
+        )
     if exc.reason == "CREATOR_TOKEN_REQUIRED":
-        return ("this server creates matches only for the creator, host or operator token (--create-policy token): "
-                "pass one with --token (default $TABLIER_HOST_TOKEN or $TABLIER_CREATOR_TOKEN)")
+        return (
+            "this server creates matches only for the creator, host or operator token (--create-policy token): "
+            "pass one with --token (default $TABLIER_HOST_TOKEN or $TABLIER_CREATOR_TOKEN)"
+        )
     if exc.reason == "BOTS_ONLY_NEEDS_HOST":
         return "a match of bots only needs the host token (--token, default $TABLIER_HOST_TOKEN)"
     return "the server does not accept this token: check --token and --auditor-token (or leave them out)"

@@ -26,8 +26,14 @@ def rpc_table(rec: Recorder, elapsed: float, title: str = "") -> Table:
     for name, s in sorted(rec.rpcs.items()):
         ok = s.statuses.get("OK", 0)
         lat = summary_ms(s.ok)
-        table.add_row(name, str(ok), str(sum(s.statuses.values()) - ok), f"{ok / max(elapsed, 1e-9):.0f}",
-                      *(f"{lat[p]:.2f}" for p in PERCENTILES), f"{lat['max']:.2f}")
+        table.add_row(
+            name,
+            str(ok),
+            str(sum(s.statuses.values()) - ok),
+            f"{ok / max(elapsed, 1e-9):.0f}",
+            *(f"{lat[p]:.2f}" for p in PERCENTILES),
+            f"{lat['max']:.2f}",
+        )
     return table
 
 
@@ -41,17 +47,26 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
     rpcs = {}
     for name, s in sorted(rec.rpcs.items()):
         ok = s.statuses.get("OK", 0)
-        rpcs[name] = {"ok": ok, "errors": sum(s.statuses.values()) - ok, "ok_per_second": ok / seconds,
-                      "latency_ms": summary_ms(s.ok), "statuses": dict(sorted(s.statuses.items())),
-                      "histogram": s.ok.encode().decode()}
+        rpcs[name] = {
+            "ok": ok,
+            "errors": sum(s.statuses.values()) - ok,
+            "ok_per_second": ok / seconds,
+            "latency_ms": summary_ms(s.ok),
+            "statuses": dict(sorted(s.statuses.items())),
+            "histogram": s.ok.encode().decode(),
+        }
     notes = []
     if run.open_loop:
-        notes.append("open loop: each latency counts from the unit's intended start on the schedule, "
-                     "so time queued behind a server that falls behind is included")
+        notes.append(
+            "open loop: each latency counts from the unit's intended start on the schedule, "
+            "so time queued behind a server that falls behind is included"
+        )
         if target and achieved < 0.95 * target:
-            notes.append(f"the server did not hold the target rate: {achieved:.1f} units/s achieved of "
-                         f"{target:.1f} targeted; {run.unsent} units were still queued at the end "
-                         f"(latencies include the queueing)")
+            notes.append(
+                f"the server did not hold the target rate: {achieved:.1f} units/s achieved of "
+                f"{target:.1f} targeted; {run.unsent} units were still queued at the end "
+                f"(latencies include the queueing)"
+            )
     else:
         notes.append("closed loop: each worker starts its next unit when the last is answered")
     if run.cancelled:
@@ -63,19 +78,36 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
     return {
         "format": FORMAT,
         **meta,
-        "shape": {"mode": "open" if run.open_loop else "closed",
-                  "stages": [{"seconds": s.seconds, ("rate" if run.open_loop else "concurrency"): s.level,
-                              **({} if s.to is None else {"to": s.to})} for s in run.stages],
-                  "units": run.units, "max_in_flight": run.max_in_flight if run.open_loop else None,
-                  "mix": run.mix},
+        "shape": {
+            "mode": "open" if run.open_loop else "closed",
+            "stages": [
+                {
+                    "seconds": s.seconds,
+                    ("rate" if run.open_loop else "concurrency"): s.level,
+                    **({} if s.to is None else {"to": s.to}),
+                }
+                for s in run.stages
+            ],
+            "units": run.units,
+            "max_in_flight": run.max_in_flight if run.open_loop else None,
+            "mix": run.mix,
+        },
         "seconds": run.seconds,
         # finished = completed + failed: the units that ended during the run.
-        "units": {"intended": run.intended, "started": run.started, "finished": run.finished,
-                  "completed": run.completed, "failed": run.failed, "unsent": run.unsent,
-                  "in_flight_at_end": run.cancelled},
+        "units": {
+            "intended": run.intended,
+            "started": run.started,
+            "finished": run.finished,
+            "completed": run.completed,
+            "failed": run.failed,
+            "unsent": run.unsent,
+            "in_flight_at_end": run.cancelled,
+        },
         "stopped": run.stopped or None,
-        "per_second": {"ok": {rpc: _series(c) for rpc, c in sorted(rec.ok_per_second.items())},
-                       "errors": {st: _series(c) for st, c in sorted(rec.errors_per_second.items())}},
+        "per_second": {
+            "ok": {rpc: _series(c) for rpc, c in sorted(rec.ok_per_second.items())},
+            "errors": {st: _series(c) for st, c in sorted(rec.errors_per_second.items())},
+        },
         "target_rate": target,
         "achieved_rate": achieved,
         "held_target_rate": None if target is None else achieved >= 0.95 * target,
@@ -114,8 +146,7 @@ def plot(path: Path, rec: Recorder, title: str, seconds: float) -> None:
     for name in sorted(rec.rpcs):
         points = [(t, ms) for t, rpc, ms, ok in rec.samples if rpc == name and ok]
         if points:
-            over_time.scatter([p[0] for p in points], [max(p[1], 1e-3) for p in points], s=3, alpha=0.5,
-                              label=name)
+            over_time.scatter([p[0] for p in points], [max(p[1], 1e-3) for p in points], s=3, alpha=0.5, label=name)
         h = rec.rpcs[name].ok
         if h.get_total_count():
             ps = [0.0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999]
@@ -123,8 +154,9 @@ def plot(path: Path, rec: Recorder, title: str, seconds: float) -> None:
             dist.plot(xs, [max(h.get_value_at_percentile(p) / 1000, 1e-3) for p in ps], marker=".", label=name)
     failed = [(t, ms) for t, _, ms, ok in rec.samples if not ok]
     if failed:
-        over_time.scatter([p[0] for p in failed], [max(p[1], 1e-3) for p in failed], s=14, marker="x",
-                          color="red", label="errors")
+        over_time.scatter(
+            [p[0] for p in failed], [max(p[1], 1e-3) for p in failed], s=14, marker="x", color="red", label="errors"
+        )
     over_time.set_xlabel("seconds since start")
     over_time.set_ylabel("latency (ms)")
     over_time.set_title("latency over time (errors: red crosses)")
@@ -148,8 +180,10 @@ def plot(path: Path, rec: Recorder, title: str, seconds: float) -> None:
     throughput.set_xlabel("seconds since start")
     throughput.set_ylabel("answered calls per second")
     throughput.set_title("throughput")
-    totals = [sum(c.get(i, 0) for c in rec.ok_per_second.values())
-              + sum(c.get(i, 0) for c in rec.errors_per_second.values()) for i in secs]
+    totals = [
+        sum(c.get(i, 0) for c in rec.ok_per_second.values()) + sum(c.get(i, 0) for c in rec.errors_per_second.values())
+        for i in secs
+    ]
     for status, counts in sorted(rec.errors_per_second.items()):
         error_rate.plot(secs, [counts.get(i, 0) for i in secs], drawstyle="steps-post", label=status)
     error_rate.set_xlabel("seconds since start")
@@ -157,8 +191,14 @@ def plot(path: Path, rec: Recorder, title: str, seconds: float) -> None:
     if rec.errors_per_second:
         share = error_rate.twinx()
         errs = [sum(c.get(i, 0) for c in rec.errors_per_second.values()) for i in secs]
-        share.plot(secs, [100 * e / t if t else 0 for e, t in zip(errs, totals, strict=True)], color="black",
-                   linestyle=":", drawstyle="steps-post", label="% of calls")
+        share.plot(
+            secs,
+            [100 * e / t if t else 0 for e, t in zip(errs, totals, strict=True)],
+            color="black",
+            linestyle=":",
+            drawstyle="steps-post",
+            label="% of calls",
+        )
         share.set_ylabel("% of calls that failed (dotted)")
         share.set_ylim(0, 105)
         error_rate.set_title("errors per second, by status")

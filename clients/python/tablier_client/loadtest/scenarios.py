@@ -13,6 +13,7 @@ Each unit runs on a `Slot` (a match in progress, spectators) that one worker own
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import random
@@ -100,16 +101,21 @@ class Positions:
         games: dict[str, int] = {}
         for r in self.requests:
             games[r.game_type] = games.get(r.game_type, 0) + 1
-        return {"source": self.source, "count": len(self.requests), "per_game": games,
-                "refused_by_server": self.refused}
+        return {
+            "source": self.source,
+            "count": len(self.requests),
+            "per_game": games,
+            "refused_by_server": self.refused,
+        }
 
 
 def seed_bytes(seed: int, game: str, match: int) -> bytes:
     return hashlib.sha256(f"tablier-loadtest:{seed}:{game}:{match}".encode()).digest()
 
 
-async def generate_positions(client: Client, types: list[common_pb2.GameType], *, seed: int, per_game: int,
-                             matches: int, seeded: bool) -> Positions:
+async def generate_positions(
+    client: Client, types: list[common_pb2.GameType], *, seed: int, per_game: int, matches: int, seeded: bool
+) -> Positions:
     """Positions from bot matches played over the API (seeded when the client holds the
     auditor token): after each move, the Position the seat awaited next faces, as the server
     gives it to that seat (GetView with_position: its own hand and the public table), spread
@@ -118,8 +124,11 @@ async def generate_positions(client: Client, types: list[common_pb2.GameType], *
     for t in types:
         found: list[service_pb2.EvaluatePositionRequest] = []
         for m in range(matches):
-            created: Created[Any, Any, Any] = await patiently(lambda: client.create(
-                t.id, t.min_players or 2, seed=seed_bytes(seed, t.id, m) if seeded else b""))
+            created: Created[Any, Any, Any] = await patiently(
+                functools.partial(
+                    client.create, t.id, t.min_players or 2, seed=seed_bytes(seed, t.id, m) if seeded else b""
+                )
+            )
             state = created.state
             awaited: list[tuple[int, int]] = []  # (seq, seat awaited then)
             while not state.over and len(awaited) < 400:
@@ -130,14 +139,15 @@ async def generate_positions(client: Client, types: list[common_pb2.GameType], *
                 if not state.over:
                     awaited.append((state.seq, state.to_act[0]))
             wanted = max(1, per_game // max(1, matches))
-            for seq, seat in awaited[::max(1, len(awaited) // wanted)][:wanted]:
+            for seq, seat in awaited[:: max(1, len(awaited) // wanted)][:wanted]:
                 got = await created.seats[seat].position(at_seq=seq)
                 found.append(service_pb2.EvaluatePositionRequest(game_type=t.id, position=pack(got.position)))
         accepted = []
         for request in found[:per_game]:
             try:
-                await client.call(client.stub.EvaluatePosition, request, client._metadata(client.token),
-                                  repeatable=False)
+                await client.call(
+                    client.stub.EvaluatePosition, request, client._metadata(client.token), repeatable=False
+                )
                 accepted.append(request)
             except errors.TablierError as exc:
                 key = f"{t.id} {status_of(exc)}"
@@ -162,8 +172,9 @@ def write_positions(path: Path, positions: Positions) -> None:
     items = []
     for r in positions.requests:
         cls = message_class(r.position.type_url.rpartition("/")[2])
-        items.append({"game_type": r.game_type,
-                      "position": json_format.MessageToDict(cls.FromString(r.position.value))})
+        items.append(
+            {"game_type": r.game_type, "position": json_format.MessageToDict(cls.FromString(r.position.value))}
+        )
     path.write_text(json.dumps(items, indent=1))
 
 
@@ -209,9 +220,12 @@ async def unit_evaluate(ctx: Context, slot: Slot, started: float) -> None:
     request = requests[(slot.index + slot.next_position) % len(requests)]
     slot.next_position += 1
     client = ctx.client
-    await timed(ctx.rec, "EvaluatePosition",
-                lambda: client.call(client.stub.EvaluatePosition, request, client._metadata(client.token),
-                                    repeatable=False), started)
+    await timed(
+        ctx.rec,
+        "EvaluatePosition",
+        lambda: client.call(client.stub.EvaluatePosition, request, client._metadata(client.token), repeatable=False),
+        started,
+    )
 
 
 async def _spectate(ctx: Context, slot: Slot, game_id: str) -> None:
@@ -246,8 +260,7 @@ async def _new_match(ctx: Context, slot: Slot, started: float, watchers: int) ->
     n = ctx.matches_created
     ctx.matches_created += 1
     seed = seed_bytes(ctx.seed, ctx.game, n) if ctx.seeded else b""
-    created = await timed(ctx.rec, "CreateGame", lambda: ctx.creator.create(ctx.game, ctx.seats, seed=seed),
-                          started)
+    created = await timed(ctx.rec, "CreateGame", lambda: ctx.creator.create(ctx.game, ctx.seats, seed=seed), started)
     slot.created, slot.state, slot.moves, slot.last_sent = created, created.state, 0, 0.0
     for _ in range(watchers):
         slot.spectators.append(asyncio.create_task(_spectate(ctx, slot, created.game_id)))
@@ -285,5 +298,7 @@ async def unit_watch(ctx: Context, slot: Slot, started: float) -> None:
 
 
 UNITS: dict[str, Callable[[Context, Slot, float], Awaitable[None]]] = {
-    "evaluate": unit_evaluate, "play": unit_play, "watch": unit_watch,
+    "evaluate": unit_evaluate,
+    "play": unit_play,
+    "watch": unit_watch,
 }

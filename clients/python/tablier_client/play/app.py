@@ -317,7 +317,9 @@ class MatchScreen(Screen[None]):
         except errors.TablierError as exc:
             self.show_error(exc)
             return
-        said = next((label for move, label in zip(self.moves, self.labels) if move == action), Text("your move"))
+        said = next(
+            (label for move, label in zip(self.moves, self.labels, strict=False) if move == action), Text("your move")
+        )
         self.show_info(Text("Played: ").append_text(said))
         if self.state is None or played.state.seq > self.state.seq:
             self.state = played.state

@@ -52,4 +52,3 @@ def draw(game: str, view: Any, me: int | None, preview: Any = None) -> Renderabl
 
         return Text(text_format.MessageToString(view))
     return module.draw(view, me, preview)  # type: ignore[no-any-return]
-

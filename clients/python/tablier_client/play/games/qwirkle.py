@@ -3,8 +3,6 @@ the viewer's hand, the bag. A highlighted move shows its cells on the board."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Group, RenderableType
 from rich.text import Text
 
