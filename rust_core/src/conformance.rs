@@ -41,7 +41,7 @@ impl Report {
 pub fn seed_bytes(n: u64) -> [u8; 32] {
     let mut s = [0u8; 32];
     s[..8].copy_from_slice(&n.to_le_bytes());
-    s[8..16].copy_from_slice(&0x7461_626c_6965_72u64.to_le_bytes());
+    s[8..16].copy_from_slice(&0x0074_6162_6c69_6572u64.to_le_bytes());
     s
 }
 

@@ -18,7 +18,7 @@ fn padding(n: usize) -> Vec<u8> {
         }
         out.push(b | 0x80);
     }
-    out.extend(std::iter::repeat(b'x').take(n));
+    out.extend(std::iter::repeat_n(b'x', n));
     out
 }
 

@@ -284,8 +284,11 @@ fn every_game_conforms_through_the_registry() {
 
 // ---------------------------------------------------------------------------- golden matches
 
+/// A recorded match: the game, its seat count and the options it is played with.
+type Golden = (&'static str, u32, &'static [(&'static str, &'static str)]);
+
 /// Options that keep each recorded match short, and the most moves recorded of one.
-const GOLDEN: &[(&str, u32, &[(&str, &str)])] = &[
+const GOLDEN: &[Golden] = &[
     ("qwirkle", 2, &[]),
     ("qwirkle", 3, &[]),
     (

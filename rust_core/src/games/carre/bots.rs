@@ -118,7 +118,7 @@ pub(super) fn timeout_events(
         if s.phase != Phase::Action || seat != s.current as Seat {
             return Err(CoreError::not_your_turn());
         }
-        let mut ended = s.clone();
+        let mut ended = *s;
         ended.forfeited = s.current;
         let (winners, result) = ended.result();
         return Ok(vec![ev(Ev::MatchEnded(pb::MatchEnded {

@@ -435,7 +435,7 @@ pub(super) fn evolve(s: &mut State, event: &pb::Event) -> CoreResult<()> {
         }
         Ev::MatchEnded(m) if s.phase == Phase::Action => {
             // Only a forfeit ends the match in the middle of a turn: the seat to act's (§11).
-            let mut ended = s.clone();
+            let mut ended = *s;
             ended.forfeited = s.current;
             let (winners, result) = ended.result();
             if m.totals != s.totals

@@ -130,7 +130,7 @@ impl Game for GridKnock {
 
     /// An open knock window's timeout (AMB32); the key tells one turn's window from the next.
     fn timer(state: &State) -> Option<Timer> {
-        (state.phase == Phase::KnockWindow && state.cfg.knock_timeout > 0).then(|| Timer {
+        (state.phase == Phase::KnockWindow && state.cfg.knock_timeout > 0).then_some(Timer {
             command: "close_knock_window",
             seconds: state.cfg.knock_timeout,
             key: (state.round as u64) << 32 | state.turns as u64,

@@ -89,9 +89,9 @@ pub(super) fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut 
     let mut ptouch = [false; W];
     let mut stamp = [u32::MAX; W];
     let mut generation = 0u32;
-    for dir in 0..2 {
+    for (dir, line_keys) in keys.iter_mut().enumerate() {
         let (step, perp) = if dir == 0 { (1usize, W) } else { (W, 1usize) };
-        let fr = &mut keys[dir][..nk];
+        let fr = &mut line_keys[..nk];
         fr.sort_unstable();
         let mut g = 0;
         while g < fr.len() {

@@ -395,7 +395,7 @@ pub(super) fn decide(
                         "NOT_IN_HAND",
                         format!(
                             "your hand does not hold {}",
-                            super::words::tiles(need[t as usize] as u32, t as u32)
+                            super::words::tiles(need[t as usize] as u32, t)
                         ),
                     ));
                 }
@@ -466,7 +466,7 @@ pub(super) fn decide(
                         "NOT_IN_HAND",
                         format!(
                             "your hand does not hold enough {}",
-                            super::words::tile_plural(t as u32)
+                            super::words::tile_plural(t)
                         ),
                     ));
                 };

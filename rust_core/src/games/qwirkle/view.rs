@@ -92,21 +92,15 @@ pub(super) fn redact(event: &pb::Event, viewer: Viewer) -> Option<pb::Event> {
                 }
             }
         }
-        pb::event::Kind::Placed(p) => {
-            if !viewer.sees_private_of(p.seat) {
-                p.tile_ids.clear();
-            }
+        pb::event::Kind::Placed(p) if !viewer.sees_private_of(p.seat) => {
+            p.tile_ids.clear();
         }
-        pb::event::Kind::Drew(d) => {
-            if !viewer.sees_private_of(d.seat) {
-                d.tile_ids.clear();
-            }
+        pb::event::Kind::Drew(d) if !viewer.sees_private_of(d.seat) => {
+            d.tile_ids.clear();
         }
-        pb::event::Kind::Exchanged(x) => {
-            if !viewer.sees_private_of(x.seat) {
-                x.drawn_ids.clear();
-                x.returned_ids.clear();
-            }
+        pb::event::Kind::Exchanged(x) if !viewer.sees_private_of(x.seat) => {
+            x.drawn_ids.clear();
+            x.returned_ids.clear();
         }
         _ => {}
     }

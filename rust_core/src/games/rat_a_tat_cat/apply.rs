@@ -38,13 +38,13 @@ fn pile_from_pb(cards: &[i32], counts: &mut [u8; 13]) -> CoreResult<Pile> {
 /// `evolve` still checks them.
 pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -> CoreResult<()> {
     let Some(kind) = event.kind.as_ref() else {
-        return Err(CoreError::corrupt(format!("event without kind")));
+        return Err(CoreError::corrupt("event without kind".to_string()));
     };
     let n = s.n();
     let card = |v: i32| -> CoreResult<u8> {
         match from_pbc(v) {
             Some(c) => Ok(c),
-            None => return Err(CoreError::corrupt(format!("card value {v} is not a card"))),
+            None => Err(CoreError::corrupt(format!("card value {v} is not a card"))),
         }
     };
     let actor = |seat: u32, s: &State| -> CoreResult<usize> {
@@ -60,7 +60,7 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         if (1..=4).contains(&v) {
             Ok(v as usize - 1)
         } else {
-            return Err(CoreError::corrupt(format!("slot {v}")));
+            Err(CoreError::corrupt(format!("slot {v}")))
         }
     };
     match kind {
@@ -110,29 +110,29 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 }
             }
             if CHECK && (seen != s.active) {
-                return Err(CoreError::corrupt(format!(
-                    "the deal does not cover every active seat"
-                )));
+                return Err(CoreError::corrupt(
+                    "the deal does not cover every active seat".to_string(),
+                ));
             }
             let top = card(e.discard_top)?;
             if CHECK && (is_power(top)) {
-                return Err(CoreError::corrupt(format!(
-                    "the first discard is a power card"
-                )));
+                return Err(CoreError::corrupt(
+                    "the first discard is a power card".to_string(),
+                ));
             }
             for &f in &e.flipped_powers {
                 if CHECK && (!is_power(card(f)?)) {
-                    return Err(CoreError::corrupt(format!(
-                        "a flipped-back card is not a power card"
-                    )));
+                    return Err(CoreError::corrupt(
+                        "a flipped-back card is not a power card".to_string(),
+                    ));
                 }
             }
             counts[top as usize] += 1;
             let draw = pile_from_pb(&e.draw_pile, &mut counts)?;
             if CHECK && (counts != COUNTS || draw.len() != e.draw_pile_size as usize) {
-                return Err(CoreError::corrupt(format!(
-                    "the deal does not hold the 54-card deck"
-                )));
+                return Err(CoreError::corrupt(
+                    "the deal does not hold the 54-card deck".to_string(),
+                ));
             }
             s.dealt(rows, draw, top, e.dealer as u8, e.round)?;
         }
@@ -164,9 +164,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             if CHECK
                 && (top != Some(taken) || is_power(taken) || card(e.replaced)? != s.rows[p][sl])
             {
-                return Err(CoreError::corrupt(format!(
-                    "discard taken does not match the table"
-                )));
+                return Err(CoreError::corrupt(
+                    "discard taken does not match the table".to_string(),
+                ));
             }
             s.discard.pop();
             s.discard.push(s.rows[p][sl])?;
@@ -180,9 +180,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             actor(e.seat, s)?;
             let c = card(e.card)?;
             if CHECK && (s.draw.top() != Some(c) || e.draw_pile_size as usize + 1 != s.draw.len()) {
-                return Err(CoreError::corrupt(format!(
-                    "drawn card is not the top of the draw pile"
-                )));
+                return Err(CoreError::corrupt(
+                    "drawn card is not the top of the draw pile".to_string(),
+                ));
             }
             s.drew()?;
         }
@@ -199,9 +199,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             if CHECK
                 && (placed != s.pending || is_power(placed) || card(e.replaced)? != s.rows[p][sl])
             {
-                return Err(CoreError::corrupt(format!(
-                    "replacement does not match the table"
-                )));
+                return Err(CoreError::corrupt(
+                    "replacement does not match the table".to_string(),
+                ));
             }
             s.discard.push(s.rows[p][sl])?;
             s.rows[p][sl] = placed;
@@ -221,9 +221,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             }
             actor(e.seat, s)?;
             if CHECK && (card(e.card)? != s.pending) {
-                return Err(CoreError::corrupt(format!(
-                    "discarded card is not the card in hand"
-                )));
+                return Err(CoreError::corrupt(
+                    "discarded card is not the card in hand".to_string(),
+                ));
             }
             s.discard.push(s.pending)?;
             s.pending = NONE;
@@ -243,9 +243,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             actor(e.seat, s)?;
             let c = card(e.power)?;
             if CHECK && (c != s.pending || !is_power(c)) {
-                return Err(CoreError::corrupt(format!(
-                    "power used is not the power card in hand"
-                )));
+                return Err(CoreError::corrupt(
+                    "power used is not the power card in hand".to_string(),
+                ));
             }
             s.discard.push(c)?;
             s.pending = NONE;
@@ -262,9 +262,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             let p = actor(e.seat, s)?;
             let sl = slot(e.slot)?;
             if CHECK && (card(e.card)? != s.rows[p][sl]) {
-                return Err(CoreError::corrupt(format!(
-                    "peeked card does not match the row"
-                )));
+                return Err(CoreError::corrupt(
+                    "peeked card does not match the row".to_string(),
+                ));
             }
             s.known[p] |= bit(p, sl);
             s.phase = Phase::EndOfTurn;
@@ -311,7 +311,7 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         }
         E::Called(e) => {
             if CHECK && (s.phase != Phase::EndOfTurn || s.caller != NONE) {
-                return Err(CoreError::corrupt(format!("call out of place")));
+                return Err(CoreError::corrupt("call out of place".to_string()));
             }
             s.caller = actor(e.seat, s)? as u8;
         }
@@ -329,9 +329,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                     || e.round_over != over
                     || e.turn_limit_reached != limit)
             {
-                return Err(CoreError::corrupt(format!(
-                    "turn end does not fit the table"
-                )));
+                return Err(CoreError::corrupt(
+                    "turn end does not fit the table".to_string(),
+                ));
             }
             s.turn_ended(next, over);
         }
@@ -340,21 +340,21 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 && (s.draw.len() != 0
                     || matches!(s.phase, Phase::NotStarted | Phase::RoundOver | Phase::Over))
             {
-                return Err(CoreError::corrupt(format!(
-                    "reshuffle while the draw pile is not empty"
-                )));
+                return Err(CoreError::corrupt(
+                    "reshuffle while the draw pile is not empty".to_string(),
+                ));
             }
             let top = card(e.discard_top)?;
             if CHECK && (is_power(top)) {
-                return Err(CoreError::corrupt(format!(
-                    "a reshuffle flipped a power card face up"
-                )));
+                return Err(CoreError::corrupt(
+                    "a reshuffle flipped a power card face up".to_string(),
+                ));
             }
             for &f in &e.flipped_powers {
                 if CHECK && (!is_power(card(f)?)) {
-                    return Err(CoreError::corrupt(format!(
-                        "a flipped-back card is not a power card"
-                    )));
+                    return Err(CoreError::corrupt(
+                        "a flipped-back card is not a power card".to_string(),
+                    ));
                 }
             }
             // At reveal the reshuffle follows the draw that emptied the pile, and the card
@@ -381,9 +381,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             after[top as usize] += 1;
             let draw = pile_from_pb(&e.draw_pile, &mut after)?;
             if CHECK && (before != after || draw.len() != e.draw_pile_size as usize) {
-                return Err(CoreError::corrupt(format!(
-                    "the reshuffled pile is not the old discard pile"
-                )));
+                return Err(CoreError::corrupt(
+                    "the reshuffled pile is not the old discard pile".to_string(),
+                ));
             }
             s.draw = draw;
             s.discard = Pile::EMPTY;
@@ -394,7 +394,7 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         }
         E::RoundRevealed(e) => {
             if CHECK && (s.phase != Phase::Reveal || s.revealed) {
-                return Err(CoreError::corrupt(format!("reveal out of place")));
+                return Err(CoreError::corrupt("reveal out of place".to_string()));
             }
             let mut seen = 0u8;
             for r in &e.rows {
@@ -414,15 +414,15 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 }
             }
             if CHECK && (seen != s.active) {
-                return Err(CoreError::corrupt(format!(
-                    "the reveal does not cover every active seat"
-                )));
+                return Err(CoreError::corrupt(
+                    "the reveal does not cover every active seat".to_string(),
+                ));
             }
             s.revealed = true;
         }
         E::RevealDraw(e) => {
             if CHECK && (s.phase != Phase::Reveal || !s.revealed) {
-                return Err(CoreError::corrupt(format!("reveal draw out of place")));
+                return Err(CoreError::corrupt("reveal draw out of place".to_string()));
             }
             let sl = slot(e.slot)?;
             if CHECK && (e.seat as usize >= n || s.next_power() != Some((e.seat as u8, sl as u8))) {
@@ -433,9 +433,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
             }
             let c = card(e.card)?;
             if CHECK && (s.draw.top() != Some(c)) {
-                return Err(CoreError::corrupt(format!(
-                    "reveal draw is not the top of the draw pile"
-                )));
+                return Err(CoreError::corrupt(
+                    "reveal draw is not the top of the draw pile".to_string(),
+                ));
             }
             s.draw.pop();
             // The drawn power card, or the power card the drawn number card replaces, goes on
@@ -457,7 +457,7 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                     || s.next_power().is_some()
                     || e.round != s.round)
             {
-                return Err(CoreError::corrupt(format!("scoring out of place")));
+                return Err(CoreError::corrupt("scoring out of place".to_string()));
             }
             let mut seen = 0u8;
             let mut totals = s.totals;
@@ -478,9 +478,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 last[p] = r as u8;
             }
             if CHECK && (seen != s.active) {
-                return Err(CoreError::corrupt(format!(
-                    "scores do not cover every active seat"
-                )));
+                return Err(CoreError::corrupt(
+                    "scores do not cover every active seat".to_string(),
+                ));
             }
             let mut elim = 0u8;
             if s.cfg.mode == MatchMode::Elimination {
@@ -498,9 +498,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
                 got |= 1 << p;
             }
             if CHECK && (got != elim || e.eliminated.len() != elim.count_ones() as usize) {
-                return Err(CoreError::corrupt(format!(
-                    "eliminated seats do not fit the totals"
-                )));
+                return Err(CoreError::corrupt(
+                    "eliminated seats do not fit the totals".to_string(),
+                ));
             }
             s.totals = totals;
             s.last_scores = last;
@@ -516,9 +516,9 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         }
         E::StopRequested(_) => {
             if s.cfg.mode != MatchMode::Timed || s.stop_requested || s.phase == Phase::Over {
-                return Err(CoreError::corrupt(format!(
-                    "a stop request does not fit this match"
-                )));
+                return Err(CoreError::corrupt(
+                    "a stop request does not fit this match".to_string(),
+                ));
             }
             s.stop_requested = true;
         }
@@ -543,27 +543,27 @@ pub(super) fn apply_event<const CHECK: bool>(s: &mut State, event: &pb::Event) -
         E::MatchEnded(e) => {
             let (w, reason) = if e.aborted {
                 if CHECK && (s.phase != Phase::TurnStart || s.total_turns < s.cfg.admin_turn_cap) {
-                    return Err(CoreError::corrupt(format!(
-                        "administrative stop before the cap"
-                    )));
+                    return Err(CoreError::corrupt(
+                        "administrative stop before the cap".to_string(),
+                    ));
                 }
                 (0u8, R_CAP)
             } else {
                 if CHECK && (s.phase != Phase::RoundOver) {
-                    return Err(CoreError::corrupt(format!("match end out of place")));
+                    return Err(CoreError::corrupt("match end out of place".to_string()));
                 }
                 match s.match_end() {
                     Some(x) => x,
-                    None => return Err(CoreError::corrupt(format!("the match is not over"))),
+                    None => return Err(CoreError::corrupt("the match is not over".to_string())),
                 }
             };
             if e.winners != State::seat_list(w)
                 || e.reason != REASONS[reason as usize]
                 || e.totals.as_slice() != &s.totals[..n]
             {
-                return Err(CoreError::corrupt(format!(
-                    "match result does not fit the totals"
-                )));
+                return Err(CoreError::corrupt(
+                    "match result does not fit the totals".to_string(),
+                ));
             }
             s.winners = w;
             s.end_reason = reason;

@@ -61,9 +61,9 @@ pub(super) fn act(
                 return Err(wrong_phase("taking the discard", ph));
             }
             let Some(top) = state.discard.top() else {
-                return Err(CoreError::corrupt(format!(
-                    "empty discard pile at turn start"
-                )));
+                return Err(CoreError::corrupt(
+                    "empty discard pile at turn start".to_string(),
+                ));
             };
             if is_power(top) {
                 return Err(CoreError::rule(

@@ -316,9 +316,9 @@ impl State {
             }
         };
         let Some(c) = self.draw.pop() else {
-            return Err(CoreError::corrupt(format!(
-                "the draw pile is empty at a draw"
-            )));
+            return Err(CoreError::corrupt(
+                "the draw pile is empty at a draw".to_string(),
+            ));
         };
         self.pending = c;
         self.phase = next;

@@ -45,7 +45,7 @@ impl Out<'_> {
     /// Applies the event to the scratch state and records it.
     pub(super) fn emit(&mut self, kind: E) -> CoreResult<()> {
         let ev = pb::Event { kind: Some(kind) };
-        apply_event::<false>(&mut self.s, &ev)?;
+        apply_event::<false>(self.s, &ev)?;
         self.events.push(ev);
         Ok(())
     }
@@ -53,9 +53,9 @@ impl Out<'_> {
     /// Draws the top card into hand; reshuffles at once if that empties the pile (R7).
     fn draw(&mut self) -> CoreResult<u8> {
         let Some(card) = self.s.draw.top() else {
-            return Err(CoreError::corrupt(format!(
-                "the draw pile is empty at a draw"
-            )));
+            return Err(CoreError::corrupt(
+                "the draw pile is empty at a draw".to_string(),
+            ));
         };
         let seat = self.s.current as u32;
         self.s.drew()?;
@@ -80,9 +80,9 @@ impl Out<'_> {
         let mut cards = self.s.discard.c;
         let cards = &mut cards[..n];
         if !cards.iter().any(|&c| c <= 9) {
-            return Err(CoreError::corrupt(format!(
-                "no number card left to flip after a reshuffle"
-            )));
+            return Err(CoreError::corrupt(
+                "no number card left to flip after a reshuffle".to_string(),
+            ));
         }
         rng.shuffle32(cards);
         let mut flipped = Vec::new();
@@ -240,9 +240,9 @@ impl Out<'_> {
         self.emit(E::RoundRevealed(pb::RoundRevealed { rows }))?;
         while let Some((p, slot)) = self.s.next_power() {
             let Some(card) = self.s.draw.top() else {
-                return Err(CoreError::corrupt(format!(
-                    "the draw pile is empty at reveal"
-                )));
+                return Err(CoreError::corrupt(
+                    "the draw pile is empty at reveal".to_string(),
+                ));
             };
             self.emit(E::RevealDraw(pb::RevealDraw {
                 seat: p as u32,

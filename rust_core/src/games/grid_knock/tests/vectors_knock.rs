@@ -100,8 +100,7 @@ fn tv07_full_knock_non_adjacent_knocker() {
 fn host(st: &mut State, command: &str) -> Result<Vec<Ev>, CoreError> {
     let evs = GridKnock::host_command(st, command, &mut rng())?;
     evs.iter()
-        .map(|e| GridKnock::evolve(st, e))
-        .collect::<Result<(), _>>()
+        .try_for_each(|e| GridKnock::evolve(st, e))
         .unwrap();
     Ok(evs.iter().map(|e| gk::pb_to_ev(e).unwrap()).collect())
 }

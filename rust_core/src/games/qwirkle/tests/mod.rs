@@ -1630,7 +1630,7 @@ fn random_actions_never_panic() {
                 _ => pass_action(),
             };
             for s in 0..3 {
-                if let Ok(_) = decide(st, s, &a) {
+                if decide(st, s, &a).is_ok() {
                     assert_eq!(s, seat);
                     if let Some(pb::action::Kind::Play(p)) = &a.kind {
                         // Listed in some order of its placements.

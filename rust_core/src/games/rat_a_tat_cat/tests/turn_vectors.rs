@@ -100,7 +100,7 @@ fn tv01_engine_deal_order_and_flip() {
     assert_eq!(d.flipped_powers, cards(&[PK]), "the flipped PK goes back");
     assert!(from_pbc(d.discard_top).is_some_and(|c| c <= 9));
     assert_eq!((d.draw_pile_size, out.s.current), (45, 0));
-    RatATatCat::check_invariants(&out.s).unwrap();
+    RatATatCat::check_invariants(out.s).unwrap();
 }
 
 #[test]
