@@ -86,7 +86,7 @@ class Repository:
         except UnknownGame:
             raise MatchNotFound(f"no match {game_id}") from None
         except SeedUnreadable as exc:
-            self.refuse(key, DataLoss(str(exc), exc.reason, seq=0))
+            self.unreadable_seed(exc, key)
         self.keep_record(record)
         return record
 
@@ -193,6 +193,16 @@ class Repository:
             return await self._load_checked(game)
         except DataLoss as exc:
             self.refuse(gid, exc)
+
+    def unreadable_seed(self, exc: SeedUnreadable, gid: str = "") -> NoReturn:
+        """A sealed seed that no longer opens (changed, another match's, a key this server lacks),
+        found by any read of the match record, warm or cold: DataLoss at seq 0 with its reason
+        (SEED_TAMPERED, SEED_KEY_UNKNOWN), and the match refused from then on."""
+        gid = gid or exc.game_id
+        failure = DataLoss(str(exc), exc.reason, seq=0)
+        if not gid:
+            raise failure from None
+        self.refuse(gid, failure)
 
     def refuse(self, gid: str, exc: DataLoss) -> NoReturn:
         """Refuses the match from now on (until this process restarts), logs and counts it."""

@@ -347,7 +347,7 @@ class PostgresStore(Database):
             return bytes(plain or b"")
         if self._seed_keys is None:
             raise SeedUnreadable(
-                f"the seed of match {key} is sealed and this store has no seed key", "SEED_KEY_UNKNOWN"
+                f"the seed of match {key} is sealed and this store has no seed key", "SEED_KEY_UNKNOWN", key
             )
         return self._seed_keys.open(key, kid or "", bytes(sealed))
 
