@@ -34,7 +34,7 @@ from google.protobuf import json_format
 
 from tablier import _core
 from tablier.integrity import LogEvent, opening, replay, seed_commitment
-from tablier.store.base import GameRecord
+from tablier.store.base import CommandInput, GameRecord
 from tablier.v1 import service_pb2
 
 
@@ -92,7 +92,9 @@ def verify_log(
         if pinned and pinned != commitment:
             problems.append(f"the seed does not match {name} seed commitment")
 
-    game = GameRecord(st.game_id, st.game_type, st.seat_count, dict(st.options), seed, (), hash_scheme=2)
+    game = GameRecord(
+        st.game_id, st.game_type, st.seat_count, dict(st.options), seed, (), hash_scheme=st.integrity_scheme
+    )
     try:
         match = _core.Match(st.game_type, st.seat_count, dict(st.options))
         expected = opening(game, match)
@@ -125,7 +127,11 @@ def verify_log(
             verdict.transcript_events += 1
             _check_seen(match, ev.kind, ev.payload, chain, i, viewer, got, problems)
 
-    checked = replay(game, events, match, expected=expected, accounted=True, before=redecide, after=check_seen)
+    # What each command asked, as its first event carries it (scheme 3 chains its digest).
+    inputs = {ev.command_id: _asked(ev.asked) for ev in events if ev.command_id and ev.asked is not None}
+    checked = replay(
+        game, events, match, expected=expected, accounted=True, inputs=inputs, before=redecide, after=check_seen
+    )
     problems.extend(str(p) for p in checked.problems)
     if not checked.complete:
         return verdict
@@ -172,6 +178,15 @@ class _PublicEvent:
             ev.chain_hash,
             ev.command if ev.HasField("command") else None,
         )
+
+
+def _asked(asked: service_pb2.CommandRecord) -> CommandInput:
+    """A command record of a public log as the store keeps what a command asked."""
+    return CommandInput(
+        asked.seat if asked.HasField("seat") else None,
+        asked.action.value if asked.HasField("action") else None,
+        asked.host_command or None,
+    )
 
 
 def _redecide(

@@ -76,7 +76,8 @@ async def verify_game(store: EventStore, game_id: str, transcripts: Sequence[Mat
         if command is not None:
             _redecide(match, game.seed, command, events, verdict)
 
-    checked = replay(game, events, match, expected=expected, kinds=True, resync=True, before=redecide)
+    inputs = {c.command_id: c.input for c in stored_commands}
+    checked = replay(game, events, match, expected=expected, kinds=True, resync=True, inputs=inputs, before=redecide)
     problems.extend(str(p) for p in checked.problems)
     return verdict
 

@@ -234,7 +234,7 @@ class Repository:
                 anchor is not None
                 and anchor.seq == cached_seq
                 and anchor.chain_hash == head[1]
-                and integrity.event_chain(prev_chain, anchor) == head[1]
+                and integrity.event_chain(game, prev_chain, anchor) == head[1]
                 and (
                     anchor.core_version != _core.CORE_VERSION
                     or anchor.state_hash == stored_state_hash(game, cached.state_hash())
