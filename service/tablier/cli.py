@@ -156,6 +156,9 @@ async def serve_one(args: argparse.Namespace) -> int:
         )
     configure_access_log(args.access_log)
     metrics = Metrics(shared=args.shared_metrics)
+    from tablier.receipts import SigningKeys
+
+    signing = SigningKeys.from_env(args.data_dir)
     async with open_database(args) as store:
         app = GameApp(
             MeteredStore(store, metrics),
@@ -165,6 +168,7 @@ async def serve_one(args: argparse.Namespace) -> int:
             limits=limits,
             creator_token=creator,
         )
+        app.signing = signing
         metrics.watch_app(app)
         server = GameServer(
             app, args.listen, tls, reuse_port=args.reuse_port, max_request_bytes=args.max_request_bytes, metrics=metrics
@@ -340,6 +344,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         database_options(sp)
         sp.set_defaults(run=cli_audit.replay)
 
+    def receipt_options(sp: argparse.ArgumentParser, keys: str) -> None:
+        sp.add_argument(
+            "--receipts",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="signed receipts a client kept (a ReceiptList, protobuf JSON): the log must still "
+            "hold each receipt's chain head at its seq; repeatable",
+        )
+        sp.add_argument(
+            "--receipt-key",
+            action="append",
+            default=[],
+            metavar="HEX",
+            help=f"a trusted public key of the receipts (ListSigningKeys); repeatable; {keys}",
+        )
+
     sp = add_command(sub, "verify", help="replay matches and check every state hash and the hash chain")
     if sp is not None:
         which = sp.add_mutually_exclusive_group(required=True)
@@ -353,6 +374,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             help="a MatchLog a client kept (tablier export): every chain hash it received must "
             "still be in the log; repeatable",
         )
+        receipt_options(sp, "default: this server's signing keys (TABLIER_SIGNING_KEY, TABLIER_SIGNING_OLD_KEYS)")
         database_options(sp)
         sp.set_defaults(run=cli_audit.verify)
 
@@ -372,6 +394,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             metavar="FILE",
             help="a MatchLog a seat or spectator kept during the match; repeatable",
         )
+        receipt_options(sp, "needed with --receipts")
         sp.set_defaults(run=cli_audit.verify_public)
 
     sp = add_command(sub, "export", help="write a match's log as a viewer receives it (a MatchLog, protobuf JSON)")

@@ -25,14 +25,14 @@ The scheme is in docs/verifying.md for anyone writing their own verifier.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from google.protobuf import json_format
 
-from tablier import _core
+from tablier import _core, receipts
 from tablier.integrity import LogEvent, opening, replay, seed_commitment
 from tablier.store.base import CommandInput, GameRecord
 from tablier.v1 import service_pb2
@@ -73,11 +73,18 @@ def write_log(path: str | Path, log: service_pb2.MatchLog) -> None:
 
 
 def verify_log(
-    log: service_pb2.MatchLog, seed: bytes | None = None, transcripts: Sequence[service_pb2.MatchLog] = ()
+    log: service_pb2.MatchLog,
+    seed: bytes | None = None,
+    transcripts: Sequence[service_pb2.MatchLog] = (),
+    kept: Sequence[service_pb2.Receipt] = (),
+    keys: Mapping[str, bytes] | None = None,
 ) -> PublicVerdict:
+    """Checks a finished match's public log; `kept`: signed receipts a client kept, checked
+    against `keys` (key id -> Ed25519 public key), whose chain heads the log must hold."""
     st = log.state
     verdict = PublicVerdict(st.game_id, st.game_type, len(log.events))
     problems = verdict.problems
+    problems.extend(receipts.check_log(st.game_id, {ev.seq: ev.chain_hash for ev in log.events}, kept, keys or {}))
     seed = seed or st.seed
     if len(seed) != 32:
         problems.append("no revealed seed (it is published once the match is over; or give --seed)")

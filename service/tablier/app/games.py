@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from tablier.seeds import SeedUnreadable
 from tablier.store.base import EventStore, StoreError
@@ -36,6 +36,9 @@ from .reads import Reads
 from .repository import Repository
 from .scheduler import Scheduler
 from .watch import Feeds
+
+if TYPE_CHECKING:
+    from tablier.receipts import SigningKeys
 
 
 class GameApp:
@@ -55,6 +58,9 @@ class GameApp:
         creates matches under the `token` creation policy, as the host token does; `limits`
         are the per-peer limits (`limits.Limits`)."""
         self.store = store
+        # The keys that sign the receipts of the answers that change a match
+        # (`tablier.receipts.SigningKeys`, set by `tablier serve`); None: no receipts.
+        self.signing: SigningKeys | None = None
         self.access = Access(operator_token, host_token, auditor_token, creator_token)
         self.limiter = Limiter(limits)
         self.catalogue = Catalogue()
