@@ -169,6 +169,13 @@ async def serve_one(args: argparse.Namespace) -> int:
             creator_token=creator,
         )
         app.signing = signing
+        witnessing = None
+        if args.witness_dir != "":
+            from tablier.witness import Witness
+
+            witness = Witness(Path(args.witness_dir or Path(args.data_dir) / "witness"), signing)
+            app.repository.witness = witness
+            witnessing = asyncio.create_task(witness.run(args.witness_every))
         metrics.watch_app(app)
         server = GameServer(
             app, args.listen, tls, reuse_port=args.reuse_port, max_request_bytes=args.max_request_bytes, metrics=metrics
@@ -213,6 +220,10 @@ async def serve_one(args: argparse.Namespace) -> int:
         else:
             await server.stop(args.grace)
         await app.close()
+        if witnessing is not None:
+            witnessing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await witnessing
         metrics.close()
         err_console.print("stopped")
     return 0
@@ -280,6 +291,16 @@ def register(sub: argparse._SubParsersAction) -> None:
             help="host:port (env TABLIER_LISTEN); port 0 picks a free port",
         )
         serve_options(sp)
+        sp.add_argument(
+            "--witness-dir",
+            default=os.environ.get("TABLIER_WITNESS_DIR"),
+            metavar="DIR",
+            help="where signed checkpoints of the match heads are appended, outside the database "
+            "(env TABLIER_WITNESS_DIR; default <data dir>/witness; '' for none)",
+        )
+        sp.add_argument(
+            "--witness-every", type=float, default=2.0, metavar="SECONDS", help="checkpoint interval (default 2)"
+        )
         sp.add_argument(
             "--workers", type=int, default=1, help="server processes sharing the address and the database (default 1)"
         )
@@ -375,6 +396,13 @@ def register(sub: argparse._SubParsersAction) -> None:
             "still be in the log; repeatable",
         )
         receipt_options(sp, "default: this server's signing keys (TABLIER_SIGNING_KEY, TABLIER_SIGNING_OLD_KEYS)")
+        sp.add_argument(
+            "--witness",
+            default=None,
+            metavar="DIR",
+            help="a witness directory (tablier serve --witness-dir): the log must reach, and hold, "
+            "the latest head a valid checkpoint names for the match",
+        )
         database_options(sp)
         sp.set_defaults(run=cli_audit.verify)
 

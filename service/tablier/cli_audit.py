@@ -64,9 +64,19 @@ async def verify(args: argparse.Namespace) -> int:
     keys = signed.parse_public_keys(args.receipt_key)
     if kept and not keys:
         keys = signed.SigningKeys.from_env(args.data_dir).listed()
+    witnessed = None
+    if args.witness is not None:
+        from tablier import witness
+
+        trusted = keys or signed.SigningKeys.from_env(args.data_dir).listed()
+        witnessed, bad_lines = witness.read_heads(args.witness, trusted)
+        for line in bad_lines:
+            err_console.print(f"[red]{line}[/red]")
+        if bad_lines:
+            return 1
     async with open_database(args) as store:
         ids = await store.list_games() if args.all else [args.game_id]
-        results = [await verify_game(store, gid, transcripts, kept, keys) for gid in ids]
+        results = [await verify_game(store, gid, transcripts, kept, keys, witnessed) for gid in ids]
     table = Table(title=f"verified {len(results)} match(es)")
     for col in ("match", "game", "events", "re-decided", "result"):
         table.add_column(col)

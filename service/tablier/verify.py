@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tablier import _core, receipts
+from tablier import _core, receipts, witness
 from tablier.app.errors import DataLoss
 from tablier.app.integrity import check_commands
 from tablier.integrity import LogEvent, opening, replay
@@ -52,6 +52,7 @@ async def verify_game(
     transcripts: Sequence[MatchLog] = (),
     kept: Sequence[Receipt] = (),
     keys: Mapping[str, bytes] | None = None,
+    witnessed: Mapping[str, tuple[int, bytes]] | None = None,
 ) -> Verdict:
     """Checks the stored log of a match; `transcripts` and signed receipts (`kept`, checked
     against `keys`: key id -> Ed25519 public key) a client kept must agree with it."""
@@ -73,7 +74,9 @@ async def verify_game(
     except DataLoss as exc:
         problems.append(f"seq {exc.seq}: {exc.message.partition(': ')[2]}")
     problems.extend(check_transcripts(game.game_id, events, transcripts))
-    problems.extend(receipts.check_log(game.game_id, {e.seq: e.chain_hash for e in events}, kept, keys or {}))
+    chains = {e.seq: e.chain_hash for e in events}
+    problems.extend(receipts.check_log(game.game_id, chains, kept, keys or {}))
+    problems.extend(witness.check_log(game.game_id, chains, witnessed or {}))
     try:
         match = _core.Match(game.game_type, game.seats, dict(game.options))
         expected = opening(game, match)

@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from tablier import _core
 from tablier._core import Match
@@ -28,6 +28,9 @@ from .catalogue import Catalogue
 from .clocks import apply_stored
 from .errors import DataLoss, MatchNotFound
 from .model import parse_game_id
+
+if TYPE_CHECKING:
+    from tablier.witness import Witness
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,9 @@ class Repository:
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
         # Matches whose log failed its checks, refused until restart; and how many failed.
         self.damaged: dict[str, DataLoss] = {}
+        # The witness of match heads outside the database (`tablier.witness.Witness`): told of
+        # every verified head, asked on a cold load. None: no witness.
+        self.witness: Witness | None = None
         self.integrity_failures = 0
         self._on_state: list[StateListener] = []
         self._on_seen: list[StateListener] = []
@@ -267,6 +273,14 @@ class Repository:
         )
         integrity.check_commands(game, stored, commands, later)
         seq = stored[-1].seq if stored else 0
+        witnessed = self.witness.head(gid) if self.witness is not None else None
+        if witnessed is not None:
+            if seq < witnessed[0]:
+                raise integrity.damaged(
+                    game, seq + 1, f"the witness saw the log at seq {witnessed[0]}; it now ends at seq {seq}"
+                )
+            if witnessed[0] > 0 and stored[witnessed[0] - 1].chain_hash != witnessed[1]:
+                raise integrity.damaged(game, witnessed[0], "the log differs from the head the witness saw there")
         if rewritten is not None:
             if seq < rewritten[0]:
                 raise integrity.damaged(
@@ -294,6 +308,8 @@ class Repository:
         self.snapshots.offer(gid, seq, match, chain)
         self._heads[gid] = (seq, chain)
         self._heads.move_to_end(gid)
+        if self.witness is not None:
+            self.witness.saw(gid, seq, chain)
         while len(self._heads) > max(self.cache.capacity, 0):
             self._heads.popitem(last=False)
         for listener in self._on_state:
