@@ -156,6 +156,9 @@ async def serve_one(args: argparse.Namespace) -> int:
         )
     configure_access_log(args.access_log)
     metrics = Metrics(shared=args.shared_metrics)
+    from tablier.receipts import SigningKeys
+
+    signing = SigningKeys.from_env(args.data_dir)
     async with open_database(args) as store:
         app = GameApp(
             MeteredStore(store, metrics),
@@ -165,6 +168,14 @@ async def serve_one(args: argparse.Namespace) -> int:
             limits=limits,
             creator_token=creator,
         )
+        app.signing = signing
+        witnessing = None
+        if args.witness_dir != "":
+            from tablier.witness import Witness
+
+            witness = Witness(Path(args.witness_dir or Path(args.data_dir) / "witness"), signing)
+            app.repository.witness = witness
+            witnessing = asyncio.create_task(witness.run(args.witness_every))
         metrics.watch_app(app)
         server = GameServer(
             app, args.listen, tls, reuse_port=args.reuse_port, max_request_bytes=args.max_request_bytes, metrics=metrics
@@ -209,6 +220,10 @@ async def serve_one(args: argparse.Namespace) -> int:
         else:
             await server.stop(args.grace)
         await app.close()
+        if witnessing is not None:
+            witnessing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await witnessing
         metrics.close()
         err_console.print("stopped")
     return 0
@@ -277,6 +292,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
         serve_options(sp)
         sp.add_argument(
+            "--witness-dir",
+            default=os.environ.get("TABLIER_WITNESS_DIR"),
+            metavar="DIR",
+            help="where signed checkpoints of the match heads are appended, outside the database "
+            "(env TABLIER_WITNESS_DIR; default <data dir>/witness; '' for none)",
+        )
+        sp.add_argument(
+            "--witness-every", type=float, default=2.0, metavar="SECONDS", help="checkpoint interval (default 2)"
+        )
+        sp.add_argument(
             "--workers", type=int, default=1, help="server processes sharing the address and the database (default 1)"
         )
         # Set by `--workers` for its processes only: they share the address among themselves.
@@ -340,6 +365,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         database_options(sp)
         sp.set_defaults(run=cli_audit.replay)
 
+    def receipt_options(sp: argparse.ArgumentParser, keys: str) -> None:
+        sp.add_argument(
+            "--receipts",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="signed receipts a client kept (a ReceiptList, protobuf JSON): the log must still "
+            "hold each receipt's chain head at its seq; repeatable",
+        )
+        sp.add_argument(
+            "--receipt-key",
+            action="append",
+            default=[],
+            metavar="HEX",
+            help=f"a trusted public key of the receipts (ListSigningKeys); repeatable; {keys}",
+        )
+
     sp = add_command(sub, "verify", help="replay matches and check every state hash and the hash chain")
     if sp is not None:
         which = sp.add_mutually_exclusive_group(required=True)
@@ -352,6 +394,14 @@ def register(sub: argparse._SubParsersAction) -> None:
             metavar="FILE",
             help="a MatchLog a client kept (tablier export): every chain hash it received must "
             "still be in the log; repeatable",
+        )
+        receipt_options(sp, "default: this server's signing keys (TABLIER_SIGNING_KEY, TABLIER_SIGNING_OLD_KEYS)")
+        sp.add_argument(
+            "--witness",
+            default=None,
+            metavar="DIR",
+            help="a witness directory (tablier serve --witness-dir): the log must reach, and hold, "
+            "the latest head a valid checkpoint names for the match",
         )
         database_options(sp)
         sp.set_defaults(run=cli_audit.verify)
@@ -372,6 +422,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             metavar="FILE",
             help="a MatchLog a seat or spectator kept during the match; repeatable",
         )
+        receipt_options(sp, "needed with --receipts")
         sp.set_defaults(run=cli_audit.verify_public)
 
     sp = add_command(sub, "export", help="write a match's log as a viewer receives it (a MatchLog, protobuf JSON)")

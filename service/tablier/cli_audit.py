@@ -55,13 +55,28 @@ async def replay(args: argparse.Namespace) -> int:
 
 
 async def verify(args: argparse.Namespace) -> int:
+    from tablier import receipts as signed
     from tablier.public_verify import read_log
     from tablier.verify import verify_game
 
     transcripts = [read_log(path) for path in args.transcript]
+    kept = [r for path in args.receipts for r in signed.read_receipts(path)]
+    keys = signed.parse_public_keys(args.receipt_key)
+    if kept and not keys:
+        keys = signed.SigningKeys.from_env(args.data_dir).listed()
+    witnessed = None
+    if args.witness is not None:
+        from tablier import witness
+
+        trusted = keys or signed.SigningKeys.from_env(args.data_dir).listed()
+        witnessed, bad_lines = witness.read_heads(args.witness, trusted)
+        for line in bad_lines:
+            err_console.print(f"[red]{line}[/red]")
+        if bad_lines:
+            return 1
     async with open_database(args) as store:
         ids = await store.list_games() if args.all else [args.game_id]
-        results = [await verify_game(store, gid, transcripts) for gid in ids]
+        results = [await verify_game(store, gid, transcripts, kept, keys, witnessed) for gid in ids]
     table = Table(title=f"verified {len(results)} match(es)")
     for col in ("match", "game", "events", "re-decided", "result"):
         table.add_column(col)
@@ -87,7 +102,14 @@ def verify_public(args: argparse.Namespace) -> int:
     except ValueError:
         err_console.print("[red]--seed must be hex[/red]")
         return 2
-    r = verify_log(read_log(args.log), seed or None, [read_log(p) for p in args.transcript])
+    from tablier import receipts as signed
+
+    kept = [r for path in args.receipts for r in signed.read_receipts(path)]
+    keys = signed.parse_public_keys(args.receipt_key)
+    if kept and not keys:
+        err_console.print("[red]--receipts needs the public keys you trust (--receipt-key HEX)[/red]")
+        return 2
+    r = verify_log(read_log(args.log), seed or None, [read_log(p) for p in args.transcript], kept, keys)
     console.print(
         f"{r.game_type} {r.game_id}: {r.events} events, {r.redecided} commands decided again "
         f"from the seed, {r.transcript_events} viewer events checked"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -57,7 +57,49 @@ class LogEvent(EventFields, Protocol):
     def recorded_at(self) -> datetime | None: ...
 
 
-HASH_SCHEME = 2  # of new matches
+# The integrity scheme of new matches (`GameRecord.hash_scheme`, the games row's
+# `hash_scheme`): 1 plain state hashes; 2 salted state hashes and the seed commitment in the
+# genesis hash; 3 as 2, and each event of a command chains the digest of the command's input
+# (`command_digest`). A log keeps verifying under the scheme it was written with.
+HASH_SCHEME = 3
+
+
+class CommandFields(Protocol):
+    """What a command asked (a stored `CommandInput`, a public log's `CommandRecord` read back)."""
+
+    @property
+    def seat(self) -> int | None: ...
+    @property
+    def action(self) -> bytes | None: ...
+    @property
+    def host_command(self) -> str | None: ...
+
+
+def command_digest(command_id: str, command: CommandFields | None) -> bytes:
+    """The digest of a command's input that scheme 3 chains into each of its events:
+    SHA-256("tablier/command\\0" || u32 len || command id || i64 seat (-1: none) ||
+    u32 len || action bytes || u32 len || host command), big-endian, strings UTF-8; a command
+    without a kept input hashes as seat -1 with both empty."""
+    seat = -1 if command is None or command.seat is None else command.seat
+    h = hashlib.sha256(b"tablier/command\0")
+    cid = command_id.encode()
+    h.update(struct.pack(">I", len(cid)) + cid + struct.pack(">q", seat))
+    for part in (
+        (command.action or b"") if command is not None else b"",
+        (command.host_command or "").encode() if command is not None else b"",
+    ):
+        h.update(struct.pack(">I", len(part)))
+        h.update(part)
+    return h.digest()
+
+
+def chained_input(scheme: int, command_id: str | None, command: CommandFields | None) -> bytes:
+    """What the chain hash of an event of command `command_id` covers of the command's input:
+    its `command_digest` under scheme 3 and later, nothing before (or for an event no command
+    wrote)."""
+    if scheme < 3 or command_id is None:
+        return b""
+    return command_digest(command_id, command)
 
 
 def seed_commitment(game_id: str, seed: bytes) -> bytes:
@@ -87,12 +129,16 @@ def genesis_hash(game: GameRecord) -> bytes:
     parts: list[object] = [game.game_id, game.game_type, game.seats, sorted(game.options.items())]
     if game.hash_scheme >= 2:
         parts.append(seed_commitment(game.game_id, game.seed).hex())
+    if game.hash_scheme >= 3:
+        parts.append(game.hash_scheme)
     head = json.dumps(parts, separators=(",", ":")).encode()
     return hashlib.sha256(b"tablier/genesis\0" + head).digest()
 
 
-def chain_hash(prev: bytes, seq: int, event: EventFields, command_id: str | None) -> bytes:
-    """Hash of one event, chained to the previous event's hash (or the genesis hash)."""
+def chain_hash(prev: bytes, seq: int, event: EventFields, command_id: str | None, command: bytes = b"") -> bytes:
+    """Hash of one event, chained to the previous event's hash (or the genesis hash); `command`:
+    the digest of the input of the command that wrote it (`chained_input`: scheme 3), a sixth
+    length-prefixed part when not empty."""
     h = hashlib.sha256(b"tablier/event\0")
     h.update(prev)
     h.update(struct.pack(">Qq", seq, -1 if event.seat is None else event.seat))
@@ -102,6 +148,7 @@ def chain_hash(prev: bytes, seq: int, event: EventFields, command_id: str | None
         (command_id or "").encode(),
         event.core_version.encode(),
         event.state_hash,
+        *((command,) if command else ()),
     ):
         h.update(struct.pack(">I", len(part)))
         h.update(part)
@@ -153,24 +200,27 @@ def replay(
     clock: bool = False,
     kinds: bool = False,
     resync: bool = False,
+    inputs: Mapping[str, CommandFields | None] | None = None,
     before: Callable[[LogEvent, _core.Match], None] | None = None,
     after: Callable[[LogEvent, _core.Match, bytes], None] | None = None,
     on_problem: Callable[[Problem], None] | None = None,
 ) -> Replayed:
     """Applies `events` (those after `after_seq`, chained from `prev`, the genesis hash when
-    None) to `match`, checking each: the seqs run on without a gap; the event is what the seed
-    decides where `expected` says what that is (by seq: the opening deal, a command decided
-    again; with `accounted`, every event must be); it applies (`clock`: stepping the match
-    clock with its recorded time; `kinds`: its stored kind is the payload's); the state hash
-    after it is the stored one (salted per match); its chain hash recomputes from the one
-    before. `current_only`: the seed and state-hash checks skip events another core version
-    wrote (it may deal and hash differently). `resync`: after a chain mismatch, go on from the
-    stored hash, so later breaks are reported on their own. `before` sees each event before it
-    applies (to decide its command again), `after` with its chain hash once applied.
+        None) to `match`, checking each: the seqs run on without a gap; the event is what the seed
+        decides where `expected` says what that is (by seq: the opening deal, a command decided
+        again; with `accounted`, every event must be); it applies (`clock`: stepping the match
+        clock with its recorded time; `kinds`: its stored kind is the payload's); the state hash
+        after it is the stored one (salted per match); its chain hash recomputes from the one
+        before. `current_only`: the seed and state-hash checks skip events another core version
+        wrote (it may deal and hash differently). `resync`: after a chain mismatch, go on from the
+        stored hash, so later breaks are reported on their own. `inputs`: the commands' inputs by
+    command id, whose digests the chain covers under scheme 3 (a command missing from it hashes
+    as one without input, so its events no longer chain). `before` sees each event before it
+        applies (to decide its command again), `after` with its chain hash once applied.
 
-    Each problem goes to `on_problem` (which may raise to stop at the first) and into the
-    result; a gap or an event that does not apply ends the replay (`complete` False). Events
-    still `expected` when the log ends are a problem too."""
+        Each problem goes to `on_problem` (which may raise to stop at the first) and into the
+        result; a gap or an event that does not apply ends the replay (`complete` False). Events
+        still `expected` when the log ends are a problem too."""
     chain = genesis_hash(game) if prev is None else prev
     salt = state_salt(game)
     out = Replayed(chain)
@@ -199,7 +249,7 @@ def replay(
         if ev.state_hash:
             # The chain covers what is stored: checked before the event is applied, so a
             # changed event is named even when it no longer applies.
-            chain = _step(chain, ev, ev, problem, resync)
+            chain = _step(chain, ev, ev, _input(game, ev, inputs), problem, resync)
         try:
             kind = match.event_kind(ev.payload, ev.kind) if kinds else ev.kind
             at = ms(ev.recorded_at) if clock and ev.recorded_at is not None else None
@@ -214,9 +264,8 @@ def replay(
         if not ev.state_hash:
             # A log without state hashes (a public one may leave them out): chained over the
             # state hash the replay gives.
-            chain = _step(
-                chain, ev, _Fields(ev.kind, ev.payload, ev.seat, ev.core_version, state_hash), problem, resync
-            )
+            fields = _Fields(ev.kind, ev.payload, ev.seat, ev.core_version, state_hash)
+            chain = _step(chain, ev, fields, _input(game, ev, inputs), problem, resync)
         elif checked and ev.state_hash != state_hash:
             problem(ev.seq, f"state hash mismatch (core {ev.core_version})")
         out.chains[ev.seq] = chain
@@ -228,12 +277,29 @@ def replay(
     return out
 
 
-def _step(prev: bytes, ev: LogEvent, fields: EventFields, problem: Callable[[int, str], None], resync: bool) -> bytes:
-    """The chain hash of `ev` after `prev`, checked against the one it carries."""
-    chain = chain_hash(prev, ev.seq, fields, ev.command_id)
+def _input(game: GameRecord, ev: LogEvent, inputs: Mapping[str, CommandFields | None] | None) -> bytes:
+    if ev.command_id is None:
+        return b""
+    return chained_input(game.hash_scheme, ev.command_id, (inputs or {}).get(ev.command_id))
+
+
+def _step(
+    prev: bytes,
+    ev: LogEvent,
+    fields: EventFields,
+    command: bytes,
+    problem: Callable[[int, str], None],
+    resync: bool,
+) -> bytes:
+    """The chain hash of `ev` after `prev` (`command`: its command's chained input), checked
+    against the one it carries."""
+    chain = chain_hash(prev, ev.seq, fields, ev.command_id, command)
     if chain == ev.chain_hash:
         return chain
-    problem(ev.seq, "chain hash mismatch")
+    if command:
+        problem(ev.seq, f"chain hash mismatch (the event, or what command {ev.command_id!s:.64} asked, changed)")
+    else:
+        problem(ev.seq, "chain hash mismatch")
     return ev.chain_hash if resync else chain
 
 

@@ -25,16 +25,16 @@ The scheme is in docs/verifying.md for anyone writing their own verifier.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from google.protobuf import json_format
 
-from tablier import _core
+from tablier import _core, receipts
 from tablier.integrity import LogEvent, opening, replay, seed_commitment
-from tablier.store.base import GameRecord
+from tablier.store.base import CommandInput, GameRecord
 from tablier.v1 import service_pb2
 
 
@@ -73,11 +73,18 @@ def write_log(path: str | Path, log: service_pb2.MatchLog) -> None:
 
 
 def verify_log(
-    log: service_pb2.MatchLog, seed: bytes | None = None, transcripts: Sequence[service_pb2.MatchLog] = ()
+    log: service_pb2.MatchLog,
+    seed: bytes | None = None,
+    transcripts: Sequence[service_pb2.MatchLog] = (),
+    kept: Sequence[service_pb2.Receipt] = (),
+    keys: Mapping[str, bytes] | None = None,
 ) -> PublicVerdict:
+    """Checks a finished match's public log; `kept`: signed receipts a client kept, checked
+    against `keys` (key id -> Ed25519 public key), whose chain heads the log must hold."""
     st = log.state
     verdict = PublicVerdict(st.game_id, st.game_type, len(log.events))
     problems = verdict.problems
+    problems.extend(receipts.check_log(st.game_id, {ev.seq: ev.chain_hash for ev in log.events}, kept, keys or {}))
     seed = seed or st.seed
     if len(seed) != 32:
         problems.append("no revealed seed (it is published once the match is over; or give --seed)")
@@ -92,7 +99,9 @@ def verify_log(
         if pinned and pinned != commitment:
             problems.append(f"the seed does not match {name} seed commitment")
 
-    game = GameRecord(st.game_id, st.game_type, st.seat_count, dict(st.options), seed, (), hash_scheme=2)
+    game = GameRecord(
+        st.game_id, st.game_type, st.seat_count, dict(st.options), seed, (), hash_scheme=st.integrity_scheme
+    )
     try:
         match = _core.Match(st.game_type, st.seat_count, dict(st.options))
         expected = opening(game, match)
@@ -125,7 +134,11 @@ def verify_log(
             verdict.transcript_events += 1
             _check_seen(match, ev.kind, ev.payload, chain, i, viewer, got, problems)
 
-    checked = replay(game, events, match, expected=expected, accounted=True, before=redecide, after=check_seen)
+    # What each command asked, as its first event carries it (scheme 3 chains its digest).
+    inputs = {ev.command_id: _asked(ev.asked) for ev in events if ev.command_id and ev.asked is not None}
+    checked = replay(
+        game, events, match, expected=expected, accounted=True, inputs=inputs, before=redecide, after=check_seen
+    )
     problems.extend(str(p) for p in checked.problems)
     if not checked.complete:
         return verdict
@@ -172,6 +185,15 @@ class _PublicEvent:
             ev.chain_hash,
             ev.command if ev.HasField("command") else None,
         )
+
+
+def _asked(asked: service_pb2.CommandRecord) -> CommandInput:
+    """A command record of a public log as the store keeps what a command asked."""
+    return CommandInput(
+        asked.seat if asked.HasField("seat") else None,
+        asked.action.value if asked.HasField("action") else None,
+        asked.host_command or None,
+    )
 
 
 def _redecide(

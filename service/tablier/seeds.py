@@ -41,9 +41,10 @@ class SeedKeyError(Exception):
 class SeedUnreadable(Exception):
     """A sealed seed cannot be opened: its key is not configured, or it was changed."""
 
-    def __init__(self, message: str, reason: str) -> None:
+    def __init__(self, message: str, reason: str, game_id: str = "") -> None:
         super().__init__(message)
         self.reason = reason
+        self.game_id = game_id  # the match whose seed it is
 
 
 def key_id(key: bytes) -> str:
@@ -88,12 +89,13 @@ class SeedKeys:
                 f"the seed of match {game_id} is sealed with key {kid}, which this server "
                 "does not have (TABLIER_SEED_KEY / TABLIER_SEED_OLD_KEYS)",
                 "SEED_KEY_UNKNOWN",
+                game_id,
             )
         try:
             return aead.decrypt(sealed[:NONCE_SIZE], sealed[NONCE_SIZE:], _aad(game_id))
         except (InvalidTag, ValueError):
             raise SeedUnreadable(
-                f"the sealed seed of match {game_id} was changed or belongs to another match", "SEED_TAMPERED"
+                f"the sealed seed of match {game_id} was changed or belongs to another match", "SEED_TAMPERED", game_id
             ) from None
 
     @classmethod

@@ -12,21 +12,22 @@ Commands stored before their inputs were kept (schema version 1) cannot be decid
 are counted apart. The `commands` rows must agree with the events (an acknowledged command's
 events are all there and carry its id). Given transcripts (logs a client kept, with the chain
 hashes it received), every event and head they pinned must still be in the log: a log cut or
-rewritten after a client saw it fails here even when it is consistent in itself.
+rewritten after a client saw it fails here even when it is consistent in itself; and so does
+one shorter than, or different from, a signed receipt a client kept (`tablier.receipts`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tablier import _core
+from tablier import _core, receipts, witness
 from tablier.app.errors import DataLoss
 from tablier.app.integrity import check_commands
 from tablier.integrity import LogEvent, opening, replay
 from tablier.seeds import SeedUnreadable
 from tablier.store.base import EventStore, StoredCommand, StoredEvent, UnknownGame
-from tablier.v1.service_pb2 import MatchLog
+from tablier.v1.service_pb2 import MatchLog, Receipt
 
 
 @dataclass
@@ -45,7 +46,16 @@ class Verdict:
         return not self.problems
 
 
-async def verify_game(store: EventStore, game_id: str, transcripts: Sequence[MatchLog] = ()) -> Verdict:
+async def verify_game(
+    store: EventStore,
+    game_id: str,
+    transcripts: Sequence[MatchLog] = (),
+    kept: Sequence[Receipt] = (),
+    keys: Mapping[str, bytes] | None = None,
+    witnessed: Mapping[str, tuple[int, bytes]] | None = None,
+) -> Verdict:
+    """Checks the stored log of a match; `transcripts` and signed receipts (`kept`, checked
+    against `keys`: key id -> Ed25519 public key) a client kept must agree with it."""
     try:
         game = await store.get_game(game_id)
     except UnknownGame:
@@ -64,6 +74,9 @@ async def verify_game(store: EventStore, game_id: str, transcripts: Sequence[Mat
     except DataLoss as exc:
         problems.append(f"seq {exc.seq}: {exc.message.partition(': ')[2]}")
     problems.extend(check_transcripts(game.game_id, events, transcripts))
+    chains = {e.seq: e.chain_hash for e in events}
+    problems.extend(receipts.check_log(game.game_id, chains, kept, keys or {}))
+    problems.extend(witness.check_log(game.game_id, chains, witnessed or {}))
     try:
         match = _core.Match(game.game_type, game.seats, dict(game.options))
         expected = opening(game, match)
@@ -76,7 +89,8 @@ async def verify_game(store: EventStore, game_id: str, transcripts: Sequence[Mat
         if command is not None:
             _redecide(match, game.seed, command, events, verdict)
 
-    checked = replay(game, events, match, expected=expected, kinds=True, resync=True, before=redecide)
+    inputs = {c.command_id: c.input for c in stored_commands}
+    checked = replay(game, events, match, expected=expected, kinds=True, resync=True, inputs=inputs, before=redecide)
     problems.extend(str(p) for p in checked.problems)
     return verdict
 

@@ -160,3 +160,48 @@ async def test_a_knock_window_answered_in_time_stops_its_timer():
             await task
     finally:
         await app.close()
+
+
+@pytest.mark.parametrize("scheme", [2, 3])
+async def test_a_log_keeps_verifying_under_the_scheme_it_was_written_with(scheme, monkeypatch):
+    """Matches written before integrity scheme 3 (their chain hashes without the commands'
+    digests) load cold and verify as they are; under scheme 3 a changed command input does
+    not, while under scheme 2 only deciding the command again can tell."""
+    import dataclasses
+
+    from tablier.app import commands
+    from tablier.app.errors import DataLoss
+    from tablier.verify import verify_game
+
+    monkeypatch.setattr(commands, "HASH_SCHEME", scheme)
+    store = MemoryStore()
+    app = GameApp(store, OP)
+    created = await app.create_game("carre", 2, {}, SEED, OPERATOR)
+    gid, tokens = created.game_id, created.seat_tokens
+    for i in range(4):
+        await _bot_move(app, gid, tokens, f"c{i}")
+    assert (await store.get_game(gid)).hash_scheme == scheme
+    cold = await GameApp(store).get_view(gid, Credential())
+    assert cold.seq == (await app.get_view(gid, Credential())).seq
+    verdict = await verify_game(store, gid)
+    assert verdict.ok and verdict.redecided == 4, verdict.problems
+
+    # The newest command's input changed in the store (its events untouched).
+    key, (first, last, given) = next(
+        (k, v) for k, v in reversed(store._commands.items()) if k[0] == gid and v[2].action
+    )
+    changed = dataclasses.replace(given, action=given.action + b"\x00")
+    store._commands[key] = (first, last, changed)
+    events = store._events[gid]
+    for n in range(first - 1, last):
+        events[n] = dataclasses.replace(events[n], command=changed)
+    problems = (await verify_game(store, gid)).problems
+    chained = [p for p in problems if "chain hash mismatch" in p]
+    if scheme == 3:
+        assert chained and chained[0].startswith(f"seq {first}:"), problems
+        with pytest.raises(DataLoss) as refused:
+            await GameApp(store).get_view(gid, Credential())
+        assert refused.value.seq == first
+    else:
+        assert not chained and problems, problems  # deciding it again fails
+        assert (await GameApp(store).get_view(gid, Credential())).seq == cold.seq

@@ -67,17 +67,20 @@ def test_verify_passes_then_catches_a_tampered_event(played_database):
     assert "seq 2" in bad.stdout and "mismatch" in bad.stdout
     assert tablier("verify", ids[-1], "--database-url", url).returncode == (0 if len(ids) > 1 else 1)
 
-    # Tamper with what a command asked: deciding it again from the seed no longer works.
+    # Tamper with what a command asked: the chain covers it (integrity scheme 3), and deciding
+    # it again from the seed no longer works.
     with psycopg.connect(url, autocommit=True) as conn:
-        changed = conn.execute(
+        first = conn.execute(
             """UPDATE commands SET action = action || '\\x00'::bytea
                WHERE game_id = %s AND first_seq = (
-                   SELECT min(first_seq) FROM commands WHERE game_id = %s AND action IS NOT NULL)""",
+                   SELECT min(first_seq) FROM commands WHERE game_id = %s AND action IS NOT NULL)
+               RETURNING first_seq""",
             (ids[-1], ids[-1]),
-        ).rowcount
-    assert changed == 1
+        ).fetchall()
+    assert len(first) == 1
     redone = tablier("verify", ids[-1], "--database-url", url)
     assert redone.returncode == 1 and "refused" in redone.stdout, redone.stdout
+    assert f"seq {first[0][0]}: chain hash mismatch (the event, or what command" in redone.stdout, redone.stdout
 
 
 def test_replay_prints_the_match(played_database):

@@ -1,4 +1,4 @@
-"""A live server checks what it loads: nine kinds of tampering by someone with write access to
+"""A live server checks what it loads: eleven kinds of tampering by someone with write access to
 the database, seen by a server that has the match cached (warm) and by a freshly started one
 (cold). Each is DATA_LOSS naming the first bad seq, on every call, never INTERNAL, never served;
 an acknowledged command whose events are gone is never applied again."""
@@ -34,6 +34,7 @@ KINDS = [
     "chosen_seed",        # a seed of the attacker's choosing put in its place, in clear
     "cut_tail",           # the last command's events deleted, its commands row kept
     "cut_tail_and_row",   # the last command's events and its commands row deleted
+    "changed_command",    # one byte of a stored command's input (its action) flipped
 ]
 
 
@@ -134,6 +135,16 @@ def _tamper(conn, game_id: str, kind: str, target: int) -> int:
         conn.execute("DELETE FROM events WHERE game_id = %s AND seq >= %s", (game_id, first))
         if kind == "cut_tail_and_row":
             conn.execute("DELETE FROM commands WHERE game_id = %s AND command_id = %s", (game_id, cid))
+        target = first
+    elif kind == "changed_command":
+        # The command that wrote seq `target` (or the first one after the opening deal).
+        first, cid, action = conn.execute(
+            """SELECT first_seq, command_id, action FROM commands WHERE game_id = %s AND last_seq >= %s
+               ORDER BY first_seq LIMIT 1""",
+            (game_id, target)).fetchone()
+        n = conn.execute("UPDATE commands SET action = %s WHERE game_id = %s AND command_id = %s",
+                         (_flip(bytes(action), len(action) - 1), game_id, cid)).rowcount
+        assert n == 1
         target = first
     else:
         raise AssertionError(kind)

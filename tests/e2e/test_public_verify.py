@@ -42,7 +42,7 @@ def finished(server, stub, tmp_path_factory):
     st = created.state
     # Published at creation: a commitment and a chain head, never the seed.
     assert len(st.seed_commitment) == 32 and len(st.chain_head) == 32 and not st.seed
-    assert st.integrity_scheme == 2
+    assert st.integrity_scheme == 3
     state = st
     for _ in range(6):
         state = bot_move(stub, created, state).state
@@ -137,11 +137,23 @@ def test_the_chain_recomputes_from_the_readme_formulas(finished):
     h = lambda *parts: hashlib.sha256(b"".join(parts)).digest()  # noqa: E731
     commitment = h(b"tablier/seed-commitment\0", gid.encode(), st.seed)
     assert commitment == st.seed_commitment
-    head = json.dumps([gid, st.game_type, st.seat_count, sorted(st.options.items()), commitment.hex()],
+    assert st.integrity_scheme == 3
+    head = json.dumps([gid, st.game_type, st.seat_count, sorted(st.options.items()), commitment.hex(), 3],
                       separators=(",", ":")).encode()
     chain = h(b"tablier/genesis\0", head)
+    P = lambda b: struct.pack(">I", len(b)) + b  # noqa: E731
+    digests = {}
+    for ev in public.events:
+        if ev.HasField("command"):
+            c = ev.command
+            digests[ev.command_id] = h(b"tablier/command\0", P(ev.command_id.encode()),
+                                       struct.pack(">q", c.seat if c.HasField("seat") else -1),
+                                       P(c.action.value), P(c.host_command.encode()))
+    assert digests
     for ev in public.events:
         parts = [ev.type.encode(), ev.payload.value, ev.command_id.encode(), ev.core_version.encode(), ev.state_hash]
+        if ev.command_id:
+            parts.append(digests[ev.command_id])
         chain = h(b"tablier/event\0", chain, struct.pack(">Qq", ev.seq, ev.seat if ev.HasField("seat") else -1),
                   *(struct.pack(">I", len(p)) + p for p in parts))
         assert chain == ev.chain_hash, ev.seq

@@ -10,7 +10,16 @@ from dataclasses import replace
 import pytest
 
 from storekit import WAIT, event, game, recompute_chain
-from tablier.store.base import CommandInput, DuplicateGame, GameRecord, SeqConflict, UnknownGame
+from tablier.store.base import (
+    CommandInput,
+    DuplicateGame,
+    GameRecord,
+    NewEvent,
+    SeqConflict,
+    UnknownGame,
+    chain_hash,
+    genesis_hash,
+)
 
 
 async def test_create_and_get_game(backend):
@@ -418,3 +427,41 @@ async def test_racing_claims_of_one_seat_have_one_winner(backend):
         assert len(winners) == 1
         assert (await a.get_game(record.game_id)).token_hashes[2] == winners[0]
         assert (await b.get_game(record.game_id)).token_hashes[2] == winners[0]
+
+
+async def test_scheme_3_chains_what_each_command_asked(backend):
+    """Under integrity scheme 3 each event's chain hash covers the digest of its command's input:
+    the store chains what it is given and hands each event back with the input its `commands`
+    row keeps, so a reader recomputes the chain from the log alone; a scheme 2 match appended
+    without it keeps the scheme 2 chain."""
+    from tablier.integrity import chained_input
+
+    for scheme in (2, 3):
+        record = replace(game(2), hash_scheme=scheme)
+        async with backend.open() as store:
+            await store.create_game(record, [event(1, None)])
+            seq = 1
+            asked = {
+                "move": CommandInput(seat=1, action=b"\x08\x01"),
+                "host": CommandInput(host_command="pause"),
+                "timeout": CommandInput(seat=0, host_command="timeout:0"),
+            }
+            for n, (cid, given) in enumerate(asked.items(), start=2):
+                batch = [event(n * 10 + k, None) for k in range(2)]
+                chained = chained_input(scheme, cid, given)
+                assert bool(chained) == (scheme >= 3)
+                seq = (await store.append(record.game_id, seq, batch, cid, given, chained))[-1].seq
+            log = await store.load_events(record.game_id)
+            assert [e.command for e in log] == [None] + [g for g in asked.values() for _ in range(2)]
+            prev, chains = genesis_hash(record), []
+            for e in log:
+                new = NewEvent(e.kind, e.payload, e.seat, e.core_version, e.state_hash)
+                prev = chain_hash(prev, e.seq, new, e.command_id, chained_input(scheme, e.command_id, e.command))
+                chains.append(prev)
+            assert [e.chain_hash for e in log] == chains
+            if scheme == 3:
+                # Another input under the same command id gives other chain hashes.
+                other = chained_input(3, "move", CommandInput(seat=1, action=b"\x08\x02"))
+                assert chain_hash(log[0].chain_hash, 2, log[1], "move", other) != log[1].chain_hash
+            else:
+                assert [e.chain_hash for e in log] == recompute_chain(record, log)

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import ssl
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Generic, TypeVar, overload
 
 import grpc
-from google.protobuf import any_pb2, descriptor_pool, message_factory
+from google.protobuf import any_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
 
 from . import errors, games
@@ -243,6 +245,11 @@ class Client:
         self.timeout = timeout
         self.tls = tls
         self._types: dict[str, common_pb2.GameType] = {}
+        # Every signed receipt a CreateGame, JoinGame, PlayMove or HostCommand answer carried,
+        # in the order received: the server's word on how far each match's log reached. Keep
+        # them (`save_receipts`) to prove later that a log was cut or rewritten
+        # (`tablier verify --receipts`); `signing_keys` lists the keys that check them.
+        self.receipts: list[service_pb2.Receipt] = []
 
     async def close(self) -> None:
         await self.channel.close()
@@ -266,12 +273,29 @@ class Client:
         delays = self.retry.delays() if repeatable else iter(())
         while True:
             try:
-                return await method(request, metadata=tuple(metadata), timeout=self.timeout)
+                response = await method(request, metadata=tuple(metadata), timeout=self.timeout)
             except grpc.aio.AioRpcError as exc:
                 delay = next(delays, None) if exc.code() in _TRANSIENT else None
                 if delay is None:
                     raise errors.from_rpc_error(exc) from None
                 await asyncio.sleep(delay)
+                continue
+            if isinstance(response, Message) and "receipt" in response.DESCRIPTOR.fields_by_name:
+                if response.HasField("receipt"):
+                    self.receipts.append(response.receipt)  # type: ignore[attr-defined]
+            return response
+
+    def save_receipts(self, path: str | os.PathLike[str]) -> None:
+        """Writes the receipts received so far (a `ReceiptList`, protobuf JSON): the file
+        `tablier verify --receipts` and `tablier verify-public --receipts` read."""
+        kept = service_pb2.ReceiptList(receipts=self.receipts)
+        Path(path).write_text(json_format.MessageToJson(kept, indent=1))
+
+    async def signing_keys(self) -> list[service_pb2.SigningKey]:
+        """The public keys that sign receipts, the current one first. Keep those you trust:
+        a receipt verifies against its key even once the server stops listing it."""
+        response = await self.call(self.stub.ListSigningKeys, service_pb2.ListSigningKeysRequest())
+        return list(response.keys)
 
     # ------------------------------------------------------------------ game types
 

@@ -22,6 +22,7 @@ from tablier.app import (
 )
 from tablier.app.errors import Unauthenticated
 from tablier.app.watch import WatchBatch, WatchItem
+from tablier.receipts import SigningKeys
 from tablier.v1 import common_pb2, service_pb2, service_pb2_grpc
 
 from .observe import peer_of
@@ -141,9 +142,30 @@ def to_event(event: EventOut) -> service_pb2.Event:
 
 
 class GameServicer(service_pb2_grpc.GameServiceServicer):
-    def __init__(self, app: GameApp) -> None:
+    def __init__(self, app: GameApp, signing: SigningKeys | None = None) -> None:
+        """`signing`: the keys that sign the receipts of the answers that change a match
+        (`tablier.receipts`); without them the answers carry none."""
         self.app = app
+        self.signing = signing if signing is not None else app.signing
         self.rendering = WatchRendering()
+
+    def _receipt(self, state: service_pb2.GameState) -> service_pb2.Receipt | None:
+        """The signed receipt for `state`'s seq and chain head (none for a match whose chain
+        head is not published: integrity scheme 1)."""
+        if self.signing is None or not state.chain_head:
+            return None
+        return self.signing.sign(state.game_id, state.seq, state.chain_head)
+
+    async def ListSigningKeys(self, request, context):
+        if self.signing is None:
+            return service_pb2.ListSigningKeysResponse()
+        current = self.signing.current_id
+        return service_pb2.ListSigningKeysResponse(
+            keys=[
+                service_pb2.SigningKey(key_id=kid, public_key=pub, current=kid == current)
+                for kid, pub in self.signing.listed().items()
+            ]
+        )
 
     def streams_of_messages(self) -> dict[str, Callable[..., AsyncIterator[object]]]:
         """The server-streaming methods as a transport that encodes messages itself calls them
@@ -174,11 +196,13 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             assignments,
             peer=peer_of(context),
         )
+        state = to_state(created.state)
         return service_pb2.CreateGameResponse(
             game_id=created.game_id,
             seat_tokens=created.seat_tokens,
-            state=to_state(created.state),
+            state=state,
             invite_codes=created.invite_codes,
+            receipt=self._receipt(state),
         )
 
     async def JoinGame(self, request, context):
@@ -189,8 +213,13 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.seat if request.HasField("seat") else None,
             request.join_key,
         )
+        state = to_state(joined.state)
         return service_pb2.JoinGameResponse(
-            seat=joined.seat, seat_token=joined.seat_token, state=to_state(joined.state), replayed=joined.replayed
+            seat=joined.seat,
+            seat_token=joined.seat_token,
+            state=state,
+            replayed=joined.replayed,
+            receipt=self._receipt(state),
         )
 
     async def GetView(self, request, context):
@@ -216,8 +245,12 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             from_any(request, "action"),
             request.expected_seq if request.HasField("expected_seq") else None,
         )
+        state = to_state(played.state)
         return service_pb2.PlayMoveResponse(
-            events=[to_event(e) for e in played.events], state=to_state(played.state), replayed=played.replayed
+            events=[to_event(e) for e in played.events],
+            state=state,
+            replayed=played.replayed,
+            receipt=self._receipt(state),
         )
 
     async def HostCommand(self, request, context):
@@ -228,8 +261,12 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.command,
             request.expected_seq if request.HasField("expected_seq") else None,
         )
+        state = to_state(done.state)
         return service_pb2.HostCommandResponse(
-            events=[to_event(e) for e in done.events], state=to_state(done.state), replayed=done.replayed
+            events=[to_event(e) for e in done.events],
+            state=state,
+            replayed=done.replayed,
+            receipt=self._receipt(state),
         )
 
     async def ListEvents(self, request, context):

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from tablier import _core
 from tablier._core import Match
+from tablier.integrity import chained_input
 from tablier.store.base import (
     HASH_SCHEME,
     ChainBroken,
@@ -362,7 +363,9 @@ class Commands:
         after = match.copy()
         events = self._evolve(game, after, decided, seat=given.seat)
         try:
-            stored = await self.repo.store.append(game.game_id, seq, events, command_id, given)
+            stored = await self.repo.store.append(
+                game.game_id, seq, events, command_id, given, chained_input(game.hash_scheme, command_id, given)
+            )
         except ChainBroken:
             # The log lost or changed the event this state was verified at: `_load` names the
             # damage (DataLoss); if it finds none, the log simply moved on.

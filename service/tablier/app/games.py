@@ -20,8 +20,9 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
+from tablier.seeds import SeedUnreadable
 from tablier.store.base import EventStore, StoreError
 from tablier.v1.common_pb2 import GameType
 
@@ -35,6 +36,9 @@ from .reads import Reads
 from .repository import Repository
 from .scheduler import Scheduler
 from .watch import Feeds
+
+if TYPE_CHECKING:
+    from tablier.receipts import SigningKeys
 
 
 class GameApp:
@@ -54,6 +58,9 @@ class GameApp:
         creates matches under the `token` creation policy, as the host token does; `limits`
         are the per-peer limits (`limits.Limits`)."""
         self.store = store
+        # The keys that sign the receipts of the answers that change a match
+        # (`tablier.receipts.SigningKeys`, set by `tablier serve`); None: no receipts.
+        self.signing: SigningKeys | None = None
         self.access = Access(operator_token, host_token, auditor_token, creator_token)
         self.limiter = Limiter(limits)
         self.catalogue = Catalogue()
@@ -63,18 +70,18 @@ class GameApp:
         self.reads = Reads(self.repository, self.access, self.limiter, self.feeds)
         self.scheduler = Scheduler(self.repository, self.commands)
         # The calls, as the transports make them; a store error leaves them as an AppError.
-        self.create_game = _translated(self.commands.create_game)
-        self.join_game = _translated(self.commands.join_game)
-        self.play = _translated(self.commands.play)
-        self.host_command = _translated(self.commands.host_command)
-        self.get_view = _translated(self.reads.get_view)
-        self.get_position = _translated(self.reads.get_position)
-        self.legal_moves = _translated(self.reads.legal_moves)
-        self.list_events = _translated(self.reads.list_events)
-        self.watch_batches = _translated_stream(self.reads.watch_batches)
-        self.watch = _translated_stream(self.reads.watch)
-        self.suggest = _translated(self.reads.suggest)
-        self.evaluate = _translated(self.reads.evaluate)
+        self.create_game = _translated(self.commands.create_game, self.repository)
+        self.join_game = _translated(self.commands.join_game, self.repository)
+        self.play = _translated(self.commands.play, self.repository)
+        self.host_command = _translated(self.commands.host_command, self.repository)
+        self.get_view = _translated(self.reads.get_view, self.repository)
+        self.get_position = _translated(self.reads.get_position, self.repository)
+        self.legal_moves = _translated(self.reads.legal_moves, self.repository)
+        self.list_events = _translated(self.reads.list_events, self.repository)
+        self.watch_batches = _translated_stream(self.reads.watch_batches, self.repository)
+        self.watch = _translated_stream(self.reads.watch, self.repository)
+        self.suggest = _translated(self.reads.suggest, self.repository)
+        self.evaluate = _translated(self.reads.evaluate, self.repository)
         self.start_clocks = self.scheduler.start_clocks
 
     @property
@@ -109,8 +116,10 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-def _translated(call: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-    """`call`, whose store errors are raised as the application's (`errors.from_store`)."""
+def _translated(call: Callable[P, Awaitable[R]], repo: Repository) -> Callable[P, Awaitable[R]]:
+    """`call`, whose store errors are raised as the application's (`errors.from_store`), and a
+    sealed seed that does not open, whichever read met it, as DataLoss refusing the match
+    (`Repository.unreadable_seed`)."""
 
     @functools.wraps(call)
     async def translating(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -118,11 +127,15 @@ def _translated(call: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             return await call(*args, **kwargs)
         except StoreError as exc:
             raise from_store(exc) from exc
+        except SeedUnreadable as exc:
+            repo.unreadable_seed(exc)
 
     return translating
 
 
-def _translated_stream(call: Callable[P, AsyncGenerator[T, None]]) -> Callable[P, AsyncGenerator[T, None]]:
+def _translated_stream(
+    call: Callable[P, AsyncGenerator[T, None]], repo: Repository
+) -> Callable[P, AsyncGenerator[T, None]]:
     """`_translated` for a stream (closed with its consumer's `aclose`)."""
 
     @functools.wraps(call)
@@ -133,5 +146,7 @@ def _translated_stream(call: Callable[P, AsyncGenerator[T, None]]) -> Callable[P
                     yield item
         except StoreError as exc:
             raise from_store(exc) from exc
+        except SeedUnreadable as exc:
+            repo.unreadable_seed(exc)
 
     return translating

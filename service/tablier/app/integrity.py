@@ -13,7 +13,7 @@ verified cached one checks only the newer events, from the verified chain head. 
 from __future__ import annotations
 
 from tablier import _core
-from tablier.integrity import Problem, chain_hash, opening, replay
+from tablier.integrity import Problem, chain_hash, chained_input, opening, replay
 from tablier.store.base import GameRecord, StoredCommand, StoredEvent
 
 from .errors import DataLoss
@@ -23,9 +23,10 @@ def damaged(game: GameRecord, seq: int, why: str) -> DataLoss:
     return DataLoss(f"the event log of match {game.game_id} is damaged at seq {seq}: {why}", seq=seq)
 
 
-def event_chain(prev: bytes, ev: StoredEvent) -> bytes:
-    """The chain hash `ev` should carry after an event whose chain hash is `prev`."""
-    return chain_hash(prev, ev.seq, ev, ev.command_id)
+def event_chain(game: GameRecord, prev: bytes, ev: StoredEvent) -> bytes:
+    """The chain hash `ev` should carry after an event whose chain hash is `prev` (under
+    scheme 3, over what its command asked as the `commands` row keeps it)."""
+    return chain_hash(prev, ev.seq, ev, ev.command_id, chained_input(game.hash_scheme, ev.command_id, ev.command))
 
 
 def replay_checked(
@@ -60,6 +61,7 @@ def replay_checked(
         expected=expected,
         current_only=True,
         clock=True,
+        inputs={ev.command_id: ev.command for ev in events if ev.command_id is not None},
         on_problem=refuse,
     ).chain
 

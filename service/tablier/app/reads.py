@@ -119,7 +119,7 @@ class Reads:
         if upto == seq and head is not None and head[0] == seq:
             # What is served must be the log that was verified: it chains to the verified head.
             for ev in stored:
-                prev = integrity.event_chain(prev, ev)
+                prev = integrity.event_chain(game, prev, ev)
             if prev != head[1] or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1)):
                 log.error("events of %s served from the log no longer chain to the verified head", game.game_id)
                 self.repo.forget(game.game_id)

@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from tablier import _core
 from tablier._core import Match
@@ -28,6 +28,9 @@ from .catalogue import Catalogue
 from .clocks import apply_stored
 from .errors import DataLoss, MatchNotFound
 from .model import parse_game_id
+
+if TYPE_CHECKING:
+    from tablier.witness import Witness
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,9 @@ class Repository:
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
         # Matches whose log failed its checks, refused until restart; and how many failed.
         self.damaged: dict[str, DataLoss] = {}
+        # The witness of match heads outside the database (`tablier.witness.Witness`): told of
+        # every verified head, asked on a cold load. None: no witness.
+        self.witness: Witness | None = None
         self.integrity_failures = 0
         self._on_state: list[StateListener] = []
         self._on_seen: list[StateListener] = []
@@ -86,7 +92,7 @@ class Repository:
         except UnknownGame:
             raise MatchNotFound(f"no match {game_id}") from None
         except SeedUnreadable as exc:
-            self.refuse(key, DataLoss(str(exc), exc.reason, seq=0))
+            self.unreadable_seed(exc, key)
         self.keep_record(record)
         return record
 
@@ -194,6 +200,16 @@ class Repository:
         except DataLoss as exc:
             self.refuse(gid, exc)
 
+    def unreadable_seed(self, exc: SeedUnreadable, gid: str = "") -> NoReturn:
+        """A sealed seed that no longer opens (changed, another match's, a key this server lacks),
+        found by any read of the match record, warm or cold: DataLoss at seq 0 with its reason
+        (SEED_TAMPERED, SEED_KEY_UNKNOWN), and the match refused from then on."""
+        gid = gid or exc.game_id
+        failure = DataLoss(str(exc), exc.reason, seq=0)
+        if not gid:
+            raise failure from None
+        self.refuse(gid, failure)
+
     def refuse(self, gid: str, exc: DataLoss) -> NoReturn:
         """Refuses the match from now on (until this process restarts), logs and counts it."""
         self.damaged[gid] = exc
@@ -224,7 +240,7 @@ class Repository:
                 anchor is not None
                 and anchor.seq == cached_seq
                 and anchor.chain_hash == head[1]
-                and integrity.event_chain(prev_chain, anchor) == head[1]
+                and integrity.event_chain(game, prev_chain, anchor) == head[1]
                 and (
                     anchor.core_version != _core.CORE_VERSION
                     or anchor.state_hash == stored_state_hash(game, cached.state_hash())
@@ -257,6 +273,14 @@ class Repository:
         )
         integrity.check_commands(game, stored, commands, later)
         seq = stored[-1].seq if stored else 0
+        witnessed = self.witness.head(gid) if self.witness is not None else None
+        if witnessed is not None:
+            if seq < witnessed[0]:
+                raise integrity.damaged(
+                    game, seq + 1, f"the witness saw the log at seq {witnessed[0]}; it now ends at seq {seq}"
+                )
+            if witnessed[0] > 0 and stored[witnessed[0] - 1].chain_hash != witnessed[1]:
+                raise integrity.damaged(game, witnessed[0], "the log differs from the head the witness saw there")
         if rewritten is not None:
             if seq < rewritten[0]:
                 raise integrity.damaged(
@@ -284,6 +308,8 @@ class Repository:
         self.snapshots.offer(gid, seq, match, chain)
         self._heads[gid] = (seq, chain)
         self._heads.move_to_end(gid)
+        if self.witness is not None:
+            self.witness.saw(gid, seq, chain)
         while len(self._heads) > max(self.cache.capacity, 0):
             self._heads.popitem(last=False)
         for listener in self._on_state:

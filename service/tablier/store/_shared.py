@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import datetime
 
-from tablier.store.base import NewEvent, StoredEvent, UnknownGame, chain_hash
+from tablier.store.base import CommandInput, NewEvent, StoredEvent, UnknownGame, chain_hash
 
 
 def game_key(game_id: str) -> str:
@@ -115,11 +115,14 @@ def chain_events(
     events: list[NewEvent],
     command_id: str | None,
     recorded_at: datetime | None = None,
+    command: CommandInput | None = None,
+    chained: bytes = b"",
 ) -> list[StoredEvent]:
-    """The rows for `events` appended after seq `expected_seq`, whose chain hash is `prev`."""
+    """The rows for `events` appended after seq `expected_seq`, whose chain hash is `prev`
+    (`chained`: the command's input as the chain covers it, `EventLog.append`)."""
     stored = []
     for seq, event in enumerate(events, start=expected_seq + 1):
-        prev = chain_hash(prev, seq, event, command_id)
+        prev = chain_hash(prev, seq, event, command_id, chained)
         stored.append(
             StoredEvent(
                 game_id=game_id,
@@ -132,6 +135,7 @@ def chain_events(
                 state_hash=event.state_hash,
                 chain_hash=prev,
                 recorded_at=recorded_at,
+                command=command if command_id is not None else None,
             )
         )
     return stored

@@ -103,6 +103,9 @@ class StoredEvent:
     state_hash: bytes
     chain_hash: bytes
     recorded_at: datetime | None = field(default=None, compare=False)
+    # What the command that wrote the event asked, as its `commands` row keeps it (None: no
+    # command, or no row): under integrity scheme 3 the chain hash covers its digest.
+    command: CommandInput | None = field(default=None, compare=False)
 
 
 class Appended(list[StoredEvent]):
@@ -144,9 +147,12 @@ class EventLog(Protocol):
         events: list[NewEvent],
         command_id: str | None,
         command: CommandInput | None = None,
+        chained: bytes = b"",
     ) -> Appended:
         """Appends events at expected_seq+1.. in one transaction, all carrying command_id;
-        `command`, what the command asked, is kept with it.
+        `command`, what the command asked, is kept with it. `chained`: what each event's chain
+        hash covers of the command's input (`integrity.chained_input`: its digest under scheme
+        3, empty before).
 
         Raises SeqConflict when the match is no longer at expected_seq, UnknownGame. When
         command_id was already used in this match, nothing is written and the events that

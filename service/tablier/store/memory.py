@@ -88,6 +88,7 @@ class MemoryStore:
         events: list[NewEvent],
         command_id: str | None,
         command: CommandInput | None = None,
+        chained: bytes = b"",
     ) -> Appended:
         key = game_key(game_id)
         async with self._lock:
@@ -101,7 +102,7 @@ class MemoryStore:
             if expected_seq != len(log):
                 raise SeqConflict(f"{key} is at seq {len(log)}, not {expected_seq}")
             prev = log[-1].chain_hash if log else genesis_hash(game)
-            stored = chain_events(key, prev, expected_seq, events, command_id, datetime.now(UTC))
+            stored = chain_events(key, prev, expected_seq, events, command_id, datetime.now(UTC), command, chained)
             log.extend(stored)
             if command_id is not None:
                 self._commands[key, command_id] = (expected_seq + 1, expected_seq + len(stored), command)

@@ -210,6 +210,7 @@ class PostgresStore(Database):
         events: list[NewEvent],
         command_id: str | None,
         command: CommandInput | None = None,
+        chained: bytes = b"",
     ) -> Appended:
         key = game_key(game_id)
 
@@ -219,7 +220,7 @@ class PostgresStore(Database):
             prev = await self._chain_head(conn, key, expected_seq)
             if not events and await self._last_seq(conn, key) != expected_seq:
                 raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
-            stored = chain_events(key, prev, expected_seq, events, command_id)
+            stored = chain_events(key, prev, expected_seq, events, command_id, None, command, chained)
             row = await self._insert(conn, key, expected_seq, stored, command_id, command, prev)
             prior = (row[1], row[2]) if row is not None and row[1] is not None else None
             if prior is not None:
@@ -347,7 +348,7 @@ class PostgresStore(Database):
             return bytes(plain or b"")
         if self._seed_keys is None:
             raise SeedUnreadable(
-                f"the seed of match {key} is sealed and this store has no seed key", "SEED_KEY_UNKNOWN"
+                f"the seed of match {key} is sealed and this store has no seed key", "SEED_KEY_UNKNOWN", key
             )
         return self._seed_keys.open(key, kid or "", bytes(sealed))
 
@@ -444,10 +445,15 @@ class PostgresStore(Database):
         self, conn: psycopg.AsyncConnection, key: str, after_seq: int, upto_seq: int | None
     ) -> list[StoredEvent]:
         cur = conn.cursor(row_factory=dict_row)
+        # With each event, what its command asked (its chain hash covers it under scheme 3).
+        columns = ", ".join(f"e.{c}" for c in _EVENT_COLUMNS.split(", "))
         await cur.execute(
-            f"""SELECT {_EVENT_COLUMNS} FROM events
-                WHERE game_id = %s AND seq > %s AND (%s::bigint IS NULL OR seq <= %s)
-                ORDER BY seq""",
+            f"""SELECT {columns}, c.command_id AS row_command_id, c.seat AS command_seat, c.action,
+                       c.host_command
+                FROM events e
+                LEFT JOIN commands c ON c.game_id = e.game_id AND c.command_id = e.command_id
+                WHERE e.game_id = %s AND e.seq > %s AND (%s::bigint IS NULL OR e.seq <= %s)
+                ORDER BY e.seq""",
             (key, after_seq, upto_seq, upto_seq),
         )
         return [
@@ -462,6 +468,11 @@ class PostgresStore(Database):
                 state_hash=bytes(r["state_hash"]),
                 chain_hash=bytes(r["chain_hash"]),
                 recorded_at=r["recorded_at"],
+                command=None
+                if r["row_command_id"] is None or (r["action"] is None and r["host_command"] is None)
+                else CommandInput(
+                    r["command_seat"], None if r["action"] is None else bytes(r["action"]), r["host_command"]
+                ),
             )
             for r in await cur.fetchall()
         ]

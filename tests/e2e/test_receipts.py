@@ -1,0 +1,147 @@
+"""Signed receipts: every answer that changes a match carries the server's Ed25519 signature over
+(game id, seq, chain head, time); the SDK keeps them; a third party checks them with nothing but
+`cryptography` and hashlib (docs/verifying.md); `tablier verify --receipts` and `verify-public
+--receipts` prove a log cut after the fact, which neither a cold server nor `verify` alone can
+(the log is consistent in itself); rotated keys keep their receipts verifiable."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import subprocess
+
+import psycopg
+import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from tablier.public_verify import read_log, write_log
+from tablier_client import connect
+from tablier_client.v1 import service_pb2
+
+from .conftest import OPERATOR_TOKEN, start_server, tablier_cmd
+from .test_sdk import play_out
+
+GAME = "rat_a_tat_cat"
+
+
+def new_key() -> tuple[str, str]:
+    """(private key hex, public key hex) of a fresh Ed25519 key."""
+    key = Ed25519PrivateKey.generate()
+    private = key.private_bytes(
+        serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
+    public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return private.hex(), public.hex()
+
+
+def tablier(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        tablier_cmd(*args), capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "300", **env}
+    )
+
+
+def third_party_check(receipt: service_pb2.Receipt, public: bytes) -> None:
+    """docs/verifying.md, with `cryptography` and hashlib alone (raises InvalidSignature)."""
+    assert receipt.key_id == hashlib.sha256(b"tablier/signing-key\0" + public).hexdigest()[:16]
+    gid = receipt.game_id.encode()
+    message = (
+        b"tablier/receipt\0"
+        + struct.pack(">I", len(gid))
+        + gid
+        + struct.pack(">Q", receipt.seq)
+        + struct.pack(">I", len(receipt.chain_head))
+        + receipt.chain_head
+        + struct.pack(">q", receipt.signed_at_ms)
+    )
+    Ed25519PublicKey.from_public_bytes(public).verify(receipt.signature, message)
+
+
+@pytest.fixture
+def keys():
+    return new_key(), new_key()
+
+
+async def test_receipts_are_signed_kept_and_prove_a_cut_log(fresh_database_url, tmp_path, keys):
+    (k1, pub1), (k2, _) = keys
+    env1 = {"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN, "TABLIER_SIGNING_KEY": k1}
+    server = start_server(fresh_database_url, tmp_path, "first", env=env1)
+    try:
+        async with connect(server.address) as client:
+            listed = await client.signing_keys()
+            assert [(k.public_key.hex(), k.current) for k in listed] == [(pub1, True)]
+            created = await client.create(GAME, seats=2)
+            gid = created.game_id
+            await play_out(created.seats)
+            final = await created.seats[0].state()
+        receipts = client.receipts
+    finally:
+        assert server.stop() == 0, server.log.read_text()
+
+    # One receipt per answer that changed the match (the create and every move), each over the
+    # chain head the answer's state carried; the last one is the final head.
+    assert len(receipts) >= 2 and all(r.game_id == gid for r in receipts)
+    seqs = [r.seq for r in receipts]
+    assert seqs == sorted(seqs) and seqs[-1] == final.seq
+    for r in receipts:
+        third_party_check(r, bytes.fromhex(pub1))
+    # A receipt whose seq was changed no longer verifies.
+    forged = service_pb2.Receipt()
+    forged.CopyFrom(receipts[-1])
+    forged.seq -= 1
+    with pytest.raises(InvalidSignature):
+        third_party_check(forged, bytes.fromhex(pub1))
+
+    kept = tmp_path / "receipts.json"
+    client.save_receipts(kept)
+    url = ("--database-url", fresh_database_url)
+    ok = tablier(env1, "verify", gid, "--receipts", str(kept), *url)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+    # Rotation: a server with a new key still lists the old one's public key while asked to;
+    # a receipt of a key it no longer lists verifies against the public key the client kept.
+    env2 = {"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN, "TABLIER_SIGNING_KEY": k2, "TABLIER_SIGNING_OLD_KEYS": pub1}
+    rotated = start_server(fresh_database_url, tmp_path, "rotated", env=env2)
+    try:
+        async with connect(rotated.address) as client:
+            listed = await client.signing_keys()
+            assert [(k.public_key.hex(), k.current) for k in listed][1:] == [(pub1, False)] and listed[0].current
+            public = tmp_path / "public.json"
+            done = tablier(env2, "export", gid, "--server", rotated.address, "-o", str(public), "--auditor")
+            assert done.returncode == 0, done.stdout + done.stderr
+    finally:
+        assert rotated.stop() == 0, rotated.log.read_text()
+    only_new = {"TABLIER_SIGNING_KEY": k2, "TABLIER_SIGNING_OLD_KEYS": ""}
+    unknown = tablier(only_new, "verify", gid, "--receipts", str(kept), *url)
+    assert unknown.returncode == 1 and "not among the trusted keys" in unknown.stdout, unknown.stdout
+    assert tablier(only_new, "verify", gid, "--receipts", str(kept), "--receipt-key", pub1, *url).returncode == 0
+
+    # The public log of the finished match against the receipts, then the same log cut.
+    good = tablier({}, "verify-public", str(public), "--receipts", str(kept), "--receipt-key", pub1)
+    assert good.returncode == 0, good.stdout + good.stderr
+    log = read_log(public)
+    cut = service_pb2.MatchLog()
+    cut.CopyFrom(log)
+    del cut.events[-2:]
+    write_log(tmp_path / "cut.json", cut)
+    short = tablier({}, "verify-public", str(tmp_path / "cut.json"), "--receipts", str(kept), "--receipt-key", pub1)
+    beyond = next(s for s in seqs if s > cut.events[-1].seq)
+    assert short.returncode == 1 and f"seq {beyond}: receipt" in short.stdout and "(cut)" in short.stdout, short.stdout
+
+    # The stored log cut with its commands row: consistent in itself (verify alone passes), the
+    # receipts show the cut.
+    with psycopg.connect(fresh_database_url, autocommit=True) as conn:
+        first, cid = conn.execute(
+            "SELECT first_seq, command_id FROM commands WHERE game_id = %s ORDER BY first_seq DESC LIMIT 1", (gid,)
+        ).fetchone()
+        conn.execute("ALTER TABLE events DISABLE TRIGGER events_no_update_delete")
+        conn.execute("DELETE FROM events WHERE game_id = %s AND seq >= %s", (gid, first))
+        conn.execute("ALTER TABLE events ENABLE TRIGGER events_no_update_delete")
+        conn.execute("DELETE FROM commands WHERE game_id = %s AND command_id = %s", (gid, cid))
+    alone = tablier(env1, "verify", gid, *url)
+    assert alone.returncode == 0, alone.stdout
+    caught = tablier(env1, "verify", gid, "--receipts", str(kept), *url)
+    assert caught.returncode == 1, caught.stdout
+    beyond = next(s for s in seqs if s >= first)
+    assert f"seq {beyond}: receipt" in caught.stdout and "(cut)" in caught.stdout, caught.stdout
