@@ -11,6 +11,7 @@ pub mod game;
 pub mod games;
 pub mod registry;
 pub mod rng;
+pub mod rollout;
 
 #[cfg(feature = "python")]
 mod python;
