@@ -72,11 +72,12 @@ fn every_evaluator_game_gives_each_seat_a_position_it_accepts_and_nobody_else() 
             for_each_state(&info.id, seats, 3 + seats as u8, |m| {
                 for s in 0..seats {
                     let own = m.position(Viewer::Seat(s), s).unwrap();
-                    assert!(
-                        game.evaluate(&own).is_ok(),
-                        "{} seat {s}: the evaluator refuses its position",
-                        info.id
-                    );
+                    if let Err(e) = game.evaluate(&own) {
+                        panic!(
+                            "{} seat {s}: the evaluator refuses its position: {e}",
+                            info.id
+                        );
+                    }
                     assert_eq!(
                         m.position(Viewer::Auditor, s).unwrap(),
                         own,
