@@ -5,7 +5,7 @@
 use prost::Message;
 
 use crate::error::{CoreError, CoreResult};
-use crate::game::{Game, OptionValues, Options, Seat, Viewer};
+use crate::game::{Game, Options, Seat, Viewer};
 use crate::proto::grid_knock as pb;
 use crate::proto::MoveValue;
 use crate::rng::Rng;
