@@ -534,6 +534,13 @@ pub trait Game: 'static {
         Self::evaluate(position)
     }
 
+    /// The moves an encoded `Evaluation` lists, in order (the conformance harness checks them
+    /// against the legal moves); `None` for a game whose evaluation lists no actions.
+    fn evaluated_actions(evaluation: &[u8]) -> Option<Vec<Self::Action>> {
+        let _ = evaluation;
+        None
+    }
+
     /// The `evaluator` bot's move ([`crate::rollout::best_move`]): `None` for a game whose
     /// evaluator has no rollouts.
     fn evaluator_move(

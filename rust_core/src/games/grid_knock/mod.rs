@@ -274,6 +274,12 @@ impl Game for GridKnock {
         Some(analysis::position(s, seat))
     }
 
+    fn evaluated_actions(evaluation: &[u8]) -> Option<Vec<pb::Action>> {
+        use prost::Message;
+        let e = pb::Evaluation::decode(evaluation).ok()?;
+        e.moves.into_iter().map(|m| m.action).collect()
+    }
+
     fn check_invariants(state: &State) -> Result<(), String> {
         invariants(state)
     }

@@ -230,6 +230,12 @@ impl Game for RatATatCat {
         Some(analysis::position(s, seat))
     }
 
+    fn evaluated_actions(evaluation: &[u8]) -> Option<Vec<pb::Action>> {
+        use prost::Message;
+        let e = pb::Evaluation::decode(evaluation).ok()?;
+        e.moves.into_iter().map(|m| m.action).collect()
+    }
+
     fn check_invariants(s: &State) -> Result<(), String> {
         state::check_invariants(s)
     }
