@@ -770,7 +770,7 @@ class GameApp:
         action = await asyncio.to_thread(match.bot_action, seat, bot, secrets.token_bytes(32), seq + 1)
         return Payload(info.action_type, action), seq
 
-    async def evaluate(self, game_type: str, position: Payload | None) -> Payload:
+    async def evaluate(self, game_type: str, position: Payload | None, rollouts: bytes | None = None) -> Payload:
         if not game_type:
             raise BadRequest("game_type is required", "MISSING_FIELD")
         if position is None:
@@ -778,7 +778,11 @@ class GameApp:
         check_type(position, self.catalogue.position_type(game_type), "position")
         # Microseconds for a typical position (0.55 ms for the worst Qwirkle board known): a
         # thread hop would cost more than it saves.
-        out = _core.evaluate(game_type, position.data)
+        if rollouts is None:
+            out = _core.evaluate(game_type, position.data)
+        else:
+            # Rollouts (RolloutSettings): milliseconds to seconds of CPU, off the event loop.
+            out = await asyncio.to_thread(_core.evaluate, game_type, position.data, rollouts)
         return Payload(self.catalogue.get(game_type).evaluation_type, out)
 
     # ----------------------------------------------------------------- internals

@@ -472,3 +472,151 @@ fn best_index(moves: &[pb::EvaluatedMove], valued: bool) -> Option<u32> {
     }
     best.map(|b| b as u32)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::OptionValues;
+    use crate::proto::RolloutSettings;
+
+    /// The last turn of the last round (seat 1 called): seat 0's row is four 9s it knows,
+    /// seat 1's four 7s it knows too, a 0 tops the discard pile. Taking the 0 makes 27 against
+    /// 28, a win; drawing rarely does as well.
+    fn last_turn() -> State {
+        let options = [("match_mode", "fixed_rounds"), ("rounds", "1")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let values = OptionValues::check(&RatATatCat::options(), &options).unwrap();
+        let cfg = super::super::state::configure(2, &values).unwrap();
+        let mut s = super::super::state::initial(&cfg);
+        let mut deck: Vec<u8> = super::super::state::full_deck().to_vec();
+        let mut take = |c: u8| {
+            let i = deck.iter().position(|&d| d == c).unwrap();
+            deck.remove(i);
+            c
+        };
+        s.rows[0] = [take(9), take(9), take(9), take(9)];
+        s.rows[1] = [take(7), take(7), take(7), take(7)];
+        let top = take(0);
+        s.discard = Pile::from_top_first(&[top]).unwrap();
+        s.draw = Pile::from_top_first(&deck).unwrap();
+        // Seat 0 knows both rows (its own, and seat 1's from the public log).
+        s.known[0] = 0xFF;
+        s.known[1] = bit(1, 0) | bit(1, 3);
+        (s.phase, s.round, s.dealer, s.current, s.caller) = (Phase::TurnStart, 1, 1, 0, 1);
+        s.turns_in_round = 5;
+        s.total_turns = 5;
+        super::super::state::check_invariants(&s).unwrap();
+        s
+    }
+
+    #[test]
+    fn the_move_that_clearly_wins_gets_the_higher_value() {
+        let s = last_turn();
+        let position = position(&s, 0);
+        let settings = RolloutSettings {
+            rollouts: 300,
+            seed: 1,
+            ..Default::default()
+        };
+        let out = crate::rollout::evaluate::<RatATatCat>(&position, &settings).unwrap();
+        let eval = pb::Evaluation::decode(out.as_slice()).unwrap();
+        let value_of = |pred: &dyn Fn(&A) -> bool| {
+            eval.moves
+                .iter()
+                .find(|m| {
+                    m.action
+                        .as_ref()
+                        .and_then(|a| a.kind.as_ref())
+                        .is_some_and(pred)
+                })
+                .and_then(|m| m.value)
+                .unwrap()
+        };
+        let take = value_of(&|a| matches!(a, A::TakeDiscard(t) if t.slot == 1));
+        let draw = value_of(&|a| matches!(a, A::DrawFromPile(_)));
+        assert_eq!((take.samples, draw.samples), (300, 300));
+        // Taking the 0: 27 against 28, always a win by 1.
+        assert_eq!(
+            (take.win_probability, take.margin, take.margin_stderr),
+            (1.0, 1.0, 0.0)
+        );
+        assert!(draw.win_probability < 0.9, "{draw:?}");
+        assert!(
+            take.margin > draw.margin + 3.0 * draw.margin_stderr,
+            "{take:?} {draw:?}"
+        );
+        assert_eq!(
+            eval.best
+                .map(|b| &eval.moves[b as usize])
+                .and_then(|m| m.action.clone()),
+            Some(pb::Action {
+                kind: Some(A::TakeDiscard(pb::TakeDiscard { slot: 1 }))
+            })
+        );
+        // Its immediate effect: a known 9 becomes a 0.
+        assert_eq!(eval.moves[0].row_points_change, -9.0);
+    }
+
+    #[test]
+    fn bad_positions_are_refused_with_a_reason() {
+        let s = last_turn();
+        let good = pb::Position::decode(position(&s, 0).as_slice()).unwrap();
+        assert!(check(&good).is_ok());
+        let refused = |edit: &dyn Fn(&mut pb::Position), expect: &str| {
+            let mut p = good.clone();
+            edit(&mut p);
+            match RatATatCat::known(&p.encode_to_vec()) {
+                Err(CoreError::Malformed(reason)) => {
+                    assert!(reason.contains(expect), "{reason:?} lacks {expect:?}")
+                }
+                Err(e) => panic!("{e}"),
+                Ok(_) => panic!("accepted, expected {expect:?}"),
+            }
+        };
+        fn view(p: &mut pb::Position) -> &mut pb::View {
+            p.view.as_mut().unwrap()
+        }
+        // A card in more places than the deck has copies: six 9s on the discard pile and four in the row (the deck holds nine).
+        refused(
+            &|p| {
+                view(p).discard_pile = vec![pbc(9), pbc(9), pbc(9), pbc(9), pbc(9), pbc(9), pbc(0)];
+                view(p).draw_pile_size -= 6;
+            },
+            "card 9 appears 10 times",
+        );
+        // More copies than the deck: a discard pile of five 0s.
+        refused(
+            &|p| view(p).discard_pile = vec![pbc(0); 5],
+            "card 0 appears 5 times",
+        );
+        // Counts beyond the deck.
+        refused(&|p| view(p).draw_pile_size += 1, "the table holds 55 cards");
+        // A seat that does not exist, a phase between events, no view.
+        refused(&|p| p.seat = 2, "seat 2 is not a seat");
+        refused(
+            &|p| view(p).phase = pb::Phase::Drawing as i32,
+            "between two events",
+        );
+        refused(&|p| p.view = None, "no view");
+        refused(
+            &|p| {
+                p.options
+                    .insert("rounds".into(), "0".into())
+                    .map_or((), drop)
+            },
+            "rounds",
+        );
+        // A state the rules cannot reach: the caller takes another turn.
+        refused(&|p| view(p).caller = 0, "the caller takes another turn");
+        refused(
+            &|p| {
+                view(p).current_seat = 1;
+            },
+            "does not hold together",
+        );
+        // A knowledge mask that disagrees with what the seat remembers.
+        refused(&|p| p.knowledge[0] = 0, "disagree");
+    }
+}
