@@ -114,3 +114,91 @@ fn settings_out_of_range_and_bad_positions_are_refused_with_a_reason() {
         }
     }
 }
+
+fn refused(id: &str, position: &[u8], expect: &str) {
+    match registry::find(id).unwrap().evaluate(position) {
+        Err(CoreError::Malformed(reason)) => {
+            assert!(reason.contains(expect), "{id}: {reason:?} lacks {expect:?}")
+        }
+        other => panic!("{id}: expected a refusal with {expect:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_card_in_two_places_and_counts_beyond_the_deck_are_refused_in_every_card_game() {
+    use tablier_core::proto::{carre, democratie, grid_knock};
+    // Carré: the seat's first card also on the discard pile; a stock beyond the pack.
+    let (m, s) = mid_game_position("carre", 2, 8, 6);
+    let good = carre::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+    let mut p = good.clone();
+    let view = p.view.as_mut().unwrap();
+    let card = view.players[s as usize].hand[0];
+    view.discard.push(card);
+    refused("carre", &p.encode_to_vec(), "is in two places");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().stock_size += 1;
+    refused("carre", &p.encode_to_vec(), "the pack has 52");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().players[1 - s as usize].hand = vec![card];
+    refused("carre", &p.encode_to_vec(), "cannot see it");
+    // Démocratie: a card of the hand also captured; a card beyond the deck of two seats.
+    let (m, s) = mid_game_position("democratie", 2, 8, 3);
+    let good =
+        democratie::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+    let mut p = good.clone();
+    let card = p.view.as_ref().unwrap().hand[0];
+    p.captured[1 - s as usize].cards.push(card);
+    p.captured[1 - s as usize].count += 1;
+    p.view.as_mut().unwrap().seat_info[1 - s as usize].captured_count += 1;
+    refused("democratie", &p.encode_to_vec(), "in two places");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().stock_count += 1;
+    refused("democratie", &p.encode_to_vec(), "the deck of 2 seats has");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().discard.push(50);
+    refused(
+        "democratie",
+        &p.encode_to_vec(),
+        "is not in the 48-card deck of 2 seats",
+    );
+    // Grid Knock: six -2s (the deck holds five); a draw pile beyond the deck.
+    let (m, s) = mid_game_position("grid_knock", 2, 8, 6);
+    let good =
+        grid_knock::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().discard_pile.extend([-2; 6]);
+    refused("grid_knock", &p.encode_to_vec(), "the deck holds 5");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().draw_pile_size += 1;
+    refused("grid_knock", &p.encode_to_vec(), "the deck has 150");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().slots.pop();
+    refused("grid_knock", &p.encode_to_vec(), "12 each");
+}
+
+#[test]
+fn damaged_positions_never_crash_the_evaluator() {
+    // Every byte of real positions flipped in turn: each answer is an evaluation or a refusal
+    // with a reason, never a panic.
+    for id in rollout_games() {
+        let game = registry::find(id).unwrap();
+        let (m, seat) = mid_game_position(id, 3.min(game.info().max_players), 9, 8);
+        let pos = m.position(Viewer::Seat(seat), seat).unwrap();
+        let mut refused = 0;
+        for i in 0..pos.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut bad = pos.clone();
+                bad[i] ^= flip;
+                match game.evaluate(&bad) {
+                    Ok(_) => {}
+                    Err(CoreError::Malformed(reason)) => {
+                        assert!(!reason.is_empty());
+                        refused += 1;
+                    }
+                    Err(e) => panic!("{id}: {e}"),
+                }
+            }
+        }
+        assert!(refused > pos.len(), "{id}: {refused} refusals");
+    }
+}
