@@ -124,28 +124,37 @@ pub fn play_out<G: Analysis>(state: &mut G::State, rng: &mut Rng) -> Option<Outc
     None
 }
 
-/// One rollout: a deal, then every move in it played out. Per move: (margin, win), or None.
+/// One rollout: a deal, then every move in it played out, in an order drawn for the deal.
+/// Per move: (margin, win), or None. Past `deadline` the moves not yet played are left out
+/// (None), except in the first rollout, which plays at least one: a time budget smaller than a
+/// deal still spreads its playouts over every move across rollouts.
 fn rollout<G: Analysis>(
     known: &G::Known,
     moves: &[G::Action],
     seed: u64,
     index: u64,
+    deadline: Option<Instant>,
 ) -> Vec<Option<(f64, f64)>> {
     let seat = G::seat(known);
     let mut deal_rng = Rng::from_u64(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let dealt = G::sample(known, &mut deal_rng);
     // The rest of the match draws from one stream per rollout, the same for every move.
     let play_seed = deal_rng.next_u64();
-    moves
-        .iter()
-        .map(|m| {
-            let mut state = dealt.clone();
-            let mut rng = Rng::from_u64(play_seed);
-            let mut events = Vec::new();
-            G::play(&mut state, seat, m, &mut rng, &mut events).ok()?;
-            play_out::<G>(&mut state, &mut rng).map(|o| result_for(&o, seat))
-        })
-        .collect()
+    let mut order: Vec<usize> = (0..moves.len()).collect();
+    deal_rng.shuffle(&mut order);
+    let mut out = vec![None; moves.len()];
+    for (k, &i) in order.iter().enumerate() {
+        if (index > 0 || k > 0) && deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let mut state = dealt.clone();
+        let mut rng = Rng::from_u64(play_seed);
+        let mut events = Vec::new();
+        if G::play(&mut state, seat, &moves[i], &mut rng, &mut events).is_ok() {
+            out[i] = play_out::<G>(&mut state, &mut rng).map(|o| result_for(&o, seat));
+        }
+    }
+    out
 }
 
 /// Each move's value over rollouts as `settings` asks (checked).
@@ -175,7 +184,10 @@ pub fn values<G: Analysis>(
             if i >= limit || (i > 0 && deadline.is_some_and(|d| Instant::now() >= d)) {
                 return done;
             }
-            done.push((i, rollout::<G>(known, moves, settings.seed, i as u64)));
+            done.push((
+                i,
+                rollout::<G>(known, moves, settings.seed, i as u64, deadline),
+            ));
         }
     };
     let mut results: Vec<(usize, Vec<Option<(f64, f64)>>)> = if threads <= 1 {
@@ -250,10 +262,13 @@ pub fn best_move<G: Analysis>(
             .ok_or_else(CoreError::not_your_turn);
     }
     let values = values::<G>(&known, &moves, settings)?;
+    // The move of highest value among those played at least once.
     let mut best = 0;
     for (i, v) in values.iter().enumerate() {
         let b = &values[best];
-        if (v.win_probability, v.margin) > (b.win_probability, b.margin) {
+        if v.samples > 0
+            && (b.samples == 0 || (v.win_probability, v.margin) > (b.win_probability, b.margin))
+        {
             best = i;
         }
     }
