@@ -106,8 +106,9 @@ fn settings_out_of_range_and_bad_positions_are_refused_with_a_reason() {
         }
         let err = game.evaluate_with(&pos, &[0xff, 0xff]).unwrap_err();
         assert!(err.to_string().contains("rollout settings"), "{id}: {err}");
+        // (Rollouts need the whole position: an empty one is refused by every game.)
         for bytes in [&[0xffu8, 0xff, 0xff][..], &[], &pos[..pos.len() / 2]] {
-            match game.evaluate(bytes) {
+            match game.evaluate_with(bytes, &settings(1, 0, 1)) {
                 Err(CoreError::Malformed(reason)) => assert!(!reason.is_empty()),
                 other => panic!("{id}: {other:?}"),
             }
