@@ -244,12 +244,15 @@ pub const EVALUATOR_BOT: &str = "evaluator";
 pub const EVALUATOR_BUDGET_MS: u32 = 40;
 pub const EVALUATOR_MAX_ROLLOUTS: u32 = 400;
 
-/// The move of highest value (win share, then margin; the first listed on a tie) for the
-/// position `seat` faces in `state`, built from what that seat may know only.
+/// The move of highest value for the position `seat` faces in `state`, built from what that
+/// seat may know only: the rollout bot's own move unless another is better by more than twice
+/// the standard error of the difference (win share, then margin), so that the noise of a few
+/// rollouts over many moves never trades a good move for a lucky one.
 pub fn best_move<G: Analysis>(
     state: &G::State,
     seat: Seat,
     settings: &RolloutSettings,
+    rng: &mut Rng,
 ) -> CoreResult<G::Action> {
     let position = G::position(state, seat)
         .ok_or_else(|| CoreError::Unsupported(format!("{} has no position", G::ID)))?;
@@ -261,15 +264,32 @@ pub fn best_move<G: Analysis>(
             .next()
             .ok_or_else(CoreError::not_your_turn);
     }
+    let own = G::bot_action(state, seat, G::ROLLOUT_BOT, rng)?;
+    let base = moves.iter().position(|m| *m == own).unwrap_or(0);
     let values = values::<G>(&known, &moves, settings)?;
-    // The move of highest value among those played at least once.
-    let mut best = 0;
+    let b = values[base];
+    let gain = |v: &MoveValue| {
+        let se = |x: f64, y: f64| 2.0 * (x * x + y * y).sqrt();
+        if v.samples == 0 || b.samples == 0 {
+            return None;
+        }
+        let win = v.win_probability - b.win_probability;
+        let margin = v.margin - b.margin;
+        if win > se(v.win_stderr, b.win_stderr) {
+            Some((win, margin))
+        } else if win >= 0.0 && margin > se(v.margin_stderr, b.margin_stderr) {
+            Some((0.0, margin))
+        } else {
+            None
+        }
+    };
+    let mut best = base;
+    let mut best_gain = (0.0, 0.0);
     for (i, v) in values.iter().enumerate() {
-        let b = &values[best];
-        if v.samples > 0
-            && (b.samples == 0 || (v.win_probability, v.margin) > (b.win_probability, b.margin))
-        {
-            best = i;
+        if let Some(g) = gain(v) {
+            if g > best_gain {
+                (best, best_gain) = (i, g);
+            }
         }
     }
     Ok(moves[best].clone())
@@ -284,7 +304,7 @@ pub fn bot_move<G: Analysis>(state: &G::State, seat: Seat, rng: &mut Rng) -> Cor
         seed: rng.next_u64(),
         threads: 1,
     };
-    best_move::<G>(state, seat, &settings)
+    best_move::<G>(state, seat, &settings, rng)
 }
 
 /// Where two renderings of a message first differ (for a position whose parts contradict each
