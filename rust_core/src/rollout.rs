@@ -257,20 +257,29 @@ pub fn best_move<G: Analysis>(
     let position = G::position(state, seat)
         .ok_or_else(|| CoreError::Unsupported(format!("{} has no position", G::ID)))?;
     let known = G::known(&position)?;
-    let moves = G::legal_actions(state, seat);
+    let mut moves = G::legal_actions(state, seat);
     if moves.len() <= 1 {
         return moves
             .into_iter()
             .next()
             .ok_or_else(CoreError::not_your_turn);
     }
+    // The bot's move may be written otherwise than the listed one (Qwirkle's placements in
+    // another order): it is then a candidate of its own.
     let own = G::bot_action(state, seat, G::ROLLOUT_BOT, rng)?;
-    let base = moves.iter().position(|m| *m == own).unwrap_or(0);
+    let base = match moves.iter().position(|m| *m == own) {
+        Some(i) => i,
+        None => {
+            moves.push(own);
+            moves.len() - 1
+        }
+    };
     let values = values::<G>(&known, &moves, settings)?;
     let b = values[base];
     let gain = |v: &MoveValue| {
         let se = |x: f64, y: f64| 2.0 * (x * x + y * y).sqrt();
-        if v.samples == 0 || b.samples == 0 {
+        // A standard error needs a few samples on each side.
+        if v.samples < 4 || b.samples < 4 {
             return None;
         }
         let win = v.win_probability - b.win_probability;
