@@ -8,8 +8,10 @@
 //!    matches (the evaluator's seat alternates), its win share with a 95% interval and its
 //!    time per move (wall clock, one thread).
 //!
-//!     cargo run --release --example evaluator_bench -- [MATCHES=400] [--games a,b] [--rollouts 50]
-//!                                                      [--positions 6] [--no-strength]
+//! ```text
+//! cargo run --release --example evaluator_bench -- [MATCHES=400] [--games a,b] [--rollouts 50]
+//!     [--positions 6] [--no-strength]
+//! ```
 //!
 //! The machine is shared: the rates are medians of the positions, each one timed on the
 //! measuring thread's CPU clock.

@@ -232,7 +232,7 @@ pub fn play_checked<G: Game>(
         }
         // The evaluator lists every legal move once, from the position the seat faces (on
         // every seventh decision: the evaluation deals the unseen cards, slower than a move).
-        if step % 7 == 0 {
+        if step.is_multiple_of(7) {
             match G::position(&state, actor).map(|p| G::evaluate(&p)) {
                 Some(Err(e)) => report.violation(
                     seed,

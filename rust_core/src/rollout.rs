@@ -87,6 +87,9 @@ pub fn evaluate<G: Analysis>(position: &[u8], settings: &RolloutSettings) -> Cor
     }
 }
 
+/// Per move of one rollout: (margin, win share), or None when not played or not finished.
+type PerMove = Vec<Option<(f64, f64)>>;
+
 /// The seat's final margin and win share in a finished match.
 pub fn result_for(outcome: &Outcome, seat: Seat) -> (f64, f64) {
     let own = outcome.scores.get(seat as usize).copied().unwrap_or(0);
@@ -134,7 +137,7 @@ fn rollout<G: Analysis>(
     seed: u64,
     index: u64,
     deadline: Option<Instant>,
-) -> Vec<Option<(f64, f64)>> {
+) -> PerMove {
     let seat = G::seat(known);
     let mut deal_rng = Rng::from_u64(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let dealt = G::sample(known, &mut deal_rng);
@@ -190,7 +193,7 @@ pub fn values<G: Analysis>(
             ));
         }
     };
-    let mut results: Vec<(usize, Vec<Option<(f64, f64)>>)> = if threads <= 1 {
+    let mut results: Vec<(usize, PerMove)> = if threads <= 1 {
         work()
     } else {
         std::thread::scope(|scope| {
@@ -214,7 +217,7 @@ pub fn values<G: Analysis>(
             }
         }
     }
-    Ok(sums.iter().map(|a| summary(a)).collect())
+    Ok(sums.iter().map(summary).collect())
 }
 
 fn summary(a: &[f64; 5]) -> MoveValue {

@@ -320,7 +320,7 @@ fn check(pos: &pb::Position) -> CoreResult<Known> {
 /// The table with the unseen cards dealt: face-down cards of the other seat, its hand, the
 /// stock. A face-down card is a Jack or a Queen (only those are placed face down).
 fn deal(k: &Known, rng: &mut Rng) -> State {
-    let mut s = k.table.clone();
+    let mut s = k.table;
     let mut pool: Vec<u8> = (0..DECK as u8)
         .filter(|&c| k.unseen & bit(c) != 0)
         .collect();
@@ -382,7 +382,7 @@ impl Analysis for Carre {
             let (mut own, mut opp) = (0, 0);
             if let Some(A::Place(_)) = &m.kind {
                 // A placement changes the squares at once and draws nothing.
-                let mut t = table.clone();
+                let mut t = table;
                 let mut events = Vec::new();
                 if Carre::play(&mut t, k.seat, m, &mut Rng::from_u64(0), &mut events).is_ok()
                     && t.round == table.round
@@ -392,7 +392,7 @@ impl Analysis for Carre {
                 }
             }
             out.moves.push(pb::EvaluatedMove {
-                action: Some(m.clone()),
+                action: Some(*m),
                 own_points_change: own,
                 opponent_points_change: opp,
                 value: values.map(|v| v[i]),

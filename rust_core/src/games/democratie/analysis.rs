@@ -251,7 +251,7 @@ fn check(pos: &pb::Position) -> CoreResult<Known> {
 /// The table with the unseen cards dealt: the other seats' commits and hands, the vote pile,
 /// the stock.
 fn deal(k: &Known, rng: &mut Rng) -> State {
-    let mut s = k.table.clone();
+    let mut s = k.table;
     let mut pool: Vec<u8> = cards_of(k.unseen).collect();
     rng.shuffle(&mut pool);
     let mut next = || pool.pop().unwrap_or(NO_CARD);
@@ -334,7 +334,7 @@ impl Analysis for Democratie {
                 }
             }
             out.moves.push(pb::EvaluatedMove {
-                action: Some(m.clone()),
+                action: Some(*m),
                 trick_win_chance: wins / IMMEDIATE_DEALS as f64,
                 points_captured: captured / IMMEDIATE_DEALS as f64,
                 value: values.map(|v| v[i]),

@@ -430,7 +430,7 @@ impl Analysis for RatATatCat {
             };
             let ends_turn = matches!(m.kind, Some(A::EndTurn(_)) | Some(A::CallRatATatCat(_)));
             out.moves.push(pb::EvaluatedMove {
-                action: Some(m.clone()),
+                action: Some(*m),
                 row_points_change: change,
                 ends_turn,
                 value: values.map(|v| v[i]),
@@ -550,7 +550,7 @@ mod tests {
         assert_eq!(
             eval.best
                 .map(|b| &eval.moves[b as usize])
-                .and_then(|m| m.action.clone()),
+                .and_then(|m| m.action),
             Some(pb::Action {
                 kind: Some(A::TakeDiscard(pb::TakeDiscard { slot: 1 }))
             })
