@@ -282,6 +282,36 @@ pub fn play_checked<G: Game>(
                 report.violation(seed, step, format!("label of {m:?}: {what}"));
             }
         }
+        // The evaluator lists every legal move once, from the position the seat faces (on
+        // every seventh decision: the evaluation deals the unseen cards, slower than a move).
+        if step.is_multiple_of(7) {
+            match G::position(&state, actor).map(|p| G::evaluate(&p)) {
+                Some(Err(e)) => report.violation(
+                    seed,
+                    step,
+                    format!("the evaluator refuses the position of seat {actor}: {e}"),
+                ),
+                Some(Ok(evaluation)) => {
+                    if let Some(listed) = G::evaluated_actions(&evaluation) {
+                        let mut listed: Vec<Vec<u8>> =
+                            listed.iter().map(|m| m.encode_to_vec()).collect();
+                        listed.sort_unstable();
+                        if listed != encoded {
+                            report.violation(
+                                seed,
+                                step,
+                                format!(
+                                    "the evaluation of seat {actor}'s position lists {} moves, not its {} legal ones",
+                                    listed.len(),
+                                    encoded.len()
+                                ),
+                            );
+                        }
+                    }
+                }
+                None => {}
+            }
+        }
         // A sample of the other legal actions must apply too.
         for _ in 0..2 {
             let m = &moves[choice.index(moves.len())];

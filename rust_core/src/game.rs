@@ -324,6 +324,9 @@ pub trait Game: 'static {
     const MIN_PLAYERS: u32;
     const MAX_PLAYERS: u32;
     const HAS_EVALUATOR: bool = false;
+    /// True when the evaluator also estimates move values by rollouts ([`crate::rollout`]);
+    /// the registry then offers the `evaluator` bot.
+    const HAS_ROLLOUTS: bool = false;
     /// Bot names accepted by `bot_action`; the last one is the strongest.
     const BOTS: &'static [&'static str] = &["random"];
     /// Commands the table's host (the operator) may give during a match, e.g. ending a timed
@@ -534,6 +537,40 @@ pub trait Game: 'static {
             "{} has no position evaluator",
             Self::ID
         )))
+    }
+
+    /// [`Game::evaluate`] with rollout settings: each move's value too (a game whose
+    /// evaluator has rollouts, [`crate::rollout`]). Settings that ask for no rollout give
+    /// exactly what `evaluate` gives.
+    fn evaluate_with(
+        position: &[u8],
+        settings: &crate::proto::RolloutSettings,
+    ) -> CoreResult<Vec<u8>> {
+        if crate::rollout::checked(settings)?.is_some() {
+            return Err(CoreError::Unsupported(format!(
+                "{} has no rollouts in its evaluator",
+                Self::ID
+            )));
+        }
+        Self::evaluate(position)
+    }
+
+    /// The moves an encoded `Evaluation` lists, in order (the conformance harness checks them
+    /// against the legal moves); `None` for a game whose evaluation lists no actions.
+    fn evaluated_actions(evaluation: &[u8]) -> Option<Vec<Self::Action>> {
+        let _ = evaluation;
+        None
+    }
+
+    /// The `evaluator` bot's move ([`crate::rollout::best_move`]): `None` for a game whose
+    /// evaluator has no rollouts.
+    fn evaluator_move(
+        state: &Self::State,
+        seat: Seat,
+        rng: &mut Rng,
+    ) -> Option<CoreResult<Self::Action>> {
+        let _ = (state, seat, rng);
+        None
     }
 
     /// The `Position` (the input of [`Game::evaluate`]) that `seat` faces now, encoded: what

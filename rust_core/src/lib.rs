@@ -12,6 +12,7 @@ pub mod games;
 pub mod registry;
 pub mod rng;
 pub mod words;
+pub mod rollout;
 
 #[cfg(feature = "python")]
 mod python;

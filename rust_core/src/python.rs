@@ -378,16 +378,22 @@ fn game_types(py: Python<'_>) -> Vec<Py<PyBytes>> {
         .collect()
 }
 
-/// Legal moves with scores for a caller-supplied position (no match, no storage).
+/// Legal moves with scores for a caller-supplied position (no match, no storage); with
+/// `rollouts` (`tablier.v1.RolloutSettings` bytes), each move's value too.
 #[pyfunction]
+#[pyo3(signature = (game_type, position, rollouts=None))]
 fn evaluate<'py>(
     py: Python<'py>,
     game_type: &str,
     position: &[u8],
+    rollouts: Option<&[u8]>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let game = registry::find(game_type).map_err(to_py)?;
     let out = py
-        .allow_threads(|| game.evaluate(position))
+        .allow_threads(|| match rollouts {
+            Some(settings) => game.evaluate_with(position, settings),
+            None => game.evaluate(position),
+        })
         .map_err(to_py)?;
     Ok(PyBytes::new(py, &out))
 }

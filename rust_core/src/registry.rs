@@ -17,6 +17,7 @@ use crate::games;
 use crate::proto::{self, GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
 use crate::words;
+use crate::rollout;
 
 /// Every game the server offers, one line each.
 pub fn games() -> &'static [&'static dyn DynGame] {
@@ -51,6 +52,8 @@ pub trait DynGame: Send + Sync {
     /// A new match, its seat count and options checked (the one place they are).
     fn new_match(&self, seats: u32, options: &Options) -> CoreResult<Box<dyn DynMatch>>;
     fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>>;
+    /// `evaluate` with `tablier.v1.RolloutSettings` bytes (empty: none): each move's value too.
+    fn evaluate_with(&self, position: &[u8], settings: &[u8]) -> CoreResult<Vec<u8>>;
     /// The action re-encoded from what it decodes to: what the rules read, and nothing else
     /// (unknown fields, repeated scalars, non-minimal varints are gone). `Malformed` if it
     /// does not decode.
@@ -138,6 +141,16 @@ pub trait DynMatch: Send + Sync {
     fn render(&self, viewer: Viewer) -> CoreResult<String>;
 }
 
+/// The game's bots, with the `evaluator` bot ([`crate::rollout::best_move`]) before the last
+/// when its evaluator has rollouts: the last listed stays the default (the cheap strongest).
+fn bot_names<G: Game>() -> Vec<&'static str> {
+    let mut names = G::BOTS.to_vec();
+    if G::HAS_EVALUATOR && G::HAS_ROLLOUTS {
+        names.insert(names.len().saturating_sub(1), rollout::EVALUATOR_BOT);
+    }
+    names
+}
+
 /// A game's options, then the match clock's.
 fn option_specs<G: Game>() -> Vec<OptionSpec> {
     let mut specs = G::options();
@@ -202,7 +215,7 @@ impl<G: Game> DynGame for Registered<G> {
             } else {
                 String::new()
             },
-            bots: G::BOTS.iter().map(|s| s.to_string()).collect(),
+            bots: bot_names::<G>().iter().map(|s| s.to_string()).collect(),
             host_commands: G::HOST_COMMANDS.iter().map(|s| s.to_string()).collect(),
             summary: G::SUMMARY.into(),
             rules_path: G::RULES_PATH.into(),
@@ -227,6 +240,11 @@ impl<G: Game> DynGame for Registered<G> {
 
     fn evaluate(&self, position: &[u8]) -> CoreResult<Vec<u8>> {
         G::evaluate(position)
+    }
+
+    fn evaluate_with(&self, position: &[u8], settings: &[u8]) -> CoreResult<Vec<u8>> {
+        let settings: proto::RolloutSettings = decode(settings, "rollout settings")?;
+        G::evaluate_with(position, &settings)
     }
 
     fn canonical_action(&self, action: &[u8]) -> CoreResult<Vec<u8>> {
@@ -551,11 +569,12 @@ impl<G: Game> DynMatch for Match<G> {
     }
     fn bot_action(&self, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<Vec<u8>> {
         self.check_seat(seat)?;
-        if !G::BOTS.contains(&bot) {
+        let names = bot_names::<G>();
+        if !names.contains(&bot) {
             return Err(CoreError::option(format!(
                 "{} has no bot {bot:?} (bots: {})",
                 G::NAME,
-                G::BOTS.join(", ")
+                names.join(", ")
             )));
         }
         if G::outcome(&self.state).is_some() {
@@ -563,6 +582,11 @@ impl<G: Game> DynMatch for Match<G> {
         }
         if !G::to_act(&self.state).contains(seat) {
             return Err(CoreError::not_your_turn());
+        }
+        if bot == rollout::EVALUATOR_BOT {
+            if let Some(action) = G::evaluator_move(&self.state, seat, rng) {
+                return Ok(action?.encode_to_vec());
+            }
         }
         Ok(G::bot_action(&self.state, seat, bot, rng)?.encode_to_vec())
     }

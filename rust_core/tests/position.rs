@@ -52,6 +52,12 @@ fn for_each_state(id: &str, seats: u32, seed: u8, mut check: impl FnMut(&dyn Dyn
 #[test]
 fn every_evaluator_game_gives_each_seat_a_position_it_accepts_and_nobody_else() {
     let mut evaluated = 0;
+    let quick = tablier_core::proto::RolloutSettings {
+        rollouts: 1,
+        time_budget_ms: 1,
+        ..Default::default()
+    }
+    .encode_to_vec();
     for game in registry::games() {
         let info = game.info();
         if info.position_type.is_empty() {
@@ -72,11 +78,18 @@ fn every_evaluator_game_gives_each_seat_a_position_it_accepts_and_nobody_else() 
             for_each_state(&info.id, seats, 3 + seats as u8, |m| {
                 for s in 0..seats {
                     let own = m.position(Viewer::Seat(s), s).unwrap();
-                    assert!(
-                        game.evaluate(&own).is_ok(),
-                        "{} seat {s}: the evaluator refuses its position",
-                        info.id
-                    );
+                    if let Err(e) = game.evaluate(&own) {
+                        panic!(
+                            "{} seat {s}: the evaluator refuses its position: {e}",
+                            info.id
+                        );
+                    }
+                    // Rollouts accept it too (a playout or two: the budget is 1 ms).
+                    if info.bots.iter().any(|b| b == "evaluator") {
+                        if let Err(e) = game.evaluate_with(&own, &quick) {
+                            panic!("{} seat {s}: rollouts refuse its position: {e}", info.id);
+                        }
+                    }
                     assert_eq!(
                         m.position(Viewer::Auditor, s).unwrap(),
                         own,

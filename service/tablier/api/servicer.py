@@ -306,7 +306,8 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 yield batch
 
     async def EvaluatePosition(self, request, context):
-        evaluation = await self.app.evaluate(request.game_type, from_any(request, "position"))
+        rollouts = request.rollouts.SerializeToString() if request.HasField("rollouts") else None
+        evaluation = await self.app.evaluate(request.game_type, from_any(request, "position"), rollouts)
         return service_pb2.EvaluatePositionResponse(evaluation=to_any(evaluation))
 
     async def SuggestMove(self, request, context):

@@ -247,13 +247,17 @@ class Reads:
         action = await asyncio.to_thread(match.bot_action, seat, bot, secrets.token_bytes(32), seq + 1)
         return Payload(info.action_type, action), seq
 
-    async def evaluate(self, game_type: str, position: Payload | None) -> Payload:
+    async def evaluate(self, game_type: str, position: Payload | None, rollouts: bytes | None = None) -> Payload:
         if not game_type:
             raise BadRequest("game_type is required", "MISSING_FIELD")
         if position is None:
             raise BadRequest("position is required", "MISSING_FIELD")
         check_type(position, self.catalogue.position_type(game_type), "position")
-        # Microseconds for a typical position (0.55 ms for the worst Qwirkle board known): a
-        # thread hop would cost more than it saves.
-        out = _core.evaluate(game_type, position.data)
+        if rollouts is None:
+            # Microseconds for a typical position (0.55 ms for the worst Qwirkle board known): a
+            # thread hop would cost more than it saves.
+            out = _core.evaluate(game_type, position.data)
+        else:
+            # Rollouts (RolloutSettings): milliseconds to seconds of CPU, off the event loop.
+            out = await asyncio.to_thread(_core.evaluate, game_type, position.data, rollouts)
         return Payload(self.catalogue.get(game_type).evaluation_type, out)

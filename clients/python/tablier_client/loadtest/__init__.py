@@ -109,6 +109,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     games.add_argument("--positions-per-game", type=int, default=64)
     games.add_argument("--save-positions", type=Path, help="evaluate: write the positions used as JSON")
+    games.add_argument(
+        "--rollouts",
+        type=int,
+        default=0,
+        help="evaluate: also value every move by this many rollouts (RolloutSettings, one thread, "
+        "seeded by --seed); 0: immediate effects only",
+    )
 
 
 def _env(*names: str) -> str | None:
@@ -197,7 +204,7 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
     from ..sdk import Client, Retry, connect
     from .drive import Run, drive
     from .report import build, plot, rpc_table, write_json
-    from .scenarios import Context, generate_positions, read_positions, write_positions
+    from .scenarios import Context, generate_positions, read_positions, with_rollouts, write_positions
     from .stats import Recorder
 
     console = Console(highlight=False, stderr=True)
@@ -240,6 +247,7 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
                 raise SystemExit(f"no position the server accepts: {positions.describe()}")
             if args.save_positions:
                 write_positions(args.save_positions, positions)
+            with_rollouts(positions, args.rollouts, args.seed)
         seats = args.seats or (types[game].min_players if game else 2) or 2
         loop = asyncio.get_running_loop()
         rec = Recorder(loop.time(), args.seed)

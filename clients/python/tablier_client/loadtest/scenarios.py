@@ -156,6 +156,17 @@ async def generate_positions(
     return out
 
 
+def with_rollouts(positions: Positions, rollouts: int, seed: int) -> None:
+    """Asks every request of `positions` for move values by `rollouts` rollouts on one thread
+    (none when 0), each position's rollouts seeded from `seed` and its index."""
+    if rollouts <= 0:
+        return
+    for i, request in enumerate(positions.requests):
+        request.rollouts.CopyFrom(common_pb2.RolloutSettings(rollouts=rollouts, seed=(seed * 1_000_003 + i) % 2**64,
+                                                                threads=1))
+    positions.source += f", {rollouts} rollouts per move"
+
+
 def read_positions(path: Path, types: dict[str, common_pb2.GameType]) -> Positions:
     """A JSON list of {"game_type": ID, "position": {the Position message as proto JSON}}."""
     requests = []

@@ -60,6 +60,7 @@
 //!   card order (rank, then suit S H D C): placements in the own square (cells 1..9), placements
 //!   in the opponent's square (cells 1..9), then its discard (matches TV19's listing).
 
+mod analysis;
 mod bots;
 mod cards;
 mod invariants;
@@ -114,6 +115,8 @@ impl Game for Carre {
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 2;
     const BOTS: &'static [&'static str] = &["random", "greedy"];
+    const HAS_EVALUATOR: bool = true;
+    const HAS_ROLLOUTS: bool = true;
 
     fn options() -> Vec<OptionSpec> {
         state::options()
@@ -200,6 +203,31 @@ impl Game for Carre {
 
     fn render(s: &State, viewer: Viewer) -> String {
         view::render(s, viewer)
+    }
+
+    fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
+        crate::rollout::evaluate::<Self>(position, &Default::default())
+    }
+
+    fn evaluate_with(
+        position: &[u8],
+        settings: &crate::proto::RolloutSettings,
+    ) -> CoreResult<Vec<u8>> {
+        crate::rollout::evaluate::<Self>(position, settings)
+    }
+
+    fn evaluator_move(s: &State, seat: Seat, rng: &mut Rng) -> Option<CoreResult<pb::Action>> {
+        Some(crate::rollout::bot_move::<Self>(s, seat, rng))
+    }
+
+    fn position(s: &State, seat: Seat) -> Option<Vec<u8>> {
+        Some(analysis::position(s, seat))
+    }
+
+    fn evaluated_actions(evaluation: &[u8]) -> Option<Vec<pb::Action>> {
+        use prost::Message;
+        let e = pb::Evaluation::decode(evaluation).ok()?;
+        e.moves.into_iter().map(|m| m.action).collect()
     }
 
     fn check_invariants(s: &State) -> Result<(), String> {

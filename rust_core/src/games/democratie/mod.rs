@@ -44,6 +44,7 @@
 //!   in the deal (the union of all captured piles and the discard), since every such card
 //!   was broadcast to all; it never looks at who holds what now.
 
+mod analysis;
 mod bots;
 mod cards;
 mod clocks;
@@ -101,6 +102,8 @@ impl Game for Democratie {
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;
     const BOTS: &'static [&'static str] = &["random", "tactician"];
+    const HAS_EVALUATOR: bool = true;
+    const HAS_ROLLOUTS: bool = true;
 
     fn options() -> Vec<OptionSpec> {
         state::options()
@@ -278,6 +281,31 @@ impl Game for Democratie {
 
     fn render(state: &State, viewer: Viewer) -> String {
         view::render(state, viewer)
+    }
+
+    fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
+        crate::rollout::evaluate::<Self>(position, &Default::default())
+    }
+
+    fn evaluate_with(
+        position: &[u8],
+        settings: &crate::proto::RolloutSettings,
+    ) -> CoreResult<Vec<u8>> {
+        crate::rollout::evaluate::<Self>(position, settings)
+    }
+
+    fn evaluator_move(s: &State, seat: Seat, rng: &mut Rng) -> Option<CoreResult<pb::Action>> {
+        Some(crate::rollout::bot_move::<Self>(s, seat, rng))
+    }
+
+    fn position(s: &State, seat: Seat) -> Option<Vec<u8>> {
+        Some(analysis::position(s, seat))
+    }
+
+    fn evaluated_actions(evaluation: &[u8]) -> Option<Vec<pb::Action>> {
+        use prost::Message;
+        let e = pb::Evaluation::decode(evaluation).ok()?;
+        e.moves.into_iter().map(|m| m.action).collect()
     }
 
     fn check_invariants(st: &State) -> Result<(), String> {

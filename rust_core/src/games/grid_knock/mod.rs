@@ -42,6 +42,7 @@
 //!   timeout counts as `pass_knock`"), with the same `knock_answered` events as a pass it gave
 //!   itself, and the window closes.
 
+mod analysis;
 mod bots;
 mod events;
 mod invariants;
@@ -101,6 +102,8 @@ impl Game for GridKnock {
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 8;
     const BOTS: &'static [&'static str] = &["random", "greedy"];
+    const HAS_EVALUATOR: bool = true;
+    const HAS_ROLLOUTS: bool = true;
     const HOST_COMMANDS: &'static [&'static str] = &["close_knock_window"];
 
     fn options() -> Vec<OptionSpec> {
@@ -264,6 +267,31 @@ impl Game for GridKnock {
 
     fn render(state: &State, viewer: Viewer) -> String {
         render_state(state, viewer)
+    }
+
+    fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
+        crate::rollout::evaluate::<Self>(position, &Default::default())
+    }
+
+    fn evaluate_with(
+        position: &[u8],
+        settings: &crate::proto::RolloutSettings,
+    ) -> CoreResult<Vec<u8>> {
+        crate::rollout::evaluate::<Self>(position, settings)
+    }
+
+    fn evaluator_move(s: &State, seat: Seat, rng: &mut Rng) -> Option<CoreResult<pb::Action>> {
+        Some(crate::rollout::bot_move::<Self>(s, seat, rng))
+    }
+
+    fn position(s: &State, seat: Seat) -> Option<Vec<u8>> {
+        Some(analysis::position(s, seat))
+    }
+
+    fn evaluated_actions(evaluation: &[u8]) -> Option<Vec<pb::Action>> {
+        use prost::Message;
+        let e = pb::Evaluation::decode(evaluation).ok()?;
+        e.moves.into_iter().map(|m| m.action).collect()
     }
 
     fn check_invariants(state: &State) -> Result<(), String> {

@@ -31,13 +31,16 @@ pub(super) fn position(state: &State, seat: Seat) -> Option<Vec<u8>> {
             board,
             hand_types,
             bag_empty: state.bag == 0,
+            seat,
+            options: super::analysis::options_of(state),
+            view: Some(super::view::view(state, crate::game::Viewer::Seat(seat))),
         }
         .encode_to_vec(),
     )
 }
 
 /// The evaluator behind `evaluate`: validates a position and lists its plays.
-fn evaluate_position(pos: &pb::Position) -> CoreResult<pb::Evaluation> {
+pub(super) fn evaluate_position(pos: &pb::Position) -> CoreResult<pb::Evaluation> {
     if pos.board.len() > TILES {
         return Err(CoreError::malformed(format!(
             "{} tiles on the board (at most 108)",

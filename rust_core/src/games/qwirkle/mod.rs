@@ -29,6 +29,7 @@ use crate::proto::qwirkle as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
 
+mod analysis;
 mod board;
 mod bots;
 mod evaluator;
@@ -76,6 +77,7 @@ impl Game for Qwirkle {
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 4;
     const HAS_EVALUATOR: bool = true;
+    const HAS_ROLLOUTS: bool = true;
     const BOTS: &'static [&'static str] = &["random", "greedy"];
 
     fn options() -> Vec<OptionSpec> {
@@ -174,6 +176,22 @@ impl Game for Qwirkle {
 
     fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
         evaluator::evaluate(position)
+    }
+
+    /// With rollout settings: the same Evaluation, with every legal action valued
+    /// (`Evaluation.actions`); without, exactly `evaluate`.
+    fn evaluate_with(
+        position: &[u8],
+        settings: &crate::proto::RolloutSettings,
+    ) -> CoreResult<Vec<u8>> {
+        if crate::rollout::checked(settings)?.is_none() {
+            return evaluator::evaluate(position);
+        }
+        crate::rollout::evaluate::<Self>(position, settings)
+    }
+
+    fn evaluator_move(state: &State, seat: Seat, rng: &mut Rng) -> Option<CoreResult<pb::Action>> {
+        Some(crate::rollout::bot_move::<Self>(state, seat, rng))
     }
 
     fn position(state: &State, seat: Seat) -> Option<Vec<u8>> {

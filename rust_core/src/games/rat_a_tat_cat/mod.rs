@@ -41,6 +41,7 @@
 //!   after `RoundDealt`; other viewers receive it as a stub without the values (its occurrence
 //!   is public).
 
+mod analysis;
 mod apply;
 mod bots;
 mod rules;
@@ -95,6 +96,8 @@ impl Game for RatATatCat {
     const MIN_PLAYERS: u32 = 2;
     const MAX_PLAYERS: u32 = 6;
     const BOTS: &'static [&'static str] = &["random", "memory"];
+    const HAS_EVALUATOR: bool = true;
+    const HAS_ROLLOUTS: bool = true;
     const HOST_COMMANDS: &'static [&'static str] = &["stop_after_round"];
 
     fn host_command(s: &State, command: &str, _rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {
@@ -220,6 +223,31 @@ impl Game for RatATatCat {
 
     fn render(s: &State, viewer: Viewer) -> String {
         view::render(s, viewer)
+    }
+
+    fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
+        crate::rollout::evaluate::<Self>(position, &Default::default())
+    }
+
+    fn evaluate_with(
+        position: &[u8],
+        settings: &crate::proto::RolloutSettings,
+    ) -> CoreResult<Vec<u8>> {
+        crate::rollout::evaluate::<Self>(position, settings)
+    }
+
+    fn evaluator_move(s: &State, seat: Seat, rng: &mut Rng) -> Option<CoreResult<pb::Action>> {
+        Some(crate::rollout::bot_move::<Self>(s, seat, rng))
+    }
+
+    fn position(s: &State, seat: Seat) -> Option<Vec<u8>> {
+        Some(analysis::position(s, seat))
+    }
+
+    fn evaluated_actions(evaluation: &[u8]) -> Option<Vec<pb::Action>> {
+        use prost::Message;
+        let e = pb::Evaluation::decode(evaluation).ok()?;
+        e.moves.into_iter().map(|m| m.action).collect()
     }
 
     fn check_invariants(s: &State) -> Result<(), String> {

@@ -87,9 +87,9 @@ pub struct Config {
     pub(super) seats: u8,
     pub(super) mode: MatchMode,
     pub(super) point_limit: u32,
-    rounds: u32,
+    pub(super) rounds: u32,
     /// 0 = off (R14).
-    max_turns_per_round: u32,
+    pub(super) max_turns_per_round: u32,
     pub(super) first_dealer: Option<u8>,
     pub(super) memory_aid: bool,
     pub(super) admin_turn_cap: u32,

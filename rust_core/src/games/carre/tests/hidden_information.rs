@@ -88,6 +88,11 @@ fn views_and_redactions_do_not_depend_on_hidden_cards() {
             }
             let v = Viewer::Seat(seat as u32);
             assert_eq!(enc(&Carre::view(s, v)), enc(&Carre::view(&t, v)));
+            // The evaluator's position of the seat is the same whatever it cannot see.
+            assert_eq!(
+                Carre::position(s, seat as u32),
+                Carre::position(&t, seat as u32)
+            );
             assert_eq!(
                 Carre::legal_actions(s, seat as u32),
                 Carre::legal_actions(&t, seat as u32)

@@ -14,7 +14,7 @@ fn carre_is_registered_and_plays_through_bytes() {
     assert_eq!((info.min_players, info.max_players), (2, 2));
     assert_eq!(info.action_type, "tablier.carre.v1.Action");
     assert_eq!(info.view_type, "tablier.carre.v1.View");
-    assert_eq!(info.bots, ["random", "greedy"]);
+    assert_eq!(info.bots, ["random", "evaluator", "greedy"]);
     assert!(info
         .options
         .iter()

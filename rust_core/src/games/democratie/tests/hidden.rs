@@ -66,6 +66,11 @@ fn hidden_information_property() {
             }
             for s in 0..n as usize {
                 let copy = perturb(&st, s, &mut rng);
+                // The evaluator's position of the seat is the same whatever it cannot see.
+                assert_eq!(
+                    Democratie::position(&st, s as Seat),
+                    Democratie::position(&copy, s as Seat)
+                );
                 for v in [Viewer::Seat(s as Seat), Viewer::Spectator] {
                     assert_eq!(
                         Democratie::view(&st, v).encode_to_vec(),

@@ -214,7 +214,7 @@ fn options_are_checked() {
 #[test]
 fn registered_and_driven_through_protobuf_bytes() {
     let g = crate::registry::find("democratie").unwrap();
-    assert_eq!(g.info().bots, vec!["random", "tactician"]);
+    assert_eq!(g.info().bots, vec!["random", "evaluator", "tactician"]);
     assert!(g.new_match(7, &Options::new()).is_err());
     let mut m = g.new_match(4, &Options::new()).unwrap();
     for e in m.start(&mut Rng::from_u64(1)).unwrap() {

@@ -151,6 +151,11 @@ fn hidden_information_views_and_redactions_do_not_depend_on_hidden_cards() {
                 "seed {seed}: view of seat {s} depends on hidden information"
             );
             assert_eq!(
+                GridKnock::position(&st, s as u32),
+                GridKnock::position(&alt, s as u32),
+                "seed {seed}: position of seat {s} depends on hidden information"
+            );
+            assert_eq!(
                 GridKnock::view(&st, Viewer::Spectator).encode_to_vec(),
                 GridKnock::view(&alt, Viewer::Spectator).encode_to_vec()
             );

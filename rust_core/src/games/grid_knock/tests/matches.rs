@@ -68,7 +68,7 @@ fn random_matches_end_by_the_rules_not_by_the_cap() {
 fn whole_match_through_the_registry_with_bots() {
     let g = crate::registry::find("grid_knock").unwrap();
     let info = g.info();
-    assert_eq!(info.bots, vec!["random", "greedy"]);
+    assert_eq!(info.bots, vec!["random", "evaluator", "greedy"]);
     assert_eq!((info.min_players, info.max_players), (2, 8));
     let mut m = g.new_match(4, &Options::new()).unwrap();
     let seed = conformance::seed_bytes(77);

@@ -1390,6 +1390,7 @@ fn evaluator_validates_and_counts() {
             .collect(),
         hand_types: hand.into_iter().map(t).collect(),
         bag_empty: false,
+        ..Default::default()
     };
     let e = Qwirkle::evaluate(&p(vec![(0, 0, "RC")], REDS.to_vec()).encode_to_vec()).unwrap();
     let e = pb::Evaluation::decode(&e[..]).unwrap();
@@ -1432,6 +1433,7 @@ fn evaluator_validates_and_counts() {
         }],
         hand_types: vec![],
         bag_empty: false,
+        ..Default::default()
     };
     assert!(matches!(
         Qwirkle::evaluate(&big.encode_to_vec()),
@@ -1549,7 +1551,15 @@ fn registry_drives_a_match_with_bytes() {
     let info = g.info();
     assert_eq!(
         (info.min_players, info.max_players, info.bots.clone()),
-        (2, 4, vec!["random".to_string(), "greedy".to_string()])
+        (
+            2,
+            4,
+            vec![
+                "random".to_string(),
+                "evaluator".to_string(),
+                "greedy".to_string()
+            ]
+        )
     );
     assert_eq!(info.position_type, "tablier.qwirkle.v1.Position");
     assert!(g.new_match(5, &Options::new()).is_err());

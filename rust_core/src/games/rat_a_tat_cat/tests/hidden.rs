@@ -108,6 +108,13 @@ fn hidden_information_never_leaks() {
                             "view leaks to {v:?}\n{}",
                             RatATatCat::render(&s, Viewer::Auditor)
                         );
+                        if let Viewer::Seat(me) = v {
+                            assert_eq!(
+                                RatATatCat::position(&s, me),
+                                RatATatCat::position(&c, me),
+                                "position leaks to seat {me}"
+                            );
+                        }
                         checked_views += 1;
                         // What the viewer may see is in its view.
                         let view = RatATatCat::view(&s, v);

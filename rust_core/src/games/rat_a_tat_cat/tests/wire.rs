@@ -125,7 +125,7 @@ fn mutated_events_and_actions_never_panic() {
 #[test]
 fn registry_drives_the_game_with_bytes() {
     let game = crate::registry::find("rat_a_tat_cat").expect("registered");
-    assert_eq!(game.info().bots, vec!["random", "memory"]);
+    assert_eq!(game.info().bots, vec!["random", "evaluator", "memory"]);
     let mut m = game.new_match(3, &Options::new()).unwrap();
     let seed = [9u8; 32];
     let mut seq = 1;

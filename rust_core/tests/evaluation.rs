@@ -1,0 +1,205 @@
+//! The evaluator of every game with rollouts, through the registry: the same seed gives the
+//! same values whatever the thread count, every value carries its sample count and standard
+//! error, settings out of range and undecodable positions are refused with a reason.
+
+use prost::Message;
+use tablier_core::error::CoreError;
+use tablier_core::game::Viewer;
+use tablier_core::proto::RolloutSettings;
+use tablier_core::registry::{self, DynMatch};
+use tablier_core::rng::Rng;
+
+/// A seeded match of the strongest bots, played until `seat` has at least two moves after
+/// `skip` decisions: its position then.
+pub fn mid_game_position(id: &str, seats: u32, seed: u8, skip: usize) -> (Box<dyn DynMatch>, u32) {
+    let game = registry::find(id).unwrap();
+    let info = game.info();
+    let bot = info.bots.last().unwrap().clone();
+    let mut m = game.new_match(seats, &Default::default()).unwrap();
+    let seed = [seed; 32];
+    let mut seq = 0u64;
+    for e in m.start(&mut Rng::for_command(&seed, 1)).unwrap() {
+        m.apply(&e.payload).unwrap();
+        seq += 1;
+    }
+    let mut decisions = 0;
+    loop {
+        assert!(m.outcome().is_none(), "{id}: the match ended first");
+        let s = m.to_act()[0];
+        if decisions >= skip && m.legal_actions(s).unwrap().len() >= 2 {
+            return (m, s);
+        }
+        let action = m
+            .bot_action(s, &bot, &mut Rng::for_command(&seed, seq + 1))
+            .unwrap();
+        for e in m
+            .decide(s, &action, &mut Rng::for_command(&seed, seq + 1))
+            .unwrap()
+        {
+            m.apply(&e.payload).unwrap();
+            seq += 1;
+        }
+        decisions += 1;
+    }
+}
+
+fn settings(rollouts: u32, seed: u64, threads: u32) -> Vec<u8> {
+    RolloutSettings {
+        rollouts,
+        time_budget_ms: 0,
+        seed,
+        threads,
+    }
+    .encode_to_vec()
+}
+
+fn rollout_games() -> Vec<&'static str> {
+    registry::games()
+        .iter()
+        .filter(|g| g.info().bots.iter().any(|b| b == "evaluator"))
+        .map(|g| g.id())
+        .collect()
+}
+
+#[test]
+fn the_same_seed_gives_the_same_values_whatever_the_threads() {
+    let games = rollout_games();
+    assert!(!games.is_empty());
+    for id in games {
+        let game = registry::find(id).unwrap();
+        let (m, seat) = mid_game_position(id, 2, 5, 12);
+        let pos = m.position(Viewer::Seat(seat), seat).unwrap();
+        let one = game.evaluate_with(&pos, &settings(24, 9, 1)).unwrap();
+        let again = game.evaluate_with(&pos, &settings(24, 9, 1)).unwrap();
+        let two = game.evaluate_with(&pos, &settings(24, 9, 2)).unwrap();
+        let other = game.evaluate_with(&pos, &settings(24, 10, 1)).unwrap();
+        assert_eq!(one, again, "{id}");
+        assert_eq!(one, two, "{id}: two threads");
+        assert_ne!(one, other, "{id}: another seed, other deals");
+        // Without settings, the immediate evaluation, the same as `evaluate`.
+        assert_eq!(
+            game.evaluate_with(&pos, &[]).unwrap(),
+            game.evaluate(&pos).unwrap(),
+            "{id}"
+        );
+    }
+}
+
+#[test]
+fn settings_out_of_range_and_bad_positions_are_refused_with_a_reason() {
+    for id in rollout_games() {
+        let game = registry::find(id).unwrap();
+        let (m, seat) = mid_game_position(id, 2, 6, 4);
+        let pos = m.position(Viewer::Seat(seat), seat).unwrap();
+        for bad in [
+            RolloutSettings {
+                rollouts: 100_001,
+                ..Default::default()
+            },
+            RolloutSettings {
+                time_budget_ms: 60_001,
+                ..Default::default()
+            },
+        ] {
+            let err = game.evaluate_with(&pos, &bad.encode_to_vec()).unwrap_err();
+            assert!(matches!(err, CoreError::Malformed(_)), "{id}: {err}");
+        }
+        let err = game.evaluate_with(&pos, &[0xff, 0xff]).unwrap_err();
+        assert!(err.to_string().contains("rollout settings"), "{id}: {err}");
+        // (Rollouts need the whole position: an empty one is refused by every game.)
+        for bytes in [&[0xffu8, 0xff, 0xff][..], &[], &pos[..pos.len() / 2]] {
+            match game.evaluate_with(bytes, &settings(1, 0, 1)) {
+                Err(CoreError::Malformed(reason)) => assert!(!reason.is_empty()),
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+    }
+}
+
+fn refused(id: &str, position: &[u8], expect: &str) {
+    match registry::find(id).unwrap().evaluate(position) {
+        Err(CoreError::Malformed(reason)) => {
+            assert!(reason.contains(expect), "{id}: {reason:?} lacks {expect:?}")
+        }
+        other => panic!("{id}: expected a refusal with {expect:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_card_in_two_places_and_counts_beyond_the_deck_are_refused_in_every_card_game() {
+    use tablier_core::proto::{carre, democratie, grid_knock};
+    // Carré: the seat's first card also on the discard pile; a stock beyond the pack.
+    let (m, s) = mid_game_position("carre", 2, 8, 6);
+    let good = carre::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+    let mut p = good.clone();
+    let view = p.view.as_mut().unwrap();
+    let card = view.players[s as usize].hand[0];
+    view.discard.push(card);
+    refused("carre", &p.encode_to_vec(), "is in two places");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().stock_size += 1;
+    refused("carre", &p.encode_to_vec(), "the pack has 52");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().players[1 - s as usize].hand = vec![card];
+    refused("carre", &p.encode_to_vec(), "cannot see it");
+    // Démocratie: a card of the hand also captured; a card beyond the deck of two seats.
+    let (m, s) = mid_game_position("democratie", 2, 8, 3);
+    let good =
+        democratie::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+    let mut p = good.clone();
+    let card = p.view.as_ref().unwrap().hand[0];
+    p.captured[1 - s as usize].cards.push(card);
+    p.captured[1 - s as usize].count += 1;
+    p.view.as_mut().unwrap().seat_info[1 - s as usize].captured_count += 1;
+    refused("democratie", &p.encode_to_vec(), "in two places");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().stock_count += 1;
+    refused("democratie", &p.encode_to_vec(), "the deck of 2 seats has");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().discard.push(50);
+    refused(
+        "democratie",
+        &p.encode_to_vec(),
+        "is not in the 48-card deck of 2 seats",
+    );
+    // Grid Knock: six -2s (the deck holds five); a draw pile beyond the deck.
+    let (m, s) = mid_game_position("grid_knock", 2, 8, 6);
+    let good =
+        grid_knock::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().discard_pile.extend([-2; 6]);
+    refused("grid_knock", &p.encode_to_vec(), "the deck holds 5");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().draw_pile_size += 1;
+    refused("grid_knock", &p.encode_to_vec(), "the deck has 150");
+    let mut p = good.clone();
+    p.view.as_mut().unwrap().slots.pop();
+    refused("grid_knock", &p.encode_to_vec(), "12 each");
+}
+
+#[test]
+fn damaged_positions_never_crash_the_evaluator() {
+    // Every byte of real positions flipped in turn: each answer is an evaluation or a refusal
+    // with a reason, never a panic.
+    for id in rollout_games() {
+        let game = registry::find(id).unwrap();
+        let (m, seat) = mid_game_position(id, 3.min(game.info().max_players), 9, 8);
+        let pos = m.position(Viewer::Seat(seat), seat).unwrap();
+        let mut refused = 0;
+        for i in 0..pos.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut bad = pos.clone();
+                bad[i] ^= flip;
+                match game.evaluate(&bad) {
+                    Ok(_) => {}
+                    Err(CoreError::Malformed(reason)) => {
+                        assert!(!reason.is_empty());
+                        refused += 1;
+                    }
+                    Err(e) => panic!("{id}: {e}"),
+                }
+            }
+        }
+        assert!(refused > pos.len(), "{id}: {refused} refusals");
+    }
+}
