@@ -118,6 +118,7 @@ def game_types() -> list[bytes]: ...
 def evaluate(game_type: str, position: bytes, rollouts: bytes | None = None) -> bytes:
     """Every legal move of `position` with its immediate effect; with `rollouts`
     (`tablier.v1.RolloutSettings` bytes), each move's value by determinized rollouts too."""
+
 def canonical_action(game_type: str, action: bytes) -> bytes:
     """The action re-encoded from what the rules decode of it (unknown fields dropped);
     MalformedInput if it does not decode."""

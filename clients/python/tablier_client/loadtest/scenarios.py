@@ -162,8 +162,9 @@ def with_rollouts(positions: Positions, rollouts: int, seed: int) -> None:
     if rollouts <= 0:
         return
     for i, request in enumerate(positions.requests):
-        request.rollouts.CopyFrom(common_pb2.RolloutSettings(rollouts=rollouts, seed=(seed * 1_000_003 + i) % 2**64,
-                                                                threads=1))
+        request.rollouts.CopyFrom(
+            common_pb2.RolloutSettings(rollouts=rollouts, seed=(seed * 1_000_003 + i) % 2**64, threads=1)
+        )
     positions.source += f", {rollouts} rollouts per move"
 
 
