@@ -71,6 +71,7 @@ class GameApp:
         self.get_position = _translated(self.reads.get_position)
         self.legal_moves = _translated(self.reads.legal_moves)
         self.list_events = _translated(self.reads.list_events)
+        self.list_games = _translated(self.reads.list_games)
         self.watch_batches = _translated_stream(self.reads.watch_batches)
         self.watch = _translated_stream(self.reads.watch)
         self.suggest = _translated(self.reads.suggest)
