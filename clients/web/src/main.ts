@@ -537,6 +537,8 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
   const eventLine = h("div", { class: "event", "aria-live": "polite" });
   const loading = h("span", { class: "loading", hidden: true }, "loading…");
   let shown = 0;
+  const eventList = h("ol", { class: "log replay-log", "aria-label": "every event" },
+    events.map((e) => h("li", { "data-seq": String(e.seq) }, h("a", { href: "#", onclick: (ev: Event) => { ev.preventDefault(); stop(); go(Number(e.seq)); } }, e.description || e.type.replace(/_/g, " ")))));
   const show = async () => {
     const seq = Number(slider.value);
     loading.hidden = false;
@@ -549,6 +551,11 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
       board.replaceChildren(ui.draw(anyJson(st.view), undefined));
       const ev = events[seq - 1];
       eventLine.textContent = ev?.description ?? "";
+      // The event shown, marked in the list of every event.
+      eventList.querySelector("li.last")?.classList.remove("last");
+      const at = eventList.querySelector<HTMLElement>(`li[data-seq="${seq}"]`);
+      at?.classList.add("last");
+      if (at) eventList.scrollTop = at.offsetTop - eventList.offsetTop - eventList.clientHeight / 2;
     } finally {
       if (Number(slider.value) === seq) loading.hidden = true;
     }
@@ -570,12 +577,10 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
   await show();
   const step = (label: string, id: string, to: () => number) =>
     h("button", { type: "button", id, "aria-label": label, onclick: () => { stop(); go(to()); } }, label);
-  const eventList = h("ol", { class: "log replay-log", "aria-label": "every event" },
-    events.map((e) => h("li", { "data-seq": String(e.seq) }, h("a", { href: "#", onclick: (ev: Event) => { ev.preventDefault(); stop(); go(Number(e.seq)); } }, e.description || e.type.replace(/_/g, " ")))));
   return h("section", { class: "replay" }, h("h1", {}, `Replay · ${(await types()).find((t) => t.id === last.gameType)?.name ?? last.gameType}`), verdict,
     h("div", { class: "replay-controls" },
-      step("⏮ start", "replay-first", () => 1), step("◀ back", "replay-back", () => shown - 1), playBtn,
-      step("next ▶", "replay-next", () => shown + 1), step("end ⏭", "replay-last", () => max), loading),
+      step("« start", "replay-first", () => 1), step("◀ back", "replay-back", () => shown - 1), playBtn,
+      step("next ▶", "replay-next", () => shown + 1), step("end »", "replay-last", () => max), loading),
     h("div", { class: "slider" }, slider, label), eventLine, board,
     h("h2", {}, "Every event"), eventList,
     h("a", { href: `#/game/${gameId}` }, "back to the match"));

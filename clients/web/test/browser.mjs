@@ -329,7 +329,13 @@ const scenarios = {
     await create(page, "carre", ["me", "bot"]);
     await page.waitForSelector(".move");
     // Pick a card in hand, then a cell no legal move puts it on: the server refuses, in words.
-    await page.locator('.hand [data-key^="card:"]').first().click();
+    // By keyboard: a legal card is a tab stop with a label; Enter picks it.
+    const handCard = page.locator('.hand [data-key^="card:"].legal').first();
+    check((await handCard.getAttribute("tabindex")) === "0", "a legal card is reachable by Tab");
+    check(/^card /.test((await handCard.getAttribute("aria-label")) ?? ""), "a card has a label for screen readers");
+    await handCard.focus();
+    await page.keyboard.press("Enter");
+    await page.locator('.hand [data-key^="card:"].picked').waitFor();
     const cell = page.locator('.board [data-key^="cell:"]:not(.legal)').first();
     await cell.click();
     await page.waitForFunction(() => document.querySelector("#refusal")?.textContent);
