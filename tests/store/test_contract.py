@@ -465,3 +465,19 @@ async def test_scheme_3_chains_what_each_command_asked(backend):
                 assert chain_hash(log[0].chain_hash, 2, log[1], "move", other) != log[1].chain_hash
             else:
                 assert [e.chain_hash for e in log] == recompute_chain(record, log)
+
+
+async def test_game_page_newest_first_by_type_and_position(backend):
+    records = [replace(game(), game_type=f"page_test_{i % 2}") for i in range(5)]
+    async with backend.open() as store:
+        for r in records:
+            await store.create_game(r, [event(1)])
+        created = {r.game_id: (await store.get_game(r.game_id)).created_at for r in records}
+        evens = [r.game_id for r in records if r.game_type == "page_test_0"]
+        page = await store.game_page(10, "page_test_0")
+        assert [g.game_id for g in page] == sorted(evens, key=lambda g: (created[g], g), reverse=True)
+        assert all(g.seed == b"" and g.game_type == "page_test_0" for g in page)
+        first = (await store.game_page(1, "page_test_0"))[0]
+        rest = await store.game_page(10, "page_test_0", (first.created_at, first.game_id))
+        assert [first.game_id, *(g.game_id for g in rest)] == [g.game_id for g in page]
+        assert (await store.game_page(10))[0].game_id in {r.game_id for r in records}

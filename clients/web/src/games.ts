@@ -5,10 +5,29 @@
 
 import { h, words } from "./dom";
 
+/** What a seat privately learnt from its own events and the view no longer shows (e.g. the
+ *  cards of a peek), by the drawing's data-key. */
+export type Memory = Map<string, string>;
+
+/** One event as the page received it: its kind (Event.type), seat and payload as JSON. */
+export interface SeenEvent { type: string; seat?: number; payload: any }
+
 export interface GameUI {
   /** The table as `viewer` (a seat, or undefined) sees it; `hints` are the keys of the
-   *  seat's legal moves (a board may need to grow to show where they go). */
-  draw(view: any, viewer: number | undefined, hints?: string[]): HTMLElement;
+   *  seat's legal moves (a board may need to grow to show where they go); `memory` what
+   *  the seat learnt from its own events (see `learn`). */
+  draw(view: any, viewer: number | undefined, hints?: string[], memory?: Memory): HTMLElement;
+  /** Keeps in `memory` what `viewer` may be shown of its own events beyond the view. */
+  learn?(memory: Memory, event: SeenEvent, viewer: number): void;
+  /** Moves are built on the table (picked elements, previewed, then confirmed) rather than
+   *  played as soon as the picks name one move. */
+  build?: boolean;
+  /** Whether a legal move fits the picks beyond holding their keys (e.g. which tile goes where). */
+  fits?(action: any, picked: string[]): boolean;
+  /** Shows the picks on the drawn table (e.g. tiles placed in their cells). */
+  preview?(board: HTMLElement, picked: string[]): void;
+  /** The drawn elements an event (payload JSON) touched: the last move, highlighted. */
+  eventKeys?(event: any): string[];
   /** The drawn elements (data-key) a legal move of seat `viewer` involves. */
   keys(action: any, viewer: number): string[];
   /** An action built from picked elements, when the game lets a player try one (the server
@@ -29,7 +48,8 @@ function kind(action: any): [string, any] {
 function card(label: string, opts: { key?: string; red?: boolean; down?: boolean; cls?: string; title?: string } = {}) {
   return h("span", {
     class: `card${opts.red ? " red" : ""}${opts.down ? " down" : ""}${opts.cls ? " " + opts.cls : ""}`,
-    "data-key": opts.key, title: opts.title,
+    "data-key": opts.key, title: opts.title, role: "img",
+    "aria-label": opts.title ?? (opts.down || !label ? "face-down card" : `card ${label}`),
   }, opts.down ? "" : label);
 }
 
@@ -80,7 +100,16 @@ const carre: GameUI = {
         v.canGoOut ? h("span", { class: "pile", "data-key": "goout" }, "go out") : null),
       mine && mine.hand?.length ? h("div", { class: "hand" }, "your hand ",
         mine.hand.map((c: any) => { const [l, r] = carreCard(c); return card(l, { red: r, key: carreKey(c) }); })) : null,
+      // The auditor (a replay) sees every hand.
+      (v.players ?? []).filter((p: any) => p.seat !== me && p.hand?.length).map((p: any) => h("div", { class: "hand" }, `${seatName(p.seat, viewer)}'s hand `,
+        p.hand.map((c: any) => { const [l, r] = carreCard(c); return card(l, { red: r }); }))),
     );
+  },
+  eventKeys(e) {
+    const [k, b] = kind(e);
+    if (k === "cardPlaced") return [`cell:${b.squareOwner}:${b.cell}`];
+    if (k === "cardDiscarded") return ["discard"];
+    return [];
   },
   keys(a, viewer) {
     const [k, b] = kind(a);
@@ -104,24 +133,60 @@ const carre: GameUI = {
 const COLOURS = ["#d62728", "#ff7f0e", "#e6c700", "#2ca02c", "#1f77b4", "#9467bd"];
 const SHAPES = ["●", "✖", "◆", "■", "✸", "✤"];
 
+const COLOUR_NAMES = ["red", "orange", "yellow", "green", "blue", "purple"];
+const SHAPE_NAMES = ["circle", "cross", "diamond", "square", "star", "clover"];
+
 function tile(type: number, key?: string) {
+  const name = `${COLOUR_NAMES[Math.floor(type / 6)]} ${SHAPE_NAMES[type % 6]}`;
   return h("span", { class: "tile", style: { color: COLOURS[Math.floor(type / 6)] }, "data-key": key,
-    title: `tile ${type}` }, SHAPES[type % 6]);
+    title: name, role: "img", "aria-label": name }, SHAPES[type % 6]);
+}
+
+/** Qwirkle picks in pairs: a tile, then its cell (or a cell, then its tile). */
+function qwirklePairs(picked: string[]): { tile?: number; at?: string }[] {
+  const pairs: { tile?: number; at?: string }[] = [];
+  for (const p of picked) {
+    const open = pairs.find((q) => (p.startsWith("tile:") ? q.tile === undefined : q.at === undefined) && (q.tile !== undefined) !== (q.at !== undefined));
+    const into = open ?? (pairs.push({}), pairs[pairs.length - 1]);
+    if (p.startsWith("tile:")) into.tile = Number(p.slice(5));
+    else if (p.startsWith("at:")) into.at = p.slice(3);
+  }
+  return pairs;
 }
 
 const qwirkle: GameUI = {
+  build: true,
+  fits(a, picked) {
+    const [k, b] = kind(a);
+    if (k !== "play") return true;
+    const placed = (b.placements ?? []).map((p: any) => `${p.tileType}@${p.x},${p.y}`);
+    return qwirklePairs(picked).every((q) => q.tile === undefined || q.at === undefined || placed.includes(`${q.tile}@${q.at}`));
+  },
+  preview(board, picked) {
+    for (const q of qwirklePairs(picked)) {
+      if (q.tile === undefined || q.at === undefined) continue;
+      const cell = board.querySelector<HTMLElement>(`[data-key="at:${q.at}"]`);
+      const t = tile(q.tile);
+      t.classList.add("ghost");
+      t.removeAttribute("data-key");
+      cell?.replaceChildren(t);
+    }
+  },
   draw(v, viewer, hints = []) {
     const board: any[] = v.board ?? [];
     const spots = hints.filter((k) => k.startsWith("at:")).map((k) => k.slice(3).split(",").map(Number));
     const xs = [...board.map((t) => t.x), ...spots.map((p) => p[0])], ys = [...board.map((t) => t.y), ...spots.map((p) => p[1])];
     const [x0, x1, y0, y1] = xs.length ? [Math.min(...xs) - 1, Math.max(...xs) + 1, Math.min(...ys) - 1, Math.max(...ys) + 1] : [0, 5, 0, 0];
     const at = new Map(board.map((t) => [`${t.x},${t.y}`, t.tileType]));
-    const rows = [];
+    // Coordinates along the top and the left: the moves' words name cells by them.
+    const rows = [h("div", { class: "qrow" }, h("div", { class: "qcoord" }, ""),
+      Array.from({ length: x1 - x0 + 1 }, (_, i) => h("div", { class: "qcoord" }, String(x0 + i))))];
     for (let y = y0; y <= y1; y++) {
-      const row = [];
+      const row = [h("div", { class: "qcoord" }, String(y))];
       for (let x = x0; x <= x1; x++) {
         const t = at.get(`${x},${y}`);
-        row.push(h("div", { class: "qcell", "data-key": `at:${x},${y}` }, t === undefined ? "" : tile(t)));
+        row.push(h("div", { class: "qcell", "data-key": `at:${x},${y}`, "aria-label": t === undefined ? `empty cell ${x}, ${y}` : `cell ${x}, ${y}` },
+          t === undefined ? "" : tile(t)));
       }
       rows.push(h("div", { class: "qrow" }, row));
     }
@@ -135,7 +200,13 @@ const qwirkle: GameUI = {
       h("div", { class: "board-scroll" }, h("div", { class: "qboard" }, rows)),
       mine ? h("div", { class: "hand" }, "your tiles ", h("span", { "data-key": "bag", class: "pile" }, "bag"),
         (mine.handTileTypes ?? []).map((t: number) => tile(t, `tile:${t}`))) : null,
+      (v.seats ?? []).filter((s: any) => s.seat !== viewer && s.handVisible && s.handTileTypes?.length).map((s: any) =>
+        h("div", { class: "hand" }, `${seatName(s.seat, viewer)}'s tiles `, s.handTileTypes.map((t: number) => tile(t)))),
     );
+  },
+  eventKeys(e) {
+    const [k, b] = kind(e);
+    return k === "placed" ? (b.placements ?? []).map((p: any) => `at:${p.x},${p.y}`) : [];
   },
   keys(a) {
     const [k, b] = kind(a);
@@ -159,19 +230,46 @@ function ratCard(c: string): [string, boolean] {
 }
 
 const ratATatCat: GameUI = {
-  draw(v, viewer) {
+  // A seat sees its peeks (the two outer cards at the deal, a Peek card) until its next
+  // move: then they are face down again and the seat has to remember them (unless the table
+  // plays with memory_aid=on, where the view lists them).
+  learn(memory, e, viewer) {
+    const [k, b] = kind(e.payload ?? {});
+    if (k === "roundDealt") memory.clear();
+    else if (k === "initialPeek" && b.seat === viewer) {
+      memory.clear();
+      memory.set(`slot:${viewer}:1`, b.slot1);
+      memory.set(`slot:${viewer}:4`, b.slot4);
+    } else if (k === "cardPeeked" && b.seat === viewer) memory.set(`slot:${viewer}:${b.slot}`, b.card);
+    else if (e.seat === viewer) memory.clear();
+  },
+  eventKeys(e) {
+    const [k, b] = kind(e);
+    if (k === "discardTaken" || k === "cardReplaced" || k === "cardPeeked") return [`slot:${b.seat}:${b.slot}`];
+    if (k === "cardsSwapped") return [`slot:${b.seat}:${b.ownSlot}`, `slot:${b.targetSeat}:${b.targetSlot}`];
+    if (k === "cardDrawn") return ["pile"];
+    if (k === "drawnDiscarded" || k === "powerUsed") return ["discard"];
+    return [];
+  },
+  draw(v, viewer, _hints, memory) {
     const rows = (v.players ?? []).map((p: any) =>
       h("div", { class: `player-row${(v.toAct ?? []).includes(p.seat) ? " active" : ""}` },
         h("div", { class: "caption" }, `${seatName(p.seat, viewer)} · total ${p.totalScore}${p.active ? "" : " (out)"}`),
         h("div", { class: "row" }, (v.over && p.lastRoundRow?.length ? p.lastRoundRow : p.row ?? []).map((c: string, i: number) => {
-          const known = p.known?.[i];
+          const peeked = memory?.get(`slot:${p.seat}:${i + 1}`);
+          const known = !ratUnseen(p.known?.[i]) ? p.known[i] : peeked;
           const [l, down] = ratCard(!ratUnseen(c) ? c : known ?? c);
-          return card(l, { down: down && !l, key: `slot:${p.seat}:${i + 1}`, cls: ratUnseen(c) && !ratUnseen(known) ? "known" : "" });
+          return card(l, {
+            down: down && !l, key: `slot:${p.seat}:${i + 1}`,
+            cls: ratUnseen(c) && !ratUnseen(known) ? (peeked && known === peeked ? "known peek" : "known") : "",
+            title: ratUnseen(c) && !ratUnseen(known) ? `your card ${i + 1}: ${l} (face down, only you see it)` : undefined,
+          });
         }))));
     const [pl] = ratCard(v.pending);
     const top = v.discardPile?.[v.discardPile.length - 1];
     return h("div", { class: "table ratcat" },
       h("div", { class: "info" }, `round ${v.round} · ${words(v.phase, "PHASE_")}${v.hasCaller ? ` · seat ${v.caller} called` : ""}`),
+      memory?.size ? h("div", { class: "peek-note", id: "peek-note" }, "You peek at your cards: remember them, they turn face down after your move.") : null,
       h("div", { class: "row" },
         h("span", { class: "pile", "data-key": "pile" }, `draw pile (${v.drawPileSize})`),
         h("span", { class: "pile", "data-key": "discard" }, "discard ", top ? card(ratCard(top)[0]) : "—"),
@@ -214,10 +312,14 @@ const democratie: GameUI = {
       h("div", { class: "info" }, `deal ${v.dealNo} · day ${v.day} · trick ${v.trickNo}/${v.tricksInDay} · target ${v.target}`),
       h("div", { class: "row" }, "vote card ", vl ? card(vl, { red: vr }) : "—", !v.trump || v.trump === "SUIT_UNSPECIFIED" ? "" : v.trump === "SUIT_NONE" ? " · no trump" : ` · ${words(v.trump, "SUIT_")} are trump`),
       h("div", { class: "players" }, seats),
-      last && last.played?.length ? h("div", { class: "row" }, `last trick (won by seat ${last.winner}${last.tie ? ", tie" : ""}): `,
-        last.played.map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r }); })) : null,
+      last && last.played?.length ? h("div", { class: "trick-summary" },
+        h("div", { class: "caption" }, `last trick (day ${last.day}, trick ${last.trickNo}): ${last.tie ? "a tie, " : ""}won by ${seatName(last.winner, viewer)}`),
+        h("div", { class: "row" }, last.played.map((c: string, s: number) => {
+          const [l, r] = demoCard(c);
+          return h("span", { class: `played${s === last.winner ? " won" : ""}` }, `${seatName(s, viewer)} `, card(l, { red: r }));
+        }))) : null,
       v.myCommit && v.myCommit !== "CARD_UNSPECIFIED" ? h("div", { class: "row" }, "you sealed ", card(demoCard(v.myCommit)[0], { red: demoCard(v.myCommit)[1] })) : null,
-      v.viewer?.seat !== undefined ? h("div", { class: "hand" }, "your hand ",
+      v.viewer?.seat !== undefined && v.hand?.length ? h("div", { class: "hand" }, "your hand ",
         (v.hand ?? []).map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r, key: `card:${c}` }); })) : null,
     );
   },
@@ -254,6 +356,13 @@ const gridKnock: GameUI = {
         v.drawnCard !== undefined ? h("span", { class: "pile" }, "drawn ", card(String(v.drawnCard))) : null,
         v.takenCard !== undefined ? h("span", { class: "pile" }, "taken ", card(String(v.takenCard))) : null),
       h("div", { class: "blocks" }, blocks));
+  },
+  eventKeys(e) {
+    const [k, b] = kind(e);
+    if (b.slot) return [`slot:${b.slot.owner}:${b.slot.row}:${b.slot.col}`];
+    if (k === "drawn") return ["pile"];
+    if (k === "tookDiscard") return ["discard"];
+    return [];
   },
   keys(a) {
     const [k, b] = kind(a);

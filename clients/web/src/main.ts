@@ -8,8 +8,8 @@
 
 import "./style.css";
 import { h } from "./dom";
-import { anyJson, asAuditorRole, asSeat, gameClient, packAction, refusal, SeatKind, SeatStatus, type GameState, type GameType } from "./api";
-import { gameUI } from "./games";
+import { anyJson, asAuditorRole, asSeat, gameClient, packAction, refusal, SeatKind, SeatStatus, type GameState, type GameSummary, type GameType } from "./api";
+import { gameUI, type Memory } from "./games";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 
@@ -68,9 +68,54 @@ function say(text: string, kind: "info" | "error" = "info") {
 
 // ------------------------------------------------------------------ lobby
 
+/** The matches this browser holds seats in (their tokens are in local storage). */
+function heldMatches(): string[] {
+  const ids: string[] = [];
+  for (let i = 0; i < localStorage.length; i++) {
+    const k = localStorage.key(i) ?? "";
+    if (k.startsWith("tablier:match:")) ids.push(k.slice("tablier:match:".length));
+  }
+  return ids;
+}
+
+const when = (g: GameSummary) => g.createdAt ? new Date(Number(g.createdAt.seconds) * 1000).toLocaleString() : "";
+
+/** The server's matches (ListGames): open seats to take, running matches to watch, and the
+ *  ones this browser plays in, to resume. */
+async function matchList(names: Map<string, string>): Promise<HTMLElement> {
+  const box = h("section", { class: "match-lists", "aria-busy": "true" }, h("p", { class: "loading" }, "Loading matches…"));
+  (async () => {
+    let games: GameSummary[] = [];
+    try {
+      games = (await client.listGames({ pageSize: 100 })).games;
+    } catch (err) {
+      box.replaceChildren(h("p", { class: "refusal" }, `The list of matches is not available: ${refusal(err).message}`));
+      return;
+    }
+    const mine = new Set(heldMatches());
+    const line = (g: GameSummary, action: HTMLElement) => h("li", { "data-game-id": g.gameId },
+      h("span", { class: "what" }, `${names.get(g.gameType) ?? g.gameType} · ${g.seats.length} seats`),
+      h("span", { class: "when" }, when(g)), action);
+    const own = games.filter((g) => mine.has(g.gameId));
+    const open = games.filter((g) => !g.over && g.openSeats > 0 && !mine.has(g.gameId));
+    const running = games.filter((g) => !g.over && g.openSeats === 0 && !mine.has(g.gameId));
+    const list = (title: string, id: string, items: HTMLElement[], empty: string) =>
+      h("div", { class: "list", id }, h("h2", {}, title), items.length ? h("ul", {}, items) : h("p", { class: "caption" }, empty));
+    box.removeAttribute("aria-busy");
+    box.replaceChildren(
+      list("Your matches", "my-matches", own.map((g) => line(g, h("a", { href: `#/game/${g.gameId}`, class: "resume" }, g.over ? "See the end" : "Resume"))), "None yet: start one below."),
+      list("Open seats", "open-seats", open.map((g) => line(g, h("a", { href: `#/open/${g.gameId}`, class: "join" },
+        `Join (${g.openSeats} open seat${g.openSeats > 1 ? "s" : ""})`))), "No match is waiting for players."),
+      list("Running matches", "running", running.slice(0, 10).map((g) => line(g, h("a", { href: `#/game/${g.gameId}`, class: "watch" }, "Watch"))), "No match is running."));
+  })();
+  return box;
+}
+
 async function lobby(): Promise<HTMLElement> {
   const list = await types();
+  const names = new Map(list.map((t) => [t.id, t.name]));
   return h("section", { class: "lobby" },
+    await matchList(names),
     h("h1", {}, "New match"),
     list.map((t) => {
       const seatsSel = h("select", { name: "seats", "aria-label": `${t.name} seats` },
@@ -80,27 +125,32 @@ async function lobby(): Promise<HTMLElement> {
         seatRoles.replaceChildren(...Array.from({ length: Number(seatsSel.value) }, (_, s) =>
           h("label", {}, `seat ${s} `, h("select", { "data-seat": s, "aria-label": `seat ${s}` },
             h("option", { value: "me", selected: s === 0 }, "you"),
-            h("option", { value: "bot", selected: s !== 0 }, "server bot"),
+            // "bot": the strongest (the last listed); or a chosen one.
+            h("option", { value: "bot", selected: s !== 0 }, "server bot (strongest)"),
+            t.bots.map((b) => h("option", { value: `bot:${b}` }, `server bot: ${b.replace(/_/g, " ")}`)),
             h("option", { value: "invite" }, "invite a friend"),
             h("option", { value: "open" }, "open to anyone")))));
       };
       seatsSel.addEventListener("change", drawRoles);
       drawRoles();
-      const options = t.options.map((o) => h("label", { class: "option", title: o.description },
-        `${o.name.replace(/_/g, " ")} `,
+      const options = t.options.map((o) => h("label", { class: "option" },
+        h("span", { class: "option-words" }, o.description || o.name.replace(/_/g, " ")), " ",
         o.allowedValues.length
-          ? h("select", { name: o.name }, h("option", { value: "" }, `default (${o.defaultValue || "none"})`), o.allowedValues.map((v) => h("option", { value: v }, v)))
-          : h("input", { name: o.name, placeholder: o.defaultValue || "", size: 8 }),
-        h("small", {}, o.description)));
+          ? h("select", { name: o.name, "aria-label": o.description || o.name }, h("option", { value: "" }, `default: ${(o.defaultValue || "none").replace(/_/g, " ")}`),
+            o.allowedValues.map((v) => h("option", { value: v }, v.replace(/_/g, " "))))
+          : h("input", { name: o.name, placeholder: `default: ${o.defaultValue || "none"}`, size: 10, "aria-label": o.description || o.name })));
+      const formError = h("p", { class: "refusal form-error", role: "alert" });
       const form = h("form", { class: "game-type", "data-game": t.id },
         h("h2", {}, t.name),
         t.summary ? h("p", { class: "summary" }, t.summary) : null,
-        h("div", {}, `${t.minPlayers === t.maxPlayers ? t.minPlayers : `${t.minPlayers} to ${t.maxPlayers}`} players · bots: ${t.bots.join(", ") || "none"}`),
+        h("div", {}, `${t.minPlayers === t.maxPlayers ? t.minPlayers : `${t.minPlayers} to ${t.maxPlayers}`} players`),
         seatsSel, seatRoles,
         options.length ? h("details", {}, h("summary", {}, "options"), options) : null,
+        formError,
         h("button", { type: "submit" }, `Create ${t.name} match`)) as HTMLFormElement;
       form.addEventListener("submit", async (ev) => {
         ev.preventDefault();
+        formError.textContent = "";
         const opts: Record<string, string> = {};
         for (const o of t.options) {
           const input = form.querySelector(`[name="${o.name}"]`) as HTMLInputElement | null;
@@ -112,7 +162,8 @@ async function lobby(): Promise<HTMLElement> {
             me: SeatKind.CREATOR, bot: SeatKind.BOT, invite: SeatKind.INVITE, open: SeatKind.OPEN,
           };
           const created = await client.createGame({
-            gameType: t.id, options: opts, seatAssignments: roles.map((r) => ({ kind: kinds[r], bot: "" })),
+            gameType: t.id, options: opts,
+            seatAssignments: roles.map((r) => ({ kind: kinds[r.split(":")[0]], bot: r.startsWith("bot:") ? r.slice(4) : "" })),
           });
           const record: Held = { tokens: {}, mine: [], invites: {} };
           roles.forEach((role, s) => {
@@ -122,8 +173,9 @@ async function lobby(): Promise<HTMLElement> {
           keep(created.gameId, record);
           location.hash = `#/game/${created.gameId}`;
         } catch (err) {
-          const r = refusal(err);
-          say(`${r.message} (${r.reason})`, "error");
+          // Next to the form it is about.
+          formError.textContent = `Not created: ${refusal(err).message}`;
+          formError.dataset.reason = refusal(err).reason;
         }
       });
       return form;
@@ -146,89 +198,206 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const board = h("div", { class: "board" });
   const moves = h("div", { class: "moves", "aria-label": "legal moves" });
   const refused = h("p", { class: "refusal", id: "refusal", role: "alert" });
-  const log = h("ul", { class: "log", "aria-label": "latest events" });
+  const log = h("ol", { class: "log", "aria-label": "move log", "aria-live": "polite" });
   const header = h("div", { class: "match-head" });
+  const banner = h("div", { class: "banner", id: "turn-banner", role: "status" });
+  const clocks = h("div", { class: "clocks" });
   const result = h("div", { class: "result" });
   const shareLink = (label: string, link: string, attrs: Record<string, unknown>) =>
     h("div", { class: "invite" }, label,
       h("input", { readonly: true, value: link, size: 30, ...attrs, onclick: (e: Event) => (e.target as HTMLInputElement).select() }),
       h("button", { type: "button", onclick: () => navigator.clipboard?.writeText(link) }, "copy"));
   const here = `${location.origin}${location.pathname}`;
-  const invites = Object.entries(record.invites)
-    .filter(([s]) => first.seats[Number(s)]?.status === SeatStatus.INVITED)
-    .map(([s, code]) => shareLink(`Invite for seat ${s}: `, `${here}#/join/${encodeURIComponent(code)}`, { "data-invite-seat": s }));
-  if (first.seats.some((x) => x.status === SeatStatus.OPEN)) {
-    invites.push(shareLink("Open seats, for anyone: ", `${here}#/open/${gameId}`, { "data-open-link": "" }));
-  }
+  // Invite links while their seats are still free (redrawn with every state).
+  const invitesBox = h("div", { class: "invites" });
+  const drawInvites = (st: GameState) => {
+    const links = Object.entries(record.invites)
+      .filter(([s]) => st.seats[Number(s)]?.status === SeatStatus.INVITED)
+      .map(([s, code]) => shareLink(`Invite for seat ${s}: `, `${here}#/join/${encodeURIComponent(code)}`, { "data-invite-seat": s }));
+    if (st.seats.some((x) => x.status === SeatStatus.OPEN)) {
+      links.push(shareLink("Open seats, for anyone: ", `${here}#/open/${gameId}`, { "data-open-link": "" }));
+    }
+    invitesBox.replaceChildren(...links);
+  };
+  drawInvites(first);
   const page = h("section", { class: "match", "data-game": first.gameType },
-    header, invites, board, refused, moves, log, result);
+    header, banner, clocks, invitesBox, result, board, refused, moves,
+    h("h2", { class: "log-title" }, "Moves"), log);
 
   let state: GameState = first;
-  let legal: { seq: bigint; moves: Any[]; json: any[]; labels: string[] } | undefined;
-  // The latest events in the game's own words, as the server told them to this viewer.
-  const told: string[] = [];
-  const tell = (events: { seq: bigint; description: string }[]) => {
-    for (const e of events) if (e.description && Number(e.seq) > lastTold) { told.push(e.description); lastTold = Number(e.seq); }
-    told.splice(0, Math.max(0, told.length - 6));
-    log.replaceChildren(h("li", { class: "caption" }, "latest events"), ...told.map((t) => h("li", {}, t)));
-  };
+  // The seat's legal moves at `seq`; `shared`: other seats were awaited too (their choices
+  // move the seq without changing these moves).
+  let legal: { seq: bigint; moves: Any[]; json: any[]; labels: string[]; shared: boolean } | undefined;
+  // Every event in the game's own words, as the server told them to this viewer; what the
+  // seat privately learnt from its own events (a peek) is kept in `memory` for the drawing.
+  const memory: Memory = new Map();
   let lastTold = 0;
+  let lastKeys: string[] = [];
+  const tell = (events: { seq: bigint; description: string; type: string; seat?: number; payload?: Any }[]) => {
+    let grew = false;
+    for (const e of events) {
+      if (Number(e.seq) <= lastTold) continue;
+      lastTold = Number(e.seq);
+      const payload = e.payload ? anyJsonOrUndefined(e.payload) : undefined;
+      if (viewer !== undefined) ui.learn?.(memory, { type: e.type, seat: e.seat, payload }, viewer);
+      if (!e.description) continue;
+      // The board marks the latest event that touched it (a draw from the bag does not).
+      const touched = payload && ui.eventKeys ? ui.eventKeys(payload) : [];
+      if (touched.length) lastKeys = touched;
+      log.querySelector("li.last")?.classList.remove("last");
+      const mine = e.seat !== undefined && e.seat === viewer;
+      log.append(h("li", { class: `last${mine ? " mine" : ""}`, "data-seq": String(e.seq) }, e.description));
+      grew = true;
+    }
+    if (grew) log.scrollTop = log.scrollHeight;
+  };
   let picked: string[] = [];
   let showAll = false;
   let busy = false;
   let closed = false;
   const abort = new AbortController();
-  stopCurrent = () => { closed = true; abort.abort(); };
+  stopCurrent = () => { closed = true; abort.abort(); clearInterval(ticker); };
 
   const draw = () => {
     const view = anyJson(state.view);
+    drawInvites(state);
+    drawBanner();
     header.replaceChildren(
       h("h1", {}, info?.name ?? state.gameType),
-      h("div", { class: "seq" }, `seq ${state.seq} · `, state.over ? "match over" :
-        `to act: ${state.toAct.map((s) => (s === viewer ? "you" : `seat ${s}`)).join(", ")}`),
+      h("div", { class: "seq" }, `move ${state.seq}`),
       viewer === undefined ? h("div", {}, "watching as a spectator") : h("div", {}, `you are seat ${viewer}`),
       h("div", { class: "seats" }, state.seats.map((x, s) => h("span", { class: "seat", "data-seat": s },
-        `seat ${s}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? `bot ${x.bot}` :
+        `seat ${s}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? `bot (${x.bot})` :
           x.status === SeatStatus.OPEN ? "open" : x.status === SeatStatus.INVITED ? "invited" : "player"}`))));
     // Highlight what the seat's legal moves touch; the picked elements narrow the list.
     const shown = legal;
     const all = (shown?.json ?? []).map((m, i) => ({ i, m, keys: viewer === undefined ? [] : ui.keys(m, viewer) }));
-    const candidates = all.filter((c) => picked.every((p) => c.keys.includes(p)));
-    board.replaceChildren(ui.draw(view, viewer, all.flatMap((c) => c.keys)));
-    const lit = new Set(candidates.flatMap((c) => c.keys));
+    const candidates = all.filter((c) => covers(c.keys, picked) && (ui.fits?.(c.m, picked) ?? true));
+    board.replaceChildren(ui.draw(view, viewer, all.flatMap((c) => c.keys), memory));
+    if (picked.length) ui.preview?.(board, picked);
+    // The last move on the table (what the game's drawing can point at).
+    board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => e.classList.toggle("last-move", lastKeys.includes(e.dataset.key!)));
+    // Elements with the same key (two identical tiles) are told apart by order: the first ones
+    // are the picked ones; the others stay targets while some candidate needs one more.
+    const need = new Map<string, number>();
+    for (const c of candidates) for (const k of new Set(c.keys)) need.set(k, Math.max(need.get(k) ?? 0, count(c.keys, k) - count(picked, k)));
+    const seen = new Map<string, number>();
     board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => {
       const key = e.dataset.key!;
-      e.classList.toggle("legal", lit.has(key) && !picked.includes(key));
-      e.classList.toggle("picked", picked.includes(key));
-      e.onclick = () => pick(key);
+      const nth = seen.get(key) ?? 0;
+      seen.set(key, nth + 1);
+      const isPicked = nth < count(picked, key);
+      const isLegal = !isPicked && (need.get(key) ?? 0) > 0;
+      e.classList.toggle("legal", isLegal);
+      e.classList.toggle("picked", isPicked);
+      e.onclick = () => pick(key, isPicked);
+      if (isLegal || isPicked) {
+        // Reachable by keyboard: Tab to a target, Enter (or Space) to pick it.
+        e.tabIndex = 0;
+        e.setAttribute("role", "button");
+        e.onkeydown = (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(key, isPicked); } };
+      }
     });
+    // A move built on the table (ui.build): previewed, then confirmed or cancelled.
+    const built = ui.build && picked.length ? candidates.filter((c) => c.keys.length === picked.length) : [];
+    const builder = ui.build && picked.length ? h("div", { class: "builder", id: "builder" },
+      built.length === 1 ? h("button", { type: "button", class: "confirm", onclick: () => play(shown!.moves[built[0].i]) }, `Confirm: ${shown!.labels[built[0].i] ?? "play"}`)
+        : h("span", { class: "caption" }, candidates.length ? "Keep picking: tiles, then where they go" : "No legal move with these"),
+      h("button", { type: "button", class: "cancel", onclick: () => { picked = []; draw(); } }, "Cancel")) : null;
     moves.replaceChildren(...[
+      builder,
       legal && legal.moves.length ? h("div", { class: "caption" }, picked.length ? "moves with your choice" : "your legal moves") : null,
-      (showAll ? candidates : candidates.slice(0, SHORT_LIST)).map((c) => h("button", { type: "button", class: "move", "data-move": c.i, onclick: () => play(shown!.moves[c.i]) }, shown!.labels[c.i] ?? "move")),
+      (showAll ? candidates : candidates.slice(0, SHORT_LIST)).map((c) => h("button", { type: "button", class: "move", "data-move": c.i, "data-keys": c.keys.join(" "), onclick: () => play(shown!.moves[c.i]) }, shown!.labels[c.i] ?? "move")),
       !showAll && candidates.length > SHORT_LIST
         ? h("button", { type: "button", class: "more", onclick: () => { showAll = true; draw(); } }, `all ${candidates.length} moves`) : null,
-      picked.length ? h("button", { type: "button", class: "clear", onclick: () => { picked = []; draw(); } }, "clear choice") : null,
+      picked.length && !ui.build ? h("button", { type: "button", class: "clear", onclick: () => { picked = []; draw(); } }, "clear choice") : null,
     ].flat().filter((x): x is HTMLElement => !!x));
     if (state.over) {
       const o = state.outcome;
+      const winners = o?.winners ?? [];
+      const verdict = o?.aborted ? "The match was stopped." : viewer === undefined
+        ? (winners.length ? `${winners.map((s) => `Seat ${s}`).join(" and ")} won.` : "Nobody won.")
+        : winners.includes(viewer) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
       result.replaceChildren(
-        h("h2", {}, "Final scores"),
-        h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", {},
-          h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, String(sc)),
-          h("td", {}, o?.winners.includes(s) ? "winner" : "")))),
-        h("div", {}, `${o?.lowerIsBetter ? "lower is better · " : ""}${o?.reason ? o.reason.toLowerCase().replace(/_/g, " ") : ""}`),
-        h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"));
+        h("h2", { class: "verdict" }, verdict),
+        h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "" },
+          h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, `${sc} point${sc === 1n || sc === -1n ? "" : "s"}`),
+          h("td", {}, winners.includes(s) ? "winner" : "")))),
+        h("div", {}, `${o?.lowerIsBetter ? "Fewest points wins. " : ""}${o?.reason ? `Ended: ${o.reason.toLowerCase().replace(/_/g, " ")}.` : ""}`),
+        h("div", { class: "end-actions" },
+          viewer !== undefined ? h("button", { type: "button", class: "rematch", onclick: rematch }, "Rematch") : null,
+          h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"),
+          h("a", { href: "#/" }, "Lobby")));
     }
   };
 
-  const pick = async (key: string) => {
-    if (viewer === undefined || state.over) return;
-    picked = picked.includes(key) ? picked.filter((p) => p !== key) : [...picked, key];
+  // Whose turn, in a banner; a seat nobody has taken yet is waited for by name.
+  const drawBanner = () => {
+    let text: string, cls: string;
+    if (state.over) { text = "Match over"; cls = "over"; }
+    else if (viewer !== undefined && state.toAct.includes(viewer)) {
+      text = state.toAct.length > 1 ? "Your turn (everyone chooses at once)" : "Your turn"; cls = "mine";
+    } else {
+      const free = state.toAct.filter((s) => [SeatStatus.OPEN, SeatStatus.INVITED].includes(state.seats[s]?.status));
+      text = free.length ? `Waiting for seat ${free.join(" and seat ")} to join`
+        : `Waiting for ${state.toAct.map((s) => state.seats[s]?.status === SeatStatus.BOT ? `seat ${s} (bot)` : `seat ${s}`).join(" and ")}`;
+      cls = "theirs";
+    }
+    banner.className = `banner ${cls}`;
+    banner.textContent = text;
+  };
+
+  // Clocks: each awaited seat's time left to its deadline (GameState.clocks), every second.
+  const tick = () => {
+    if (!state.clocks.length || state.over) { clocks.replaceChildren(); return; }
+    clocks.replaceChildren(...state.clocks.map((c, s) => {
+      const left = c.deadline ? Math.max(0, Number(c.deadline.seconds) * 1000 + c.deadline.nanos / 1e6 - Date.now()) : undefined;
+      const bank = c.bank ? Number(c.bank.seconds) : undefined;
+      const who = s === viewer ? "you" : `seat ${s}`;
+      return h("span", { class: `clock${left !== undefined ? " running" : ""}${left !== undefined && left < 10_000 ? " low" : ""}`, "data-seat": s },
+        `${who}: `, left !== undefined ? clockText(left) : bank !== undefined ? `${clockText(bank * 1000)} left` : "waiting");
+    }));
+  };
+  // A join appends no event: while a seat is still free, the seats are read again now and then.
+  let seatsPolled = 0;
+  const ticker = setInterval(async () => {
+    tick();
+    const free = !state.over && state.seats.some((x) => x.status === SeatStatus.OPEN || x.status === SeatStatus.INVITED);
+    if (!free || ++seatsPolled % 3 !== 0) return;
+    try {
+      const now = (await client.getView({ gameId }, asSeat(token))).state!;
+      if (now.seq >= state.seq && now.seats.some((x, s) => x.status !== state.seats[s]?.status)) { state = now; draw(); }
+    } catch { /* the next tick tries again */ }
+  }, 1000);
+
+  // A new match like this one: the same game and options, this browser in its seat, the
+  // server's bots where bots played, the other players invited again.
+  const rematch = async () => {
+    try {
+      const seats = state.seats.map((x, s) => s === viewer ? { kind: SeatKind.CREATOR, bot: "" }
+        : x.status === SeatStatus.BOT ? { kind: SeatKind.BOT, bot: x.bot } : { kind: SeatKind.INVITE, bot: "" });
+      const created = await client.createGame({ gameType: state.gameType, options: state.options, seatAssignments: seats });
+      const next: Held = { tokens: {}, mine: [], invites: {} };
+      seats.forEach((a, s) => {
+        if (a.kind === SeatKind.CREATOR) { next.tokens[s] = created.seatTokens[s]; next.mine.push(s); }
+        if (a.kind === SeatKind.INVITE) next.invites[s] = created.inviteCodes[s];
+      });
+      keep(created.gameId, next);
+      location.hash = `#/game/${created.gameId}`;
+    } catch (err) {
+      refused.textContent = `Rematch refused: ${refusal(err).message}`;
+    }
+  };
+
+  const pick = async (key: string, wasPicked = false) => {
+    if (viewer === undefined || state.over || busy) return;
+    if (wasPicked) { const at = picked.lastIndexOf(key); picked = picked.filter((_, i) => i !== at); }
+    else picked = [...picked, key];
     const shown = legal;
-    const matching = (shown?.json ?? []).map((m, i) => ({ i, keys: ui.keys(m, viewer) }))
-      .filter((c) => picked.every((p) => c.keys.includes(p)));
+    const matching = (shown?.json ?? []).map((m, i) => ({ i, m, keys: ui.keys(m, viewer) }))
+      .filter((c) => covers(c.keys, picked) && (ui.fits?.(c.m, picked) ?? true));
     const exact = matching.filter((c) => c.keys.length === picked.length);
-    if (exact.length === 1) return play(shown!.moves[exact[0].i]);
+    if (exact.length === 1 && !ui.build) return play(shown!.moves[exact[0].i]);
     if (!matching.length && ui.compose) {
       // No legal move has that: let the server say why (the rules are its, not ours).
       const tried = ui.compose(picked, anyJson(state.view), viewer);
@@ -241,7 +410,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     let next: typeof legal = undefined;
     if (viewer !== undefined && !state.over && state.toAct.includes(viewer)) {
       const got = await client.listLegalMoves({ gameId }, asSeat(token));
-      next = { seq: got.seq, moves: got.moves, json: got.moves.map(anyJson), labels: got.labels };
+      next = { seq: got.seq, moves: got.moves, json: got.moves.map(anyJson), labels: got.labels, shared: state.toAct.length > 1 };
     }
     legal = next;
     showAll = false;
@@ -253,8 +422,21 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     if (busy) return;
     busy = true;
     refused.textContent = "";
+    // Nothing more to pick until the table after this move is drawn.
+    moves.replaceChildren(h("p", { class: "caption sending" }, "Sending your move…"));
     try {
       let expectedSeq = legal?.seq;
+      if (legal?.shared || state.seq !== legal?.seq) {
+        // In a simultaneous phase the other seats' choices move the seq at any time: the move
+        // is checked against the latest seq first, and sent at that seq if still legal.
+        const now = await client.listLegalMoves({ gameId }, asSeat(token));
+        if (!now.moves.some((m) => m.typeUrl === action.typeUrl && sameBytes(m.value, action.value))) {
+          refused.textContent = "The table changed before your move: choose again.";
+          refused.dataset.reason = "SEQ_MISMATCH";
+          return;
+        }
+        expectedSeq = now.seq;
+      }
       for (let attempt = 0; ; attempt++) {
         try {
           const done = await client.playMove({ gameId, commandId: crypto.randomUUID(), action, expectedSeq }, asSeat(token));
@@ -284,8 +466,8 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   };
 
   try {
-    const recent = await client.listEvents({ gameId, afterSeq: first.seq > 6n ? first.seq - 6n : 0n }, asSeat(token));
-    tell(recent.events);
+    const all = await client.listEvents({ gameId, afterSeq: 0n }, asSeat(token));
+    tell(all.events);
   } catch { /* the board still works without the latest events */ }
   // Live: every event anyone causes reaches this page through WatchGame (in batches: the page
   // only needs the state after the last).
@@ -303,7 +485,21 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     }
   })();
   await refresh();
+  tick();
   return page;
+}
+
+const count = (keys: string[], k: string) => keys.reduce((n, x) => n + (x === k ? 1 : 0), 0);
+/** `keys` holds every picked key, as many times as picked. */
+const covers = (keys: string[], picked: string[]) => picked.every((p) => count(keys, p) >= count(picked, p));
+
+function clockText(ms: number): string {
+  const s = Math.ceil(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function anyJsonOrUndefined(a: Any): any {
+  try { return anyJson(a); } catch { return undefined; }
 }
 
 // ------------------------------------------------------------------ replay viewer
@@ -335,23 +531,58 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
   const verdict = h("p", { class: `verify ${problems.length ? "bad" : "ok"}`, id: "verification" },
     problems.length ? `Not verified: ${problems.join("; ")}` : `Verified: seed matches its commitment, ${events.length} events, chain head matches`);
   const max = Number(last.seq);
-  const slider = h("input", { type: "range", min: 1, max, value: max, id: "seq-slider", "aria-label": "seq" }) as HTMLInputElement;
+  const slider = h("input", { type: "range", min: 1, max, value: max, id: "seq-slider", "aria-label": "move number" }) as HTMLInputElement;
   const label = h("span", { class: "seq" });
   const board = h("div", { class: "board" });
-  const eventLine = h("div", { class: "event" });
+  const eventLine = h("div", { class: "event", "aria-live": "polite" });
+  const loading = h("span", { class: "loading", hidden: true }, "loading…");
+  let shown = 0;
+  const eventList = h("ol", { class: "log replay-log", "aria-label": "every event" },
+    events.map((e) => h("li", { "data-seq": String(e.seq) }, h("a", { href: "#", onclick: (ev: Event) => { ev.preventDefault(); stop(); go(Number(e.seq)); } }, e.description || e.type.replace(/_/g, " ")))));
   const show = async () => {
     const seq = Number(slider.value);
-    const st = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
-    if (Number(slider.value) !== seq) return;
-    label.textContent = `seq ${seq} / ${max}`;
-    board.replaceChildren(ui.draw(anyJson(st.view), undefined));
-    const ev = events[seq - 1];
-    eventLine.textContent = ev?.description ?? "";
+    loading.hidden = false;
+    try {
+      const st = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
+      if (Number(slider.value) !== seq) return;
+      shown = seq;
+      label.textContent = `seq ${seq} / ${max}`;
+      // The auditor's view: every hand is in it, and the drawing shows each one.
+      board.replaceChildren(ui.draw(anyJson(st.view), undefined));
+      const ev = events[seq - 1];
+      eventLine.textContent = ev?.description ?? "";
+      // The event shown, marked in the list of every event.
+      eventList.querySelector("li.last")?.classList.remove("last");
+      const at = eventList.querySelector<HTMLElement>(`li[data-seq="${seq}"]`);
+      at?.classList.add("last");
+      if (at) eventList.scrollTop = at.offsetTop - eventList.offsetTop - eventList.clientHeight / 2;
+    } finally {
+      if (Number(slider.value) === seq) loading.hidden = true;
+    }
   };
-  slider.addEventListener("input", show);
+  const go = (seq: number) => { slider.value = String(Math.max(1, Math.min(max, seq))); return show(); };
+  let playing: ReturnType<typeof setInterval> | undefined;
+  const playBtn = h("button", { type: "button", id: "replay-play", "aria-label": "play" }, "▶ play") as HTMLButtonElement;
+  const stop = () => { clearInterval(playing); playing = undefined; playBtn.textContent = "▶ play"; playBtn.setAttribute("aria-label", "play"); };
+  playBtn.onclick = () => {
+    if (playing) return stop();
+    if (Number(slider.value) >= max) slider.value = "1";
+    playBtn.textContent = "❚❚ pause";
+    playBtn.setAttribute("aria-label", "pause");
+    playing = setInterval(() => { if (shown >= max) stop(); else if (shown === Number(slider.value)) go(shown + 1); }, 700);
+    show();
+  };
+  stopCurrent = stop;
+  slider.addEventListener("input", () => { stop(); show(); });
   await show();
-  return h("section", { class: "replay" }, h("h1", {}, `Replay · ${last.gameType}`), verdict,
+  const step = (label: string, id: string, to: () => number) =>
+    h("button", { type: "button", id, "aria-label": label, onclick: () => { stop(); go(to()); } }, label);
+  return h("section", { class: "replay" }, h("h1", {}, `Replay · ${(await types()).find((t) => t.id === last.gameType)?.name ?? last.gameType}`), verdict,
+    h("div", { class: "replay-controls" },
+      step("« start", "replay-first", () => 1), step("◀ back", "replay-back", () => shown - 1), playBtn,
+      step("next ▶", "replay-next", () => shown + 1), step("end »", "replay-last", () => max), loading),
     h("div", { class: "slider" }, slider, label), eventLine, board,
+    h("h2", {}, "Every event"), eventList,
     h("a", { href: `#/game/${gameId}` }, "back to the match"));
 }
 
@@ -361,6 +592,8 @@ async function route() {
   stopCurrent?.();
   stopCurrent = undefined;
   say("");
+  app.setAttribute("aria-busy", "true");
+  app.replaceChildren(h("p", { class: "loading", id: "loading" }, "Loading…"));
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   try {
     let page: HTMLElement;
@@ -370,6 +603,7 @@ async function route() {
     else if (parts[0] === "open" && parts[1]) return await join({ gameId: parts[1] });
     else page = await lobby();
     app.replaceChildren(page);
+    app.removeAttribute("aria-busy");
   } catch (err) {
     const r = refusal(err);
     app.replaceChildren(h("p", { class: "refusal" }, `${r.message}`), h("a", { href: "#/" }, "back to the lobby"));

@@ -12,6 +12,7 @@ import { join } from "node:path";
 
 const [base, scenario, shots] = process.argv.slice(2);
 const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 800 };
 const WAIT = 20_000;
 const MATCH_DEADLINE = Number(process.env.TABLIER_BROWSER_MATCH_SECONDS ?? 240) * 1000;
 // Options that keep a match short (entered through the lobby's option fields).
@@ -51,6 +52,8 @@ async function newPage(ctx) {
   page.setDefaultTimeout(WAIT);
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
+  // No console errors in normal play (a refused request shows there too).
+  page.on("console", (m) => { if (m.type() === "error" && !page.allowConsoleErrors) errors.push(`console: ${m.text()} ${m.location()?.url ?? ""}`); });
   page.errors = errors;
   return page;
 }
@@ -78,8 +81,25 @@ async function create(page, game, roles, options = SHORT[game] ?? {}) {
 const plain = (text) => text.trim().length > 0 && !/[{}_]|UNSPECIFIED|\b[A-Z]{3,}\b/.test(text);
 const seqOf = async (page) => (await page.locator(".match-head .seq").textContent()) ?? "";
 
+/** Screenshots of the page at both sizes: <name>-phone.png and <name>-desktop.png. */
+async function shoot(page, name) {
+  await page.screenshot({ path: join(shots, `${name}-phone.png`), fullPage: true });
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: join(shots, `${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+}
+
+/** What a player reads holds no enum names (RANK_ACE, PHASE_DRAWN) and no card codes (QS, TH). */
+async function readable(page) {
+  const text = await page.locator("main").innerText();
+  const enumName = text.match(/\b[A-Z][A-Z0-9]+_[A-Z0-9_]+\b/);
+  const cardCode = text.match(/\b(CARD_\w+|[A2-9TJQK][SHDC])\b/);
+  check(!enumName && !cardCode, `visible text in words, found ${enumName?.[0] ?? cardCode?.[0]}`);
+}
+
 /** Plays seat `me`'s moves by pointer until the final scores show. Prefers a highlighted
- *  element on the table (pick it, then its move), else the first legal move's button. */
+ *  element on the table (pick it, then its move), else the first legal move's button. After
+ *  each move: the log grew, its last entry is marked, the text is in words. */
 async function playToTheEnd(page, deadline, shotName) {
   let moves = 0;
   let shot = false;
@@ -87,7 +107,8 @@ async function playToTheEnd(page, deadline, shotName) {
     await page.waitForSelector(".move, .result h2", { timeout: Math.max(1, deadline - Date.now()) });
     if (await page.locator(".result h2").count()) return moves;
     const before = await seqOf(page);
-    if (!shot && moves >= 3) { await page.screenshot({ path: join(shots, `${shotName}-playing.png`), fullPage: true }); shot = true; }
+    const logBefore = await page.locator(".log li").count();
+    if (!shot && moves >= 3) { await shoot(page, `${shotName}-middle`); shot = true; }
     // The table can change under the pointer (a bot's move, the end of the match): a click
     // that finds nothing to click is tried again from the top.
     const click = (locator) => locator.click({ timeout: 3000 }).then(() => true, () => false);
@@ -110,6 +131,12 @@ async function playToTheEnd(page, deadline, shotName) {
     const refused = await page.locator("#refusal").textContent();
     check(!refused || (await page.locator("#refusal").getAttribute("data-reason")) === "SEQ_MISMATCH",
       `a legal move was refused: ${refused}`);
+    if (!refused) {
+      const grew = await page.waitForFunction((n) => document.querySelectorAll(".log li").length > n, logBefore, { timeout: WAIT }).then(() => true, () => false);
+      check(grew, `the move log grew with the move (from ${logBefore})`);
+      check((await page.locator(".log li.last").count()) === 1, "the last move is marked in the log");
+    }
+    await readable(page);
   }
   throw new Error(`the match did not end within the deadline (${moves} moves)`);
 }
@@ -138,18 +165,119 @@ const scenarios = {
     const page = await newPage(ctx);
     const roles = ["me", "bot"];
     const gameId = await create(page, game, roles);
+    await page.waitForSelector("#turn-banner:not(:empty)");
+    await readable(page);
+    if (game === "rat_a_tat_cat") {
+      // Default options (memory_aid=off): the deal's peek at cards 1 and 4 shows on the table.
+      await page.waitForSelector(".card.peek");
+      const peeked = await page.locator(`.card.peek`).evaluateAll((cs) => cs.map((c) => c.dataset.key));
+      check(peeked.length === 2 && peeked.every((k) => /^slot:0:[14]$/.test(k)), `the peek shows cards 1 and 4: ${peeked}`);
+      const faces = await page.locator(".card.peek").allTextContents();
+    check(faces.every((f) => f.trim().length > 0), `the peeked cards show their faces: ${faces}`);
+    }
+    await shoot(page, `${game}-start`);
     const moves = await playToTheEnd(page, Date.now() + MATCH_DEADLINE, game);
     // The events are told in the game's own words (the server's), never in enum names.
-    const told = await page.locator(".log li:not(.caption)").allTextContents();
+    const told = await page.locator(".log li").allTextContents();
     check(told.length > 0 && told.every(plain), `events in words: ${told.join(" | ")}`);
     const rows = await page.locator(".result table.scores tr").count();
     check(rows === roles.length, `final scores for every seat (${rows})`);
     check(moves > 0, "the seat played at least one move");
     const wide = await page.evaluate(() => document.documentElement.scrollWidth);
     check(wide <= PHONE.width, `the match page fits ${PHONE.width} px (scrollWidth ${wide})`);
-    await page.screenshot({ path: join(shots, `${game}-final.png`), fullPage: true });
+    const verdict = await page.locator(".result .verdict").textContent();
+    check(/^You (won|lost|share the win)/.test(verdict) || verdict === "The match was stopped.", `the end says how you did: ${verdict}`);
+    check(await page.locator(".rematch").isVisible(), "a rematch button");
+    await shoot(page, `${game}-end`);
     check(!page.errors.length, page.errors.join("; "));
     console.log(`${game} ${gameId}: ${moves} moves by pointer`);
+  },
+
+  // A Qwirkle play of several tiles built on the board: tile, cell, tile, cell; previewed in
+  // its cells; confirmed; then on the table.
+  async qwirkle_build(ctx) {
+    const page = await newPage(ctx);
+    await create(page, "qwirkle", ["me", "bot"]);
+    const deadline = Date.now() + MATCH_DEADLINE;
+    while (Date.now() < deadline) {
+      await page.waitForSelector(".move, .result h2");
+      check(!(await page.locator(".result h2").count()), "the match ended before a multi-tile play came up");
+      if (await page.locator(".more").count()) await page.locator(".more").click();
+      const keys = await page.locator(".move").evaluateAll((bs) => bs.map((b) => b.dataset.keys.split(" ")));
+      const multi = keys.find((k) => k.filter((x) => x.startsWith("at:")).length >= 2);
+      if (!multi) {
+        const before = await seqOf(page);
+        await page.locator(".move").first().click();
+        await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b, before);
+        continue;
+      }
+      const logBefore = await page.locator(".log li").count();
+      for (let i = 0; i < multi.length; i += 2) {
+        await page.locator(`.hand [data-key="${multi[i]}"].legal`).first().click();
+        check((await page.locator(`.hand [data-key="${multi[i]}"].picked`).count()) === 1, "one tile is picked, not its twin");
+        await page.locator(`.board [data-key="${multi[i + 1]}"].legal`).click();
+      }
+      const placed = multi.length / 2;
+      check((await page.locator(".qcell .tile.ghost").count()) === placed, `the play is previewed on the board (${placed} tiles)`);
+      await shoot(page, "qwirkle-build");
+      const confirm = page.locator("#builder .confirm");
+      check((await confirm.textContent()).startsWith("Confirm"), "a confirm button");
+      await confirm.click();
+      await page.waitForFunction((n) => document.querySelectorAll(".log li").length > n, logBefore);
+      for (let i = 1; i < multi.length; i += 2) {
+        check((await page.locator(`.board [data-key="${multi[i]}"] .tile`).count()) === 1, `a tile now at ${multi[i]}`);
+      }
+      check(!page.errors.length, page.errors.join("; "));
+      console.log(`built and played ${placed} tiles: ${multi.join(" ")}`);
+      return;
+    }
+    throw new Error("no multi-tile play within the deadline");
+  },
+
+  // The lobby lists a match's open seat; another browser takes it from there.
+  async lobby_join(ctx) {
+    const host = await newPage(ctx);
+    const gameId = await create(host, "carre", ["me", "open"]);
+    await host.waitForSelector("#turn-banner:not(:empty)");
+    const other = await launch();
+    try {
+      const guest = await newPage(other);
+      await guest.goto(`${base}/#/`);
+      const line = guest.locator(`#open-seats li[data-game-id="${gameId}"]`);
+      await line.waitFor();
+      check(/1 open seat/.test(await line.textContent()), "the open seat is counted");
+      await shoot(guest, "lobby");
+      await line.locator(".join").click();
+      await guest.waitForFunction((id) => location.hash === `#/game/${id}` && document.querySelector(".match-head")?.textContent?.includes("you are seat 1"), gameId);
+      // The host sees the seat taken: no open link, no "waiting for seat 1 to join".
+      await host.waitForFunction(() => !document.querySelector("input[data-open-link]") && !/to join/.test(document.querySelector("#turn-banner")?.textContent ?? ""));
+      // And the guest's own matches list it back in the lobby, to resume.
+      await guest.goto(`${base}/#/`);
+      await guest.locator(`#my-matches li[data-game-id="${gameId}"] .resume`).waitFor();
+      check(!guest.errors.length, guest.errors.join("; "));
+    } finally {
+      await other.close();
+    }
+    check(!host.errors.length, host.errors.join("; "));
+  },
+
+  // A clocked match shows the awaited seat's time running down.
+  async clock(ctx) {
+    const page = await newPage(ctx);
+    await create(page, "carre", ["me", "bot"], { clock_move_seconds: "120" });
+    const clock = page.locator(".clock.running").first();
+    await clock.waitFor();
+    const first = (await clock.textContent()).trim();
+    check(/\d+:\d\d$/.test(first), `a countdown: ${first}`);
+    await page.waitForFunction((t) => {
+      const now = document.querySelector(".clock.running")?.textContent?.trim() ?? t;
+      return now !== t;
+    }, first, { timeout: 5000 });
+    const secs = (t) => { const [m, s] = t.split(" ").pop().split(":").map(Number); return m * 60 + s; };
+    const later = (await clock.textContent()).trim();
+    check(secs(later) <= secs(first) && secs(first) <= 120, `it counts down: ${first} then ${later}`);
+    await shoot(page, "clock");
+    check(!page.errors.length, page.errors.join("; "));
   },
 
   async invite(ctx) {
@@ -201,7 +329,13 @@ const scenarios = {
     await create(page, "carre", ["me", "bot"]);
     await page.waitForSelector(".move");
     // Pick a card in hand, then a cell no legal move puts it on: the server refuses, in words.
-    await page.locator('.hand [data-key^="card:"]').first().click();
+    // By keyboard: a legal card is a tab stop with a label; Enter picks it.
+    const handCard = page.locator('.hand [data-key^="card:"].legal').first();
+    check((await handCard.getAttribute("tabindex")) === "0", "a legal card is reachable by Tab");
+    check(/^card /.test((await handCard.getAttribute("aria-label")) ?? ""), "a card has a label for screen readers");
+    await handCard.focus();
+    await page.keyboard.press("Enter");
+    await page.locator('.hand [data-key^="card:"].picked').waitFor();
     const cell = page.locator('.board [data-key^="cell:"]:not(.legal)').first();
     await cell.click();
     await page.waitForFunction(() => document.querySelector("#refusal")?.textContent);

@@ -175,6 +175,22 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def ListGameTypes(self, request, context):
         return service_pb2.ListGameTypesResponse(game_types=self.app.game_types())
 
+    async def ListGames(self, request, context):
+        games, token = await self.app.list_games(request.game_type, request.page_size, request.page_token)
+        out = service_pb2.ListGamesResponse(next_page_token=token)
+        for g in games:
+            summary = out.games.add(
+                game_id=g.game_id,
+                game_type=g.game_type,
+                seats=[service_pb2.SeatInfo(status=_SEAT_STATUSES[i.status], bot=i.bot) for i in g.seats],
+                open_seats=sum(1 for i in g.seats if i.status is SeatStatus.OPEN),
+                over=g.over,
+                seq=g.seq,
+            )
+            if g.created_at is not None:
+                summary.created_at.FromDatetime(g.created_at)
+        return out
+
     async def CreateGame(self, request, context):
         # Only a chosen seed (the auditor's) and a match of bots only (the host's) need a
         # well-formed credential; otherwise a malformed one counts as none (the creation policy

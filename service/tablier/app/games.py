@@ -78,6 +78,7 @@ class GameApp:
         self.get_position = _translated(self.reads.get_position, self.repository)
         self.legal_moves = _translated(self.reads.legal_moves, self.repository)
         self.list_events = _translated(self.reads.list_events, self.repository)
+        self.list_games = _translated(self.reads.list_games, self.repository)
         self.watch_batches = _translated_stream(self.reads.watch_batches, self.repository)
         self.watch = _translated_stream(self.reads.watch, self.repository)
         self.suggest = _translated(self.reads.suggest, self.repository)

@@ -24,6 +24,18 @@ class Payload:
 
 
 @dataclass(frozen=True)
+class GameSummary:
+    """What anyone may know of a match without opening it (a lobby's line)."""
+
+    game_id: str
+    game_type: str
+    seats: tuple[SeatInfo, ...]
+    over: bool
+    seq: int
+    created_at: datetime | None
+
+
+@dataclass(frozen=True)
 class MatchState:
     """A match at one seq, as one viewer may see it."""
 

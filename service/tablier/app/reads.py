@@ -5,10 +5,13 @@ no match: they load states from the repository and never start a timer or a bot.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import secrets
+import uuid
 from collections.abc import AsyncGenerator
+from datetime import datetime
 
 from tablier import _core
 from tablier._core import Match
@@ -17,10 +20,20 @@ from tablier.store.base import GameRecord, StoredCommand, StoredEvent, genesis_h
 from . import integrity
 from .access import Access, acting_seat
 from .auth import Credential, Principal, Role
-from .errors import BadRequest, Conflict, DataLoss, OutOfRange, PermissionDenied, ResourceExhausted, Unavailable
+from .errors import (
+    AppError,
+    BadRequest,
+    Conflict,
+    DataLoss,
+    OutOfRange,
+    PermissionDenied,
+    ResourceExhausted,
+    Unavailable,
+)
 from .limits import Limiter
-from .model import EventOut, MatchState, Payload, check_type
+from .model import EventOut, GameSummary, MatchState, Payload, check_type
 from .repository import Repository
+from .seats import seat_infos
 from .views import event_out, match_state
 from .watch import Feeds, WatchBatch, WatchItem
 
@@ -28,6 +41,8 @@ log = logging.getLogger(__name__)
 
 # Events a watcher catching up from the log is sent per batch.
 CATCH_UP_BATCH = 64
+# ListGames: matches per page by default, and at most.
+GAMES_PAGE, MAX_GAMES_PAGE = 20, 100
 
 
 class Reads:
@@ -89,6 +104,41 @@ class Reads:
             match, chain, _ = await self.repo.state_at(game, at_seq)
             return game, self._state(game, at_seq, match, principal, chain), match
         return game, self._state(game, seq, match, principal, await self.repo.chain_at(game, seq)), match
+
+    async def list_games(
+        self, game_type: str = "", page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[GameSummary], str]:
+        """A page of the server's matches, newest first, with public information only (seats
+        and whether the match is over), and the token of the next page ("" on the last). One
+        query for the page; each match's state comes from the repository (cached once loaded).
+        A match this process refuses (damaged) is left out."""
+        if page_size > MAX_GAMES_PAGE:
+            raise BadRequest(f"page_size is at most {MAX_GAMES_PAGE}, not {page_size}", "BAD_PAGE_SIZE")
+        if game_type:
+            self.catalogue.get(game_type)  # refuses an unknown game type, in words
+        limit = page_size or GAMES_PAGE
+        before = _page_position(page_token) if page_token else None
+        records = await self.repo.store.game_page(limit + 1, game_type or None, before)
+        more = len(records) > limit
+        out = []
+        for page_record in records[:limit]:
+            try:
+                seq, match = await self.repo.load(await self.repo.game(page_record.game_id))
+            except AppError:
+                continue
+            out.append(
+                GameSummary(
+                    game_id=page_record.game_id,
+                    game_type=page_record.game_type,
+                    seats=seat_infos(page_record),
+                    over=match.is_over(),
+                    seq=seq,
+                    created_at=page_record.created_at,
+                )
+            )
+        last = records[limit - 1] if more else None
+        token = _page_token(last.created_at, last.game_id) if last is not None and last.created_at else ""
+        return out, token
 
     async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[tuple[Payload, str]]]:
         """The seat's legal moves at `seq`, each with its label in the game's words."""
@@ -261,3 +311,15 @@ class Reads:
             # Rollouts (RolloutSettings): milliseconds to seconds of CPU, off the event loop.
             out = await asyncio.to_thread(_core.evaluate, game_type, position.data, rollouts)
         return Payload(self.catalogue.get(game_type).evaluation_type, out)
+
+
+def _page_token(created_at: datetime, game_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{created_at.isoformat()}|{game_id}".encode()).decode()
+
+
+def _page_position(token: str) -> tuple[datetime, str]:
+    try:
+        at, game_id = base64.urlsafe_b64decode(token.encode()).decode().split("|")
+        return datetime.fromisoformat(at), str(uuid.UUID(game_id))
+    except (ValueError, UnicodeError):
+        raise BadRequest("page_token is not one ListGames gave", "BAD_PAGE_TOKEN") from None

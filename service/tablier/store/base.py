@@ -198,6 +198,13 @@ class MatchDirectory(Protocol):
     async def list_games(self) -> list[str]:
         """Ids of every stored match, oldest first."""
 
+    async def game_page(
+        self, limit: int, game_type: str | None = None, before: tuple[datetime, str] | None = None
+    ) -> list[GameRecord]:
+        """Up to `limit` match records, newest first (by created_at, then game_id), of
+        `game_type` when given, strictly older than `before` (created_at, game_id) when given,
+        in one query: a lobby's page. The records hold no seed (b"")."""
+
 
 class ClockIndex(Protocol):
     """Which matches have a clock still running (a starting server arms them at once)."""

@@ -149,6 +149,22 @@ class MemoryStore:
     async def list_games(self) -> list[str]:
         return list(self._games)
 
+    async def game_page(
+        self, limit: int, game_type: str | None = None, before: tuple[datetime, str] | None = None
+    ) -> list[GameRecord]:
+        records = sorted(
+            self._games.values(),
+            key=lambda g: (g.created_at or datetime.min.replace(tzinfo=UTC), g.game_id),
+            reverse=True,
+        )
+        page = [
+            replace(g, seed=b"")
+            for g in records
+            if (game_type is None or g.game_type == game_type)
+            and (before is None or (g.created_at or datetime.min.replace(tzinfo=UTC), g.game_id) < before)
+        ]
+        return page[:limit]
+
     async def running_clocks(self) -> list[str]:
         return sorted(self._clocks)
 

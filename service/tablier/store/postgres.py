@@ -25,6 +25,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
@@ -496,6 +497,44 @@ class PostgresStore(Database):
         async def read(conn: psycopg.AsyncConnection) -> list[str]:
             cur = await conn.execute("SELECT game_id FROM games ORDER BY created_at, game_id")
             return [str(r[0]) for r in await cur.fetchall()]
+
+        return await self._run(read)
+
+    async def game_page(
+        self, limit: int, game_type: str | None = None, before: tuple[datetime, str] | None = None
+    ) -> list[GameRecord]:
+        async def read(conn: psycopg.AsyncConnection) -> list[GameRecord]:
+            # Newest first along games_created_at_idx (created_at, game_id), read backwards.
+            cur = await conn.execute(
+                """SELECT game_id, game_type, seats, options, token_hashes, created_at, hash_scheme,
+                          invite_hashes, bots
+                   FROM games
+                   WHERE (%(type)s::text IS NULL OR game_type = %(type)s)
+                     AND (%(at)s::timestamptz IS NULL OR (created_at, game_id) < (%(at)s, %(id)s::uuid))
+                   ORDER BY created_at DESC, game_id DESC
+                   LIMIT %(n)s""",
+                {
+                    "type": game_type,
+                    "at": before[0] if before else None,
+                    "id": before[1] if before else None,
+                    "n": limit,
+                },
+            )
+            return [
+                GameRecord(
+                    game_id=str(r[0]),
+                    game_type=r[1],
+                    seats=r[2],
+                    options=dict(r[3]),
+                    seed=b"",
+                    token_hashes=tuple(bytes(h) for h in r[4]),
+                    created_at=r[5],
+                    hash_scheme=r[6],
+                    invite_hashes=tuple(bytes(h) for h in r[7]),
+                    bots=tuple(r[8]),
+                )
+                for r in await cur.fetchall()
+            ]
 
         return await self._run(read)
 
