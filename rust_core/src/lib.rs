@@ -11,8 +11,8 @@ pub mod game;
 pub mod games;
 pub mod registry;
 pub mod rng;
-pub mod words;
 pub mod rollout;
+pub mod words;
 
 #[cfg(feature = "python")]
 mod python;

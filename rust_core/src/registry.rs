@@ -16,8 +16,8 @@ use crate::game::{
 use crate::games;
 use crate::proto::{self, GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
-use crate::words;
 use crate::rollout;
+use crate::words;
 
 /// Every game the server offers, one line each.
 pub fn games() -> &'static [&'static dyn DynGame] {
