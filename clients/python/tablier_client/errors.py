@@ -10,7 +10,7 @@ of its `google.rpc.ErrorInfo` (domain `tablier.v1`), and the human message.
 from __future__ import annotations
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped,unused-ignore]
 
 _STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
