@@ -217,3 +217,52 @@ async def test_commands_from_before_their_inputs_were_kept_read_back_without_inp
         assert (kept.command_id, kept.first_seq, kept.last_seq, kept.input) == ("new", 2, 2, None)
     finally:
         await store.close()
+
+
+async def test_appends_in_flight_commit_together_each_with_its_own_outcome(fresh_database_url):
+    """Group commit: the appends in flight go in shared transactions, yet each is still
+    conditional on its own match's seq and command id and gets its own outcome: written,
+    the earlier span of a command id used before, or SeqConflict."""
+    from tablier.store.base import SeqConflict
+
+    store = await open_store(fresh_database_url)
+    try:
+        records = [game() for _ in range(24)]
+        for r in records:
+            await store.create_game(r, [event(1)])
+            await store.append(r.game_id, 1, [event(2)], "first")  # the head is remembered
+        racer = records[0].game_id
+
+        async def outcome(gid: str, seq: int, cid: str | None, n: int):
+            try:
+                got = await store.append(gid, seq, [event(n), event(n + 1)], cid)
+            except SeqConflict:
+                return "conflict"
+            return ("written" if got.written else "earlier", [e.seq for e in got])
+
+        calls = [outcome(r.game_id, 2, f"move-{i}", 3) for i, r in enumerate(records)]
+        calls += [
+            outcome(racer, 2, "rival", 30),  # same seq as move-0, another command: loses
+            outcome(records[1].game_id, 2, "move-1", 3),  # move-1 again, racing itself
+            outcome(records[2].game_id, 1, "first", 2),  # a retry of an acknowledged command
+            outcome(records[3].game_id, 1, "late", 2),  # a stale seq
+        ]
+        got = await asyncio.gather(*calls)
+        for i in range(2, 24):
+            assert got[i] == ("written", [3, 4]), (i, got[i])
+        # Of move-0 and the rival, exactly one was written; the other lost the race.
+        assert sorted(str(got[i][0]) if got[i] != "conflict" else "conflict" for i in (0, 24)) == [
+            "conflict",
+            "written",
+        ]
+        assert sorted([got[1], got[25]]) == [("earlier", [3, 4]), ("written", [3, 4])]
+        assert got[26] == ("earlier", [2])
+        assert got[27] == "conflict"
+        for r in records:
+            log = await store.load_events(r.game_id)
+            assert [e.seq for e in log] == [1, 2, 3, 4]
+        # Shared transactions: events of several matches carry one commit's timestamp.
+        stamps = [(await store.load_events(r.game_id, after_seq=2))[0].recorded_at for r in records]
+        assert len(set(stamps)) < len(records), "every append committed alone"
+    finally:
+        await store.close()
