@@ -4,6 +4,7 @@ messages out. Errors are mapped by `errors.ErrorMappingInterceptor`, not here.""
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 
@@ -27,6 +28,8 @@ from tablier.v1 import common_pb2, service_pb2, service_pb2_grpc
 from .observe import peer_of
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
+# GetView responses kept for reuse (see `GameServicer`).
+_RENDERED_VIEWS = 1024
 ROLE_HEADER = "x-tablier-role"
 
 _ROLES = {
@@ -144,6 +147,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     def __init__(self, app: GameApp) -> None:
         self.app = app
         self.rendering = WatchRendering()
+        # GetView responses by the state they render: a state shared by many reads (the
+        # application builds each viewer's latest state once) is turned into protobuf once.
+        self._views: OrderedDict[int, tuple[MatchState, service_pb2.GetViewResponse]] = OrderedDict()
 
     def streams_of_messages(self) -> dict[str, Callable[..., AsyncIterator[object]]]:
         """The server-streaming methods as a transport that encodes messages itself calls them
@@ -200,7 +206,16 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             state, position, seat = await self.app.get_position(request.game_id, credential(context), at_seq, seat)
             return service_pb2.GetViewResponse(state=to_state(state), position=to_any(position), position_seat=seat)
         state = await self.app.get_view(request.game_id, credential(context), at_seq)
-        return service_pb2.GetViewResponse(state=to_state(state))
+        if at_seq:  # a past state, built for this call
+            return service_pb2.GetViewResponse(state=to_state(state))
+        entry = self._views.get(id(state))
+        if entry is not None and entry[0] is state:
+            return entry[1]
+        response = service_pb2.GetViewResponse(state=to_state(state))
+        self._views[id(state)] = (state, response)
+        while len(self._views) > _RENDERED_VIEWS:
+            self._views.popitem(last=False)
+        return response
 
     async def ListLegalMoves(self, request, context):
         seq, moves = await self.app.legal_moves(request.game_id, credential(context))
