@@ -268,17 +268,27 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         deep_echo: dict[int, Figure] = {d: await run_echo_deep(d) for d in deep} if "play" in args.only else {}
         for workers, (_, stubs) in per_server.items():
             tag = f"[{workers} worker{'s' if workers > 1 else ''}]"
-            if "play" in args.only:
-                for depth in deep:
+
+            async def play_deep(
+                workers: int = workers,
+                stubs: list[Any] = stubs,
+                tag: str = tag,
+                planned: dict[tuple[int, int], list[PlannedMatch]] = planned,
+                measured: list[tuple[str, Figure, int]] = measured,
+            ) -> None:
+                # Last: the deeper queues' many matches must not crowd the others' out of the cache.
+                for depth in deep if "play" in args.only else []:
                     queues = [planned[workers, depth][i::depth] for i in range(depth)]
                     lanes = [_play_lane(stubs[i % n], pb, queues[i]) for i in range(depth)]
                     measured.append((f"PlayMove {tag} {depth} in flight", await _drive(lanes, args.seconds), workers))
+
             if workers != min(per_server):
                 # Reads and evaluations are per process: measured on the first worker count only.
                 if "play" in args.only:
                     queues = [planned[workers, n][i::n] for i in range(n)]
                     lanes = [_play_lane(stubs[i], pb, queues[i]) for i in range(n)]
                     measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
+                await play_deep()
                 continue
             if "evaluate" in args.only:
                 measured.append(
@@ -325,6 +335,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                         workers,
                     )
                 )
+            await play_deep()
         echo_b = await run_echo()
         base = (echo_a.rate + echo_b.rate) / 2
         e = row("bare grpc.aio echo")
