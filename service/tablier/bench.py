@@ -1,6 +1,6 @@
 """`tablier bench-service`: the service's speed as ratios to a bare gRPC echo, from one run.
 
-    tablier bench-service [--rounds 3] [--seconds 3] [--workers 1,2] [--database-url URL]
+    tablier bench-service [--rounds 3] [--seconds 3] [--workers 1,2] [--deep 64,256] [--database-url URL]
 
 Starts, on loopback only, a bare grpc.aio echo server (one unary method returning its request)
 and a real `tablier serve` per worker count asked (`--workers 1,2` runs both side by side on one
@@ -13,6 +13,9 @@ flight:
   match's seed (the server decides the same events), so every call is one durable move;
 - GetView, GetView at the middle seq, and WatchGame resumed one event before the end, on one
   6-player Démocratie match of about 1,000 events;
+- with `--deep` (64 and 256 by default), the echo and PlayMove again with that many calls in
+  flight (lanes sharing the channels), each PlayMove compared with the echo at its depth;
+  PlayMove on every worker count, the other calls on the first only;
 - the rebuild of a 300-event match cold from PostgreSQL (this process, the server's code path:
   every event read and checked), as a median time.
 
@@ -242,18 +245,51 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     async def run_echo(seconds: float = args.seconds) -> Figure:
         return await _drive(_lanes(lambda c: _echo(c, echo_body), echo_calls), seconds)
 
+    deep = [d for d in args.deep if d != n]
+
+    async def run_echo_deep(depth: int) -> Figure:
+        return await _drive(
+            [_lanes(lambda c: _echo(c, echo_body), echo_calls)[i % n] for i in range(depth)], args.seconds
+        )
+
     # Enough planned matches for the lanes never to run dry at the echo's rate (~50 moves each).
     per_lane = max(2, int((await run_echo(1.0)).rate * args.seconds * 1.5 / n / 45) + 1)
     for r in range(args.rounds):
-        planned = {}
+        planned: dict[tuple[int, int], list[PlannedMatch]] = {}
         if "play" in args.only:
             for workers, (_, stubs) in per_server.items():
-                planned[workers] = await _create_planned(stubs[0], pb, operator, per_lane * n)
+                for depth in [n, *deep]:
+                    lanes_matches = max(2, per_lane * n // depth + 1) * depth
+                    planned[workers, depth] = await _create_planned(stubs[0], pb, operator, lanes_matches)
         # Echo first and last in each round: the baseline is the mean of the two.
         echo_a = await run_echo()
         measured: list[tuple[str, Figure, int]] = []
+        # Deeper queues: the echo and PlayMove with more calls in flight (lanes share channels).
+        deep_echo: dict[int, Figure] = {d: await run_echo_deep(d) for d in deep} if "play" in args.only else {}
         for workers, (_, stubs) in per_server.items():
             tag = f"[{workers} worker{'s' if workers > 1 else ''}]"
+
+            async def play_deep(
+                workers: int = workers,
+                stubs: list[Any] = stubs,
+                tag: str = tag,
+                planned: dict[tuple[int, int], list[PlannedMatch]] = planned,
+                measured: list[tuple[str, Figure, int]] = measured,
+            ) -> None:
+                # Last: the deeper queues' many matches must not crowd the others' out of the cache.
+                for depth in deep if "play" in args.only else []:
+                    queues = [planned[workers, depth][i::depth] for i in range(depth)]
+                    lanes = [_play_lane(stubs[i % n], pb, queues[i]) for i in range(depth)]
+                    measured.append((f"PlayMove {tag} {depth} in flight", await _drive(lanes, args.seconds), workers))
+
+            if workers != min(per_server):
+                # Reads and evaluations are per process: measured on the first worker count only.
+                if "play" in args.only:
+                    queues = [planned[workers, n][i::n] for i in range(n)]
+                    lanes = [_play_lane(stubs[i], pb, queues[i]) for i in range(n)]
+                    measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
+                await play_deep()
+                continue
             if "evaluate" in args.only:
                 measured.append(
                     (
@@ -265,7 +301,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                     )
                 )
             if "play" in args.only:
-                queues = [planned[workers][i::n] for i in range(n)]
+                queues = [planned[workers, n][i::n] for i in range(n)]
                 lanes = [_play_lane(stubs[i], pb, queues[i]) for i in range(n)]
                 measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
             if "reads" in args.only:
@@ -299,6 +335,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                         workers,
                     )
                 )
+            await play_deep()
         echo_b = await run_echo()
         base = (echo_a.rate + echo_b.rate) / 2
         e = row("bare grpc.aio echo")
@@ -309,13 +346,22 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         e.add_cpu(echo_a, "echo")
         e.add_cpu(echo_b, "echo")
         line = [f"round {r + 1}: echo {base:,.0f}/s"]
+        for depth, fig in deep_echo.items():
+            d = row(f"bare grpc.aio echo {depth} in flight")
+            d.rates.append(fig.rate)
+            d.ratios.append(fig.rate / base)
+            d.p50.append(fig.pct(0.5))
+            d.p99.append(fig.pct(0.99))
+            d.add_cpu(fig, "echo")
         for label, fig, workers in measured:
             if fig.errors and not fig.rate:
                 raise SystemExit(f"tablier bench-service: every {label} call failed (the errors above); no figure")
             x = row(label)
             x.add_cpu(fig, f"serve-{workers}")
             x.rates.append(fig.rate)
-            x.ratios.append(fig.rate / base)
+            depth_of = next((d for d in deep if label.endswith(f" {d} in flight")), None)
+            # Deeper queues are compared with the echo at the same depth.
+            x.ratios.append(fig.rate / (deep_echo[depth_of].rate if depth_of is not None else base))
             x.p50.append(fig.pct(0.5))
             x.p99.append(fig.pct(0.99))
             line.append(
@@ -510,7 +556,17 @@ def add_parser(sub, add_command) -> None:
     sp.add_argument("--rounds", type=int, default=3)
     sp.add_argument("--seconds", type=float, default=3.0, help="per measurement")
     sp.add_argument("--concurrency", type=int, default=16, help="calls in flight")
-    sp.add_argument("--workers", default="1", help="worker counts to measure side by side, e.g. 1,2")
+    sp.add_argument(
+        "--workers",
+        default="1,2",
+        help="worker counts to measure side by side (PlayMove on each; reads on the first), e.g. 1,2",
+    )
+    sp.add_argument(
+        "--deep",
+        default="64,256",
+        type=lambda v: [int(x) for x in v.split(",") if x],
+        help="more calls in flight to measure the echo and PlayMove at, e.g. 64,256 ('' for none)",
+    )
     sp.add_argument("--history", type=int, default=1000, help="events of the match read into the past")
     sp.add_argument(
         "--database-url",

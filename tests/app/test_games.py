@@ -205,3 +205,18 @@ async def test_a_log_keeps_verifying_under_the_scheme_it_was_written_with(scheme
     else:
         assert not chained and problems, problems  # deciding it again fails
         assert (await GameApp(store).get_view(gid, Credential())).seq == cold.seq
+
+
+async def test_a_viewers_latest_state_is_built_once_and_follows_each_move():
+    store = MemoryStore()
+    app = GameApp(store, OP)
+    created = await app.create_game("qwirkle", 2, {}, SEED, OPERATOR)
+    gid, tokens = created.game_id, created.seat_tokens
+    first = await app.get_view(gid, Credential())
+    assert await app.get_view(gid, Credential()) is first  # shared, not built again
+    mine = await app.get_view(gid, Credential(tokens[0]))
+    assert mine is not first and mine.principal.seat == 0  # one per viewer
+    played = await _bot_move(app, gid, tokens, "c0")
+    after = await app.get_view(gid, Credential())
+    assert after is not first and after.seq == played.state.seq > first.seq
+    assert (await app.get_view(gid, Credential(tokens[0]))).seq == after.seq

@@ -217,3 +217,49 @@ async def test_commands_from_before_their_inputs_were_kept_read_back_without_inp
         assert (kept.command_id, kept.first_seq, kept.last_seq, kept.input) == ("new", 2, 2, None)
     finally:
         await store.close()
+
+
+async def test_appends_in_flight_commit_together_each_with_its_own_outcome(fresh_database_url):
+    """Group commit: the appends in flight go in shared transactions, yet each is still
+    conditional on its own match's seq and command id and gets its own outcome: written,
+    the earlier span of a command id used before, or SeqConflict."""
+    from tablier.store.base import SeqConflict
+
+    store = await open_store(fresh_database_url)
+    try:
+        records = [game() for _ in range(24)]
+        for r in records:
+            await store.create_game(r, [event(1)])
+            await store.append(r.game_id, 1, [event(2)], "first")  # the head is remembered
+
+        async def outcome(gid: str, seq: int, cid: str | None, n: int):
+            try:
+                got = await store.append(gid, seq, [event(n), event(n + 1)], cid)
+            except SeqConflict:
+                return "conflict"
+            return ("written" if got.written else "earlier", [e.seq for e in got])
+
+        # Moves on different matches, in flight together.
+        got = await asyncio.gather(*(outcome(r.game_id, 2, f"move-{i}", 3) for i, r in enumerate(records[4:])))
+        assert got == [("written", [3, 4])] * 20
+        stamps = [(await store.load_events(r.game_id, after_seq=2))[0].recorded_at for r in records[4:]]
+        # Shared transactions: events of several matches carry one commit's timestamp.
+        assert len(set(stamps)) < len(stamps), "every append committed alone"
+
+        # Racing ones: each gets its own outcome, whichever transactions they share.
+        got = await asyncio.gather(
+            outcome(records[0].game_id, 2, "move-0", 3),
+            outcome(records[0].game_id, 2, "rival", 30),  # same seq, another command: one loses
+            outcome(records[1].game_id, 2, "move-1", 3),
+            outcome(records[1].game_id, 2, "move-1", 3),  # the same command racing itself
+            outcome(records[2].game_id, 1, "first", 2),  # a retry of an acknowledged command
+            outcome(records[3].game_id, 1, "late", 2),  # a stale seq
+        )
+        assert sorted(str(g[0]) if g != "conflict" else "conflict" for g in got[:2]) == ["conflict", "written"]
+        assert sorted(got[2:4]) == [("earlier", [3, 4]), ("written", [3, 4])]
+        assert got[4] == ("earlier", [2])
+        assert got[5] == "conflict"
+        for r in records[:2] + records[4:]:
+            assert [e.seq for e in await store.load_events(r.game_id)] == [1, 2, 3, 4]
+    finally:
+        await store.close()

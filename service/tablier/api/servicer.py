@@ -4,6 +4,7 @@ messages out. Errors are mapped by `errors.ErrorMappingInterceptor`, not here.""
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 
@@ -28,6 +29,8 @@ from tablier.v1 import common_pb2, service_pb2, service_pb2_grpc
 from .observe import peer_of
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
+# GetView responses kept for reuse (see `GameServicer`).
+_RENDERED_VIEWS = 1024
 ROLE_HEADER = "x-tablier-role"
 
 _ROLES = {
@@ -148,6 +151,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self.app = app
         self.signing = signing if signing is not None else app.signing
         self.rendering = WatchRendering()
+        # GetView responses by the state they render: a state shared by many reads (the
+        # application builds each viewer's latest state once) is turned into protobuf once.
+        self._views: OrderedDict[int, tuple[MatchState, service_pb2.GetViewResponse]] = OrderedDict()
 
     def _receipt(self, state: service_pb2.GameState) -> service_pb2.Receipt | None:
         """The signed receipt for `state`'s seq and chain head (none for a match whose chain
@@ -245,7 +251,16 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             state, position, seat = await self.app.get_position(request.game_id, credential(context), at_seq, seat)
             return service_pb2.GetViewResponse(state=to_state(state), position=to_any(position), position_seat=seat)
         state = await self.app.get_view(request.game_id, credential(context), at_seq)
-        return service_pb2.GetViewResponse(state=to_state(state))
+        if at_seq:  # a past state, built for this call
+            return service_pb2.GetViewResponse(state=to_state(state))
+        entry = self._views.get(id(state))
+        if entry is not None and entry[0] is state:
+            return entry[1]
+        response = service_pb2.GetViewResponse(state=to_state(state))
+        self._views[id(state)] = (state, response)
+        while len(self._views) > _RENDERED_VIEWS:
+            self._views.popitem(last=False)
+        return response
 
     async def ListLegalMoves(self, request, context):
         seq, moves = await self.app.legal_moves(request.game_id, credential(context))

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import secrets
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from datetime import datetime
 
@@ -52,6 +53,29 @@ class Reads:
         self.limiter = limiter
         self.feeds = feeds
         self.catalogue = repository.catalogue
+        # Per match, the viewers' states at its latest state read (seq, the state object, the
+        # record, the chain head: any change makes a new entry): each built once, shared.
+        self._views: OrderedDict[str, tuple[int, Match, GameRecord, bytes | None, dict[Principal, MatchState]]] = (
+            OrderedDict()
+        )
+
+    def _latest_state(
+        self, game: GameRecord, seq: int, match: Match, who: Principal, chain: bytes | None
+    ) -> MatchState:
+        """`_state` of the match's latest state, built once per viewer and state (the cached
+        state object is never changed: a new state is a new object)."""
+        gid = game.game_id
+        entry = self._views.get(gid)
+        if entry is None or entry[0] != seq or entry[1] is not match or entry[2] is not game or entry[3] != chain:
+            entry = (seq, match, game, chain, {})
+            self._views[gid] = entry
+            while len(self._views) > max(self.repo.cache.capacity, 1):
+                self._views.popitem(last=False)
+        self._views.move_to_end(gid)
+        state = entry[4].get(who)
+        if state is None:
+            state = entry[4][who] = self._state(game, seq, match, who, chain)
+        return state
 
     def _state(self, game: GameRecord, seq: int, match: Match, who: Principal, chain: bytes | None) -> MatchState:
         return match_state(self.catalogue, game, seq, match, who, chain)
@@ -103,7 +127,7 @@ class Reads:
                 raise OutOfRange(f"the match is at seq {seq}; there is no seq {at_seq} yet")
             match, chain, _ = await self.repo.state_at(game, at_seq)
             return game, self._state(game, at_seq, match, principal, chain), match
-        return game, self._state(game, seq, match, principal, await self.repo.chain_at(game, seq)), match
+        return game, self._latest_state(game, seq, match, principal, await self.repo.chain_at(game, seq)), match
 
     async def list_games(
         self, game_type: str = "", page_size: int = 0, page_token: str = ""

@@ -6,8 +6,13 @@
 
 Appends are optimistic: the events of a command are inserted at expected_seq+1.. and the
 primary key (game_id, seq) lets only one of two racing commands commit; the loser gets
-`SeqConflict`. One statement, hence one transaction and one round trip, looks the command id
-up and, if it is new, inserts the event rows and the `commands` row. The previous event's
+`SeqConflict`. One statement looks the command id up and, if it is new and nothing is at
+expected_seq+1 yet, inserts the event rows and the `commands` row. Group commit: the
+statements of the appends in flight together, across matches, go in one transaction, one round
+trip (pipeline mode, prepared statements) and one commit flush; each caller gets its own row,
+hence its own result or conflict, once that commit is done (`synchronous_commit` stays on). A
+racer in another process that makes one statement fail rolls the group back; its appends then
+run again one by one (`_grouped`). The previous event's
 chain hash is taken from a small cache of chain heads (filled by appends and by reads of a
 match's latest events) or read first: event rows are immutable, so the value cannot change
 under us, and if the match moved on meanwhile the insert at expected_seq+1 fails. A command id
@@ -21,6 +26,8 @@ and LISTEN) is `pg_database.Database`'s, which this store is built on.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable
@@ -88,22 +95,28 @@ WITH prior AS (
     SELECT %(expected_seq)s::bigint = 0 OR EXISTS (
         SELECT FROM events WHERE game_id = %(game_id)s AND seq = %(expected_seq)s
                              AND chain_hash = %(prev_chain)s) AS ok
+), free AS (
+    -- Nothing committed (or written earlier in this transaction) at the first seq yet: in a
+    -- group commit, a lost race must not abort the other commands' inserts. A racer not yet
+    -- committed still makes the insert fail on the primary key (see `_flush`).
+    SELECT NOT EXISTS (SELECT FROM events WHERE game_id = %(game_id)s AND seq = %(first_seq)s) AS ok
 ), ins AS (
     INSERT INTO events (game_id, seq, kind, payload, seat, command_id, core_version,
                         state_hash, chain_hash)
     SELECT %(game_id)s, e.seq, e.kind, e.payload, e.seat, %(command_id)s, e.core_version,
            e.state_hash, e.chain_hash
     FROM (VALUES {rows}) AS e(seq, kind, payload, seat, core_version, state_hash, chain_hash)
-    WHERE NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor)
+    WHERE NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor) AND (SELECT ok FROM free)
     RETURNING recorded_at
 ), cmd AS (
     INSERT INTO commands (game_id, command_id, first_seq, last_seq, seat, action, host_command)
     SELECT %(game_id)s, %(command_id)s, %(first_seq)s, %(last_seq)s, %(command_seat)s,
            %(action)s, %(host_command)s
     WHERE %(command_id)s::text IS NOT NULL AND NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor)
+          AND (SELECT ok FROM free)
 )
 SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELECT last_seq FROM prior),
-       (SELECT ok FROM anchor)
+       (SELECT ok FROM anchor), (SELECT ok FROM free)
 """
 _APPEND_ROW = (
     "(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})s::bytea, %(seat{i})s::int, "
@@ -124,6 +137,70 @@ def _append_sql(rows: int) -> str:
     return sql
 
 
+# Group commit: appends in one transaction at most, and transactions in flight at once (while
+# one waits for its commit flush, the next group gathers and is sent).
+_GROUP_MAX = 64
+_GROUP_FLUSHES = 2
+
+# (event count, statement parameters, the caller waiting for its row)
+_Pending = tuple[int, dict[str, Any], "asyncio.Future[Any]"]
+
+
+def _append_params(
+    key: str,
+    expected_seq: int,
+    stored: list[StoredEvent],
+    command_id: str | None,
+    command: CommandInput | None,
+    prev_chain: bytes | None,
+) -> dict[str, Any]:
+    given = command or CommandInput()
+    params: dict[str, Any] = {
+        "game_id": key,
+        "command_id": command_id,
+        "expected_seq": expected_seq,
+        "prev_chain": prev_chain,
+        "first_seq": expected_seq + 1,
+        "last_seq": expected_seq + len(stored),
+        "command_seat": given.seat,
+        "action": given.action,
+        "host_command": given.host_command,
+    }
+    for i, e in enumerate(stored):
+        params[f"seq{i}"] = e.seq
+        params[f"kind{i}"] = e.kind
+        params[f"payload{i}"] = e.payload
+        params[f"seat{i}"] = e.seat
+        params[f"core_version{i}"] = e.core_version
+        params[f"state_hash{i}"] = e.state_hash
+        params[f"chain_hash{i}"] = e.chain_hash
+    if not stored:
+        params.update(
+            seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None, state_hash0=None, chain_hash0=None
+        )
+    return params
+
+
+async def _insert_one(conn: psycopg.AsyncConnection, rows: int, params: dict[str, Any]) -> Any:
+    cur = await conn.execute(_append_sql(rows), params, prepare=True)
+    return await cur.fetchone()
+
+
+async def _insert_group(batch: list[_Pending], conn: psycopg.AsyncConnection) -> list[Any]:
+    """The append statements of `batch` in one transaction, sent in one round trip with its
+    BEGIN and COMMIT (pipeline mode); their rows once committed. A failing statement rolls
+    all of them back and raises."""
+    if len(batch) == 1:
+        return [await _insert_one(conn, batch[0][0], batch[0][1])]
+    cursors = []
+    async with conn.pipeline(), conn.transaction():
+        for rows, params, _ in batch:
+            cur = conn.cursor()
+            await cur.execute(_append_sql(rows), params, prepare=True)
+            cursors.append(cur)
+    return [await cur.fetchone() for cur in cursors]
+
+
 class PostgresStore(Database):
     """An `EventStore` on a connection pool. Use `open_store(dsn)` to make one."""
 
@@ -140,6 +217,10 @@ class PostgresStore(Database):
         # clear (tests of the store only: `tablier serve` always has a key).
         self._seed_keys = seed_keys
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        # Group commit (`_grouped`): appends waiting for a transaction, transactions in flight.
+        self._pending: list[_Pending] = []
+        self._flushing = 0
+        self._flushes: set[asyncio.Task[None]] = set()
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -214,24 +295,33 @@ class PostgresStore(Database):
         chained: bytes = b"",
     ) -> Appended:
         key = game_key(game_id)
-
-        async def write(conn: psycopg.AsyncConnection) -> tuple[list[StoredEvent], Any, tuple[int, int] | None]:
-            if expected_seq < 0:
-                raise SeqConflict(f"{key}: no seq {expected_seq}")
-            prev = await self._chain_head(conn, key, expected_seq)
-            if not events and await self._last_seq(conn, key) != expected_seq:
-                raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
-            stored = chain_events(key, prev, expected_seq, events, command_id, None, command, chained)
-            row = await self._insert(conn, key, expected_seq, stored, command_id, command, prev)
-            prior = (row[1], row[2]) if row is not None and row[1] is not None else None
-            if prior is not None:
-                return stored, None, prior
-            if row is not None and not row[3]:
-                raise ChainBroken(f"{key}: event {expected_seq} is gone or changed")
-            return stored, row[0] if row else None, None
-
+        if expected_seq < 0:
+            raise SeqConflict(f"{key}: no seq {expected_seq}")
+        cached = self._heads.get(key)
         try:
-            stored, recorded_at, prior = await self._run(write)
+            if events and cached is not None and cached[0] == expected_seq:
+                # The usual move: chained from the remembered head, committed with the other
+                # appends in flight (`_grouped`).
+                stored = chain_events(key, cached[1], expected_seq, events, command_id, None, command, chained)
+                params = _append_params(key, expected_seq, stored, command_id, command, cached[1])
+                row = await self._grouped(len(stored), params)
+            else:
+
+                async def write(conn: psycopg.AsyncConnection) -> tuple[list[StoredEvent], Any]:
+                    prev = await self._chain_head(conn, key, expected_seq)
+                    if not events and await self._last_seq(conn, key) != expected_seq:
+                        raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
+                    stored = chain_events(key, prev, expected_seq, events, command_id, None, command, chained)
+                    params = _append_params(key, expected_seq, stored, command_id, command, prev)
+                    return stored, await _insert_one(conn, len(stored), params)
+
+                stored, row = await self._run(write)
+            prior = (row[1], row[2]) if row is not None and row[1] is not None else None
+            if prior is None and row is not None:
+                if not row[3]:
+                    raise ChainBroken(f"{key}: event {expected_seq} is gone or changed")
+                if not row[4]:
+                    raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
         except (psycopg.errors.UniqueViolation, SeqConflict):
             # The seq is taken (lost race), or the command id is (the same command racing).
             if command_id is not None:
@@ -241,9 +331,66 @@ class PostgresStore(Database):
                     return Appended(earlier, written=False)
             raise SeqConflict(f"{key} is no longer at seq {expected_seq}") from None
         if prior is not None:
-            earlier = await self._run(lambda conn: self._load(conn, key, prior[0] - 1, prior[1]))
+            first, last = prior
+            earlier = await self._run(lambda conn: self._load(conn, key, first - 1, last))
             return Appended(earlier, written=False)
-        return Appended(self._committed(key, stored, recorded_at), written=True)
+        return Appended(self._committed(key, stored, row[0] if row else None), written=True)
+
+    # -- group commit ---------------------------------------------------------------------
+
+    async def _grouped(self, rows: int, params: dict[str, Any]) -> Any:
+        """Runs one append statement together with the others in flight: the appends waiting
+        when a connection is free go in one transaction, sent in one round trip (pipeline
+        mode) and committed (flushed to disk) once; this returns once that commit is done.
+        Each statement is still conditional on its own match's head and command id and
+        returns its own row. Should a statement fail (a racer in another process took a seq
+        or command id first and the primary key refused the insert), nothing of the group
+        was written and each of its appends runs again alone, getting its own outcome."""
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((rows, params, waiter))
+        self._flush_more()
+        return await waiter
+
+    def _flush_more(self) -> None:
+        while self._pending and self._flushing < _GROUP_FLUSHES:
+            batch, self._pending = self._pending[:_GROUP_MAX], self._pending[_GROUP_MAX:]
+            self._flushing += 1
+            task = asyncio.get_running_loop().create_task(self._flush(batch), name="tablier-store-group-commit")
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self, batch: list[_Pending]) -> None:
+        try:
+            try:
+                rows = await self._run(functools.partial(_insert_group, batch))
+            except psycopg.IntegrityError:
+                if len(batch) == 1:
+                    raise
+                await asyncio.gather(*(self._flush_alone(item) for item in batch))
+                return
+            for (_, _, waiter), row in zip(batch, rows, strict=True):
+                if not waiter.done():
+                    waiter.set_result(row)
+        except BaseException as exc:
+            for _, _, waiter in batch:
+                if not waiter.done():
+                    waiter.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._flushing -= 1
+            self._flush_more()
+
+    async def _flush_alone(self, item: _Pending) -> None:
+        rows, params, waiter = item
+        try:
+            row = await self._run(lambda conn: _insert_one(conn, rows, params))
+        except Exception as exc:
+            if not waiter.done():
+                waiter.set_exception(exc)
+        else:
+            if not waiter.done():
+                waiter.set_result(row)
 
     async def _insert(
         self,
@@ -255,36 +402,13 @@ class PostgresStore(Database):
         command: CommandInput | None = None,
         prev_chain: bytes | None = None,
     ) -> Any:
-        """Inserts the rows; returns (recorded_at, None, None, True), or (None, first_seq,
-        last_seq, _) of the earlier command when command_id was used before, or (None, None,
-        None, False) when event expected_seq is not there with chain hash `prev_chain` (nothing
-        written either way)."""
-        given = command or CommandInput()
-        params: dict[str, Any] = {
-            "game_id": key,
-            "command_id": command_id,
-            "expected_seq": expected_seq,
-            "prev_chain": prev_chain,
-            "first_seq": expected_seq + 1,
-            "last_seq": expected_seq + len(stored),
-            "command_seat": given.seat,
-            "action": given.action,
-            "host_command": given.host_command,
-        }
-        for i, e in enumerate(stored):
-            params[f"seq{i}"] = e.seq
-            params[f"kind{i}"] = e.kind
-            params[f"payload{i}"] = e.payload
-            params[f"seat{i}"] = e.seat
-            params[f"core_version{i}"] = e.core_version
-            params[f"state_hash{i}"] = e.state_hash
-            params[f"chain_hash{i}"] = e.chain_hash
-        if not stored:
-            params.update(
-                seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None, state_hash0=None, chain_hash0=None
-            )
-        cur = await conn.execute(_append_sql(len(stored)), params)
-        return await cur.fetchone()
+        """Inserts the rows; returns (recorded_at, None, None, True, True), or (None,
+        first_seq, last_seq, _, _) of the earlier command when command_id was used before, or
+        (None, None, None, False, _) when event expected_seq is not there with chain hash
+        `prev_chain`, or (None, None, None, True, False) when an event is at expected_seq+1
+        already (nothing written but in the first case)."""
+        params = _append_params(key, expected_seq, stored, command_id, command, prev_chain)
+        return await _insert_one(conn, len(stored), params)
 
     def _committed(self, key: str, stored: list[StoredEvent], recorded_at: Any) -> list[StoredEvent]:
         if not stored:
