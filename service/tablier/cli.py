@@ -24,10 +24,10 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console
 
@@ -35,6 +35,7 @@ from tablier.cli_options import (
     LOG_LEVELS,
     ConfigError,
     OneLineParser,
+    Subcommands,
     _host_port,
     _VersionAction,
     add_command,
@@ -42,7 +43,12 @@ from tablier.cli_options import (
 )
 
 if TYPE_CHECKING:
+    from tablier.api.metrics import Metrics
+    from tablier.api.server import TlsFiles
+    from tablier.app import GameApp
+    from tablier.app.limits import Limits
     from tablier.store.base import EventStore
+    from tablier.web import WebServer
 
 # The embedded PostgreSQL runs pg_ctl in subprocesses; gRPC's fork handlers are not needed.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
@@ -85,7 +91,7 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
 # --------------------------------------------------------------------------- serve
 
 
-def limits_of(args: argparse.Namespace):
+def limits_of(args: argparse.Namespace) -> Limits:
     from tablier.app.limits import Limits
 
     return Limits(
@@ -102,7 +108,7 @@ def limits_of(args: argparse.Namespace):
     )
 
 
-def serve(args: argparse.Namespace):
+def serve(args: argparse.Namespace) -> int | Coroutine[Any, Any, int]:
     """One server process, or with --workers N a parent supervising N of them."""
     if args.workers < 1:
         err_console.print("[red]refusing to start: --workers is at least 1[/red]")
@@ -237,7 +243,9 @@ def web_dir(args: argparse.Namespace) -> Path | None:
     return built if (built / "index.html").is_file() else None
 
 
-async def start_web(app, args: argparse.Namespace, tls=None, metrics=None):
+async def start_web(
+    app: GameApp, args: argparse.Namespace, tls: TlsFiles | None = None, metrics: Metrics | None = None
+) -> WebServer | None | Literal[False]:
     """The browser address (Connect / gRPC-Web, and the web app's files), if one is asked;
     False (reported) when it cannot listen there."""
     if not args.web_listen:
@@ -266,7 +274,7 @@ async def start_web(app, args: argparse.Namespace, tls=None, metrics=None):
 # --------------------------------------------------------------------------- main
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: Subcommands) -> None:
     """The server's subcommands (also the `tablier.commands` entry point `server`)."""
     from tablier import cli_audit
 
@@ -454,7 +462,7 @@ def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="tablier", description="tablier game server and clients")
     p.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    registers: list[Callable[[argparse._SubParsersAction], None]] = [register]
+    registers: list[Callable[[Subcommands], None]] = [register]
     for entry in sorted(metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
         try:
             registers.append(entry.load())

@@ -5,6 +5,14 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TypeAlias, TypeVar
+
+_N = TypeVar("_N", int, float)
+
+
+# The `tablier` command's subcommand table, as `register` functions (entry points) receive it.
+Subcommands: TypeAlias = "argparse._SubParsersAction[Any]"
 
 
 class ConfigError(Exception):
@@ -14,7 +22,7 @@ class ConfigError(Exception):
 class OneLineParser(argparse.ArgumentParser):
     """Reports a bad option or environment value in one line, not usage and a traceback."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
@@ -22,8 +30,8 @@ def _env(name: str, default: object) -> object:
     return os.environ.get(f"TABLIER_{name}", default)
 
 
-def _positive(kind):
-    def parse(text: str):
+def _positive(kind: Callable[[str], _N]) -> Callable[[str], _N]:
+    def parse(text: str) -> _N:
         try:
             value = kind(text)
         except ValueError:
@@ -79,19 +87,32 @@ def _version() -> str:
 
 
 class _VersionAction(argparse.Action):
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str = argparse.SUPPRESS,
+        default: Any = argparse.SUPPRESS,
+        help: str | None = None,
+    ) -> None:
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
         print(_version())
         parser.exit()
 
 
-def add_command(sub: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser | None:
+def add_command(sub: Subcommands, name: str, **kwargs: Any) -> argparse.ArgumentParser | None:
     """A new subcommand, or None when another distribution registered `name` first."""
     if name in sub.choices:
         return None
-    return sub.add_parser(name, **kwargs)
+    parser: argparse.ArgumentParser = sub.add_parser(name, **kwargs)
+    return parser
 
 
 def serve_options(sp: argparse.ArgumentParser) -> None:

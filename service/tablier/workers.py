@@ -37,6 +37,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tablier.embedded import EmbeddedPostgres
 
 START_TIMEOUT = 120.0
 
@@ -161,7 +168,7 @@ def _ready_line(proc: subprocess.Popen[bytes], deadline: float) -> str:
     return line.decode().strip()
 
 
-def supervise(args: argparse.Namespace, dsn: str, err) -> int:
+def supervise(args: argparse.Namespace, dsn: str, err: Console) -> int:
     """Runs `args.workers` workers until SIGTERM/SIGINT or until one of them dies."""
     held: list[socket.socket] = []
     web_address = None
@@ -191,12 +198,12 @@ def supervise(args: argparse.Namespace, dsn: str, err) -> int:
             return 2
     stop_requested = False
 
-    def on_signal(signum, frame) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         nonlocal stop_requested
         stop_requested = True
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    workers: list[subprocess.Popen] = []
+    workers: list[subprocess.Popen[bytes]] = []
     env = dict(os.environ, **(metrics.worker_env() if metrics else {}))
     try:
         deadline = time.monotonic() + START_TIMEOUT
@@ -261,7 +268,7 @@ def supervise(args: argparse.Namespace, dsn: str, err) -> int:
     return 0 if clean else 1
 
 
-def start_database(args: argparse.Namespace):
+def start_database(args: argparse.Namespace) -> tuple[str, EmbeddedPostgres | None]:
     """The database URL the workers share, and the embedded server to stop after them (or None)."""
     if args.database_url:
         return args.database_url, None

@@ -17,6 +17,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, cast
 
 import grpc
 from google.protobuf import any_pb2
@@ -125,7 +126,7 @@ def _tolerant(deserialize: Callable[[bytes], object] | None) -> Callable[[bytes]
     return read
 
 
-def decoded(request):
+def decoded(request: object) -> object:
     if isinstance(request, Undecodable):
         raise app_errors.BadRequest(f"the request is not a valid message: {request.error}", "UNDECODABLE_REQUEST")
     return request
@@ -139,10 +140,10 @@ def _ended(exc: BaseException) -> str:
 
 
 def unary(
-    fn: Callable[..., Awaitable], method: str = "", observer: CallObserver | None = None
-) -> Callable[..., Awaitable]:
+    fn: Callable[..., Awaitable[Any]], method: str = "", observer: CallObserver | None = None
+) -> Callable[..., Awaitable[Any]]:
     @functools.wraps(fn)
-    async def call(request, context: grpc.aio.ServicerContext):
+    async def call(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         started = time.perf_counter()
         peer = peer_of(context)
         code, reason = "OK", ""
@@ -168,10 +169,10 @@ def unary(
 
 
 def stream(
-    fn: Callable[..., AsyncIterator], method: str = "", observer: CallObserver | None = None
-) -> Callable[..., AsyncIterator]:
+    fn: Callable[..., AsyncIterator[Any]], method: str = "", observer: CallObserver | None = None
+) -> Callable[..., AsyncIterator[Any]]:
     @functools.wraps(fn)
-    async def call(request, context: grpc.aio.ServicerContext):
+    async def call(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
         started = time.perf_counter()
         peer = peer_of(context)
         code, reason = "OK", ""
@@ -208,9 +209,13 @@ class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, observer: CallObserver | None = None) -> None:
         self.observer = observer
         # method -> (its handler, the wrapped handler)
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler[Any, Any], grpc.RpcMethodHandler[Any, Any]]] = {}
 
-    async def intercept_service(self, continuation, handler_call_details):
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
         if handler is None or not method.startswith(f"/{DOMAIN}."):
@@ -220,7 +225,7 @@ class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
             known = self._wrapped[method] = (handler, self._wrap(handler, method.rsplit("/", 1)[-1]))
         return known[1]
 
-    def _wrap(self, handler, name: str):
+    def _wrap(self, handler: grpc.RpcMethodHandler[Any, Any], name: str) -> grpc.RpcMethodHandler[Any, Any]:
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
                 unary(handler.unary_unary, name, self.observer),
@@ -229,7 +234,8 @@ class ErrorMappingInterceptor(grpc.aio.ServerInterceptor):
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                stream(handler.unary_stream, name, self.observer),
+                # grpc.aio's stream handlers are async generators (the stubs type them as sync).
+                stream(cast(Callable[..., AsyncIterator[Any]], handler.unary_stream), name, self.observer),
                 request_deserializer=_tolerant(handler.request_deserializer),
                 response_serializer=handler.response_serializer,
             )

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import grpc
 from google.protobuf import message_factory
+from google.protobuf.message import Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -181,5 +182,5 @@ def add_game_service(servicer: GameServicer, server: grpc.aio.Server) -> None:
     server.add_registered_method_handlers(service.full_name, handlers)
 
 
-def _serialize(response) -> bytes:
-    return response if type(response) is bytes else response.SerializeToString()
+def _serialize(response: bytes | Message) -> bytes:
+    return response if isinstance(response, bytes) else response.SerializeToString()

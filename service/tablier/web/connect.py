@@ -20,16 +20,21 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import Any as TypingAny
 
+import grpc
 from connectrpc.code import Code
+from connectrpc.codec import Codec
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import message_factory
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2
 from protobuf.wkt import Any as WireAny
 
 from tablier.api.errors import Undecodable, decoded, describe, passes_through
@@ -50,7 +55,7 @@ def connect_error(exc: BaseException) -> ConnectError:
     return _connect_error(*describe(exc))
 
 
-def _connect_error(code, info, message: str) -> ConnectError:
+def _connect_error(code: grpc.StatusCode, info: error_details_pb2.ErrorInfo, message: str) -> ConnectError:
     detail = WireAny(type_url="type.googleapis.com/google.rpc.ErrorInfo", value=info.SerializeToString())
     return ConnectError(Code[code.name], message, [ErrorDetail(detail)])
 
@@ -65,7 +70,7 @@ def _too_large(limit: int, size: int | None = None) -> ResourceExhausted:
 class _Context:
     """What the servicer reads from a gRPC context, from a Connect request."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: RequestContext[TypingAny, TypingAny]) -> None:
         self._ctx = ctx
 
     def invocation_metadata(self) -> list[tuple[str, str]]:
@@ -106,7 +111,7 @@ class _Observing:
         self.observer = observer
         self.max_request_bytes = max_request_bytes
 
-    async def on_start(self, ctx) -> _Call:
+    async def on_start(self, ctx: RequestContext[TypingAny, TypingAny]) -> _Call:
         info = ctx.method
         call = _Call(info.name, peer_of(_Context(ctx)), info.stream_type == StreamType.SERVER_STREAM)
         _current.set(call)
@@ -122,7 +127,7 @@ class _Observing:
             self.observer.stream_opened(call.method)
         return call
 
-    async def on_end(self, call: _Call, ctx, error: Exception | None) -> None:
+    async def on_end(self, call: _Call, ctx: RequestContext[TypingAny, TypingAny], error: Exception | None) -> None:
         replaced = None
         if error is None:
             code, reason = "OK", ""
@@ -143,7 +148,7 @@ class _Observing:
             raise replaced  # replaces the library's error, which has no reason
 
 
-def _call_of(ctx, request) -> tuple[_Call, _Context]:
+def _call_of(ctx: RequestContext[TypingAny, TypingAny], request: object) -> tuple[_Call, _Context]:
     """This call's record, with the request noted for the access log, and the servicer's context."""
     context = _Context(ctx)
     call = _current.get() or _Call(ctx.method.name, peer_of(context), False)
@@ -158,9 +163,13 @@ def _refusal(call: _Call, exc: BaseException, observer: CallObserver) -> Connect
     return _connect_error(code, info, message)
 
 
-def _unary(method, observer: CallObserver):
+_Handle = Callable[[TypingAny, RequestContext[TypingAny, TypingAny]], Awaitable[TypingAny]]
+_StreamHandle = Callable[[TypingAny, RequestContext[TypingAny, TypingAny]], AsyncIterator[TypingAny]]
+
+
+def _unary(method: Callable[..., Awaitable[TypingAny]], observer: CallObserver) -> _Handle:
     @functools.wraps(method)
-    async def handle(request, ctx):
+    async def handle(request: object, ctx: RequestContext[TypingAny, TypingAny]) -> TypingAny:
         call, context = _call_of(ctx, request)
         try:
             observer.before(call.peer, context)  # the wrong-credential throttle, as over gRPC
@@ -173,9 +182,9 @@ def _unary(method, observer: CallObserver):
     return handle
 
 
-def _stream(method, observer: CallObserver):
+def _stream(method: Callable[..., AsyncIterator[TypingAny]], observer: CallObserver) -> _StreamHandle:
     @functools.wraps(method)
-    async def handle(request, ctx) -> AsyncIterator:
+    async def handle(request: object, ctx: RequestContext[TypingAny, TypingAny]) -> AsyncIterator[TypingAny]:
         call, context = _call_of(ctx, request)
         try:
             observer.before(call.peer, context)
@@ -193,16 +202,16 @@ class _Tolerant:
     """A codec whose undecodable bodies reach the handler, which refuses them with the
     reason the gRPC transport gives (`UNDECODABLE_REQUEST`)."""
 
-    def __init__(self, codec) -> None:
+    def __init__(self, codec: Codec[Message, Message]) -> None:
         self._codec = codec
 
     def name(self) -> str:
         return self._codec.name()
 
-    def encode(self, message) -> bytes:
+    def encode(self, message: Message) -> bytes:
         return self._codec.encode(message)
 
-    def decode(self, data, message_class):
+    def decode(self, data: bytes | bytearray, message_class: type[Message]) -> Message | Undecodable:
         try:
             return self._codec.decode(data, message_class)
         except Exception as exc:  # DecodeError, ParseError and whatever else the bytes provoke
@@ -221,17 +230,17 @@ def endpoints(servicer: GameServicer, observer: CallObserver) -> Mapping[str, Ty
             stream_type=StreamType.SERVER_STREAM if m.server_streaming else StreamType.UNARY,
         )
         # Server streams as messages (the codecs here encode them), never as gRPC's bytes.
-        handler = servicer.streams_of_messages().get(m.name) or getattr(servicer, m.name)
         if m.client_streaming:
             raise TypeError(f"{m.full_name}: client streams are not served to browsers")
         if m.server_streaming:
-            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(handler, observer))
+            stream = servicer.streams_of_messages().get(m.name) or getattr(servicer, m.name)
+            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(stream, observer))
         else:
-            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.unary(info, _unary(handler, observer))
+            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.unary(info, _unary(getattr(servicer, m.name), observer))
     return out
 
 
-class GameServiceConnect(ConnectASGIApplication):
+class GameServiceConnect(ConnectASGIApplication[GameServicer]):
     """The ASGI application serving `/tablier.v1.GameService/<Method>`: requests of at most
     `max_request_bytes`, each call observed with `metrics` (if any) and the access log."""
 

@@ -10,6 +10,7 @@ import contextlib
 import logging
 import socket
 import ssl
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,9 @@ def _bind(listen: str, reuse_port: bool = False) -> socket.socket:
 
 
 class _Server(uvicorn.Server):
-    def capture_signals(self):  # `tablier serve` handles the signals and stops both servers
-        return contextlib.nullcontext()
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:  # `tablier serve` handles the signals and stops both servers
+        yield
 
 
 class WebServer:
@@ -130,7 +132,7 @@ class WebServer:
         self.server = _Server(self.config)
         self.port = 0
         self._sock: socket.socket | None = None
-        self._loop: asyncio.Task | None = None
+        self._loop: asyncio.Task[None] | None = None
 
     async def start(self) -> int:
         self._sock = _bind(self.listen, self.reuse_port)
