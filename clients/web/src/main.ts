@@ -97,7 +97,7 @@ function matchList(names: Map<string, string>): HTMLElement {
   const more = h("button", { type: "button", id: "more-matches", hidden: true }, "more matches") as HTMLButtonElement;
   const note = h("p", { class: "refusal", role: "alert" });
   const box = h("section", { class: "lobby-matches" },
-    h("div", { class: "filter" }, h("label", {}, "Matches of ", filter)), lists, h("div", { class: "more-row" }, more), note);
+    h("div", { class: "filter" }, h("h1", {}, "Matches"), h("label", {}, "of ", filter)), lists, h("div", { class: "more-row" }, more), note);
   const mine = new Map(heldMatches().map((x) => [x.gameId, x.record]));
   const seen = new Map<string, GameSummary>();
   let token = "";
@@ -499,10 +499,15 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     // Nothing more to pick until the table after this move is drawn.
     moves.replaceChildren(h("p", { class: "caption sending" }, "Sending your move…"));
     try {
-      let expectedSeq = legal?.seq;
-      if (legal?.shared || state.seq !== legal?.seq) {
-        // In a simultaneous phase the other seats' choices move the seq at any time: the move
-        // is checked against the latest seq first, and sent at that seq if still legal.
+      // In a simultaneous phase (other seats awaited too) their choices move the seq at any
+      // time without changing this seat's decision, and the match cannot pass that decision
+      // without this seat: the move goes without an expected seq (pinning one made a race
+      // with every other seat's choice, refused as ABORTED, a 409 in the console). With a
+      // clock a timeout may decide for the seat, so there the seq is pinned and re-checked.
+      const simultaneous = !!legal?.shared && !state.clocks.length;
+      let expectedSeq = simultaneous ? undefined : legal?.seq;
+      if (!simultaneous && (legal?.shared || state.seq !== legal?.seq)) {
+        // The move is checked against the latest seq first, and sent at that seq if still legal.
         const now = await client.listLegalMoves({ gameId }, asSeat(token));
         if (!now.moves.some((m) => m.typeUrl === action.typeUrl && sameBytes(m.value, action.value))) {
           refused.textContent = "The table changed before your move: choose again.";
