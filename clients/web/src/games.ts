@@ -75,6 +75,9 @@ function player(seat: number, viewer: number | undefined, active: boolean, text:
     `${seatName(seat, viewer)}: ${text}`);
 }
 
+/** "1 card", "2 cards". */
+const count = (n: unknown, word: string) => `${n} ${word}${Number(n) === 1 ? "" : "s"}`;
+
 /** Per-seat points from a list of {seat, points} (seats not listed score 0). */
 function perSeat(seats: number, list: { seat: number; points: unknown }[]): number[] {
   const out = Array.from({ length: seats }, () => 0);
@@ -149,7 +152,7 @@ const carre: GameUI = {
             cell.pile?.length > 1 ? h("sub", {}, `×${cell.pile.length}`) : null);
         }))));
     const players = (v.players ?? []).map((p: any) =>
-      player(p.seat, viewer, (v.toAct ?? []).includes(p.seat), `${p.handCount} cards, total ${p.total}`, p.total));
+      player(p.seat, viewer, (v.toAct ?? []).includes(p.seat), `${count(p.handCount, "card")}, total ${p.total}`, p.total));
     const mine = (v.players ?? []).find((p: any) => p.seat === me);
     const top = v.discard?.[v.discard.length - 1];
     const [dl, dr] = carreCard(top);
@@ -271,7 +274,7 @@ const qwirkle: GameUI = {
       rows.push(h("div", { class: "qrow" }, row));
     }
     const seats = (v.seats ?? []).map((s: any) =>
-      player(s.seat, viewer, (v.toAct ?? []).includes(s.seat), `${s.score} pts, ${s.handCount} tiles`, s.score));
+      player(s.seat, viewer, (v.toAct ?? []).includes(s.seat), `${count(s.score, "pt")}, ${count(s.handCount, "tile")}`, s.score));
     const mine = (v.seats ?? []).find((s: any) => s.seat === viewer && s.handVisible);
     return h("div", { class: "table qwirkle" },
       h("div", { class: "info" }, `bag ${v.bagCount} · turn ${v.turns}`),
@@ -396,7 +399,7 @@ const democratie: GameUI = {
   },
   draw(v, viewer) {
     const seats = (v.seatInfo ?? []).map((s: any) =>
-      player(s.seat, viewer, s.awaited, `${s.handCount} cards, ${s.tribes} tribes, ${s.capturedCount} captured${s.committed ? " · sealed" : ""}`, s.tribes));
+      player(s.seat, viewer, s.awaited, `${count(s.handCount, "card")}, ${count(s.tribes, "tribe")}, ${s.capturedCount} captured${s.committed ? " · sealed" : ""}`, s.tribes));
     // The auditor (a replay) sees every hand and every sealed card.
     const hidden = v.hidden ?? {};
     const [vl, vr] = demoCard(v.voteCard);

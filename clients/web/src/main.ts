@@ -704,6 +704,10 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
       // The auditor's view: every hand is in it, and the drawing shows each one.
       board.replaceChildren(ui.draw(anyJson(st.view), undefined));
       const ev = events[seq - 1];
+      // What the event shown touched, marked on the table as on the match page.
+      const payload = ev?.payload ? anyJsonOrUndefined(ev.payload) : undefined;
+      const touched = payload && ui.eventKeys ? ui.eventKeys(payload) : [];
+      board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => e.classList.toggle("last-move", touched.includes(e.dataset.key!)));
       eventLine.textContent = ev?.description ?? "";
       // The event shown, marked in the list of every event.
       eventList.querySelector("li.last")?.classList.remove("last");

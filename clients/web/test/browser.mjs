@@ -126,7 +126,7 @@ async function playToTheEnd(page, deadline, shotName) {
     if (await page.locator(".result h2").count()) return moves;
     const before = await seqOf(page);
     const logBefore = await page.locator(".log li").count();
-    if (!shot && moves >= 3) { await shoot(page, `${shotName}-middle`); shot = true; }
+    if (!shot && moves >= 2) { await shoot(page, `${shotName}-middle`); shot = true; }
     // The table can change under the pointer (a bot's move, the end of the match): a click
     // that finds nothing to click is tried again from the top.
     const click = (locator) => locator.click({ timeout: 3000 }).then(() => true, () => false);
