@@ -85,12 +85,13 @@ function perSeat(seats: number, list: { seat: number; points: unknown }[]): numb
   return out;
 }
 
-/** The seat an event belongs to: its Event.seat, else the seat its payload names (an automatic
- *  draw for a seat); undefined for the table's own events (a deal, a shuffle). */
+/** The seat an event belongs to: the seat its payload names (an automatic draw belongs to the
+ *  drawer, though another seat's move caused it), else Event.seat (the seat whose command
+ *  caused it); undefined for the table's own events (a deal, a shuffle). */
 export function eventSeat(seat: number | undefined, payload: any): number | undefined {
-  if (seat !== undefined) return seat;
+  if (typeof payload?.seat === "number") return payload.seat; // a shared message (a timeout)
   const [, b] = kind(payload ?? {});
-  return typeof b?.seat === "number" ? b.seat : undefined;
+  return typeof b?.seat === "number" ? b.seat : seat;
 }
 
 /** The moves of an Evaluation (EvaluatePosition JSON) that carry an action and its value: the

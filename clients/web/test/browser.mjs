@@ -203,6 +203,13 @@ const scenarios = {
     check((await page.locator("#move-values-btn, #move-values table").count()) === 0, "no move values on a live match");
     const moves = await playToTheEnd(page, Date.now() + MATCH_DEADLINE, game);
     // The events are told in the game's own words (the server's), never in enum names.
+    // A draw belongs to the drawer, whoever's move caused it.
+    const draws = await page.locator(".log li").evaluateAll((ls) => ls.map((l) => {
+      const mark = l.querySelector(".who")?.textContent ?? "";
+      return [mark, (l.textContent.slice(mark.length).trim().match(/^(You|Seat \d+) drew\b/) ?? [])[1]];
+    }).filter(([, who]) => who));
+    check(draws.length > 0 || game === "democratie", "some draws in the log");
+    check(draws.every(([mark, who]) => mark === (who === "You" ? "you" : who.toLowerCase())), `draws marked as the drawer's: ${JSON.stringify(draws)}`);
     const told = await page.locator(".log li").allTextContents();
     check(told.length > 0 && told.every(plain), `events in words: ${told.join(" | ")}`);
     const rows = await page.locator(".result table.scores tr").count();
