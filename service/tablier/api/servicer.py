@@ -248,7 +248,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         at_seq = request.at_seq if request.HasField("at_seq") else None
         if request.with_position:
             seat = request.position_seat if request.HasField("position_seat") else None
-            state, position, seat, moves = await self.app.get_position(request.game_id, credential(context), at_seq, seat)
+            state, position, seat, moves = await self.app.get_position(
+                request.game_id, credential(context), at_seq, seat
+            )
             return service_pb2.GetViewResponse(
                 state=to_state(state),
                 position=to_any(position),
