@@ -475,7 +475,7 @@ const gridKnock: GameUI = {
         v.drawnCard !== undefined ? h("span", { class: "pile" }, "drawn ", card(String(v.drawnCard))) : null,
         v.takenCard !== undefined ? h("span", { class: "pile" }, "taken ", card(String(v.takenCard))) : null,
         v.knockerHoldsCard && v.heldCard !== undefined ? h("span", { class: "pile" }, `held by ${seatName(v.knocker, viewer)} `, card(String(v.heldCard))) : null),
-      memory?.size ? h("div", { class: "peek-note" }, "Your two chosen cards are marked: they turn up once every seat has chosen.") : null,
+      memory?.size ? h("div", { class: "peek-note", id: "peek-note" }, "Your chosen cards are marked: they turn up once every seat has chosen two.") : null,
       h("div", { class: "blocks" }, blocks));
   },
   eventKeys(e) {

@@ -198,6 +198,16 @@ const scenarios = {
       const faces = await page.locator(".card.peek").allTextContents();
     check(faces.every((f) => f.trim().length > 0), `the peeked cards show their faces: ${faces}`);
     }
+    if (game === "grid_knock") {
+      // The seat's first sealed choice is marked on its card (only it knows it) until the reveal.
+      await page.waitForSelector(".move");
+      const before = await seqOf(page);
+      await page.locator(".move").first().click();
+      await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b, before);
+      const chosen = await page.locator(".gcell .card.chosen").evaluateAll((cs) => cs.map((c) => c.closest("[data-key]").dataset.key));
+      check(chosen.length === 1 && chosen[0].startsWith("slot:0:"), `the seat's own chosen card is marked: ${chosen}`);
+      check(await page.locator("#peek-note").count() === 1, "and said in words");
+    }
     await shoot(page, `${game}-start`);
     // Move values are for a finished match's replay only, never on a live match's page.
     check((await page.locator("#move-values-btn, #move-values table").count()) === 0, "no move values on a live match");
