@@ -26,6 +26,9 @@ export interface GameUI {
   fits?(action: any, picked: string[]): boolean;
   /** Shows the picks on the drawn table (e.g. tiles placed in their cells). */
   preview?(board: HTMLElement, picked: string[]): void;
+  /** The seat an event (payload JSON) belongs to when its payload names it otherwise than by
+   *  a `seat` field (see eventSeat). */
+  actor?(event: any): number | undefined;
   /** The drawn elements an event (payload JSON) touched: the last move, highlighted. */
   eventKeys?(event: any): string[];
   /** The points an event (payload JSON) scores, per seat, under a row of the end screen's
@@ -85,13 +88,17 @@ function perSeat(seats: number, list: { seat: number; points: unknown }[]): numb
   return out;
 }
 
-/** The seat an event belongs to: the seat its payload names (an automatic draw belongs to the
- *  drawer, though another seat's move caused it), else Event.seat (the seat whose command
- *  caused it); undefined for the table's own events (a deal, a shuffle). */
-export function eventSeat(seat: number | undefined, payload: any): number | undefined {
-  if (typeof payload?.seat === "number") return payload.seat; // a shared message (a timeout)
-  const [, b] = kind(payload ?? {});
-  return typeof b?.seat === "number" ? b.seat : seat;
+/** The seat an event belongs to: the seat its payload names (`seat`, or the game's own field:
+ *  GameUI.actor), so an automatic draw is the drawer's though another seat's move caused it;
+ *  undefined for the table's own events (a deal, a reveal, a trick won, a score), which
+ *  Event.seat would put on the seat whose command set them off. Event.seat only when the
+ *  payload cannot be read. */
+export function eventSeat(seat: number | undefined, payload: any, ui?: GameUI): number | undefined {
+  if (payload === undefined) return seat;
+  if (typeof payload.seat === "number") return payload.seat; // a shared message (a timeout)
+  const [, b] = kind(payload);
+  if (typeof b?.seat === "number") return b.seat;
+  return ui?.actor?.(payload);
 }
 
 /** The moves of an Evaluation (EvaluatePosition JSON) that carry an action and its value: the
@@ -433,6 +440,10 @@ const democratie: GameUI = {
 // ------------------------------------------------------------------ Grid Knock
 
 const gridKnock: GameUI = {
+  actor(e) {
+    const [, b] = kind(e);
+    return typeof b.knocker === "number" ? b.knocker : undefined;
+  },
   // The seat's two sealed initial choices, known only to it until every seat has chosen.
   learn(memory, e, viewer) {
     const [k, b] = kind(e.payload ?? {});

@@ -104,16 +104,18 @@ function matchList(names: Map<string, string>): HTMLElement {
   let showAllOwn = false;
   let generation = 0;
   const line = (id: string, type: string, what: string, at: string, action: HTMLElement) => h("li", { "data-game-id": id, "data-game-type": type },
-    h("span", { class: "what" }, `${names.get(type) ?? type}${what}`), h("span", { class: "when" }, at), action);
+    h("span", { class: "what" }, `${names.get(type) ?? (type || "a match")}${what}`), h("span", { class: "when" }, at), action);
   const list = (title: string, id: string, items: HTMLElement[], empty: string, extra?: HTMLElement | null) =>
     h("div", { class: "list", id }, h("h2", {}, title), items.length ? h("ul", {}, items) : h("p", { class: "caption" }, empty), extra);
   const drawLists = () => {
     const games = [...seen.values()];
     const type = filter.value;
-    const own = [...mine].filter(([, r]) => !type || r.gameType === type);
+    // (A seat kept before the game type was recorded: the type from a page, if listed there.)
+    const typeOf = (id: string, r: Held) => r.gameType ?? seen.get(id)?.gameType ?? "";
+    const own = [...mine].filter(([id, r]) => !type || typeOf(id, r) === type);
     const ownItems = (showAllOwn ? own : own.slice(0, OWN_SHORT)).map(([id, r]) => {
       const g = seen.get(id);
-      return line(id, r.gameType ?? "", r.mine.length ? ` · seat ${r.mine.join(", ")}` : "", r.at ? new Date(r.at).toLocaleString() : "",
+      return line(id, typeOf(id, r), r.mine.length ? ` · seat ${r.mine.join(", ")}` : "", r.at ? new Date(r.at).toLocaleString() : "",
         h("a", { href: `#/game/${id}`, class: "resume" }, g?.over ? "See the end" : "Resume"));
     });
     const others = games.filter((g) => !mine.has(g.gameId));
@@ -300,7 +302,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
       if (touched.length) lastKeys = touched;
       log.querySelector("li.last")?.classList.remove("last");
       // Whose entry: the seat that moved, or the seat an automatic event is for, or the table.
-      const seat = eventSeat(e.seat, payload);
+      const seat = eventSeat(e.seat, payload, ui);
       const mine = seat !== undefined && seat === viewer;
       log.append(h("li", { class: `last${mine ? " mine" : ""}`, "data-seq": String(e.seq), "data-seat": seat },
         h("span", { class: "who" }, seat === undefined ? "table" : mine ? "you" : `seat ${seat}`), " ", e.description));
@@ -688,7 +690,7 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
     } }, "Value of the moves here") : null;
   const eventList = h("ol", { class: "log replay-log", "aria-label": "every event" },
     events.map((e) => {
-      const seat = eventSeat(e.seat, e.payload ? anyJsonOrUndefined(e.payload) : undefined);
+      const seat = eventSeat(e.seat, e.payload ? anyJsonOrUndefined(e.payload) : undefined, ui);
       return h("li", { "data-seq": String(e.seq), "data-seat": seat }, h("span", { class: "who" }, seat === undefined ? "table" : `seat ${seat}`), " ",
         h("a", { href: "#", onclick: (ev: Event) => { ev.preventDefault(); stop(); go(Number(e.seq)); } }, e.description || e.type.replace(/_/g, " ")));
     }));
