@@ -54,7 +54,7 @@ def web_app_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
         assert code == 0, srv.log.read_text()
 
 
-SCENARIOS = ["lobby", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite", "refusal", "replay"]
+SCENARIOS = ["lobby", "lobby_pages", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite", "refusal", "replay"]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -68,6 +68,6 @@ def test_browser(web_app_server: Server, scenario: str):
     assert f"scenario {scenario}: passed" in done.stdout
     name = scenario.split(":")[-1]
     if scenario.startswith("play:"):
-        for moment in ("start", "end"):
+        for moment in ("start", "middle", "end", "replay"):
             for size in ("phone", "desktop"):
                 assert (SHOTS / f"{name}-{moment}-{size}.png").is_file()

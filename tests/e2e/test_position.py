@@ -118,3 +118,33 @@ def test_games_without_an_evaluator_say_so(stub, game):
     assert (code, reason) == (grpc.StatusCode.UNIMPLEMENTED, "UNSUPPORTED")
     # The view itself is still served.
     assert stub.GetView(pb.GetViewRequest(game_id=created.game_id), metadata=seat(created.seat_tokens[0])).state.seq
+
+
+@pytest.mark.parametrize("game", EVALUATOR_GAMES)
+def test_a_position_names_its_seats_legal_moves_at_that_seq(stub, game):
+    """With the position, that seat's legal moves and labels at the same seq: what
+    ListLegalMoves said then, for the seat now and for the auditor at a past seq; and what the
+    evaluator values, move for move."""
+    created = create(stub, game, 2, seed=hashlib.sha256(f"position-moves-{game}".encode()).digest())
+    said: dict[int, tuple[int, list[bytes], list[str]]] = {}
+    state = created.state
+    while not state.over and len(said) < 6:
+        awaited = state.to_act[0]
+        token = seat(created.seat_tokens[awaited])
+        legal = stub.ListLegalMoves(pb.ListLegalMovesRequest(game_id=created.game_id), metadata=token)
+        said[legal.seq] = (awaited, [m.value for m in legal.moves], list(legal.labels))
+        got = stub.GetView(position_request(created.game_id), metadata=token)
+        assert [m.value for m in got.position_moves] == said[legal.seq][1]
+        assert list(got.position_move_labels) == list(legal.labels) and all(legal.labels)
+        suggestion = stub.SuggestMove(pb.SuggestMoveRequest(game_id=created.game_id), metadata=token)
+        state = stub.PlayMove(pb.PlayMoveRequest(game_id=created.game_id, command_id=f"m{len(said)}",
+                                                 action=suggestion.action, expected_seq=suggestion.seq),
+                              metadata=token).state
+    assert len(said) >= 3
+    for seq, (awaited, moves, labels) in said.items():
+        past = stub.GetView(position_request(created.game_id, seq, awaited), metadata=OPERATOR)
+        assert [m.value for m in past.position_moves] == moves and list(past.position_move_labels) == labels
+        # The other seat, not awaited there (in a turn-based phase), has none.
+        other = stub.GetView(position_request(created.game_id, seq, 1 - awaited), metadata=OPERATOR)
+        if 1 - awaited not in other.state.to_act:
+            assert not other.position_moves and not other.position_move_labels

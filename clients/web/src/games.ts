@@ -26,8 +26,17 @@ export interface GameUI {
   fits?(action: any, picked: string[]): boolean;
   /** Shows the picks on the drawn table (e.g. tiles placed in their cells). */
   preview?(board: HTMLElement, picked: string[]): void;
+  /** The seat an event (payload JSON) belongs to when its payload names it otherwise than by
+   *  a `seat` field (see eventSeat). */
+  actor?(event: any): number | undefined;
   /** The drawn elements an event (payload JSON) touched: the last move, highlighted. */
   eventKeys?(event: any): string[];
+  /** The points an event (payload JSON) scores, per seat, under a row of the end screen's
+   *  breakdown (events of the same row add up): the round-scoring events. */
+  score?(event: any, seats: number): { row: string; points: number[] } | undefined;
+  /** The immediate points of a legal move (action JSON) in an Evaluation without rollouts
+   *  (EvaluatePosition JSON), for the preview of a move being built. */
+  playScore?(evaluation: any, action: any): number | undefined;
   /** The drawn elements (data-key) a legal move of seat `viewer` involves. */
   keys(action: any, viewer: number): string[];
   /** An action built from picked elements, when the game lets a player try one (the server
@@ -57,6 +66,50 @@ function seatName(seat: number, viewer: number | undefined): string {
   return seat === viewer ? `seat ${seat} (you)` : `seat ${seat}`;
 }
 
+/** A seat's hand (or rack) in a row: "your hand" for the viewer, "seat N's hand" for the
+ *  others (the auditor of a replay sees every one). `data-hand` names the seat. */
+function hand(seat: number, viewer: number | undefined, what: string, items: HTMLElement[], ...extra: HTMLElement[]) {
+  return h("div", { class: "hand", "data-hand": seat }, seat === viewer ? `your ${what} ` : `${seatName(seat, viewer)}'s ${what} `, ...extra, items);
+}
+
+/** A seat's line in the list of players; `data-score` for the end screen and the tests. */
+function player(seat: number, viewer: number | undefined, active: boolean, text: string, score?: unknown) {
+  return h("div", { class: `player${active ? " active" : ""}`, "data-seat": seat, "data-score": score === undefined ? undefined : String(score) },
+    `${seatName(seat, viewer)}: ${text}`);
+}
+
+/** "1 card", "2 cards". */
+const count = (n: unknown, word: string) => `${n} ${word}${Number(n) === 1 ? "" : "s"}`;
+
+/** Per-seat points from a list of {seat, points} (seats not listed score 0). */
+function perSeat(seats: number, list: { seat: number; points: unknown }[]): number[] {
+  const out = Array.from({ length: seats }, () => 0);
+  for (const x of list) if (x.seat < seats) out[x.seat] += Number(x.points ?? 0);
+  return out;
+}
+
+/** The seat an event belongs to: the seat its payload names (`seat`, or the game's own field:
+ *  GameUI.actor), so an automatic draw is the drawer's though another seat's move caused it;
+ *  undefined for the table's own events (a deal, a reveal, a trick won, a score), which
+ *  Event.seat would put on the seat whose command set them off. Event.seat only when the
+ *  payload cannot be read. */
+export function eventSeat(seat: number | undefined, payload: any, ui?: GameUI): number | undefined {
+  if (payload === undefined) return seat;
+  if (typeof payload.seat === "number") return payload.seat; // a shared message (a timeout)
+  const [, b] = kind(payload);
+  if (typeof b?.seat === "number") return b.seat;
+  return ui?.actor?.(payload);
+}
+
+/** The moves of an Evaluation (EvaluatePosition JSON) that carry an action and its value: the
+ *  repeated field whose entries have an `action` (every game's Evaluation has one). */
+export function evaluatedMoves(evaluation: any): { action: any; value?: any }[] {
+  for (const v of Object.values(evaluation ?? {})) {
+    if (Array.isArray(v) && v.length && typeof v[0] === "object" && v[0] && "action" in v[0]) return v;
+  }
+  return [];
+}
+
 // ------------------------------------------------------------------ Carré
 
 const RANKS = ["", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
@@ -71,23 +124,43 @@ function carreCard(c: any): [string, boolean] {
 const carreKey = (c: any) => `card:${c.rank}:${c.suit}`;
 
 const carre: GameUI = {
-  draw(v, viewer) {
+  // A face-down card the seat placed stays known to it (and only to it) until the round ends
+  // or a card covers it.
+  learn(memory, e, viewer) {
+    const [k, b] = kind(e.payload ?? {});
+    if (k === "roundDealt") memory.clear();
+    else if (k === "cardPlaced") {
+      const key = `cell:${b.squareOwner}:${b.cell}`;
+      if (b.faceDown && b.seat === viewer && b.card?.rank && b.card.rank !== "RANK_UNSPECIFIED") memory.set(key, JSON.stringify(b.card));
+      else memory.delete(key);
+    }
+  },
+  score(e, seats) {
+    const [k, b] = kind(e);
+    if (k !== "roundScored") return undefined;
+    return { row: `round ${b.round}`, points: perSeat(seats, (b.scores ?? []).map((x: any) => ({ seat: x.seat, points: x.roundScore }))) };
+  },
+  draw(v, viewer, _hints, memory) {
     const me = viewer ?? -1;
     const squares = (v.squares ?? []).map((sq: any) =>
       h("div", { class: "square-wrap" },
         h("div", { class: "caption" }, `${seatName(sq.owner, viewer)} · ${sq.rawPoints} pts`),
         h("div", { class: "grid3" }, (sq.cells ?? []).map((cell: any) => {
           const top = cell.pile?.[cell.pile.length - 1];
-          const [label, red] = carreCard(top?.card);
+          const key = `cell:${sq.owner}:${cell.cell}`;
           const down = cell.state === "CELL_STATE_FACE_DOWN";
-          return h("div", { class: "cell", "data-key": `cell:${sq.owner}:${cell.cell}` },
+          const remembered = down && memory?.get(key);
+          const [label, red] = carreCard(top?.card ?? (remembered ? JSON.parse(remembered) : undefined));
+          return h("div", { class: "cell", "data-key": key },
             h("small", {}, cell.cell),
-            cell.state === "CELL_STATE_EMPTY" ? null : card(label, { red, down: down && !label, cls: down ? "facedown" : "" }),
+            cell.state === "CELL_STATE_EMPTY" ? null : card(label, {
+              red, down: down && !label, cls: down ? (label ? "facedown known" : "facedown") : "",
+              title: down && label ? (viewer === undefined ? `face down: ${label}` : `your face-down card ${label} (only you see it)`) : undefined,
+            }),
             cell.pile?.length > 1 ? h("sub", {}, `×${cell.pile.length}`) : null);
         }))));
     const players = (v.players ?? []).map((p: any) =>
-      h("div", { class: `player${(v.toAct ?? []).includes(p.seat) ? " active" : ""}` },
-        `${seatName(p.seat, viewer)}: ${p.handCount} cards, total ${p.total}`));
+      player(p.seat, viewer, (v.toAct ?? []).includes(p.seat), `${count(p.handCount, "card")}, total ${p.total}`, p.total));
     const mine = (v.players ?? []).find((p: any) => p.seat === me);
     const top = v.discard?.[v.discard.length - 1];
     const [dl, dr] = carreCard(top);
@@ -98,10 +171,10 @@ const carre: GameUI = {
       h("div", { class: "row" },
         h("span", { class: "pile", "data-key": "discard" }, "discard ", top ? card(dl, { red: dr }) : "—"),
         v.canGoOut ? h("span", { class: "pile", "data-key": "goout" }, "go out") : null),
-      mine && mine.hand?.length ? h("div", { class: "hand" }, "your hand ",
+      mine && mine.hand?.length ? hand(me, viewer, "hand",
         mine.hand.map((c: any) => { const [l, r] = carreCard(c); return card(l, { red: r, key: carreKey(c) }); })) : null,
       // The auditor (a replay) sees every hand.
-      (v.players ?? []).filter((p: any) => p.seat !== me && p.hand?.length).map((p: any) => h("div", { class: "hand" }, `${seatName(p.seat, viewer)}'s hand `,
+      (v.players ?? []).filter((p: any) => p.seat !== me && p.hand?.length).map((p: any) => hand(p.seat, viewer, "hand",
         p.hand.map((c: any) => { const [l, r] = carreCard(c); return card(l, { red: r }); }))),
     );
   },
@@ -154,8 +227,26 @@ function qwirklePairs(picked: string[]): { tile?: number; at?: string }[] {
   return pairs;
 }
 
+/** A play as a set of "tile@x,y", to compare plays whatever their order. */
+const playSet = (placements: any[]) => (placements ?? []).map((p: any) => `${p.tileType}@${p.x},${p.y}`).sort().join(" ");
+
 const qwirkle: GameUI = {
   build: true,
+  playScore(evaluation, a) {
+    const [k, b] = kind(a);
+    if (k !== "play") return undefined;
+    const want = playSet(b.placements);
+    const found = (evaluation?.plays ?? []).find((p: any) => playSet(p.placements) === want);
+    return found ? Number(found.score) : undefined;
+  },
+  score(e, seats) {
+    const [k, b] = kind(e);
+    if (k === "placed") return { row: "tiles laid", points: perSeat(seats, [{ seat: b.seat, points: b.points }]) };
+    if (k === "ended" && Number(b.bonus) > 0 && b.reason !== "END_REASON_FORFEIT") {
+      return { row: "end bonus", points: perSeat(seats, [{ seat: b.bonusSeat, points: b.bonus }]) };
+    }
+    return undefined;
+  },
   fits(a, picked) {
     const [k, b] = kind(a);
     if (k !== "play") return true;
@@ -191,17 +282,16 @@ const qwirkle: GameUI = {
       rows.push(h("div", { class: "qrow" }, row));
     }
     const seats = (v.seats ?? []).map((s: any) =>
-      h("div", { class: `player${(v.toAct ?? []).includes(s.seat) ? " active" : ""}` },
-        `${seatName(s.seat, viewer)}: ${s.score} pts, ${s.handCount} tiles`));
+      player(s.seat, viewer, (v.toAct ?? []).includes(s.seat), `${count(s.score, "pt")}, ${count(s.handCount, "tile")}`, s.score));
     const mine = (v.seats ?? []).find((s: any) => s.seat === viewer && s.handVisible);
     return h("div", { class: "table qwirkle" },
       h("div", { class: "info" }, `bag ${v.bagCount} · turn ${v.turns}`),
       h("div", { class: "players" }, seats),
       h("div", { class: "board-scroll" }, h("div", { class: "qboard" }, rows)),
-      mine ? h("div", { class: "hand" }, "your tiles ", h("span", { "data-key": "bag", class: "pile" }, "bag"),
-        (mine.handTileTypes ?? []).map((t: number) => tile(t, `tile:${t}`))) : null,
+      mine ? hand(mine.seat, viewer, "tiles", (mine.handTileTypes ?? []).map((t: number) => tile(t, `tile:${t}`)),
+        h("span", { "data-key": "bag", class: "pile" }, "bag")) : null,
       (v.seats ?? []).filter((s: any) => s.seat !== viewer && s.handVisible && s.handTileTypes?.length).map((s: any) =>
-        h("div", { class: "hand" }, `${seatName(s.seat, viewer)}'s tiles `, s.handTileTypes.map((t: number) => tile(t)))),
+        hand(s.seat, viewer, "tiles", s.handTileTypes.map((t: number) => tile(t)))),
     );
   },
   eventKeys(e) {
@@ -243,6 +333,11 @@ const ratATatCat: GameUI = {
     } else if (k === "cardPeeked" && b.seat === viewer) memory.set(`slot:${viewer}:${b.slot}`, b.card);
     else if (e.seat === viewer) memory.clear();
   },
+  score(e, seats) {
+    const [k, b] = kind(e);
+    if (k !== "roundScored") return undefined;
+    return { row: `round ${b.round}`, points: perSeat(seats, (b.scores ?? []).map((x: any) => ({ seat: x.seat, points: x.roundScore }))) };
+  },
   eventKeys(e) {
     const [k, b] = kind(e);
     if (k === "discardTaken" || k === "cardReplaced" || k === "cardPeeked") return [`slot:${b.seat}:${b.slot}`];
@@ -253,7 +348,7 @@ const ratATatCat: GameUI = {
   },
   draw(v, viewer, _hints, memory) {
     const rows = (v.players ?? []).map((p: any) =>
-      h("div", { class: `player-row${(v.toAct ?? []).includes(p.seat) ? " active" : ""}` },
+      h("div", { class: `player-row${(v.toAct ?? []).includes(p.seat) ? " active" : ""}`, "data-hand": p.seat, "data-seat": p.seat, "data-score": p.totalScore },
         h("div", { class: "caption" }, `${seatName(p.seat, viewer)} · total ${p.totalScore}${p.active ? "" : " (out)"}`),
         h("div", { class: "row" }, (v.over && p.lastRoundRow?.length ? p.lastRoundRow : p.row ?? []).map((c: string, i: number) => {
           const peeked = memory?.get(`slot:${p.seat}:${i + 1}`);
@@ -301,11 +396,20 @@ function demoCard(c: string): [string, boolean] {
   return [`${rank === "T" ? "10" : rank}${DEMO_SUITS[suit] ?? suit}`, suit === "D" || suit === "H"];
 }
 
+const demoCards = (cards: string[], key = false) =>
+  (cards ?? []).map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r, key: key ? `card:${c}` : undefined }); });
+
 const democratie: GameUI = {
+  score(e, seats) {
+    const [k, b] = kind(e);
+    if (k !== "dealScored") return undefined;
+    return { row: `deal ${b.dealNo}`, points: perSeat(seats, (b.seats ?? []).map((x: any) => ({ seat: x.seat, points: x.tribesGained }))) };
+  },
   draw(v, viewer) {
     const seats = (v.seatInfo ?? []).map((s: any) =>
-      h("div", { class: `player${s.awaited ? " active" : ""}` },
-        `${seatName(s.seat, viewer)}: ${s.handCount} cards, ${s.tribes} tribes, ${s.capturedCount} captured${s.committed ? " · sealed" : ""}`));
+      player(s.seat, viewer, s.awaited, `${count(s.handCount, "card")}, ${count(s.tribes, "tribe")}, ${s.capturedCount} captured${s.committed ? " · sealed" : ""}`, s.tribes));
+    // The auditor (a replay) sees every hand and every sealed card.
+    const hidden = v.hidden ?? {};
     const [vl, vr] = demoCard(v.voteCard);
     const last = v.lastTrick;
     return h("div", { class: "table democratie" },
@@ -319,8 +423,12 @@ const democratie: GameUI = {
           return h("span", { class: `played${s === last.winner ? " won" : ""}` }, `${seatName(s, viewer)} `, card(l, { red: r }));
         }))) : null,
       v.myCommit && v.myCommit !== "CARD_UNSPECIFIED" ? h("div", { class: "row" }, "you sealed ", card(demoCard(v.myCommit)[0], { red: demoCard(v.myCommit)[1] })) : null,
-      v.viewer?.seat !== undefined && v.hand?.length ? h("div", { class: "hand" }, "your hand ",
-        (v.hand ?? []).map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r, key: `card:${c}` }); })) : null,
+      v.viewer?.seat !== undefined && v.hand?.length ? hand(v.viewer.seat, viewer, "hand", demoCards(v.hand, true)) : null,
+      (hidden.hands ?? []).filter((d: any) => d.seat !== viewer && d.cards?.length).map((d: any) => {
+        const sealed = hidden.commits?.[d.seat];
+        return hand(d.seat, viewer, "hand", demoCards(d.cards),
+          ...(sealed && sealed !== "CARD_UNSPECIFIED" ? [h("span", { class: "pile" }, "sealed ", demoCards([sealed]))] : []));
+      }),
     );
   },
   keys(a) {
@@ -332,18 +440,40 @@ const democratie: GameUI = {
 // ------------------------------------------------------------------ Grid Knock
 
 const gridKnock: GameUI = {
-  draw(v, viewer) {
+  actor(e) {
+    const [, b] = kind(e);
+    return typeof b.knocker === "number" ? b.knocker : undefined;
+  },
+  // The seat's two sealed initial choices, known only to it until every seat has chosen.
+  learn(memory, e, viewer) {
+    const [k, b] = kind(e.payload ?? {});
+    if (k === "dealt" || k === "initialRevealed") memory.clear();
+    else if (k === "initialChosen" && b.seat === viewer && b.slot) memory.set(`slot:${b.slot.owner}:${b.slot.row}:${b.slot.col}`, "chosen");
+  },
+  score(e, seats) {
+    const [k, b] = kind(e);
+    if (k !== "roundScored") return undefined;
+    return { row: `round ${b.round}`, points: perSeat(seats, (b.roundScores ?? []).map((p: unknown, seat: number) => ({ seat, points: p }))) };
+  },
+  draw(v, viewer, _hints, memory) {
     const n = v.seats;
     const blocks = [];
     for (let o = 0; o < n; o++) {
       const cells = [];
       for (let r = 1; r <= 3; r++) for (let c = 1; c <= 4; c++) {
         const s = v.slots?.[o * 12 + (r - 1) * 4 + (c - 1)] ?? {};
-        const up = s.state === "SLOT_STATE_FACE_UP" || (s.value !== undefined && s.state === "SLOT_STATE_FACE_DOWN");
-        cells.push(h("div", { class: "gcell", "data-key": `slot:${o}:${r}:${c}` },
-          s.state === "SLOT_STATE_EMPTY" ? "" : card(up ? String(s.value) : "", { down: !up, cls: c === 4 ? "shared" : "" })));
+        const key = `slot:${o}:${r}:${c}`;
+        // The auditor sees face-down values: drawn, marked as face down to the players.
+        const seenDown = s.value !== undefined && s.state === "SLOT_STATE_FACE_DOWN";
+        const up = s.state === "SLOT_STATE_FACE_UP" || seenDown;
+        const chosen = memory?.get(key) === "chosen";
+        cells.push(h("div", { class: "gcell", "data-key": key },
+          s.state === "SLOT_STATE_EMPTY" ? "" : card(up ? String(s.value) : "", {
+            down: !up, cls: [c === 4 ? "shared" : "", seenDown ? "known" : "", chosen ? "chosen" : ""].filter(Boolean).join(" "),
+            title: chosen ? "you chose to turn this card up" : seenDown ? `face down: ${s.value}` : undefined,
+          })));
       }
-      blocks.push(h("div", { class: `block${(v.toAct ?? []).includes(o) ? " active" : ""}` },
+      blocks.push(h("div", { class: `block${(v.toAct ?? []).includes(o) ? " active" : ""}`, "data-hand": o, "data-seat": o, "data-score": v.totals?.[o] ?? 0 },
         h("div", { class: "caption" }, `${seatName(o, viewer)} · total ${v.totals?.[o] ?? 0}`),
         h("div", { class: "grid4" }, cells)));
     }
@@ -354,7 +484,9 @@ const gridKnock: GameUI = {
         h("span", { class: "pile", "data-key": "pile" }, `draw pile (${v.drawPileSize})`),
         h("span", { class: "pile", "data-key": "discard" }, "discard ", top !== undefined ? card(String(top)) : "—"),
         v.drawnCard !== undefined ? h("span", { class: "pile" }, "drawn ", card(String(v.drawnCard))) : null,
-        v.takenCard !== undefined ? h("span", { class: "pile" }, "taken ", card(String(v.takenCard))) : null),
+        v.takenCard !== undefined ? h("span", { class: "pile" }, "taken ", card(String(v.takenCard))) : null,
+        v.knockerHoldsCard && v.heldCard !== undefined ? h("span", { class: "pile" }, `held by ${seatName(v.knocker, viewer)} `, card(String(v.heldCard))) : null),
+      memory?.size ? h("div", { class: "peek-note", id: "peek-note" }, "Your chosen cards are marked: they turn up once every seat has chosen two.") : null,
       h("div", { class: "blocks" }, blocks));
   },
   eventKeys(e) {

@@ -9,7 +9,7 @@
 import "./style.css";
 import { h } from "./dom";
 import { anyJson, asAuditorRole, asSeat, gameClient, packAction, refusal, SeatKind, SeatStatus, type GameState, type GameSummary, type GameType } from "./api";
-import { gameUI, type Memory } from "./games";
+import { evaluatedMoves, eventSeat, gameUI, type Memory } from "./games";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 
@@ -25,8 +25,9 @@ async function types(): Promise<GameType[]> {
 
 // ------------------------------------------------------------------ seats this browser holds
 
-// The seat tokens this browser holds, per match (the tokens are shown once by the server).
-type Held = { tokens: Record<number, string>; mine: number[]; invites: Record<number, string> };
+// The seat tokens this browser holds, per match (the tokens are shown once by the server),
+// with the match's game type and when this browser took its seat, for the lobby.
+type Held = { tokens: Record<number, string>; mine: number[]; invites: Record<number, string>; gameType?: string; at?: number };
 
 function held(gameId: string): Held {
   const raw = localStorage.getItem(`tablier:match:${gameId}`);
@@ -55,6 +56,8 @@ async function join(request: { gameId?: string; inviteCode?: string }) {
   }
   const gameId = joined.state!.gameId;
   const record = held(gameId);
+  record.gameType = joined.state!.gameType;
+  record.at ??= Date.now();
   record.tokens[joined.seat] = joined.seatToken;
   record.mine = [joined.seat, ...record.mine.filter((s) => s !== joined.seat)];
   keep(gameId, record);
@@ -68,46 +71,90 @@ function say(text: string, kind: "info" | "error" = "info") {
 
 // ------------------------------------------------------------------ lobby
 
-/** The matches this browser holds seats in (their tokens are in local storage). */
-function heldMatches(): string[] {
-  const ids: string[] = [];
+/** The matches this browser holds seats in (their tokens are in local storage), newest first. */
+function heldMatches(): { gameId: string; record: Held }[] {
+  const out: { gameId: string; record: Held }[] = [];
   for (let i = 0; i < localStorage.length; i++) {
     const k = localStorage.key(i) ?? "";
-    if (k.startsWith("tablier:match:")) ids.push(k.slice("tablier:match:".length));
+    if (k.startsWith("tablier:match:")) out.push({ gameId: k.slice("tablier:match:".length), record: held(k.slice("tablier:match:".length)) });
   }
-  return ids;
+  return out.sort((a, b) => (b.record.at ?? 0) - (a.record.at ?? 0));
 }
 
 const when = (g: GameSummary) => g.createdAt ? new Date(Number(g.createdAt.seconds) * 1000).toLocaleString() : "";
+// Matches per ListGames page ("more" asks for the next one).
+const LOBBY_PAGE = 20;
+// Own matches shown before "all N".
+const OWN_SHORT = 8;
 
-/** The server's matches (ListGames): open seats to take, running matches to watch, and the
- *  ones this browser plays in, to resume. */
-async function matchList(names: Map<string, string>): Promise<HTMLElement> {
-  const box = h("section", { class: "match-lists", "aria-busy": "true" }, h("p", { class: "loading" }, "Loading matches…"));
-  (async () => {
-    let games: GameSummary[] = [];
+/** The server's matches (ListGames, a page at a time, optionally of one game): open seats to
+ *  take, running matches to watch, finished ones to replay; and the ones this browser plays
+ *  in (local storage), to resume. */
+function matchList(names: Map<string, string>): HTMLElement {
+  const filter = h("select", { id: "game-filter", "aria-label": "show matches of" },
+    h("option", { value: "" }, "every game"), [...names].map(([id, name]) => h("option", { value: id }, name))) as HTMLSelectElement;
+  const lists = h("div", { class: "match-lists" });
+  const more = h("button", { type: "button", id: "more-matches", hidden: true }, "more matches") as HTMLButtonElement;
+  const note = h("p", { class: "refusal", role: "alert" });
+  const box = h("section", { class: "lobby-matches" },
+    h("div", { class: "filter" }, h("h1", {}, "Matches"), h("label", {}, "of ", filter)), lists, h("div", { class: "more-row" }, more), note);
+  const mine = new Map(heldMatches().map((x) => [x.gameId, x.record]));
+  const seen = new Map<string, GameSummary>();
+  let token = "";
+  let showAllOwn = false;
+  let generation = 0;
+  const line = (id: string, type: string, what: string, at: string, action: HTMLElement) => h("li", { "data-game-id": id, "data-game-type": type },
+    h("span", { class: "what" }, `${names.get(type) ?? (type || "a match")}${what}`), h("span", { class: "when" }, at), action);
+  const list = (title: string, id: string, items: HTMLElement[], empty: string, extra?: HTMLElement | null) =>
+    h("div", { class: "list", id }, h("h2", {}, title), items.length ? h("ul", {}, items) : h("p", { class: "caption" }, empty), extra);
+  const drawLists = () => {
+    const games = [...seen.values()];
+    const type = filter.value;
+    // (A seat kept before the game type was recorded: the type from a page, if listed there.)
+    const typeOf = (id: string, r: Held) => r.gameType ?? seen.get(id)?.gameType ?? "";
+    const own = [...mine].filter(([id, r]) => !type || typeOf(id, r) === type);
+    const ownItems = (showAllOwn ? own : own.slice(0, OWN_SHORT)).map(([id, r]) => {
+      const g = seen.get(id);
+      return line(id, typeOf(id, r), r.mine.length ? ` · seat ${r.mine.join(", ")}` : "", r.at ? new Date(r.at).toLocaleString() : "",
+        h("a", { href: `#/game/${id}`, class: "resume" }, g?.over ? "See the end" : "Resume"));
+    });
+    const others = games.filter((g) => !mine.has(g.gameId));
+    const seats = (g: GameSummary) => ` · ${g.seats.length} seats`;
+    lists.replaceChildren(
+      list("Your matches", "my-matches", ownItems, "None yet: start one below.",
+        !showAllOwn && own.length > OWN_SHORT ? h("button", { type: "button", class: "all-own", onclick: () => { showAllOwn = true; drawLists(); } }, `all ${own.length}`) : null),
+      list("Open seats", "open-seats", others.filter((g) => !g.over && g.openSeats > 0).map((g) => line(g.gameId, g.gameType, seats(g), when(g),
+        h("a", { href: `#/open/${g.gameId}`, class: "join" }, `Join (${g.openSeats} open seat${g.openSeats > 1 ? "s" : ""})`))), "No match is waiting for players."),
+      list("Running matches", "running", others.filter((g) => !g.over && g.openSeats === 0).map((g) => line(g.gameId, g.gameType, seats(g), when(g),
+        h("a", { href: `#/game/${g.gameId}`, class: "watch" }, "Watch"))), "No match is running."),
+      list("Finished matches", "finished", others.filter((g) => g.over).map((g) => line(g.gameId, g.gameType, seats(g), when(g),
+        h("a", { href: `#/replay/${g.gameId}`, class: "replay" }, "Replay"))), "None finished yet."));
+  };
+  const page = async () => {
+    const at = generation;
+    more.disabled = true;
+    box.setAttribute("aria-busy", "true");
     try {
-      games = (await client.listGames({ pageSize: 100 })).games;
+      const got = await client.listGames({ pageSize: LOBBY_PAGE, pageToken: token, gameType: filter.value });
+      if (at !== generation) return;
+      for (const g of got.games) seen.set(g.gameId, g);
+      token = got.nextPageToken;
+      note.textContent = "";
     } catch (err) {
-      box.replaceChildren(h("p", { class: "refusal" }, `The list of matches is not available: ${refusal(err).message}`));
-      return;
+      if (at === generation) note.textContent = `The list of matches is not available: ${refusal(err).message}`;
+    } finally {
+      if (at === generation) {
+        more.hidden = !token;
+        more.disabled = false;
+        box.removeAttribute("aria-busy");
+        drawLists();
+      }
     }
-    const mine = new Set(heldMatches());
-    const line = (g: GameSummary, action: HTMLElement) => h("li", { "data-game-id": g.gameId },
-      h("span", { class: "what" }, `${names.get(g.gameType) ?? g.gameType} · ${g.seats.length} seats`),
-      h("span", { class: "when" }, when(g)), action);
-    const own = games.filter((g) => mine.has(g.gameId));
-    const open = games.filter((g) => !g.over && g.openSeats > 0 && !mine.has(g.gameId));
-    const running = games.filter((g) => !g.over && g.openSeats === 0 && !mine.has(g.gameId));
-    const list = (title: string, id: string, items: HTMLElement[], empty: string) =>
-      h("div", { class: "list", id }, h("h2", {}, title), items.length ? h("ul", {}, items) : h("p", { class: "caption" }, empty));
-    box.removeAttribute("aria-busy");
-    box.replaceChildren(
-      list("Your matches", "my-matches", own.map((g) => line(g, h("a", { href: `#/game/${g.gameId}`, class: "resume" }, g.over ? "See the end" : "Resume"))), "None yet: start one below."),
-      list("Open seats", "open-seats", open.map((g) => line(g, h("a", { href: `#/open/${g.gameId}`, class: "join" },
-        `Join (${g.openSeats} open seat${g.openSeats > 1 ? "s" : ""})`))), "No match is waiting for players."),
-      list("Running matches", "running", running.slice(0, 10).map((g) => line(g, h("a", { href: `#/game/${g.gameId}`, class: "watch" }, "Watch"))), "No match is running."));
-  })();
+  };
+  more.onclick = page;
+  filter.onchange = () => { generation++; seen.clear(); token = ""; page(); };
+  drawLists();
+  page();
   return box;
 }
 
@@ -115,7 +162,7 @@ async function lobby(): Promise<HTMLElement> {
   const list = await types();
   const names = new Map(list.map((t) => [t.id, t.name]));
   return h("section", { class: "lobby" },
-    await matchList(names),
+    matchList(names),
     h("h1", {}, "New match"),
     list.map((t) => {
       const seatsSel = h("select", { name: "seats", "aria-label": `${t.name} seats` },
@@ -165,7 +212,7 @@ async function lobby(): Promise<HTMLElement> {
             gameType: t.id, options: opts,
             seatAssignments: roles.map((r) => ({ kind: kinds[r.split(":")[0]], bot: r.startsWith("bot:") ? r.slice(4) : "" })),
           });
-          const record: Held = { tokens: {}, mine: [], invites: {} };
+          const record: Held = { tokens: {}, mine: [], invites: {}, gameType: t.id, at: Date.now() };
           roles.forEach((role, s) => {
             if (role === "me") { record.tokens[s] = created.seatTokens[s]; record.mine.push(s); }
             if (role === "invite") record.invites[s] = created.inviteCodes[s];
@@ -233,6 +280,10 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const memory: Memory = new Map();
   let lastTold = 0;
   let lastKeys: string[] = [];
+  // The end screen's breakdown: points per seat under each row (a round), from the events.
+  const breakdown = new Map<string, number[]>();
+  // The seat's own Evaluation at its legal moves' seq (no rollouts): a built play's score.
+  let evaluation: { seq: bigint; json: any } | undefined;
   const tell = (events: { seq: bigint; description: string; type: string; seat?: number; payload?: Any }[]) => {
     let grew = false;
     for (const e of events) {
@@ -240,13 +291,21 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
       lastTold = Number(e.seq);
       const payload = e.payload ? anyJsonOrUndefined(e.payload) : undefined;
       if (viewer !== undefined) ui.learn?.(memory, { type: e.type, seat: e.seat, payload }, viewer);
+      const scored = payload && ui.score?.(payload, first.seatCount);
+      if (scored) {
+        const row = breakdown.get(scored.row) ?? Array.from({ length: first.seatCount }, () => 0);
+        breakdown.set(scored.row, row.map((x, s) => x + (scored.points[s] ?? 0)));
+      }
       if (!e.description) continue;
       // The board marks the latest event that touched it (a draw from the bag does not).
       const touched = payload && ui.eventKeys ? ui.eventKeys(payload) : [];
       if (touched.length) lastKeys = touched;
       log.querySelector("li.last")?.classList.remove("last");
-      const mine = e.seat !== undefined && e.seat === viewer;
-      log.append(h("li", { class: `last${mine ? " mine" : ""}`, "data-seq": String(e.seq) }, e.description));
+      // Whose entry: the seat that moved, or the seat an automatic event is for, or the table.
+      const seat = eventSeat(e.seat, payload, ui);
+      const mine = seat !== undefined && seat === viewer;
+      log.append(h("li", { class: `last${mine ? " mine" : ""}`, "data-seq": String(e.seq), "data-seat": seat },
+        h("span", { class: "who" }, seat === undefined ? "table" : mine ? "you" : `seat ${seat}`), " ", e.description));
       grew = true;
     }
     if (grew) log.scrollTop = log.scrollHeight;
@@ -300,9 +359,12 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     });
     // A move built on the table (ui.build): previewed, then confirmed or cancelled.
     const built = ui.build && picked.length ? candidates.filter((c) => c.keys.length === picked.length) : [];
+    // What the play scores at once, from the seat's own Evaluation of this position.
+    const points = built.length === 1 && evaluation && evaluation.seq === shown?.seq ? ui.playScore?.(evaluation.json, built[0].m) : undefined;
     const builder = ui.build && picked.length ? h("div", { class: "builder", id: "builder" },
       built.length === 1 ? h("button", { type: "button", class: "confirm", onclick: () => play(shown!.moves[built[0].i]) }, `Confirm: ${shown!.labels[built[0].i] ?? "play"}`)
         : h("span", { class: "caption" }, candidates.length ? "Keep picking: tiles, then where they go" : "No legal move with these"),
+      points !== undefined ? h("span", { class: "preview-score", id: "preview-score", "data-points": points }, `scores ${points} point${points === 1 ? "" : "s"}`) : null,
       h("button", { type: "button", class: "cancel", onclick: () => { picked = []; draw(); } }, "Cancel")) : null;
     moves.replaceChildren(...[
       builder,
@@ -320,9 +382,10 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
         : winners.includes(viewer) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
       result.replaceChildren(
         h("h2", { class: "verdict" }, verdict),
-        h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "" },
+        h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "", "data-seat": s, "data-score": String(sc) },
           h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, `${sc} point${sc === 1n || sc === -1n ? "" : "s"}`),
           h("td", {}, winners.includes(s) ? "winner" : "")))),
+        ...(breakdown.size ? [breakdownTable(breakdown, state.seatCount, viewer)!] : []),
         h("div", {}, `${o?.lowerIsBetter ? "Fewest points wins. " : ""}${o?.reason ? `Ended: ${o.reason.toLowerCase().replace(/_/g, " ")}.` : ""}`),
         h("div", { class: "end-actions" },
           viewer !== undefined ? h("button", { type: "button", class: "rematch", onclick: rematch }, "Rematch") : null,
@@ -377,7 +440,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
       const seats = state.seats.map((x, s) => s === viewer ? { kind: SeatKind.CREATOR, bot: "" }
         : x.status === SeatStatus.BOT ? { kind: SeatKind.BOT, bot: x.bot } : { kind: SeatKind.INVITE, bot: "" });
       const created = await client.createGame({ gameType: state.gameType, options: state.options, seatAssignments: seats });
-      const next: Held = { tokens: {}, mine: [], invites: {} };
+      const next: Held = { tokens: {}, mine: [], invites: {}, gameType: state.gameType, at: Date.now() };
       seats.forEach((a, s) => {
         if (a.kind === SeatKind.CREATOR) { next.tokens[s] = created.seatTokens[s]; next.mine.push(s); }
         if (a.kind === SeatKind.INVITE) next.invites[s] = created.inviteCodes[s];
@@ -406,11 +469,24 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     draw();
   };
 
+  // The seat's own position, evaluated without rollouts: the immediate points of every legal
+  // move, for the preview of a move being built. Without it the builder simply shows no score.
+  const evaluate = async (seq: bigint) => {
+    try {
+      const got = await client.getView({ gameId, withPosition: true }, asSeat(token));
+      if (got.state?.seq !== seq) return;
+      const ev = await client.evaluatePosition({ gameType: state.gameType, position: got.position });
+      evaluation = { seq, json: anyJson(ev.evaluation) };
+      if (picked.length && !busy) draw();
+    } catch { /* no preview score */ }
+  };
+
   const refresh = async () => {
     let next: typeof legal = undefined;
     if (viewer !== undefined && !state.over && state.toAct.includes(viewer)) {
       const got = await client.listLegalMoves({ gameId }, asSeat(token));
       next = { seq: got.seq, moves: got.moves, json: got.moves.map(anyJson), labels: got.labels, shared: state.toAct.length > 1 };
+      if (ui.playScore && info?.positionType && evaluation?.seq !== got.seq) evaluate(got.seq);
     }
     legal = next;
     showAll = false;
@@ -425,10 +501,15 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     // Nothing more to pick until the table after this move is drawn.
     moves.replaceChildren(h("p", { class: "caption sending" }, "Sending your move…"));
     try {
-      let expectedSeq = legal?.seq;
-      if (legal?.shared || state.seq !== legal?.seq) {
-        // In a simultaneous phase the other seats' choices move the seq at any time: the move
-        // is checked against the latest seq first, and sent at that seq if still legal.
+      // In a simultaneous phase (other seats awaited too) their choices move the seq at any
+      // time without changing this seat's decision, and the match cannot pass that decision
+      // without this seat: the move goes without an expected seq (pinning one made a race
+      // with every other seat's choice, refused as ABORTED, a 409 in the console). With a
+      // clock a timeout may decide for the seat, so there the seq is pinned and re-checked.
+      const simultaneous = !!legal?.shared && !state.clocks.length;
+      let expectedSeq = simultaneous ? undefined : legal?.seq;
+      if (!simultaneous && (legal?.shared || state.seq !== legal?.seq)) {
+        // The move is checked against the latest seq first, and sent at that seq if still legal.
         const now = await client.listLegalMoves({ gameId }, asSeat(token));
         if (!now.moves.some((m) => m.typeUrl === action.typeUrl && sameBytes(m.value, action.value))) {
           refused.textContent = "The table changed before your move: choose again.";
@@ -493,6 +574,18 @@ const count = (keys: string[], k: string) => keys.reduce((n, x) => n + (x === k 
 /** `keys` holds every picked key, as many times as picked. */
 const covers = (keys: string[], picked: string[]) => picked.every((p) => count(keys, p) >= count(picked, p));
 
+/** The end screen's points per seat per round (rows from GameUI.score), with their sums. */
+function breakdownTable(rows: Map<string, number[]>, seats: number, viewer: number | undefined): HTMLElement | null {
+  if (!rows.size) return null;
+  const seatCols = Array.from({ length: seats }, (_, s) => s);
+  const cells = (points: number[], cls: string) => seatCols.map((s) => h("td", { class: cls, "data-seat": s, "data-points": points[s] ?? 0 }, String(points[s] ?? 0)));
+  const total = seatCols.map((s) => [...rows.values()].reduce((n, p) => n + (p[s] ?? 0), 0));
+  return h("table", { class: "breakdown", id: "breakdown", "aria-label": "points per round" },
+    h("thead", {}, h("tr", {}, h("th", {}, ""), seatCols.map((s) => h("th", { scope: "col" }, s === viewer ? "you" : `seat ${s}`)))),
+    h("tbody", {}, [...rows].map(([row, points]) => h("tr", { class: "round" }, h("th", { scope: "row" }, row), cells(points, "points")))),
+    h("tfoot", {}, h("tr", { class: "sum" }, h("th", { scope: "row" }, "sum"), cells(total, "sum"))));
+}
+
 function clockText(ms: number): string {
   const s = Math.ceil(ms / 1000);
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
@@ -511,6 +604,45 @@ async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", all));
 }
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+// Rollouts per move for the replay's move values, from a fixed seed (the same values every
+// time), within a time budget so that a position with many moves still answers.
+const VALUE_ROLLOUTS = 200;
+const VALUE_SEED = 1n;
+const VALUE_BUDGET_MS = 15_000;
+
+/** A game message as JSON without its type, to compare actions from different messages. */
+const actionKey = (json: any) => { const { ["@type"]: _t, ...rest } = json ?? {}; return JSON.stringify(rest); };
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** The value of each legal move of the seat to act at `seq` of a finished match, for its
+ *  auditor: GetView(at_seq, with_position) as the auditor, then EvaluatePosition with rollouts.
+ *  Best first; the move the seat actually played is marked. */
+async function moveValues(gameId: string, gameType: string, seq: number, events: { seq: bigint; command?: { seat?: number; action?: Any } }[]): Promise<HTMLElement> {
+  const at = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
+  const seat = at.toAct[0];
+  if (seat === undefined) return h("p", { class: "caption" }, "No seat decides anything here.");
+  const got = await client.getView({ gameId, atSeq: BigInt(seq), withPosition: true, positionSeat: seat }, asAuditorRole);
+  const labels = new Map(got.positionMoves.map((m, i) => [actionKey(anyJson(m)), got.positionMoveLabels[i]]));
+  const ev = await client.evaluatePosition({ gameType, position: got.position,
+    rollouts: { rollouts: VALUE_ROLLOUTS, seed: VALUE_SEED, timeBudgetMs: VALUE_BUDGET_MS, threads: 1 } });
+  // The move played from here: the next seat action of that seat in the log.
+  const next = events.slice(seq).find((e) => e.command?.action && e.command.seat === seat);
+  const played = next?.command?.action ? actionKey(anyJson(next.command.action)) : undefined;
+  const rows = evaluatedMoves(anyJson(ev.evaluation)).map((m) => ({ key: actionKey(m.action), v: m.value ?? {} }))
+    .sort((a, b) => (b.v.winProbability ?? 0) - (a.v.winProbability ?? 0) || (b.v.margin ?? 0) - (a.v.margin ?? 0));
+  if (!rows.length) return h("p", { class: "caption" }, `Seat ${seat} has no choice here.`);
+  const samples = Math.min(...rows.map((r) => r.v.samples ?? 0));
+  return h("div", {},
+    h("p", { class: "caption" }, `Seat ${seat} to act: each move's chance of winning and final margin over ${samples} simulated endings (± standard error), best first.`),
+    h("table", { class: "values" },
+      h("thead", {}, h("tr", {}, h("th", {}, "move"), h("th", {}, "win chance"), h("th", {}, "margin"), h("th", {}, ""))),
+      h("tbody", {}, rows.map((r) => h("tr", { class: `value-row${r.key === played ? " was-played" : ""}` },
+        h("td", {}, labels.get(r.key) ?? "a move"),
+        h("td", { class: "num" }, `${pct(r.v.winProbability ?? 0)} ± ${pct(r.v.winStderr ?? 0)}`),
+        h("td", { class: "num" }, `${(r.v.margin ?? 0).toFixed(1)} ± ${(r.v.marginStderr ?? 0).toFixed(1)}`),
+        h("td", {}, r.key === played ? "played" : ""))))));
+}
 
 async function replayPage(gameId: string): Promise<HTMLElement> {
   const last = (await client.getView({ gameId }, asAuditorRole)).state!;
@@ -537,19 +669,47 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
   const eventLine = h("div", { class: "event", "aria-live": "polite" });
   const loading = h("span", { class: "loading", hidden: true }, "loading…");
   let shown = 0;
+  // Move values: only for a finished match (the auditor role is allowed on it alone).
+  const valuesBox = h("div", { class: "move-values", id: "move-values", "aria-live": "polite" });
+  let valuesFor = 0;
+  const valuesBtn = last.over && (await types()).find((t) => t.id === last.gameType)?.positionType
+    ? h("button", { type: "button", id: "move-values-btn", onclick: async () => {
+      const seq = shown;
+      valuesFor = seq;
+      valuesBtn!.setAttribute("disabled", "");
+      valuesBox.setAttribute("aria-busy", "true");
+      valuesBox.replaceChildren(h("p", { class: "loading", id: "values-loading" }, "Computing the value of each move… (a few seconds)"));
+      try {
+        const table = await moveValues(gameId, last.gameType, seq, events);
+        if (valuesFor === seq) valuesBox.replaceChildren(table);
+      } catch (err) {
+        if (valuesFor === seq) valuesBox.replaceChildren(h("p", { class: "refusal" }, `No values: ${refusal(err).message}`));
+      } finally {
+        if (valuesFor === seq) { valuesBox.removeAttribute("aria-busy"); valuesBtn!.removeAttribute("disabled"); }
+      }
+    } }, "Value of the moves here") : null;
   const eventList = h("ol", { class: "log replay-log", "aria-label": "every event" },
-    events.map((e) => h("li", { "data-seq": String(e.seq) }, h("a", { href: "#", onclick: (ev: Event) => { ev.preventDefault(); stop(); go(Number(e.seq)); } }, e.description || e.type.replace(/_/g, " ")))));
+    events.map((e) => {
+      const seat = eventSeat(e.seat, e.payload ? anyJsonOrUndefined(e.payload) : undefined, ui);
+      return h("li", { "data-seq": String(e.seq), "data-seat": seat }, h("span", { class: "who" }, seat === undefined ? "table" : `seat ${seat}`), " ",
+        h("a", { href: "#", onclick: (ev: Event) => { ev.preventDefault(); stop(); go(Number(e.seq)); } }, e.description || e.type.replace(/_/g, " ")));
+    }));
   const show = async () => {
     const seq = Number(slider.value);
     loading.hidden = false;
     try {
       const st = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
       if (Number(slider.value) !== seq) return;
+      if (shown !== seq) { valuesFor = 0; valuesBox.replaceChildren(); valuesBox.removeAttribute("aria-busy"); valuesBtn?.removeAttribute("disabled"); }
       shown = seq;
       label.textContent = `seq ${seq} / ${max}`;
       // The auditor's view: every hand is in it, and the drawing shows each one.
       board.replaceChildren(ui.draw(anyJson(st.view), undefined));
       const ev = events[seq - 1];
+      // What the event shown touched, marked on the table as on the match page.
+      const payload = ev?.payload ? anyJsonOrUndefined(ev.payload) : undefined;
+      const touched = payload && ui.eventKeys ? ui.eventKeys(payload) : [];
+      board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => e.classList.toggle("last-move", touched.includes(e.dataset.key!)));
       eventLine.textContent = ev?.description ?? "";
       // The event shown, marked in the list of every event.
       eventList.querySelector("li.last")?.classList.remove("last");
@@ -582,6 +742,7 @@ async function replayPage(gameId: string): Promise<HTMLElement> {
       step("« start", "replay-first", () => 1), step("◀ back", "replay-back", () => shown - 1), playBtn,
       step("next ▶", "replay-next", () => shown + 1), step("end »", "replay-last", () => max), loading),
     h("div", { class: "slider" }, slider, label), eventLine, board,
+    valuesBtn ? h("div", { class: "values-row" }, valuesBtn) : null, valuesBox,
     h("h2", {}, "Every event"), eventList,
     h("a", { href: `#/game/${gameId}` }, "back to the match"));
 }

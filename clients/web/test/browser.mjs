@@ -1,7 +1,8 @@
 // Browser scenarios of the web app, in Debian's Chromium driven by playwright-core (no browser
 // download). Run by tests/e2e/test_browser.py against a real `tablier serve --web-listen`:
 //   node test/browser.mjs <base url> <scenario> <screenshot dir>
-// Scenarios: lobby, play:<game>, invite (and an open seat), refusal, replay. Matches are
+// Scenarios: lobby, lobby_pages, play:<game>, qwirkle_build, lobby_join, clock, invite (and an
+// open seat), refusal, replay (with move values). Matches are
 // against the server's bots (seats created as SEAT_KIND_BOT). Exit 0 when the scenario passed;
 // every wait has a deadline, so a scenario always ends by itself.
 
@@ -97,6 +98,23 @@ async function readable(page) {
   check(!enumName && !cardCode, `visible text in words, found ${enumName?.[0] ?? cardCode?.[0]}`);
 }
 
+/** Every seat's hand (or rack, row, block) is drawn with at least one face showing. */
+async function everyHandShown(page, seats) {
+  return page.evaluate((n) => Array.from({ length: n }, (_, s) => s).every((s) =>
+    [...document.querySelectorAll(`.board [data-hand="${s}"]`)].some((hand) =>
+      [...hand.querySelectorAll(".card, .tile")].some((c) => !c.classList.contains("down") && c.textContent.trim().length > 0))), seats);
+}
+
+/** The end screen's breakdown: every seat's points per round add up to its final score. */
+async function breakdownSums(page) {
+  return page.evaluate(() => {
+    const finals = [...document.querySelectorAll(".result table.scores tr[data-seat]")].map((tr) => [Number(tr.dataset.seat), Number(tr.dataset.score)]);
+    const rows = document.querySelectorAll("#breakdown tbody tr.round");
+    const sums = finals.map(([s]) => [...document.querySelectorAll(`#breakdown tbody tr.round td[data-seat="${s}"]`)].reduce((n, td) => n + Number(td.dataset.points), 0));
+    return { rows: rows.length, finals: finals.map(([, f]) => f), sums };
+  });
+}
+
 /** Plays seat `me`'s moves by pointer until the final scores show. Prefers a highlighted
  *  element on the table (pick it, then its move), else the first legal move's button. After
  *  each move: the log grew, its last entry is marked, the text is in words. */
@@ -108,7 +126,7 @@ async function playToTheEnd(page, deadline, shotName) {
     if (await page.locator(".result h2").count()) return moves;
     const before = await seqOf(page);
     const logBefore = await page.locator(".log li").count();
-    if (!shot && moves >= 3) { await shoot(page, `${shotName}-middle`); shot = true; }
+    if (!shot && moves >= 2) { await shoot(page, `${shotName}-middle`); shot = true; }
     // The table can change under the pointer (a bot's move, the end of the match): a click
     // that finds nothing to click is tried again from the top.
     const click = (locator) => locator.click({ timeout: 3000 }).then(() => true, () => false);
@@ -135,6 +153,9 @@ async function playToTheEnd(page, deadline, shotName) {
       const grew = await page.waitForFunction((n) => document.querySelectorAll(".log li").length > n, logBefore, { timeout: WAIT }).then(() => true, () => false);
       check(grew, `the move log grew with the move (from ${logBefore})`);
       check((await page.locator(".log li.last").count()) === 1, "the last move is marked in the log");
+      const unmarked = await page.locator(".log li:not(:has(.who))").count();
+      check(unmarked === 0, `every log entry says whose it is (${unmarked} do not)`);
+      check((await page.locator(".log li.mine .who").first().textContent()) === "you", "the seat's own entries say you");
     }
     await readable(page);
   }
@@ -163,7 +184,9 @@ const scenarios = {
 
   async play(ctx, game) {
     const page = await newPage(ctx);
-    const roles = ["me", "bot"];
+    // Démocratie with three seats: two bots sealing their cards while this seat seals its own
+    // (a move sent then must not race them: no 409 in the console).
+    const roles = game === "democratie" ? ["me", "bot", "bot"] : ["me", "bot"];
     const gameId = await create(page, game, roles);
     await page.waitForSelector("#turn-banner:not(:empty)");
     await readable(page);
@@ -175,9 +198,28 @@ const scenarios = {
       const faces = await page.locator(".card.peek").allTextContents();
     check(faces.every((f) => f.trim().length > 0), `the peeked cards show their faces: ${faces}`);
     }
+    if (game === "grid_knock") {
+      // The seat's first sealed choice is marked on its card (only it knows it) until the reveal.
+      await page.waitForSelector(".move");
+      const before = await seqOf(page);
+      await page.locator(".move").first().click();
+      await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b, before);
+      const chosen = await page.locator(".gcell .card.chosen").evaluateAll((cs) => cs.map((c) => c.closest("[data-key]").dataset.key));
+      check(chosen.length === 1 && chosen[0].startsWith("slot:0:"), `the seat's own chosen card is marked: ${chosen}`);
+      check(await page.locator("#peek-note").count() === 1, "and said in words");
+    }
     await shoot(page, `${game}-start`);
+    // Move values are for a finished match's replay only, never on a live match's page.
+    check((await page.locator("#move-values-btn, #move-values table").count()) === 0, "no move values on a live match");
     const moves = await playToTheEnd(page, Date.now() + MATCH_DEADLINE, game);
     // The events are told in the game's own words (the server's), never in enum names.
+    // A draw belongs to the drawer, whoever's move caused it.
+    const draws = await page.locator(".log li").evaluateAll((ls) => ls.map((l) => {
+      const mark = l.querySelector(".who")?.textContent ?? "";
+      return [mark, (l.textContent.slice(mark.length).trim().match(/^(You|Seat \d+) drew\b/) ?? [])[1]];
+    }).filter(([, who]) => who));
+    check(draws.length > 0 || game === "democratie", "some draws in the log");
+    check(draws.every(([mark, who]) => mark === (who === "You" ? "you" : who.toLowerCase())), `draws marked as the drawer's: ${JSON.stringify(draws)}`);
     const told = await page.locator(".log li").allTextContents();
     check(told.length > 0 && told.every(plain), `events in words: ${told.join(" | ")}`);
     const rows = await page.locator(".result table.scores tr").count();
@@ -188,7 +230,31 @@ const scenarios = {
     const verdict = await page.locator(".result .verdict").textContent();
     check(/^You (won|lost|share the win)/.test(verdict) || verdict === "The match was stopped.", `the end says how you did: ${verdict}`);
     check(await page.locator(".rematch").isVisible(), "a rematch button");
+    if (verdict !== "The match was stopped.") {
+      // The breakdown per round adds up to the final scores.
+      const b = await breakdownSums(page);
+      check(b.rows > 0, "the end screen breaks the scores down per round");
+      check(b.sums.every((x, s) => x === b.finals[s]), `the breakdown sums to the final scores: ${b.sums} vs ${b.finals}`);
+    }
     await shoot(page, `${game}-end`);
+    check(!page.errors.length, page.errors.join("; "));
+    // The replay, as the auditor: every seat's hand is drawn in the middle of the match, and
+    // every event says whose it is.
+    await page.locator(".replay-link").click();
+    await page.waitForSelector("#verification");
+    const max = Number(await page.locator("#seq-slider").getAttribute("max"));
+    // (A seq between deals has empty hands: the first of a few seqs from the middle back.)
+    const mid = Math.floor(max / 2);
+    let handsAt;
+    for (let seq = mid; seq > Math.max(0, mid - 12) && handsAt === undefined; seq--) {
+      await page.locator("#seq-slider").fill(String(seq));
+      await page.waitForFunction((m) => document.querySelector(".replay .seq")?.textContent?.startsWith(`seq ${m} /`), seq);
+      if (await everyHandShown(page, roles.length)) handsAt = seq;
+    }
+    check(handsAt !== undefined, `the replay shows every seat's hand at some seq from ${mid} back`);
+    check((await page.locator(".replay-log li:not(:has(.who))").count()) === 0, "every replayed event says whose it is");
+    await readable(page);
+    await shoot(page, `${game}-replay`);
     check(!page.errors.length, page.errors.join("; "));
     console.log(`${game} ${gameId}: ${moves} moves by pointer`);
   },
@@ -212,13 +278,26 @@ const scenarios = {
         continue;
       }
       const logBefore = await page.locator(".log li").count();
-      for (let i = 0; i < multi.length; i += 2) {
-        await page.locator(`.hand [data-key="${multi[i]}"].legal`).first().click();
-        check((await page.locator(`.hand [data-key="${multi[i]}"].picked`).count()) === 1, "one tile is picked, not its twin");
-        await page.locator(`.board [data-key="${multi[i + 1]}"].legal`).click();
-      }
+      const build = async () => {
+        for (let i = 0; i < multi.length; i += 2) {
+          await page.locator(`.hand [data-key="${multi[i]}"].legal`).first().click();
+          check((await page.locator(`.hand [data-key="${multi[i]}"].picked`).count()) === 1, "one tile is picked, not its twin");
+          await page.locator(`.board [data-key="${multi[i + 1]}"].legal`).click();
+        }
+      };
+      await build();
       const placed = multi.length / 2;
       check((await page.locator(".qcell .tile.ghost").count()) === placed, `the play is previewed on the board (${placed} tiles)`);
+      // Its score too, before it is confirmed; Cancel clears the play and its score.
+      await page.waitForSelector("#preview-score");
+      const preview = Number(await page.locator("#preview-score").getAttribute("data-points"));
+      check(preview > 0 && (await page.locator("#preview-score").textContent()).includes(String(preview)), `the preview says the play's score: ${preview}`);
+      await page.locator("#builder .cancel").click();
+      check((await page.locator("#preview-score, #builder, .qcell .tile.ghost").count()) === 0, "Cancel clears the play and its score");
+      await build();
+      await page.waitForSelector("#preview-score");
+      check(Number(await page.locator("#preview-score").getAttribute("data-points")) === preview, "the same play, the same score");
+      const scoreBefore = Number(await page.locator('.board .player[data-seat="0"]').getAttribute("data-score"));
       await shoot(page, "qwirkle-build");
       const confirm = page.locator("#builder .confirm");
       check((await confirm.textContent()).startsWith("Confirm"), "a confirm button");
@@ -227,11 +306,54 @@ const scenarios = {
       for (let i = 1; i < multi.length; i += 2) {
         check((await page.locator(`.board [data-key="${multi[i]}"] .tile`).count()) === 1, `a tile now at ${multi[i]}`);
       }
+      const scoreAfter = Number(await page.locator('.board .player[data-seat="0"]').getAttribute("data-score"));
+      check(scoreAfter - scoreBefore === preview, `the play scored what the preview said: ${scoreBefore} + ${preview} = ${scoreAfter}`);
       check(!page.errors.length, page.errors.join("; "));
       console.log(`built and played ${placed} tiles: ${multi.join(" ")}`);
       return;
     }
     throw new Error("no multi-tile play within the deadline");
+  },
+
+  // The lobby pages through the server's matches ("more matches") and filters them by game.
+  async lobby_pages(ctx) {
+    const page = await newPage(ctx);
+    await page.goto(`${base}/#/`);
+    await page.waitForSelector("#game-filter");
+    // 22 running Grid Knock matches and one Carré, created through the API (Connect, JSON):
+    // this browser holds none of their seats.
+    const made = await page.evaluate(async () => {
+      const create = async (gameType) => {
+        const r = await fetch("/tablier.v1.GameService/CreateGame", { method: "POST", headers: { "content-type": "application/json" },
+          body: JSON.stringify({ gameType, seatAssignments: [{ kind: "SEAT_KIND_CREATOR" }, { kind: "SEAT_KIND_BOT" }] }) });
+        if (!r.ok) throw new Error(`CreateGame: ${r.status} ${await r.text()}`);
+        return (await r.json()).gameId;
+      };
+      const ids = [];
+      for (let i = 0; i < 22; i++) ids.push(await create("grid_knock"));
+      return { ids, other: await create("carre") };
+    });
+    const lines = () => page.locator("#open-seats li, #running li, #finished li");
+    const ids = async () => lines().evaluateAll((ls) => ls.map((l) => l.dataset.gameId));
+    await page.reload();
+    await page.locator(`#running li[data-game-id="${made.other}"]`).waitFor();
+    check((await page.locator(`li[data-game-type="grid_knock"]`).count()) > 0, "every game: Grid Knock listed");
+    await page.locator("#game-filter").selectOption("grid_knock");
+    await page.waitForFunction(() => !document.querySelector(".lobby-matches[aria-busy]") && !document.querySelector('li[data-game-type="carre"]'));
+    const first = await ids();
+    check(first.length === 20, `one page of 20 matches, got ${first.length}`);
+    check((await lines().evaluateAll((ls) => ls.every((l) => l.dataset.gameType === "grid_knock"))), "only Grid Knock matches under the filter");
+    await page.locator("#more-matches").click();
+    await page.waitForFunction((n) => document.querySelectorAll("#open-seats li, #running li, #finished li").length > n, first.length);
+    const all = await ids();
+    check(new Set(all).size === all.length, "no match listed twice");
+    check(made.ids.every((id) => all.includes(id)), "every match created is listed after more");
+    check((await lines().evaluateAll((ls) => ls.every((l) => l.dataset.gameType === "grid_knock"))), "the next page keeps the filter");
+    await shoot(page, "lobby-pages");
+    // Back to every game: the Carré match is listed again.
+    await page.locator("#game-filter").selectOption("");
+    await page.locator(`#running li[data-game-id="${made.other}"]`).waitFor();
+    check(!page.errors.length, page.errors.join("; "));
   },
 
   // The lobby lists a match's open seat; another browser takes it from there.
@@ -368,6 +490,30 @@ const scenarios = {
     check((await boardAt()) !== last, "an earlier seq draws an earlier table");
     const said = (await page.locator(".replay .event").textContent()) ?? "";
     check(plain(said), `the replay tells the event in words: ${said}`);
+    // The value of the moves at a seq where seat 0 or 1 decides: every legal move with its
+    // win chance and margin, best first, the one played marked.
+    for (const control of ["#replay-first", "#replay-next", "#replay-next"]) await page.locator(control).click();
+    let found = false;
+    for (let tries = 0; tries < 12 && !found; tries++) {
+      const at = (await page.locator(".replay .seq").textContent()).split(" ")[1];
+      // A loading sign from the click until the values arrive.
+      const loading = await page.evaluate(() => { document.querySelector("#move-values-btn").click(); return !!document.querySelector("#values-loading"); });
+      check(loading, "a loading sign while the values are computed");
+      await page.waitForSelector("#move-values:not([aria-busy])", { timeout: 120_000 });
+      if (await page.locator("#move-values table").count()) {
+        found = true;
+        const rows = await page.locator("#move-values tr.value-row").count();
+        check(rows >= 1, `move values listed (${rows})`);
+        check((await page.locator("#move-values tr.value-row.was-played").count()) === 1, `the move played at seq ${at} is marked`);
+        const wins = await page.locator("#move-values tr.value-row td:nth-child(2)").allTextContents();
+        const w = wins.map((t) => parseFloat(t));
+        check(w.every((x, i) => i === 0 || x <= w[i - 1]), `best first: ${wins}`);
+        check(wins.every((t) => /^\d+\.\d% ± \d+\.\d%$/.test(t)), `win chance with its standard error: ${wins}`);
+        const labels = await page.locator("#move-values tr.value-row td:first-child").allTextContents();
+        check(labels.every((l) => plain(l) && l !== "a move"), `moves in words: ${labels}`);
+      } else await page.locator("#replay-next").click();
+    }
+    check(found, "a seq with move values");
     await page.screenshot({ path: join(shots, "replay.png"), fullPage: true });
     check(!page.errors.length, page.errors.join("; "));
   },

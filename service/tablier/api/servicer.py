@@ -248,8 +248,16 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         at_seq = request.at_seq if request.HasField("at_seq") else None
         if request.with_position:
             seat = request.position_seat if request.HasField("position_seat") else None
-            state, position, seat = await self.app.get_position(request.game_id, credential(context), at_seq, seat)
-            return service_pb2.GetViewResponse(state=to_state(state), position=to_any(position), position_seat=seat)
+            state, position, seat, moves = await self.app.get_position(
+                request.game_id, credential(context), at_seq, seat
+            )
+            return service_pb2.GetViewResponse(
+                state=to_state(state),
+                position=to_any(position),
+                position_seat=seat,
+                position_moves=[to_any(m) for m, _ in moves],
+                position_move_labels=[label for _, label in moves],
+            )
         state = await self.app.get_view(request.game_id, credential(context), at_seq)
         if at_seq:  # a past state, built for this call
             return service_pb2.GetViewResponse(state=to_state(state))

@@ -90,11 +90,12 @@ class Reads:
 
     async def get_position(
         self, game_id: str, cred: Credential, at_seq: int | None = None, seat: int | None = None
-    ) -> tuple[MatchState, Payload, int]:
+    ) -> tuple[MatchState, Payload, int, list[tuple[Payload, str]]]:
         """The view as `get_view` gives it, and the Position (the input of `evaluate`) that
         `seat` faces at the same seq: a seat's own (the default), or any seat's for the auditor
         (default: the first seat awaited, else 0). The core builds it from what that seat may
-        see and gives it to nobody else."""
+        see and gives it to nobody else. With it, that seat's legal moves there and their
+        labels (what `evaluate` values, named for people, at a past seq too)."""
         game, state, match = await self._view(game_id, cred, at_seq)
         position_type = self.catalogue.position_type(game.game_type)
         who = state.principal
@@ -114,7 +115,9 @@ class Reads:
                 "POSITION_NOT_VISIBLE",
             )
         data = match.position(seat, seat=who.seat, auditor=who.auditor)
-        return state, Payload(position_type, data), seat
+        action_type = self.catalogue.get(game.game_type).action_type
+        moves = [(Payload(action_type, m), label) for m, label in await asyncio.to_thread(match.legal_moves, seat)]
+        return state, Payload(position_type, data), seat, moves
 
     async def _view(self, game_id: str, cred: Credential, at_seq: int | None) -> tuple[GameRecord, MatchState, Match]:
         """The match record, the viewer's state at `at_seq` (default: now) and the core's
