@@ -170,10 +170,14 @@ async def serve_one(args: argparse.Namespace) -> int:
         )
         app.signing = signing
         witnessing = None
-        if args.witness_dir != "":
+        if args.witness_url and "://" not in args.witness_url:
+            raise ConfigError("--witness-url takes postgresql://..., s3://bucket/prefix or file://DIR")
+        where = args.witness_url or (args.witness_dir if args.witness_dir != "" else None)
+        if where is not None or args.witness_dir is None:
             from tablier.witness import Witness
+            from tablier.witness_backends import open_backend
 
-            witness = Witness(Path(args.witness_dir or Path(args.data_dir) / "witness"), signing)
+            witness = Witness(open_backend(where or Path(args.data_dir) / "witness"), signing)
             app.repository.witness = witness
             witnessing = asyncio.create_task(witness.run(args.witness_every))
         metrics.watch_app(app)
@@ -299,6 +303,13 @@ def register(sub: argparse._SubParsersAction) -> None:
             "(env TABLIER_WITNESS_DIR; default <data dir>/witness; '' for none)",
         )
         sp.add_argument(
+            "--witness-url",
+            default=os.environ.get("TABLIER_WITNESS_URL"),
+            metavar="URL",
+            help="the witness elsewhere than a directory: postgresql://... (another database) or "
+            "s3://bucket/prefix (env TABLIER_WITNESS_URL; instead of --witness-dir)",
+        )
+        sp.add_argument(
             "--witness-every", type=float, default=2.0, metavar="SECONDS", help="checkpoint interval (default 2)"
         )
         sp.add_argument(
@@ -399,9 +410,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         sp.add_argument(
             "--witness",
             default=None,
-            metavar="DIR",
-            help="a witness directory (tablier serve --witness-dir): the log must reach, and hold, "
-            "the latest head a valid checkpoint names for the match",
+            metavar="DIR|URL",
+            help="the witness (tablier serve --witness-dir or --witness-url): its checkpoints must "
+            "chain and be signed, and the log must reach, and hold, the latest head they name for "
+            "the match, which must be in the last checkpoint's tree",
         )
         database_options(sp)
         sp.set_defaults(run=cli_audit.verify)
@@ -436,6 +448,29 @@ def register(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--tls-ca", default="", metavar="PEM", help="connect with TLS, trusting this CA")
         sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
         sp.set_defaults(run=cli_audit.export)
+
+    sp = add_command(
+        sub,
+        "witness-proof",
+        help="one match's witnessed head with its inclusion proof in the last signed checkpoint (JSON)",
+    )
+    if sp is not None:
+        sp.add_argument("game_id")
+        sp.add_argument("--witness", required=True, metavar="DIR|URL", help="the witness (as for verify)")
+        sp.add_argument(
+            "--receipt-key",
+            action="append",
+            default=[],
+            metavar="HEX",
+            help="a trusted public key (ListSigningKeys); repeatable; default: this server's signing keys",
+        )
+        sp.add_argument(
+            "--data-dir",
+            default=os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR),
+            help="where this server's signing key file is, if TABLIER_SIGNING_KEY is unset (env TABLIER_DATA_DIR)",
+        )
+        sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+        sp.set_defaults(run=cli_audit.witness_proof)
 
     from tablier import bench
 

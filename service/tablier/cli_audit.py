@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
 from tablier.cli import console, err_console, open_database
+
+if TYPE_CHECKING:
+    from tablier.witness import Chain
 
 # --------------------------------------------------------------------------- replay
 
@@ -66,13 +70,8 @@ async def verify(args: argparse.Namespace) -> int:
         keys = signed.SigningKeys.from_env(args.data_dir).listed()
     witnessed = None
     if args.witness is not None:
-        from tablier import witness
-
-        trusted = keys or signed.SigningKeys.from_env(args.data_dir).listed()
-        witnessed, bad_lines = witness.read_heads(args.witness, trusted)
-        for line in bad_lines:
-            err_console.print(f"[red]{line}[/red]")
-        if bad_lines:
+        witnessed = read_witness(args.witness, keys or signed.SigningKeys.from_env(args.data_dir).listed())
+        if witnessed is None:
             return 1
     async with open_database(args) as store:
         ids = await store.list_games() if args.all else [args.game_id]
@@ -91,6 +90,47 @@ async def verify(args: argparse.Namespace) -> int:
     if bad:
         err_console.print(f"[red]{bad} match(es) failed verification[/red]")
         return 1
+    return 0
+
+
+def read_witness(location: str, keys: dict[str, bytes]) -> Chain | None:
+    """The witness's chain of checkpoints, checked; None (the problems printed) when a record is
+    not a valid link, or the heads do not hash to the last root."""
+    from tablier import witness
+    from tablier.witness_backends import open_backend
+
+    backend = open_backend(location)
+    try:
+        chain = witness.read_chain(backend, keys)
+    finally:
+        backend.close()
+    for problem in chain.problems:
+        err_console.print(f"[red]witness {backend.where}: {problem}[/red]")
+    if chain.last is None and not chain.problems:
+        err_console.print(f"[red]witness {backend.where}: no checkpoint[/red]")
+        return None
+    return None if chain.problems else chain
+
+
+def witness_proof(args: argparse.Namespace) -> int:
+    import json
+
+    from tablier import receipts as signed
+    from tablier import witness
+
+    keys = signed.parse_public_keys(args.receipt_key) or signed.SigningKeys.from_env(args.data_dir).listed()
+    chain = read_witness(args.witness, keys)
+    if chain is None:
+        return 1
+    proof = witness.prove(chain, args.game_id)
+    if proof is None:
+        err_console.print(f"[red]the witness names no head of {args.game_id}[/red]")
+        return 1
+    text = json.dumps(proof, indent=1)
+    if args.output == "-":
+        print(text)
+    else:
+        Path(args.output).write_text(text + "\n")
     return 0
 
 
