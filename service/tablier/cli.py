@@ -159,6 +159,9 @@ async def serve_one(args: argparse.Namespace) -> int:
     from tablier.receipts import SigningKeys
 
     signing = SigningKeys.from_env(args.data_dir)
+    from tablier.cli_audit import open_witness
+
+    witness = open_witness(args, signing)  # ConfigError when it cannot be opened
     async with open_database(args) as store:
         app = GameApp(
             MeteredStore(store, metrics),
@@ -170,14 +173,7 @@ async def serve_one(args: argparse.Namespace) -> int:
         )
         app.signing = signing
         witnessing = None
-        if args.witness_url and "://" not in args.witness_url:
-            raise ConfigError("--witness-url takes postgresql://..., s3://bucket/prefix or file://DIR")
-        where = args.witness_url or (args.witness_dir if args.witness_dir != "" else None)
-        if where is not None or args.witness_dir is None:
-            from tablier.witness import Witness
-            from tablier.witness_backends import open_backend
-
-            witness = Witness(open_backend(where or Path(args.data_dir) / "witness"), signing)
+        if witness is not None:
             app.repository.witness = witness
             witnessing = asyncio.create_task(witness.run(args.witness_every))
         metrics.watch_app(app)
@@ -449,28 +445,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
         sp.set_defaults(run=cli_audit.export)
 
-    sp = add_command(
-        sub,
-        "witness-proof",
-        help="one match's witnessed head with its inclusion proof in the last signed checkpoint (JSON)",
-    )
-    if sp is not None:
-        sp.add_argument("game_id")
-        sp.add_argument("--witness", required=True, metavar="DIR|URL", help="the witness (as for verify)")
-        sp.add_argument(
-            "--receipt-key",
-            action="append",
-            default=[],
-            metavar="HEX",
-            help="a trusted public key (ListSigningKeys); repeatable; default: this server's signing keys",
-        )
-        sp.add_argument(
-            "--data-dir",
-            default=os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR),
-            help="where this server's signing key file is, if TABLIER_SIGNING_KEY is unset (env TABLIER_DATA_DIR)",
-        )
-        sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
-        sp.set_defaults(run=cli_audit.witness_proof)
+    cli_audit.add_witness_proof(sub, add_command)
 
     from tablier import bench
 
