@@ -263,13 +263,15 @@ class Chain:
         except ValueError as exc:
             return self._refuse(position, str(exc))
         why = signed(cp, self.keys)
-        if why is None and cp.index != position:
-            why = f"a checkpoint numbered {cp.index} at position {position} (moved, or one before it removed)"
-        expected = self.last.digest() if self.last is not None else ZERO
-        if why is None and cp.prev != expected:
-            why = "a checkpoint that does not follow the one before it (prev differs)"
         if why is not None:
             return self._refuse(position, why)
+        # Signed, so its heads are what a server saw: taken even where the chain is broken
+        # around it (a record removed or changed before it), which is reported.
+        expected = self.last.digest() if self.last is not None else ZERO
+        if cp.index != position:
+            why = self._refuse(position, f"a checkpoint numbered {cp.index} (moved, or one before it removed)")
+        elif cp.prev != expected:
+            why = self._refuse(position, "a checkpoint that does not follow the one before it (prev differs)")
         for gid, seq, chain in cp.changes:
             known = self.tree.heads.get(gid)
             if known is not None and known[0] > seq:
@@ -277,7 +279,7 @@ class Chain:
                 continue
             self.tree.set(gid, (seq, chain))
         self.last = cp
-        return None
+        return why
 
     def _refuse(self, position: int, why: str) -> str:
         text = f"checkpoint {position}: {why}"

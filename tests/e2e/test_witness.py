@@ -387,11 +387,12 @@ def test_a_changed_or_removed_checkpoint_is_reported(fresh_database_url, tmp_pat
                           env=env)
     try:
         with grpc.insecure_channel(server.address) as ch:
-            gid, state, _ = play(rpc.GameServiceStub(ch), 4)
-            deadline = time.monotonic() + WAIT
-            while witnessed_heads(str(wdir)).get(gid, (0,))[0] < state.seq:
-                assert time.monotonic() < deadline, "no checkpoint of the head"
-                time.sleep(0.05)
+            for _ in range(2):  # two matches, one after the other's checkpoint: two checkpoints at least
+                gid, state, _ = play(rpc.GameServiceStub(ch), 4)
+                deadline = time.monotonic() + WAIT
+                while witnessed_heads(str(wdir)).get(gid, (0,))[0] < state.seq:
+                    assert time.monotonic() < deadline, "no checkpoint of the head"
+                    time.sleep(0.05)
     finally:
         assert server.stop() == 0, server.log.read_text()
     path = wdir / "checkpoints.jsonl"
@@ -409,7 +410,7 @@ def test_a_changed_or_removed_checkpoint_is_reported(fresh_database_url, tmp_pat
     path.write_text("\n".join(lines[1:]) + "\n")
     removed = tablier(env, "verify", gid, "--witness", str(wdir), *url)
     assert removed.returncode == 1, removed.stdout + removed.stderr
-    assert "checkpoint 1: a checkpoint numbered 2 at position 1" in removed.stderr, removed.stderr
+    assert "checkpoint 1: a checkpoint numbered 2 (moved, or one before it removed)" in removed.stderr, removed.stderr
 
     path.write_text("\n".join(lines) + "\n")
     assert tablier(env, "verify", gid, "--witness", str(wdir), *url).returncode == 0
