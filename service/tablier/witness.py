@@ -16,8 +16,9 @@ head with its inclusion proof, which a third party checks with SHA-256 and Ed255
 (docs/verifying.md):
 
     leaf      = P(game id) || u64be(seq) || P(chain hash),   P(x) = u32be(len(x)) || x
-    tree      = RFC 6962 Merkle tree hash over the leaves in game-id order:
-                leaf hash SHA-256(0x00 || leaf), node SHA-256(0x01 || left || right)
+    tree      = RFC 6962 Merkle tree hash over one leaf a match, in the order the chain first
+                named them (within a checkpoint, by game id): leaf hash SHA-256(0x00 || leaf),
+                node SHA-256(0x01 || left || right)
     message   = "tablier/checkpoint\\0" || u64be(index) || i64be(at_ms) || u64be(size) || root
                 || prev || changes
                 (index from 1; prev = SHA-256(message of checkpoint index-1), 32 zero bytes for
@@ -69,40 +70,12 @@ def leaf_hash(data: bytes) -> bytes:
     return _h(b"\x00" + data)
 
 
-def _split(n: int) -> int:
-    """The largest power of two smaller than n (n > 1)."""
-    return 1 << ((n - 1).bit_length() - 1)
-
-
 def tree_hash(hashes: Sequence[bytes]) -> bytes:
     """MTH over leaf hashes (RFC 6962 section 2.1); SHA-256 of nothing for no leaves."""
-    if not hashes:
-        return _h(b"")
-    level = list(hashes)
-    # Bottom-up pairing gives the same tree as RFC 6962's left-full split: an odd node at the
-    # end of a level is promoted unchanged.
-    while len(level) > 1:
-        paired = [_h(b"\x01" + level[i] + level[i + 1]) for i in range(0, len(level) - 1, 2)]
-        if len(level) % 2:
-            paired.append(level[-1])
-        level = paired
-    return level[0]
-
-
-def inclusion_path(index: int, hashes: Sequence[bytes]) -> list[bytes]:
-    """PATH(index, D[n]) of RFC 6962 section 2.1.1: the audit path of one leaf."""
-    path: list[bytes] = []
-    lo, hi = 0, len(hashes)
-    while hi - lo > 1:
-        k = _split(hi - lo)
-        if index - lo < k:
-            path.append(tree_hash(hashes[lo + k : hi]))
-            hi = lo + k
-        else:
-            path.append(tree_hash(hashes[lo : lo + k]))
-            lo += k
-    path.reverse()
-    return path
+    tree = Tree()
+    for h in hashes:
+        tree.append(h)
+    return tree.root()
 
 
 def verify_inclusion(index: int, size: int, leaf_digest: bytes, path: Sequence[bytes], root: bytes) -> bool:
@@ -126,32 +99,65 @@ def verify_inclusion(index: int, size: int, leaf_digest: bytes, path: Sequence[b
 
 
 class Tree:
-    """Every match's latest head, as leaves in game-id order."""
+    """Every match's latest head, one leaf a match, in the order the chain first named them
+    (within one checkpoint, by game id). The levels are kept, so a changed or added leaf costs
+    its path up (log n hashes), not the tree.
+
+    Bottom-up pairing, an odd node at the end of a level promoted unchanged, gives the same
+    tree as RFC 6962's left-full split."""
 
     def __init__(self) -> None:
         self.heads: dict[str, Head] = {}
-        self._leaves: dict[str, bytes] = {}
+        self.index: dict[str, int] = {}
+        self._levels: list[list[bytes]] = [[]]
 
     def set(self, game_id: str, head: Head) -> None:
         self.heads[game_id] = head
-        self._leaves[game_id] = leaf_hash(leaf(game_id, *head))
+        digest = leaf_hash(leaf(game_id, *head))
+        at = self.index.get(game_id)
+        if at is None:
+            self.index[game_id] = len(self._levels[0])
+            self.append(digest)
+        else:
+            self._levels[0][at] = digest
+            self._up(at)
 
-    def hashes(self) -> tuple[list[str], list[bytes]]:
-        order = sorted(self._leaves, key=str.encode)
-        return order, [self._leaves[g] for g in order]
+    def append(self, digest: bytes) -> None:
+        self._levels[0].append(digest)
+        self._up(len(self._levels[0]) - 1)
+
+    def _up(self, i: int) -> None:
+        k = 0
+        while len(self._levels[k]) > 1:
+            if k + 1 == len(self._levels):
+                self._levels.append([])
+            level, up = self._levels[k], self._levels[k + 1]
+            j = i >> 1
+            node = _h(b"\x01" + level[2 * j] + level[2 * j + 1]) if 2 * j + 1 < len(level) else level[2 * j]
+            if j < len(up):
+                up[j] = node
+            else:
+                up.append(node)
+            i, k = j, k + 1
 
     def root(self) -> bytes:
-        return tree_hash(self.hashes()[1])
+        return self._levels[-1][0] if self._levels[0] else _h(b"")
 
     def copy(self) -> Tree:
         other = Tree()
-        other.heads, other._leaves = dict(self.heads), dict(self._leaves)
+        other.heads, other.index = dict(self.heads), dict(self.index)
+        other._levels = [list(level) for level in self._levels]
         return other
 
     def proof(self, game_id: str) -> tuple[int, list[bytes]]:
-        order, hashes = self.hashes()
-        index = order.index(game_id)
-        return index, inclusion_path(index, hashes)
+        """The leaf's index and its audit path (RFC 6962 section 2.1.1), the nearest sibling first."""
+        index = i = self.index[game_id]
+        path = []
+        for level in self._levels[:-1]:
+            if i ^ 1 < len(level):
+                path.append(level[i ^ 1])
+            i >>= 1
+        return index, path
 
 
 # --------------------------------------------------------------------------- checkpoints

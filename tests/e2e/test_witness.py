@@ -127,23 +127,35 @@ def tp_check_chain(records: list[bytes], public: bytes) -> dict[str, tuple[int, 
         changes = sorted((g, s, bytes.fromhex(c)) for g, s, c in cp["changes"])
         message = tp_check_signature(cp, tp_tree([tp_leaf(*c) for c in changes]), public)
         prev = sha(message)
-        heads.update({g: (s, c) for g, s, c in changes})
-    leaves = [tp_leaf(g, *heads[g]) for g in sorted(heads, key=str.encode)]
+        heads.update({g: (s, c) for g, s, c in changes})  # a dict keeps the order first named
+    leaves = [tp_leaf(g, *heads[g]) for g in heads]
     assert cp["size"] == len(leaves) and bytes.fromhex(cp["root"]) == tp_tree(leaves)
     return heads
 
 
 def test_the_tree_and_its_proofs_are_rfc_6962():
-    """The server's tree hash and audit paths against the RFC's recursive definitions above, for
-    every size up to 33 and every leaf; a path for another leaf, or changed, does not verify."""
+    """The server's tree (kept level by level, leaves added and changed) against the RFC's
+    recursive definitions above, for every size up to 33 and every leaf; RFC 9162's check of a
+    path; a path for another leaf, or changed, does not verify."""
     from tablier import witness
 
+    tree = witness.Tree()
+    heads: dict[str, tuple[int, bytes]] = {}
     for size in range(0, 34):
-        leaves = [sha(bytes([i])) for i in range(size)]
-        assert witness.tree_hash(leaves) == tp_tree(leaves), size
+        if size:
+            gid = f"match-{size:02d}"
+            heads[gid] = (size, sha(bytes([size])))
+            tree.set(gid, heads[gid])
+            # A change to an earlier leaf, as a later move of that match.
+            earlier = f"match-{(size * 7) % size + 1:02d}"
+            heads[earlier] = (heads[earlier][0] + 1, sha(b"again" + bytes([size])))
+            tree.set(earlier, heads[earlier])
+        leaves = [tp_leaf(g, *heads[g]) for g in heads]  # in the order first named
         root = tp_tree(leaves)
-        for i in range(size):
-            path = witness.inclusion_path(i, leaves)
+        assert tree.root() == root == witness.tree_hash(leaves), size
+        for i, gid in enumerate(heads):
+            index, path = tree.proof(gid)
+            assert index == i
             assert tp_root_from_path(i, size, leaves[i], path) == root, (size, i)
             assert witness.verify_inclusion(i, size, leaves[i], path, root)
             if size > 1:
