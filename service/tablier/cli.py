@@ -165,6 +165,9 @@ async def serve_one(args: argparse.Namespace) -> int:
     from tablier.receipts import SigningKeys
 
     signing = SigningKeys.from_env(args.data_dir)
+    from tablier.cli_audit import open_witness
+
+    witness = open_witness(args, signing)  # ConfigError when it cannot be opened
     async with open_database(args) as store:
         app = GameApp(
             MeteredStore(store, metrics),
@@ -176,10 +179,7 @@ async def serve_one(args: argparse.Namespace) -> int:
         )
         app.signing = signing
         witnessing = None
-        if args.witness_dir != "":
-            from tablier.witness import Witness
-
-            witness = Witness(Path(args.witness_dir or Path(args.data_dir) / "witness"), signing)
+        if witness is not None:
             app.repository.witness = witness
             witnessing = asyncio.create_task(witness.run(args.witness_every))
         metrics.watch_app(app)
@@ -307,6 +307,13 @@ def register(sub: Subcommands) -> None:
             "(env TABLIER_WITNESS_DIR; default <data dir>/witness; '' for none)",
         )
         sp.add_argument(
+            "--witness-url",
+            default=os.environ.get("TABLIER_WITNESS_URL"),
+            metavar="URL",
+            help="the witness elsewhere than a directory: postgresql://... (another database) or "
+            "s3://bucket/prefix (env TABLIER_WITNESS_URL; instead of --witness-dir)",
+        )
+        sp.add_argument(
             "--witness-every", type=float, default=2.0, metavar="SECONDS", help="checkpoint interval (default 2)"
         )
         sp.add_argument(
@@ -407,9 +414,10 @@ def register(sub: Subcommands) -> None:
         sp.add_argument(
             "--witness",
             default=None,
-            metavar="DIR",
-            help="a witness directory (tablier serve --witness-dir): the log must reach, and hold, "
-            "the latest head a valid checkpoint names for the match",
+            metavar="DIR|URL",
+            help="the witness (tablier serve --witness-dir or --witness-url): its checkpoints must "
+            "chain and be signed, and the log must reach, and hold, the latest head they name for "
+            "the match, which must be in the last checkpoint's tree",
         )
         database_options(sp)
         sp.set_defaults(run=cli_audit.verify)
@@ -444,6 +452,8 @@ def register(sub: Subcommands) -> None:
         sp.add_argument("--tls-ca", default="", metavar="PEM", help="connect with TLS, trusting this CA")
         sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
         sp.set_defaults(run=cli_audit.export)
+
+    cli_audit.add_witness_proof(sub, add_command)
 
     from tablier import bench
 

@@ -4,12 +4,19 @@ and the seed keys' rotation (`rotate-seed-key`). Registered by `tablier.cli.regi
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
 from tablier.cli import console, err_console, open_database
+from tablier.cli_options import ConfigError
+
+if TYPE_CHECKING:
+    from tablier.receipts import SigningKeys
+    from tablier.witness import Chain, Witness
 
 # --------------------------------------------------------------------------- replay
 
@@ -66,13 +73,8 @@ async def verify(args: argparse.Namespace) -> int:
         keys = signed.SigningKeys.from_env(args.data_dir).listed()
     witnessed = None
     if args.witness is not None:
-        from tablier import witness
-
-        trusted = keys or signed.SigningKeys.from_env(args.data_dir).listed()
-        witnessed, bad_lines = witness.read_heads(args.witness, trusted)
-        for line in bad_lines:
-            err_console.print(f"[red]{line}[/red]")
-        if bad_lines:
+        witnessed = read_witness(args.witness, keys or signed.SigningKeys.from_env(args.data_dir).listed())
+        if witnessed is None:
             return 1
     async with open_database(args) as store:
         ids = await store.list_games() if args.all else [args.game_id]
@@ -91,6 +93,92 @@ async def verify(args: argparse.Namespace) -> int:
     if bad:
         err_console.print(f"[red]{bad} match(es) failed verification[/red]")
         return 1
+    return 0
+
+
+def read_witness(location: str, keys: dict[str, bytes]) -> Chain | None:
+    """The witness's chain of checkpoints, checked; None (the problems printed) when a record is
+    not a valid link, or the heads do not hash to the last root."""
+    from tablier import witness
+    from tablier.witness_backends import open_backend
+
+    backend = open_backend(location)
+    try:
+        chain = witness.read_chain(backend, keys)
+    finally:
+        backend.close()
+    for problem in chain.problems:
+        err_console.print(f"[red]witness {backend.where}: {problem}[/red]")
+    if chain.last is None and not chain.problems:
+        err_console.print(f"[red]witness {backend.where}: no checkpoint[/red]")
+        return None
+    return None if chain.problems else chain
+
+
+def open_witness(args: argparse.Namespace, signing: SigningKeys) -> Witness | None:
+    """`tablier serve`'s witness (--witness-url, else --witness-dir, '' for none)."""
+    from tablier.witness import Witness
+    from tablier.witness_backends import open_backend
+
+    if args.witness_url and "://" not in args.witness_url:
+        raise ConfigError("--witness-url takes postgresql://..., s3://bucket/prefix or file://DIR")
+    if not args.witness_url and args.witness_dir == "":
+        return None
+    try:
+        return Witness(open_backend(args.witness_url or args.witness_dir or Path(args.data_dir) / "witness"), signing)
+    except Exception as exc:  # any store's error, said in one line
+        raise ConfigError(f"the witness cannot be opened: {exc}") from None
+
+
+def add_witness_proof(sub: argparse._SubParsersAction, add_command: Callable[..., Any]) -> None:
+    import os
+
+    from tablier.cli import DEFAULT_DATA_DIR
+
+    sp = add_command(
+        sub,
+        "witness-proof",
+        help="one match's witnessed head with its inclusion proof in the last signed checkpoint (JSON)",
+    )
+    if sp is None:
+        return
+    sp.add_argument("game_id")
+    sp.add_argument("--witness", required=True, metavar="DIR|URL", help="the witness (as for verify)")
+    sp.add_argument(
+        "--receipt-key",
+        action="append",
+        default=[],
+        metavar="HEX",
+        help="a trusted public key (ListSigningKeys); repeatable; default: this server's signing keys",
+    )
+    sp.add_argument(
+        "--data-dir",
+        default=os.environ.get("TABLIER_DATA_DIR", DEFAULT_DATA_DIR),
+        help="where this server's signing key file is, if TABLIER_SIGNING_KEY is unset (env TABLIER_DATA_DIR)",
+    )
+    sp.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+    sp.set_defaults(run=witness_proof)
+
+
+def witness_proof(args: argparse.Namespace) -> int:
+    import json
+
+    from tablier import receipts as signed
+    from tablier import witness
+
+    keys = signed.parse_public_keys(args.receipt_key) or signed.SigningKeys.from_env(args.data_dir).listed()
+    chain = read_witness(args.witness, keys)
+    if chain is None:
+        return 1
+    proof = witness.prove(chain, args.game_id)
+    if proof is None:
+        err_console.print(f"[red]the witness names no head of {args.game_id}[/red]")
+        return 1
+    text = json.dumps(proof, indent=1)
+    if args.output == "-":
+        print(text)
+    else:
+        Path(args.output).write_text(text + "\n")
     return 0
 
 

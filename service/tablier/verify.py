@@ -52,7 +52,7 @@ async def verify_game(
     transcripts: Sequence[MatchLog] = (),
     kept: Sequence[Receipt] = (),
     keys: Mapping[str, bytes] | None = None,
-    witnessed: Mapping[str, tuple[int, bytes]] | None = None,
+    witnessed: witness.Chain | None = None,
 ) -> Verdict:
     """Checks the stored log of a match; `transcripts` and signed receipts (`kept`, checked
     against `keys`: key id -> Ed25519 public key) a client kept must agree with it."""
@@ -76,7 +76,8 @@ async def verify_game(
     problems.extend(check_transcripts(game.game_id, events, transcripts))
     chains = {e.seq: e.chain_hash for e in events}
     problems.extend(receipts.check_log(game.game_id, chains, kept, keys or {}))
-    problems.extend(witness.check_log(game.game_id, chains, witnessed or {}))
+    if witnessed is not None:
+        problems.extend(witness.check_log(game.game_id, chains, witnessed))
     try:
         match = _core.Match(game.game_type, game.seats, dict(game.options))
         expected = opening(game, match)

@@ -1,9 +1,10 @@
 """deploy/ run for real with podman: the image built by `make image`'s script, the compose file
 (PostgreSQL and tablier) on loopback ports, then the Kubernetes manifests with `podman kube play`.
 
-In order, on one compose project: a bot match through the published gRPC port and the web app
-in Chromium through the published browser port; the tablier container restarted, the match
-still there and `tablier verify` passing inside the container; the PostgreSQL container killed
+In order, on one compose project: a bot match through the published gRPC port, its last receipt
+signed by the key of the secret file (ListSigningKeys), and the web app in Chromium through the
+published browser port; the tablier container restarted, the match still there and `tablier
+verify` passing inside the container against the witness on its own volume; the PostgreSQL container killed
 with SIGKILL under load (calls UNAVAILABLE, health NOT_SERVING, then SERVING and moves accepted
 once it is started again, no acknowledged move lost); the manifests played against the same
 database. Everything is torn down at the end. Phase times and figures are written to the log.
@@ -24,16 +25,18 @@ import threading
 import time
 import urllib.request
 import uuid
-from datetime import datetime
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
 import grpc
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-
+from tablier import receipts as signed
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
@@ -158,14 +161,17 @@ def log_time(stamp: str) -> float:
     return datetime.fromisoformat(f"{base}.{(fraction or '0')[:6]:0<6}{'+00:00' if zone == 'Z' else zone}").timestamp()
 
 
-def play_to_end(stub: rpc.GameServiceStub, game: str, seats: int) -> pb.GameState:
+def play_to_end(stub: rpc.GameServiceStub, game: str, seats: int, receipts: list | None = None) -> pb.GameState:
     created = stub.CreateGame(pb.CreateGameRequest(game_type=game, seats=seats), timeout=30)
     state = created.state
     while not state.over:
         md = (("authorization", f"Bearer {created.seat_tokens[state.to_act[0]]}"),)
         action = stub.SuggestMove(pb.SuggestMoveRequest(game_id=created.game_id), metadata=md, timeout=30).action
-        state = stub.PlayMove(pb.PlayMoveRequest(game_id=created.game_id, command_id=str(uuid.uuid4()),
-                                                 action=action), metadata=md, timeout=30).state
+        reply = stub.PlayMove(pb.PlayMoveRequest(game_id=created.game_id, command_id=str(uuid.uuid4()),
+                                                 action=action), metadata=md, timeout=30)
+        state = reply.state
+        if receipts is not None:
+            receipts.append(reply.receipt)
     return state
 
 
@@ -227,7 +233,8 @@ def stack(image: str, tmp_path_factory, request) -> Iterator[Stack]:
         st.compose("down", "--volumes")
         left = podman("ps", "-a", "--filter", f"label=io.podman.compose.project={PROJECT}", "--format", "{{.Names}}")
         assert not left.stdout.strip(), f"left running: {left.stdout}"
-        assert podman("volume", "exists", f"{PROJECT}_pgdata", check=False).returncode != 0, "the volume is left"
+        for volume in ("pgdata", "witness"):
+            assert podman("volume", "exists", f"{PROJECT}_{volume}", check=False).returncode != 0, f"{volume} is left"
         st.log(f"compose down --volumes: {time.monotonic() - down:.1f} s; figures: "
                + ", ".join(f"{k} {v}" for k, v in st.figures.items()))
 
@@ -254,13 +261,22 @@ def test_image(image: str):
 
 
 def test_compose_bot_match_and_web_app(stack: Stack):
-    """A bot match through the published gRPC port; the web app in Chromium through the
-    published browser port; the metrics port answers."""
+    """A bot match through the published gRPC port, its receipts signed by the key of the
+    secret file as ListSigningKeys lists it; the web app in Chromium through the published
+    browser port; the metrics port answers."""
     started = time.monotonic()
+    receipts: list[pb.Receipt] = []
     with stack.channel() as channel:
         stub = rpc.GameServiceStub(channel)
-        state = play_to_end(stub, "carre", 2)
+        state = play_to_end(stub, "carre", 2, receipts)
+        listed = stub.ListSigningKeys(pb.ListSigningKeysRequest(), timeout=10).keys
     assert state.over and state.seq > 2
+    secret = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(stack.secrets["signing_key"]))
+    public = secret.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    assert [(k.public_key, k.current) for k in listed] == [(public, True)], listed
+    last = receipts[-1]
+    assert (last.game_id, last.seq, last.chain_head) == (state.game_id, state.seq, state.chain_head)
+    assert signed.check(last, {k.key_id: k.public_key for k in listed}) is None
     stack.match_id, stack.match_seq = state.game_id, state.seq
     stack.log(f"bot match carre {state.game_id}: {state.seq} events in {time.monotonic() - started:.1f} s")
 
@@ -298,9 +314,13 @@ def test_restart_keeps_matches_and_verify_passes(stack: Stack):
         state = rpc.GameServiceStub(channel).GetView(pb.GetViewRequest(game_id=stack.match_id), timeout=10).state
     assert state.over and state.seq == stack.match_seq
     stack.figures["restart to SERVING"] = f"{restarted:.1f} s"
-    # The entrypoint turns the *_FILE secrets into the environment `tablier` reads.
-    verified = podman("exec", tablier, "tablier-entrypoint", "verify", "--all")
-    assert stack.match_id in verified.stdout and "ok" in verified.stdout, verified.stdout
+    # The entrypoint turns the *_FILE secrets into the environment `tablier` reads; the
+    # witness's checkpoints, on their own volume, outlived the restart.
+    verified = podman("exec", tablier, "tablier-entrypoint", "verify", "--all", "--witness", "/var/lib/tablier-witness")
+    assert stack.match_id in verified.stdout and "ok" in verified.stdout, verified.stdout + verified.stderr
+    mounts = json.loads(podman("inspect", tablier).stdout)[0]["Mounts"]
+    assert any(m.get("Name") == f"{PROJECT}_witness" and m["Destination"] == "/var/lib/tablier-witness"
+               for m in mounts), mounts
     stack.log(f"tablier restarted: SERVING again in {restarted:.1f} s, match intact, verify --all ok in the container")
 
 
@@ -431,17 +451,17 @@ def test_kube_play_manifests(stack: Stack, image: str, tmp_path: Path):
     if busy:
         pytest.skip(f"podman kube play publishes the container ports on the host, and {busy} are in use")
     keys = re.findall(r"^  ([a-z-]+): ", (k8s / "secret.yaml").read_text().split("stringData:", 1)[1], re.M)
-    assert sorted(keys) == ["auditor-token", "database-url", "host-token", "seed-key"], keys
+    assert sorted(keys) == ["auditor-token", "database-url", "host-token", "seed-key", "signing-key"], keys
     values = {"database-url": f"postgresql://tablier:{stack.secrets['postgres_password']}@postgres:5432/tablier",
               "host-token": stack.secrets["host_token"], "auditor-token": stack.secrets["auditor_token"],
-              "seed-key": stack.secrets["seed_key"]}
+              "seed-key": stack.secrets["seed_key"], "signing-key": stack.secrets["signing_key"]}
     (tmp_path / "secret.json").write_text(json.dumps({k: base64.b64encode(v.encode()).decode()
                                                       for k, v in values.items()}))
     deployment = (k8s / "deployment.yaml").read_text()
     assert "replicas: 2" in deployment and "image: localhost/tablier:latest" in deployment
     deployment = deployment.replace("replicas: 2", "replicas: 1").replace("localhost/tablier:latest", image)
     play = tmp_path / "play.yaml"
-    play.write_text((k8s / "configmap.yaml").read_text() + "---\n" + deployment)
+    play.write_text((k8s / "configmap.yaml").read_text() + "---\n" + (k8s / "pvc.yaml").read_text() + "---\n" + deployment)
 
     podman("secret", "rm", "tablier-secrets", check=False)
     podman("secret", "create", "tablier-secrets", str(tmp_path / "secret.json"))
@@ -455,16 +475,21 @@ def test_kube_play_manifests(stack: Stack, image: str, tmp_path: Path):
         with stack.channel() as channel:  # the compose instance sees the pod's match: one database
             seen = rpc.GameServiceStub(channel).GetView(pb.GetViewRequest(game_id=state.game_id), timeout=10).state
         assert seen.seq == state.seq and seen.over
+        wait_for(lambda: podman("exec", "tablier-pod-0-tablier", "test", "-s", "/var/lib/tablier-witness/checkpoints.jsonl",
+                                check=False).returncode == 0, "a checkpoint on the pod's witness volume")
         pod = json.loads(podman("inspect", "tablier-pod-0-tablier").stdout)[0]
         assert pod["Config"]["User"] == "10001:10001"
         assert pod["HostConfig"]["ReadonlyRootfs"] is True
         assert not pod["EffectiveCaps"], pod["EffectiveCaps"]
         assert pod["Config"]["Env"].count("TABLIER_DRAIN=10") == 1  # from the ConfigMap
+        assert any(m.get("Name") == "tablier-witness" and m["Destination"] == "/var/lib/tablier-witness"
+                   for m in pod["Mounts"]), pod["Mounts"]
         stop_timeout = pod["Config"].get("StopTimeout")
     finally:
         downed = time.monotonic()
         podman("kube", "play", "--down", str(play), check=False)
         podman("secret", "rm", "tablier-secrets", check=False)
+        podman("volume", "rm", "--force", "tablier-witness", check=False)
         down = time.monotonic() - downed
     stack.figures["kube pod to SERVING"] = f"{ready:.1f} s"
     stack.log(f"kube play: pod SERVING in {ready:.1f} s, a match played through it and seen through compose; "

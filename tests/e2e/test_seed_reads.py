@@ -1,7 +1,8 @@
 """A sealed seed that no longer opens, met by any read: DATA_LOSS with its reason, never INTERNAL.
 
 Three ways a seed stops opening (a bit of the sealed seed flipped, another match's sealed seed
-copied in, a key id this server does not have), each read RPC that names a match, on a server
+copied in, a key id this server does not have), each read RPC that names a match and a move
+(decided with the seed), on a server
 that holds the match verified in its cache (warm) and on a freshly started one (cold). A warm
 server may still answer a read from the state it verified before the change (it does not read
 the seed again for it); a read that does read the seed (the auditor's listing reads the commands,
@@ -40,6 +41,15 @@ def _watch_first(stub: rpc.GameServiceStub, gid: str, tokens: list[str]) -> obje
         stream.cancel()
 
 
+def _play(stub: rpc.GameServiceStub, gid: str, tokens: list[str]) -> object:
+    """A move, which the seed decides (SuggestMove's, by the seat to act)."""
+    md = seat(tokens[0])
+    s = stub.SuggestMove(pb.SuggestMoveRequest(game_id=gid), metadata=md)
+    return stub.PlayMove(
+        pb.PlayMoveRequest(game_id=gid, command_id=str(uuid.uuid4()), action=s.action, expected_seq=s.seq), metadata=md
+    )
+
+
 READS: dict[str, Read] = {
     "GetView": lambda stub, gid, t: stub.GetView(pb.GetViewRequest(game_id=gid)),
     "GetView as a seat": lambda stub, gid, t: stub.GetView(pb.GetViewRequest(game_id=gid), metadata=seat(t[0])),
@@ -52,6 +62,7 @@ READS: dict[str, Read] = {
     "ListEvents as auditor": lambda stub, gid, t: stub.ListEvents(pb.ListEventsRequest(game_id=gid), metadata=OPERATOR),
     "SuggestMove": lambda stub, gid, t: stub.SuggestMove(pb.SuggestMoveRequest(game_id=gid), metadata=seat(t[0])),
     "WatchGame": _watch_first,
+    "PlayMove": _play,
 }
 # The reads that read the match record (its seed) even when the state is cached.
 READS_THE_SEED_WARM = {"ListEvents as auditor"}

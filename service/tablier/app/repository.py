@@ -273,7 +273,7 @@ class Repository:
         )
         integrity.check_commands(game, stored, commands, later)
         seq = stored[-1].seq if stored else 0
-        witnessed = self.witness.head(gid) if self.witness is not None else None
+        witnessed = await self.witness.head(gid) if self.witness is not None else None
         if witnessed is not None:
             if seq < witnessed[0]:
                 raise integrity.damaged(
