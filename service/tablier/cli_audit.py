@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tablier.cli import console, err_console, open_database
-from tablier.cli_options import ConfigError
+from tablier.cli_options import ConfigError, Subcommands
 
 if TYPE_CHECKING:
     from tablier.receipts import SigningKeys
@@ -130,7 +130,7 @@ def open_witness(args: argparse.Namespace, signing: SigningKeys) -> Witness | No
         raise ConfigError(f"the witness cannot be opened: {exc}") from None
 
 
-def add_witness_proof(sub: argparse._SubParsersAction, add_command: Callable[..., Any]) -> None:
+def add_witness_proof(sub: Subcommands, add_command: Callable[..., Any]) -> None:
     import os
 
     from tablier.cli import DEFAULT_DATA_DIR
@@ -229,7 +229,7 @@ def export(args: argparse.Namespace) -> int:
         else grpc.insecure_channel(args.server)
     )
     with channel:
-        stub = rpc.GameServiceStub(channel)
+        stub = rpc.GameServiceStub(channel)  # type: ignore[no-untyped-call]  # generated, unannotated
         try:
             listed = stub.ListEvents(pb.ListEventsRequest(game_id=args.game_id), metadata=metadata)
             state = stub.GetView(
