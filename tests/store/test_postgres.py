@@ -104,7 +104,9 @@ async def test_events_are_immutable(fresh_database_url, statement):
 async def test_watch_survives_losing_the_listen_connection(fresh_database_url):
     record = game()
     watching = await open_store(fresh_database_url)
-    writing = await open_store(fresh_database_url)
+    # Without the monitor, a store listens only once it is watched: the one listener is the
+    # watching store's.
+    writing = await open_store(fresh_database_url, monitor=False)
     try:
         await writing.create_game(record, [event(1)])
         watch = watching.watch(record.game_id)

@@ -246,11 +246,14 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
 
     async def GetView(self, request, context):
         at_seq = request.at_seq if request.HasField("at_seq") else None
+        min_seq = request.min_seq if request.HasField("min_seq") else None
         if request.with_position:
             seat = request.position_seat if request.HasField("position_seat") else None
-            state, position, seat = await self.app.get_position(request.game_id, credential(context), at_seq, seat)
+            state, position, seat = await self.app.get_position(
+                request.game_id, credential(context), at_seq, seat, min_seq
+            )
             return service_pb2.GetViewResponse(state=to_state(state), position=to_any(position), position_seat=seat)
-        state = await self.app.get_view(request.game_id, credential(context), at_seq)
+        state = await self.app.get_view(request.game_id, credential(context), at_seq, min_seq)
         if at_seq:  # a past state, built for this call
             return service_pb2.GetViewResponse(state=to_state(state))
         entry = self._views.get(id(state))
@@ -263,7 +266,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return response
 
     async def ListLegalMoves(self, request, context):
-        seq, moves = await self.app.legal_moves(request.game_id, credential(context))
+        seq, moves = await self.app.legal_moves(
+            request.game_id, credential(context), request.min_seq if request.HasField("min_seq") else None
+        )
         return service_pb2.ListLegalMovesResponse(
             seq=seq, moves=[to_any(m) for m, _ in moves], labels=[label for _, label in moves]
         )
@@ -302,7 +307,11 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
 
     async def ListEvents(self, request, context):
         events, last_seq = await self.app.list_events(
-            request.game_id, credential(context), request.after_seq, request.limit
+            request.game_id,
+            credential(context),
+            request.after_seq,
+            request.limit,
+            request.min_seq if request.HasField("min_seq") else None,
         )
         return service_pb2.ListEventsResponse(events=[to_event(e) for e in events], last_seq=last_seq)
 
@@ -342,7 +351,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return service_pb2.EvaluatePositionResponse(evaluation=to_any(evaluation))
 
     async def SuggestMove(self, request, context):
-        action, seq = await self.app.suggest(request.game_id, credential(context), request.bot)
+        action, seq = await self.app.suggest(
+            request.game_id, credential(context), request.bot, request.min_seq if request.HasField("min_seq") else None
+        )
         return service_pb2.SuggestMoveResponse(action=to_any(action), seq=seq)
 
 
