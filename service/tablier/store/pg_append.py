@@ -35,7 +35,8 @@ CHANNEL = "tablier_events"
 # one VALUES row of scalar parameters per event, not arrays: psycopg adapts arrays element by
 # element in Python, which cost more server CPU than the rest of the append. One statement text
 # per event count (`append_sql`), each prepared by psycopg on its connections after a few uses.
-# The byte strings go in binary (`%b`): no hex encoding on either side.
+# Parameters go as text: binary byte strings (`%b`) measured no cheaper, on either side
+# (620-750 appends/s against 650-940, 16 in flight; client 0.33 ms/append against 0.30).
 _APPEND = (
     """
 WITH prior AS (
@@ -45,7 +46,7 @@ WITH prior AS (
     -- The event appended after must still be there with the chain hash it continues.
     SELECT %(expected_seq)s::bigint = 0 OR EXISTS (
         SELECT FROM events WHERE game_id = %(game_id)s AND seq = %(expected_seq)s
-                             AND chain_hash = %(prev_chain)b::bytea) AS ok
+                             AND chain_hash = %(prev_chain)s::bytea) AS ok
 ), free AS (
     -- Nothing committed (or written earlier in this transaction) at the first seq yet: in a
     -- group commit, a lost race must not abort the other commands' inserts. A racer not yet
@@ -62,7 +63,7 @@ WITH prior AS (
 ), cmd AS (
     INSERT INTO commands (game_id, command_id, first_seq, last_seq, seat, action, host_command)
     SELECT %(game_id)s, %(command_id)s, %(first_seq)s, %(last_seq)s, %(command_seat)s,
-           %(action)b::bytea, %(host_command)s
+           %(action)s::bytea, %(host_command)s
     WHERE %(command_id)s::text IS NOT NULL AND NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor)
           AND (SELECT ok FROM free)
 )
@@ -74,8 +75,8 @@ SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELEC
 """
 )
 _APPEND_ROW = (
-    "(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})b::bytea, %(seat{i})s::int, "
-    "%(core_version{i})s::text, %(state_hash{i})b::bytea, %(chain_hash{i})b::bytea)"
+    "(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})s::bytea, %(seat{i})s::int, "
+    "%(core_version{i})s::text, %(state_hash{i})s::bytea, %(chain_hash{i})s::bytea)"
 )
 _APPEND_SQL: dict[int, str] = {}
 

@@ -7,15 +7,18 @@ Every append queues its notification, `pg_notify('tablier_events', '<game_id>:<l
 in its own transaction (`pg_append`): PostgreSQL delivers it to every listener at that commit,
 and never for an append that did not commit. (Measured before group commit: the notification
 lock, held through the commit flush, halved the durable commits per second of 16 separate
-writers; with the appends in flight committed together it costs nothing measurable.)
+writers. With the appends in flight committed together, 16 in flight, in the same runs:
+768-976 appends/s against 781-1,049 with the notification sent after the commit in a
+statement of its own, and 0.31-0.39 ms of the server's CPU per append against 0.39-0.58.)
 
 Watching: one LISTEN connection per store, opened with the monitor (or on the first `watch()`),
 fans notifications out to the watchers of this process, so a watcher sees appends made by any
 process on the same database, and keeps what it heard in `feed` (`feed.NoteFeed`): whether a
 state this process read is still the latest, without asking the database. When that connection
 drops it is reopened, every watcher re-reads its match's last seq, so no append is missed, and
-every state read before is no longer known to be current. Likewise an operation that finds its pooled connection
-dead checks the whole pool and is retried once, so a database restart costs no failed calls.
+every state read before is no longer known to be current. Likewise an operation that finds
+its pooled connection dead checks the whole pool and is retried once, so a database restart
+costs no failed calls.
 
 Outages: every operation is bounded (`timeout`, seconds: waiting for a connection included)
 and ends as `StoreUnavailable` when the database cannot be reached, never hangs. A monitor
