@@ -218,9 +218,17 @@ class Reads:
         head = self.repo.verified_head(game.game_id)
         if upto == seq and head is not None and head[0] == seq:
             # What is served must be the log that was verified: it chains to the verified head.
+            # Each stored chain hash too: a read of the present answered from the held state
+            # does not read the log, so this is where a changed column of it shows first.
+            stored_chain_ok = True
             for ev in stored:
                 prev = integrity.event_chain(game, prev, ev)
-            if prev != head[1] or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1)):
+                stored_chain_ok = stored_chain_ok and ev.chain_hash == prev
+            if (
+                prev != head[1]
+                or not stored_chain_ok
+                or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1))
+            ):
                 log.error("events of %s served from the log no longer chain to the verified head", game.game_id)
                 self.repo.forget(game.game_id)
                 await self.repo.load(game)
