@@ -140,9 +140,11 @@ class Reads:
         """The match record, the viewer's state at `at_seq` (default: now, at least at
         `min_seq`) and the core's state there (the cached one: read it, never change it)."""
         game = await self.repo.game(game_id)
-        # A past seq this server's state has not reached yet may still be in the log.
-        seq, match = await self.repo.latest(game, max(min_seq or 0, at_seq or 0) or None)
-        _reached(seq, min_seq)
+        # A past seq this server's state has not reached yet may still be in the log; with
+        # at_seq, min_seq is moot (the answer is at at_seq).
+        seq, match = await self.repo.latest(game, (at_seq or min_seq) or None)
+        if not at_seq:
+            _reached(seq, min_seq)
         principal = self.access.principal(game, cred, over=match.is_over(), read_only=True)
         if at_seq and at_seq != seq:
             if at_seq > seq:
