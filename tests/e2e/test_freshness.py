@@ -124,6 +124,8 @@ def test_a_write_through_another_server_is_read_with_min_seq(two_servers):
         code, reason, message = expect_error(r.GetView, pb.GetViewRequest(game_id=gid, min_seq=state.seq + 5))
         assert (code, reason) == (grpc.StatusCode.OUT_OF_RANGE, "MIN_SEQ_NOT_REACHED"), message
         assert f"at seq {state.seq}" in message
+        # With at_seq the answer is at that seq: min_seq is moot.
+        assert r.GetView(pb.GetViewRequest(game_id=gid, at_seq=1, min_seq=state.seq + 5)).state.seq == 1
 
 
 def _set_connections(url: str, allowed: bool) -> None:
