@@ -34,14 +34,26 @@ import os
 import secrets
 import statistics
 import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import any_pb2
 
+from tablier.bench_workloads import (
+    GAME,
+    PlannedMatch,
+    _call,
+    _cold_rebuilds,
+    _create_planned,
+    _echo,
+    _long_match,
+    _mid_game_position,
+    _play_lane,
+    _resume,
+    _type_url,
+)
 from tablier.benchkit import (
     ECHO_METHOD,
     LOOPBACK,
@@ -55,113 +67,6 @@ from tablier.benchkit import (
     _lanes,
     _start,
 )
-
-GAME = "qwirkle"
-
-
-def _type_url(game: str, kind: str) -> str:
-    """The Any type URL of a game's `Action` or `Position`, as the core registers it."""
-    from tablier.app.catalogue import Catalogue
-
-    info = Catalogue().get(game)
-    return "type.googleapis.com/" + (info.action_type if kind == "Action" else info.position_type)
-
-
-SEATS = 2
-
-
-# --------------------------------------------------------------------------- workloads
-
-
-@dataclass
-class PlannedMatch:
-    game_id: str
-    tokens: list[str]
-    moves: list[tuple[int, bytes, int]]  # (seat, action, expected seq)
-
-
-def _plan_moves(
-    seed: bytes, game: str = GAME, seats: int = SEATS, bot: str = "greedy", max_seq: int | None = None
-) -> list[tuple[int, bytes, int]]:
-    """The moves of a bot self-play match, decided by the local core from the match's seed:
-    the server, deciding from the same seed and seqs, writes the same events."""
-    from tablier import _core
-
-    match = _core.Match(game, seats, {})
-    seq = 0
-    for _, payload in match.start(seed, 1):
-        match.apply(payload)
-        seq += 1
-    moves = []
-    while not match.is_over() and (max_seq is None or seq < max_seq):
-        seat = match.to_act()[0]
-        action = match.bot_action(seat, bot, secrets.token_bytes(32), seq + 1)
-        moves.append((seat, action, seq))
-        for _, payload in match.decide(seat, action, seed, seq + 1):
-            match.apply(payload)
-            seq += 1
-    return moves
-
-
-def _mid_game_position() -> bytes:
-    """A Qwirkle Position: the board and the hand to play after 20 greedy turns."""
-    from tablier import _core
-    from tablier.v1 import qwirkle_pb2
-
-    seed = bytes(range(32))
-    match = _core.Match(GAME, SEATS, {})
-    seq = 0
-    for _, payload in match.start(seed, 1):
-        match.apply(payload)
-        seq += 1
-    for _ in range(20):
-        seat = match.to_act()[0]
-        for _, payload in match.decide(seat, match.bot_action(seat, "greedy", seed, seq + 1), seed, seq + 1):
-            match.apply(payload)
-            seq += 1
-    view = qwirkle_pb2.View.FromString(match.view(auditor=True))
-    hand = view.seats[match.to_act()[0]].hand_tile_types
-    return qwirkle_pb2.Position(board=view.board, hand_types=hand).SerializeToString()
-
-
-async def _create_planned(stub, pb, operator: str, count: int) -> list[PlannedMatch]:
-    md = (("authorization", f"Bearer {operator}"),)
-    out = []
-    for _ in range(count):
-        seed = secrets.token_bytes(32)
-        created = await stub.CreateGame(pb.CreateGameRequest(game_type=GAME, seats=SEATS, seed=seed), metadata=md)
-        out.append(PlannedMatch(created.game_id, list(created.seat_tokens), _plan_moves(seed)))
-    return out
-
-
-async def _long_match(stub, pb, operator: str, events: int) -> tuple[str, int]:
-    """A 6-player Démocratie match (random bots) played until it holds at least `events`
-    events, or to its end."""
-    game, seats = "democratie", 6
-    while True:  # a match long enough (planning is local and fast)
-        seed = secrets.token_bytes(32)
-        plan = _plan_moves(seed, game, seats, "random", events)
-        if not plan or plan[-1][2] >= events - 40:
-            break
-    created = await stub.CreateGame(
-        pb.CreateGameRequest(game_type=game, seats=seats, seed=seed),
-        metadata=(("authorization", f"Bearer {operator}"),),
-    )
-    action_type = _type_url(game, "Action")
-    seq = created.state.seq
-    for n, (seat, action, expected) in enumerate(plan):
-        played = await stub.PlayMove(
-            pb.PlayMoveRequest(
-                game_id=created.game_id,
-                command_id=f"long-{n}",
-                action=any_pb2.Any(type_url=action_type, value=action),
-                expected_seq=expected,
-            ),
-            metadata=(("authorization", f"Bearer {created.seat_tokens[seat]}"),),
-        )
-        seq = played.state.seq
-    return created.game_id, seq
-
 
 # --------------------------------------------------------------------------- the run
 
@@ -374,78 +279,6 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
         for ch in channels:
             await ch.close()
     return list(rows.values())
-
-
-async def _cold_rebuilds(dsn: str, seed_dir: Path, game_id: str, times: int) -> list[float]:
-    """Milliseconds to load a match with nothing cached, as a server does (GameApp._load: every
-    event read from PostgreSQL and checked), `times` times."""
-    from tablier.app import GameApp
-    from tablier.seeds import SeedKeys
-    from tablier.store.postgres import open_store
-
-    store = await open_store(dsn, seed_keys=SeedKeys.from_env(seed_dir))
-    out = []
-    try:
-        for _ in range(times):
-            app = GameApp(store)
-            started = time.perf_counter()
-            await app.repository.load(await app.repository.game(game_id))
-            out.append(1000 * (time.perf_counter() - started))
-            await app.close()
-    finally:
-        await store.close()
-    return out
-
-
-async def _echo(call, body: bytes) -> bool:
-    await call(body)
-    return True
-
-
-async def _resume(stub, pb, game_id: str, after: int, upto: int) -> bool:
-    """A watch resumed after seq `after`, read until seq `upto` arrived."""
-    call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_seq=after, batches=True))
-    try:
-        async for update in call:
-            if update.state.seq >= upto:
-                break
-    finally:
-        call.cancel()
-    return True
-
-
-async def _call(awaitable) -> bool:
-    await awaitable
-    return True
-
-
-def _play_lane(stub, pb, matches: list[PlannedMatch]) -> Callable[[], Awaitable[bool]]:
-    """One PlayMove per call, through the lane's planned matches in order (requests built
-    beforehand, as the echo's body is)."""
-    calls = iter(
-        [
-            (
-                pb.PlayMoveRequest(
-                    game_id=m.game_id,
-                    command_id=secrets.token_hex(16),
-                    action=any_pb2.Any(type_url=_type_url(GAME, "Action"), value=action),
-                    expected_seq=expected,
-                ),
-                (("authorization", f"Bearer {m.tokens[seat]}"),),
-            )
-            for m in matches
-            for seat, action, expected in m.moves
-        ]
-    )
-
-    async def one() -> bool:
-        item = next(calls, None)
-        if item is None:
-            return False
-        await stub.PlayMove(item[0], metadata=item[1])
-        return True
-
-    return one
 
 
 @contextlib.contextmanager

@@ -52,13 +52,14 @@ def create(stub, game: str, seats: int | None = None, seed: bytes = b"") -> pb.C
         game_type=game, seats=seats or INFO[game].min_players, seed=seed), metadata=OPERATOR if seed else ())
 
 
-def raw_events(stub, game_id: str) -> pb.ListEventsResponse:
-    """Every event unredacted (operator = auditor)."""
-    return stub.ListEvents(pb.ListEventsRequest(game_id=game_id), metadata=OPERATOR)
+def raw_events(stub, game_id: str, min_seq: int | None = None) -> pb.ListEventsResponse:
+    """Every event unredacted (operator = auditor); with `min_seq`, up to that seq at least
+    (a seq written through another connection or server)."""
+    return stub.ListEvents(pb.ListEventsRequest(game_id=game_id, min_seq=min_seq), metadata=OPERATOR)
 
 
-def last_seq(stub, game_id: str) -> int:
-    return raw_events(stub, game_id).last_seq
+def last_seq(stub, game_id: str, min_seq: int | None = None) -> int:
+    return raw_events(stub, game_id, min_seq).last_seq
 
 
 def replay_locally(stub, created: pb.CreateGameResponse, upto: int | None = None,
@@ -71,11 +72,12 @@ def replay_locally(stub, created: pb.CreateGameResponse, upto: int | None = None
 
 
 def bot_move(stub, created: pb.CreateGameResponse, state: pb.GameState | None = None) -> pb.PlayMoveResponse:
-    """The awaited seat plays the core's suggestion."""
-    state = state or stub.GetView(pb.GetViewRequest(game_id=created.game_id)).state
+    """The awaited seat plays the core's suggestion (decided at `state`'s seq or later: the
+    state may come from another connection or server)."""
+    state = state or stub.GetView(pb.GetViewRequest(game_id=created.game_id, min_seq=created.state.seq)).state
     s = state.to_act[0]
     md = seat(created.seat_tokens[s])
-    suggestion = stub.SuggestMove(pb.SuggestMoveRequest(game_id=created.game_id), metadata=md)
+    suggestion = stub.SuggestMove(pb.SuggestMoveRequest(game_id=created.game_id, min_seq=state.seq), metadata=md)
     return stub.PlayMove(pb.PlayMoveRequest(
         game_id=created.game_id, command_id=str(uuid.uuid4()), action=suggestion.action,
         expected_seq=suggestion.seq), metadata=md)

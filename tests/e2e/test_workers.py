@@ -1,6 +1,11 @@
 """`tablier serve --workers N`: N processes on one address and one database, and the rules that
 hold across them (idempotency, lost races, watches, timers); port sharing only among them; the
-browser address served by every worker; one /metrics, served by the parent, for all of them."""
+browser address served by every worker; one /metrics, served by the parent, for all of them.
+
+A client here holds one connection to each worker. A read through one worker of what was
+written through the other names the seq written (`min_seq`), as the API says a client must to
+read its own write on another connection; `test_a_read_names_the_seq_it_must_follow` checks
+that this holds on every read, at once after the write."""
 
 from __future__ import annotations
 
@@ -85,9 +90,10 @@ def test_both_workers_serve_one_database(channels):
     a, b = _stubs(channels)
     created = create(a, "qwirkle")
     # Made through one worker, seen and played through the other.
-    assert b.GetView(pb.GetViewRequest(game_id=created.game_id)).state.seq == created.state.seq
+    view = b.GetView(pb.GetViewRequest(game_id=created.game_id, min_seq=created.state.seq))
+    assert view.state.seq == created.state.seq
     played = bot_move(b, created)
-    assert last_seq(a, created.game_id) == played.state.seq > created.state.seq
+    assert last_seq(a, created.game_id, played.state.seq) == played.state.seq > created.state.seq
 
 
 def test_moves_alternating_between_workers_are_not_refused(channels):
@@ -101,11 +107,12 @@ def test_moves_alternating_between_workers_are_not_refused(channels):
         stub = (a, b)[i % 2]
         s = state.to_act[0]
         md = seat(created.seat_tokens[s])
-        action = stub.SuggestMove(pb.SuggestMoveRequest(game_id=created.game_id), metadata=md).action
+        action = stub.SuggestMove(pb.SuggestMoveRequest(game_id=created.game_id, min_seq=state.seq),
+                                  metadata=md).action
         # No expected_seq: the move applies to the current state, whichever worker is behind.
         state = stub.PlayMove(pb.PlayMoveRequest(game_id=created.game_id, command_id=str(uuid.uuid4()),
                                                  action=action), metadata=md).state
-    assert last_seq(a, created.game_id) == state.seq
+    assert last_seq(a, created.game_id, state.seq) == state.seq
 
 
 def test_one_command_id_through_both_workers_is_written_once(channels):
@@ -127,10 +134,11 @@ def test_racing_moves_on_two_workers_one_wins(channels):
     a, b = _stubs(channels)
     created = create(a, "qwirkle")
     gid = created.game_id
+    seq = created.state.seq
     for _ in range(3):
-        state = a.GetView(pb.GetViewRequest(game_id=gid)).state
+        state = a.GetView(pb.GetViewRequest(game_id=gid, min_seq=seq)).state
         md = seat(created.seat_tokens[state.to_act[0]])
-        action = a.SuggestMove(pb.SuggestMoveRequest(game_id=gid), metadata=md).action
+        action = a.SuggestMove(pb.SuggestMoveRequest(game_id=gid, min_seq=state.seq), metadata=md).action
         futures = [s.PlayMove.future(pb.PlayMoveRequest(
             game_id=gid, command_id=str(uuid.uuid4()), action=action, expected_seq=state.seq),
             metadata=md, timeout=WAIT) for s in (a, b)]
@@ -143,7 +151,8 @@ def test_racing_moves_on_two_workers_one_wins(channels):
         assert len(wins) == 1 and len(losses) == 1, (wins, losses)
         assert error_of(losses[0])[:2] in {(grpc.StatusCode.ABORTED, "SEQ_CONFLICT"),
                                            (grpc.StatusCode.ABORTED, "SEQ_MISMATCH")}
-        assert last_seq(b, gid) == wins[0].state.seq
+        seq = wins[0].state.seq
+        assert last_seq(b, gid, seq) == seq
 
 
 def test_a_watch_on_one_worker_sees_moves_made_on_the_other(channels):
@@ -161,7 +170,8 @@ def test_a_watch_on_one_worker_sees_moves_made_on_the_other(channels):
         if update.state.seq >= state.seq:
             break
     stream.cancel()
-    public = [e.seq for e in b.ListEvents(pb.ListEventsRequest(game_id=gid)).events if e.seq > created.state.seq]
+    public = [e.seq for e in b.ListEvents(pb.ListEventsRequest(game_id=gid, min_seq=state.seq)).events
+              if e.seq > created.state.seq]
     assert seen == public and seen[-1] == state.seq
 
 
@@ -178,15 +188,16 @@ def test_a_timer_armed_on_both_workers_fires_once(channels):
         pytest.fail("no knock window opened in 500 moves")
     # Both workers hold the match with the window open: both run its timer.
     for stub in (a, b):
-        assert stub.GetView(pb.GetViewRequest(game_id=gid)).state.seq == state.seq
+        assert stub.GetView(pb.GetViewRequest(game_id=gid, min_seq=state.seq)).state.seq == state.seq
     stream = a.WatchGame(pb.WatchGameRequest(game_id=gid, after_seq=state.seq), metadata=OPERATOR, timeout=WAIT)
     for update in stream:
         if update.event.type == "knock_window_closed":
             break
     stream.cancel()
-    after = a.GetView(pb.GetViewRequest(game_id=gid), metadata=OPERATOR).state
-    b.GetView(pb.GetViewRequest(game_id=gid))  # the other worker has seen the close too
-    kinds = [e.type for e in raw_events(b, gid).events if e.seq > state.seq]
+    after = a.GetView(pb.GetViewRequest(game_id=gid, min_seq=update.state.seq), metadata=OPERATOR).state
+    # The other worker has seen the close too.
+    b.GetView(pb.GetViewRequest(game_id=gid, min_seq=update.state.seq))
+    kinds = [e.type for e in raw_events(b, gid, after.seq).events if e.seq > state.seq]
     assert kinds.count("knock_window_closed") == 1, kinds
     assert last_seq(a, gid) == after.seq
 

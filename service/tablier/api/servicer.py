@@ -8,7 +8,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 
-from google.protobuf import any_pb2, duration_pb2, timestamp_pb2
+from google.protobuf import any_pb2
 
 from tablier.app import (
     Credential,
@@ -24,7 +24,7 @@ from tablier.app import (
 from tablier.app.errors import Unauthenticated
 from tablier.app.watch import WatchBatch, WatchItem
 from tablier.receipts import SigningKeys
-from tablier.v1 import common_pb2, service_pb2, service_pb2_grpc
+from tablier.v1 import service_pb2, service_pb2_grpc
 
 from .observe import peer_of
 
@@ -75,6 +75,11 @@ def to_any(payload: Payload) -> any_pb2.Any:
     return any_pb2.Any(type_url=TYPE_URL_PREFIX + payload.type_name, value=payload.data)
 
 
+def _fill_any(out: any_pb2.Any, payload: Payload) -> None:
+    out.type_url = TYPE_URL_PREFIX + payload.type_name
+    out.value = payload.data
+
+
 def from_any(message, field: str) -> Payload | None:
     """The payload of an Any field, by type name only; the service never decodes it."""
     if not message.HasField(field):
@@ -85,49 +90,66 @@ def from_any(message, field: str) -> Payload | None:
 
 
 def to_state(state: MatchState) -> service_pb2.GameState:
-    out = service_pb2.GameState(
-        game_id=state.game_id,
-        game_type=state.game_type,
-        seq=state.seq,
-        role=_ROLES[state.principal.role],
-        seat=state.principal.seat or 0,
-        to_act=state.to_act,
-        over=state.over,
-        view=to_any(state.view),
-        seat_count=state.seat_count,
-        chain_head=state.chain_head or b"",
-        seed_commitment=state.seed_commitment,
-        seed=state.seed or b"",
-        options=state.options,
-        integrity_scheme=state.integrity_scheme,
-        seats=[service_pb2.SeatInfo(status=_SEAT_STATUSES[i.status], bot=i.bot) for i in state.seats],
-        clocks=[_seat_clock(c) for c in state.clocks],
-    )
-    if state.outcome is not None:
-        out.outcome.CopyFrom(common_pb2.Outcome.FromString(state.outcome))
+    out = service_pb2.GameState()
+    fill_state(out, state)
     return out
 
 
-def _seat_clock(clock) -> service_pb2.SeatClock:
-    out = service_pb2.SeatClock()
+def fill_state(out: service_pb2.GameState, state: MatchState) -> None:
+    """Writes `state` into `out`, a field of the response being built: each message is built
+    once, in place (a message passed to a constructor is copied: about twice the time)."""
+    out.game_id = state.game_id
+    out.game_type = state.game_type
+    out.seq = state.seq
+    out.role = _ROLES[state.principal.role]
+    out.seat = state.principal.seat or 0
+    out.to_act.extend(state.to_act)
+    out.over = state.over
+    _fill_any(out.view, state.view)
+    out.seat_count = state.seat_count
+    if state.chain_head:
+        out.chain_head = state.chain_head
+    out.seed_commitment = state.seed_commitment
+    if state.seed:
+        out.seed = state.seed
+    out.options.update(state.options)
+    out.integrity_scheme = state.integrity_scheme
+    for i in state.seats:
+        out.seats.add(status=_SEAT_STATUSES[i.status], bot=i.bot)
+    for c in state.clocks:
+        _fill_seat_clock(out.clocks.add(), c)
+    if state.outcome is not None:
+        out.outcome.ParseFromString(state.outcome)
+
+
+def _fill_seat_clock(out: service_pb2.SeatClock, clock) -> None:
     if clock.bank_ms is not None:
-        out.bank.CopyFrom(duration_pb2.Duration(seconds=clock.bank_ms // 1000, nanos=clock.bank_ms % 1000 * 1_000_000))
+        out.bank.seconds = clock.bank_ms // 1000
+        out.bank.nanos = clock.bank_ms % 1000 * 1_000_000
     if clock.deadline_ms is not None:
         out.deadline.FromMilliseconds(clock.deadline_ms)
-    return out
 
 
 def to_event(event: EventOut) -> service_pb2.Event:
-    out = service_pb2.Event(
-        seq=event.seq,
-        type=event.kind,
-        payload=to_any(event.payload),
-        chain_hash=event.chain_hash or b"",
-        command_id=event.command_id or "",
-        core_version=event.core_version or "",
-        state_hash=event.state_hash or b"",
-        description=event.description,
-    )
+    out = service_pb2.Event()
+    fill_event(out, event)
+    return out
+
+
+def fill_event(out: service_pb2.Event, event: EventOut) -> None:
+    """Writes `event` into `out` (see `fill_state`)."""
+    out.seq = event.seq
+    out.type = event.kind
+    _fill_any(out.payload, event.payload)
+    if event.chain_hash:
+        out.chain_hash = event.chain_hash
+    if event.command_id:
+        out.command_id = event.command_id
+    if event.core_version:
+        out.core_version = event.core_version
+    if event.state_hash:
+        out.state_hash = event.state_hash
+    out.description = event.description
     if event.seat is not None:
         out.seat = event.seat
     if event.command is not None:
@@ -136,12 +158,9 @@ def to_event(event: EventOut) -> service_pb2.Event:
         if given.seat is not None:
             out.command.seat = given.seat
         if given.action is not None:
-            out.command.action.CopyFrom(to_any(given.action))
+            _fill_any(out.command.action, given.action)
     if event.recorded_at is not None:
-        stamp = timestamp_pb2.Timestamp()
-        stamp.FromDatetime(event.recorded_at)
-        out.recorded_at.CopyFrom(stamp)
-    return out
+        out.recorded_at.FromDatetime(event.recorded_at)
 
 
 class GameServicer(service_pb2_grpc.GameServiceServicer):
@@ -161,6 +180,20 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         if self.signing is None or not state.chain_head:
             return None
         return self.signing.sign(state.game_id, state.seq, state.chain_head)
+
+    def _sign(self, response) -> None:
+        """Adds the receipt of the response's state, if it gets one (see `_receipt`)."""
+        receipt = self._receipt(response.state)
+        if receipt is not None:
+            response.receipt.CopyFrom(receipt)
+
+    def _played(self, response, played):
+        """A PlayMove or HostCommand response, its messages built in place."""
+        for e in played.events:
+            fill_event(response.events.add(), e)
+        fill_state(response.state, played.state)
+        self._sign(response)
+        return response
 
     async def ListSigningKeys(self, request, context):
         if self.signing is None:
@@ -218,14 +251,12 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             assignments,
             peer=peer_of(context),
         )
-        state = to_state(created.state)
-        return service_pb2.CreateGameResponse(
-            game_id=created.game_id,
-            seat_tokens=created.seat_tokens,
-            state=state,
-            invite_codes=created.invite_codes,
-            receipt=self._receipt(state),
+        response = service_pb2.CreateGameResponse(
+            game_id=created.game_id, seat_tokens=created.seat_tokens, invite_codes=created.invite_codes
         )
+        fill_state(response.state, created.state)
+        self._sign(response)
+        return response
 
     async def JoinGame(self, request, context):
         joined = await self.app.join_game(
@@ -235,46 +266,52 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.seat if request.HasField("seat") else None,
             request.join_key,
         )
-        state = to_state(joined.state)
-        return service_pb2.JoinGameResponse(
-            seat=joined.seat,
-            seat_token=joined.seat_token,
-            state=state,
-            replayed=joined.replayed,
-            receipt=self._receipt(state),
+        response = service_pb2.JoinGameResponse(
+            seat=joined.seat, seat_token=joined.seat_token, replayed=joined.replayed
         )
+        fill_state(response.state, joined.state)
+        self._sign(response)
+        return response
 
     async def GetView(self, request, context):
         at_seq = request.at_seq if request.HasField("at_seq") else None
+        min_seq = request.min_seq if request.HasField("min_seq") else None
         if request.with_position:
             seat = request.position_seat if request.HasField("position_seat") else None
             state, position, seat, moves = await self.app.get_position(
-                request.game_id, credential(context), at_seq, seat
+                request.game_id, credential(context), at_seq, seat, min_seq
             )
-            return service_pb2.GetViewResponse(
-                state=to_state(state),
-                position=to_any(position),
-                position_seat=seat,
-                position_moves=[to_any(m) for m, _ in moves],
-                position_move_labels=[label for _, label in moves],
+            response = service_pb2.GetViewResponse(
+                position_seat=seat, position_move_labels=[label for _, label in moves]
             )
-        state = await self.app.get_view(request.game_id, credential(context), at_seq)
+            fill_state(response.state, state)
+            _fill_any(response.position, position)
+            for move, _ in moves:
+                _fill_any(response.position_moves.add(), move)
+            return response
+        state = await self.app.get_view(request.game_id, credential(context), at_seq, min_seq)
         if at_seq:  # a past state, built for this call
-            return service_pb2.GetViewResponse(state=to_state(state))
+            response = service_pb2.GetViewResponse()
+            fill_state(response.state, state)
+            return response
         entry = self._views.get(id(state))
         if entry is not None and entry[0] is state:
             return entry[1]
-        response = service_pb2.GetViewResponse(state=to_state(state))
+        response = service_pb2.GetViewResponse()
+        fill_state(response.state, state)
         self._views[id(state)] = (state, response)
         while len(self._views) > _RENDERED_VIEWS:
             self._views.popitem(last=False)
         return response
 
     async def ListLegalMoves(self, request, context):
-        seq, moves = await self.app.legal_moves(request.game_id, credential(context))
-        return service_pb2.ListLegalMovesResponse(
-            seq=seq, moves=[to_any(m) for m, _ in moves], labels=[label for _, label in moves]
+        seq, moves = await self.app.legal_moves(
+            request.game_id, credential(context), request.min_seq if request.HasField("min_seq") else None
         )
+        response = service_pb2.ListLegalMovesResponse(seq=seq, labels=[label for _, label in moves])
+        for m, _ in moves:
+            _fill_any(response.moves.add(), m)
+        return response
 
     async def PlayMove(self, request, context):
         played = await self.app.play(
@@ -284,13 +321,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             from_any(request, "action"),
             request.expected_seq if request.HasField("expected_seq") else None,
         )
-        state = to_state(played.state)
-        return service_pb2.PlayMoveResponse(
-            events=[to_event(e) for e in played.events],
-            state=state,
-            replayed=played.replayed,
-            receipt=self._receipt(state),
-        )
+        return self._played(service_pb2.PlayMoveResponse(replayed=played.replayed), played)
 
     async def HostCommand(self, request, context):
         done = await self.app.host_command(
@@ -300,19 +331,20 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.command,
             request.expected_seq if request.HasField("expected_seq") else None,
         )
-        state = to_state(done.state)
-        return service_pb2.HostCommandResponse(
-            events=[to_event(e) for e in done.events],
-            state=state,
-            replayed=done.replayed,
-            receipt=self._receipt(state),
-        )
+        return self._played(service_pb2.HostCommandResponse(replayed=done.replayed), done)
 
     async def ListEvents(self, request, context):
         events, last_seq = await self.app.list_events(
-            request.game_id, credential(context), request.after_seq, request.limit
+            request.game_id,
+            credential(context),
+            request.after_seq,
+            request.limit,
+            request.min_seq if request.HasField("min_seq") else None,
         )
-        return service_pb2.ListEventsResponse(events=[to_event(e) for e in events], last_seq=last_seq)
+        response = service_pb2.ListEventsResponse(last_seq=last_seq)
+        for e in events:
+            fill_event(response.events.add(), e)
+        return response
 
     async def WatchGame(self, request, context):
         """Yields each response already serialized (bytes): a batch or an item is shared by
@@ -350,7 +382,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         return service_pb2.EvaluatePositionResponse(evaluation=to_any(evaluation))
 
     async def SuggestMove(self, request, context):
-        action, seq = await self.app.suggest(request.game_id, credential(context), request.bot)
+        action, seq = await self.app.suggest(
+            request.game_id, credential(context), request.bot, request.min_seq if request.HasField("min_seq") else None
+        )
         return service_pb2.SuggestMoveResponse(action=to_any(action), seq=seq)
 
 

@@ -135,6 +135,7 @@ class Commands:
         )
         opening = match.start(seed, 1)
         events = self._evolve(record, match, opening, seat=None)
+        mark = self.repo.mark()
         stored = await self.repo.store.create_game(record, events)
         if record.clocked:
             # The clock starts at the recorded time of the opening events.
@@ -142,7 +143,7 @@ class Commands:
             for ev in stored:
                 apply_stored(match, ev)
         seq = stored[-1].seq if stored else 0
-        self.repo.remember(record, seq, match, stored[-1].chain_hash if stored else genesis_hash(record))
+        self.repo.remember(record, seq, match, stored[-1].chain_hash if stored else genesis_hash(record), mark)
         return Created(
             game_id,
             plan.tokens,
@@ -362,6 +363,7 @@ class Commands:
             raise RuntimeError(f"the core decided no events for a command in {game.game_id}")
         after = match.copy()
         events = self._evolve(game, after, decided, seat=given.seat)
+        mark = self.repo.mark()
         try:
             stored = await self.repo.store.append(
                 game.game_id, seq, events, command_id, given, chained_input(game.hash_scheme, command_id, given)
@@ -379,7 +381,7 @@ class Commands:
             after = match.copy()
             for ev in stored:
                 apply_stored(after, ev)
-        self.repo.remember(game, last, after, stored[-1].chain_hash)
+        self.repo.remember(game, last, after, stored[-1].chain_hash, mark)
         return Played(
             events=[e for e in (self._event_out(game, after, ev, principal) for ev in stored) if e],
             state=self._state(game, last, after, principal, stored[-1].chain_hash),

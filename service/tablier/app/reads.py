@@ -1,6 +1,11 @@
 """Reads: a viewer's state of a match (now or at a past seq), its events, a seat's position and
 legal moves, a suggested move, an evaluation, and the stream of a watched match. Reads change
-no match: they load states from the repository and never start a timer or a bot."""
+no match: they load states from the repository and never start a timer or a bot.
+
+A read of the present takes the repository's `latest` state: the cached one, without a
+database round trip, while the store's feed of appends says nothing newer was committed, and
+at least at the `min_seq` the client names (a seq it saw, e.g. its own write through another
+server); a match that has no such seq even in the database is OUT_OF_RANGE."""
 
 from __future__ import annotations
 
@@ -85,18 +90,31 @@ class Reads:
     ) -> EventOut | None:
         return event_out(self.catalogue, game, match, ev, who, command)
 
-    async def get_view(self, game_id: str, cred: Credential, at_seq: int | None = None) -> MatchState:
-        return (await self._view(game_id, cred, at_seq))[1]
+    async def _latest(self, game: GameRecord, min_seq: int | None) -> tuple[int, Match]:
+        """The match now (`Repository.latest`), at least at `min_seq`."""
+        seq, match = await self.repo.latest(game, min_seq or None)
+        _reached(seq, min_seq)
+        return seq, match
+
+    async def get_view(
+        self, game_id: str, cred: Credential, at_seq: int | None = None, min_seq: int | None = None
+    ) -> MatchState:
+        return (await self._view(game_id, cred, at_seq, min_seq))[1]
 
     async def get_position(
-        self, game_id: str, cred: Credential, at_seq: int | None = None, seat: int | None = None
+        self,
+        game_id: str,
+        cred: Credential,
+        at_seq: int | None = None,
+        seat: int | None = None,
+        min_seq: int | None = None,
     ) -> tuple[MatchState, Payload, int, list[tuple[Payload, str]]]:
         """The view as `get_view` gives it, and the Position (the input of `evaluate`) that
         `seat` faces at the same seq: a seat's own (the default), or any seat's for the auditor
         (default: the first seat awaited, else 0). The core builds it from what that seat may
         see and gives it to nobody else. With it, that seat's legal moves there and their
         labels (what `evaluate` values, named for people, at a past seq too)."""
-        game, state, match = await self._view(game_id, cred, at_seq)
+        game, state, match = await self._view(game_id, cred, at_seq, min_seq)
         position_type = self.catalogue.position_type(game.game_type)
         who = state.principal
         if who.role is Role.SPECTATOR:
@@ -119,11 +137,17 @@ class Reads:
         moves = [(Payload(action_type, m), label) for m, label in await asyncio.to_thread(match.legal_moves, seat)]
         return state, Payload(position_type, data), seat, moves
 
-    async def _view(self, game_id: str, cred: Credential, at_seq: int | None) -> tuple[GameRecord, MatchState, Match]:
-        """The match record, the viewer's state at `at_seq` (default: now) and the core's
-        state there (the cached one: read it, never change it)."""
+    async def _view(
+        self, game_id: str, cred: Credential, at_seq: int | None, min_seq: int | None = None
+    ) -> tuple[GameRecord, MatchState, Match]:
+        """The match record, the viewer's state at `at_seq` (default: now, at least at
+        `min_seq`) and the core's state there (the cached one: read it, never change it)."""
         game = await self.repo.game(game_id)
-        seq, match = await self.repo.load(game)
+        # A past seq this server's state has not reached yet may still be in the log; with
+        # at_seq, min_seq is moot (the answer is at at_seq).
+        seq, match = await self.repo.latest(game, (at_seq or min_seq) or None)
+        if not at_seq:
+            _reached(seq, min_seq)
         principal = self.access.principal(game, cred, over=match.is_over(), read_only=True)
         if at_seq and at_seq != seq:
             if at_seq > seq:
@@ -150,7 +174,7 @@ class Reads:
         out = []
         for page_record in records[:limit]:
             try:
-                seq, match = await self.repo.load(await self.repo.game(page_record.game_id))
+                seq, match = await self.repo.latest(await self.repo.game(page_record.game_id))
             except AppError:
                 continue
             out.append(
@@ -167,20 +191,24 @@ class Reads:
         token = _page_token(last.created_at, last.game_id) if last is not None and last.created_at else ""
         return out, token
 
-    async def legal_moves(self, game_id: str, cred: Credential) -> tuple[int, list[tuple[Payload, str]]]:
+    async def legal_moves(
+        self, game_id: str, cred: Credential, min_seq: int | None = None
+    ) -> tuple[int, list[tuple[Payload, str]]]:
         """The seat's legal moves at `seq`, each with its label in the game's words."""
         game = await self.repo.game(game_id)
-        seq, match = await self.repo.load(game)
+        seq, match = await self._latest(game, min_seq)
         seat = acting_seat(self.access.principal(game, cred, over=match.is_over(), read_only=False))
         moves = await asyncio.to_thread(match.legal_moves, seat)
         action_type = self.catalogue.get(game.game_type).action_type
         return seq, [(Payload(action_type, m), label) for m, label in moves]
 
     async def list_events(
-        self, game_id: str, cred: Credential, after_seq: int = 0, limit: int = 0
+        self, game_id: str, cred: Credential, after_seq: int = 0, limit: int = 0, min_seq: int | None = None
     ) -> tuple[list[EventOut], int]:
         game = await self.repo.game(game_id)
-        seq, match = await self.repo.load(game)
+        # A later after_seq than this server's state may still be in the log: asked there.
+        seq, match = await self.repo.latest(game, max(min_seq or 0, after_seq) or None)
+        _reached(seq, min_seq)
         principal = self.access.principal(game, cred, over=match.is_over(), read_only=True)
         # Bounded by the seq just loaded: one consistent snapshot, and no client number
         # (uint64) ever reaches the database unchecked.
@@ -195,9 +223,17 @@ class Reads:
         head = self.repo.verified_head(game.game_id)
         if upto == seq and head is not None and head[0] == seq:
             # What is served must be the log that was verified: it chains to the verified head.
+            # Each stored chain hash too: a read of the present answered from the held state
+            # does not read the log, so this is where a changed column of it shows first.
+            stored_chain_ok = True
             for ev in stored:
                 prev = integrity.event_chain(game, prev, ev)
-            if prev != head[1] or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1)):
+                stored_chain_ok = stored_chain_ok and ev.chain_hash == prev
+            if (
+                prev != head[1]
+                or not stored_chain_ok
+                or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1))
+            ):
                 log.error("events of %s served from the log no longer chain to the verified head", game.game_id)
                 self.repo.forget(game.game_id)
                 await self.repo.load(game)
@@ -245,7 +281,7 @@ class Reads:
         game = await self.repo.game(game_id)
         release = self.limiter.open_watch(peer, game.game_id, batched)
         try:
-            last, current = await self.repo.load(game)
+            last, current = await self.repo.latest(game, after_seq or None)
             principal = self.access.principal(game, cred, over=current.is_over(), read_only=False)
             if after_seq > last:
                 raise OutOfRange(f"the match is at seq {last}; cannot resume after seq {after_seq}")
@@ -314,9 +350,11 @@ class Reads:
 
     # ----------------------------------------------------------------- advice
 
-    async def suggest(self, game_id: str, cred: Credential, bot: str = "") -> tuple[Payload, int]:
+    async def suggest(
+        self, game_id: str, cred: Credential, bot: str = "", min_seq: int | None = None
+    ) -> tuple[Payload, int]:
         game = await self.repo.game(game_id)
-        seq, match = await self.repo.load(game)
+        seq, match = await self._latest(game, min_seq)
         seat = acting_seat(self.access.principal(game, cred, over=match.is_over(), read_only=False))
         info = self.catalogue.get(game.game_type)
         bot = bot or info.bots[-1]
@@ -338,6 +376,13 @@ class Reads:
             # Rollouts (RolloutSettings): milliseconds to seconds of CPU, off the event loop.
             out = await asyncio.to_thread(_core.evaluate, game_type, position.data, rollouts)
         return Payload(self.catalogue.get(game_type).evaluation_type, out)
+
+
+def _reached(seq: int, min_seq: int | None) -> None:
+    """OUT_OF_RANGE when the match (read from the database, `Repository.latest`) is below the
+    seq the client asked for at least."""
+    if min_seq and seq < min_seq:
+        raise OutOfRange(f"the match is at seq {seq}; it has no seq {min_seq}", "MIN_SEQ_NOT_REACHED")
 
 
 def _page_token(created_at: datetime, game_id: str) -> str:

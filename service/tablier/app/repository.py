@@ -7,6 +7,12 @@ change, and the matches refused for a damaged log. Whoever must react to a match
 (the scheduler's timers, clocks and bot seats) listens here: `on_state` hears every state that
 was loaded or committed, `on_seen` every state a watch feed applied from the log. A read that
 finds its state cached, with nothing new in the log, tells nobody.
+
+Reads (`latest`) take a cached state without asking the database while the store's feed of
+appends says it is still the latest (`EventLog.current`: for PostgreSQL, no notification of a
+later seq since the state was read or written, with the listener connected all along), and at
+least the seq the client asks for (`min_seq`); otherwise, and always without a feed, they load
+it as `load` does. Commands and timers `load`: they check the log whenever they read it.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from tablier import _core
 from tablier._core import Match
 from tablier.seeds import SeedUnreadable
 from tablier.store.base import EventStore, GameRecord, StoredEvent, UnknownGame, genesis_hash, stored_state_hash
+from tablier.store.feed import Mark
 
 from . import integrity
 from .cache import MatchCache, Snapshots
@@ -51,6 +58,11 @@ class Repository:
         self.records: OrderedDict[str, GameRecord] = OrderedDict()
         # Chain hash of the last event of each cached state, as verified (see `load`).
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        # The store's mark (`EventLog.mark`) taken before each cached state was read or written.
+        self._marks: dict[str, Mark | None] = {}
+        # Reads answered from the cache without asking the store, and those that asked it.
+        self.reads_cached = 0
+        self.reads_loaded = 0
         # Matches whose log failed its checks, refused until restart; and how many failed.
         self.damaged: dict[str, DataLoss] = {}
         # The witness of match heads outside the database (`tablier.witness.Witness`): told of
@@ -123,6 +135,7 @@ class Repository:
         """Drops the cached state: the next `load` checks the whole log again."""
         self.cache.drop(gid)
         self._heads.pop(gid, None)
+        self._marks.pop(gid, None)
 
     async def replay(self, game: GameRecord, upto_seq: int | None = None) -> Match:
         """The match replayed from its first event, unchecked (for comparisons in tests and tools)."""
@@ -184,6 +197,31 @@ class Repository:
             self.snapshots.offer(gid, *snap)
         return match, chain, later
 
+    async def latest(self, game: GameRecord, min_seq: int | None = None) -> tuple[int, Match]:
+        """The match at its last seq, for a read: the cached state when the store's feed says
+        it is still the latest (`EventLog.current`) and it is at least at `min_seq` (a seq the
+        client saw, e.g. from a write through another server), without a database round trip;
+        else `load` (which brings it forward, or finds it damaged). A state below `min_seq`
+        is never answered from the cache: the database is asked (it has that seq once any
+        server acknowledged it); should it not have it either, the state returned is still
+        below `min_seq` and the caller says so."""
+        gid = game.game_id
+        entry = self.cache.peek(gid)
+        head = self._heads.get(gid)
+        if (
+            entry is not None
+            and head is not None
+            and head[0] == entry[0]
+            and (min_seq is None or entry[0] >= min_seq)
+            and gid not in self.damaged
+            and self.store.current(gid, entry[0], self._marks.get(gid))
+        ):
+            self.cache.get(gid)  # counted as a hit, kept as recently used
+            self.reads_cached += 1
+            return entry
+        self.reads_loaded += 1
+        return await self.load(game)
+
     async def load(self, game: GameRecord) -> tuple[int, Match]:
         """The match at its last seq. A match loaded cold is replayed with every event checked
         (integrity.replay_checked, check_commands). A cached state is trusted only while the log
@@ -217,12 +255,15 @@ class Repository:
         self.cache.drop(gid)
         self.snapshots.drop(gid)
         self._heads.pop(gid, None)
+        self._marks.pop(gid, None)
         self.records.pop(gid, None)
         log.error("refusing match %s: %s", gid, exc.message)
         raise exc
 
     async def _load_checked(self, game: GameRecord) -> tuple[int, Match]:
         gid = game.game_id
+        # Taken before the store is read: a later append is either in what is read or heard of.
+        mark = self.store.mark()
         entry = self.cache.get(gid)
         head = self._heads.get(gid)
         rewritten = None
@@ -248,17 +289,19 @@ class Repository:
             )
             if trusted:
                 if not newer:
+                    self._marks[gid] = mark
                     return cached_seq, cached
                 forward = cached.copy()
                 last_chain = await asyncio.to_thread(
                     integrity.replay_checked, game, newer, forward, head[1], cached_seq
                 )
-                self.remember(game, newer[-1].seq, forward, last_chain)
+                self.remember(game, newer[-1].seq, forward, last_chain, mark)
                 return newer[-1].seq, forward
             log.error("the log of %s changed under the state verified at seq %d: checking it whole", gid, cached_seq)
             rewritten = head
             self.cache.drop(gid)
             self._heads.pop(gid, None)
+            self._marks.pop(gid, None)
         # Commands before and after the events (see integrity.check_commands): other servers
         # may append meanwhile.
         commands = await self.store.commands(gid)
@@ -290,12 +333,18 @@ class Repository:
                 # Consistent in itself, but not the log this server verified: rewritten whole.
                 raise integrity.damaged(game, rewritten[0], "the log was rewritten after this server verified it")
             # Else the log is the one verified and the cached state was wrong: the log wins.
-        self.remember(game, seq, match, last_chain)
+        self.remember(game, seq, match, last_chain, mark)
         return seq, match
 
-    def remember(self, game: GameRecord, seq: int, match: Match, chain: bytes) -> None:
+    def mark(self) -> Mark | None:
+        """The store's mark (`EventLog.mark`): take it before appending, give it to `remember`."""
+        return self.store.mark()
+
+    def remember(self, game: GameRecord, seq: int, match: Match, chain: bytes, mark: Mark | None = None) -> None:
         """Caches a verified state with the chain hash of its last event (states only move
-        forward), and tells the `on_state` listeners."""
+        forward), and tells the `on_state` listeners. `mark`: taken before the state was read
+        from the store or appended (then `latest` may answer it without asking the store);
+        None: the next read asks the store."""
         gid = game.game_id
         current = self._heads.get(gid)
         if current is not None and current[0] > seq:
@@ -308,10 +357,12 @@ class Repository:
         self.snapshots.offer(gid, seq, match, chain)
         self._heads[gid] = (seq, chain)
         self._heads.move_to_end(gid)
+        self._marks[gid] = mark
         if self.witness is not None:
             self.witness.saw(gid, seq, chain)
         while len(self._heads) > max(self.cache.capacity, 0):
-            self._heads.popitem(last=False)
+            dropped, _ = self._heads.popitem(last=False)
+            self._marks.pop(dropped, None)
         for listener in self._on_state:
             listener(game, seq, match)
 

@@ -177,6 +177,15 @@ class EventLog(Protocol):
         process or, for PostgreSQL, by any process on the same database). Yields the current
         last seq first, so a caller cannot miss an append between reading and watching."""
 
+    def mark(self) -> tuple[int, int] | None:
+        """A mark to take before reading a match (or appending to it), for `current`; None
+        when this store cannot tell (no feed of appends, or it is down)."""
+
+    def current(self, game_id: str, seq: int, mark: tuple[int, int] | None) -> bool:
+        """Whether the match's state at `seq`, read (or written) after `mark` was taken, is
+        still its latest as far as this store's feed of appends tells, without reading the
+        log (`feed.NoteFeed`). False when it cannot tell: read the log."""
+
 
 class MatchDirectory(Protocol):
     """The match records, and the seat claims that fill their vacant seats."""

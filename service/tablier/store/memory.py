@@ -139,6 +139,13 @@ class MemoryStore:
         end = len(log) if upto_seq is None else min(max(upto_seq, 0), len(log))
         return log[max(after_seq, 0) : end]
 
+    def mark(self) -> tuple[int, int] | None:
+        """None: a read always looks at the log (a dictionary lookup here)."""
+        return None
+
+    def current(self, game_id: str, seq: int, mark: tuple[int, int] | None) -> bool:
+        return False
+
     async def last_seq(self, game_id: str) -> int:
         key = game_key(game_id)
         try:

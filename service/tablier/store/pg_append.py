@@ -1,0 +1,232 @@
+"""The append statement of the PostgreSQL store and its group commit (`postgres.PostgresStore`
+uses both).
+
+One statement looks the command id up and, if it is new and nothing is at expected_seq+1 yet,
+inserts the event rows and the `commands` row, and queues the notification of the append
+(`pg_notify('tablier_events', '<game_id>:<last_seq>')`) in the same transaction: PostgreSQL
+delivers it to every listener when, and only if, that transaction commits, so no committed
+append goes unannounced (the servers' cached states rely on it, `feed.NoteFeed`).
+
+Group commit (`GroupCommit`): the statements of the appends in flight together, across
+matches, go in one transaction, one round trip (pipeline mode, prepared statements) and one
+commit flush; each caller gets its own row, hence its own result or conflict, once that commit
+is done (`synchronous_commit` stays on). A racer in another process that makes one statement
+fail rolls the group back; its appends then run again one by one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import psycopg
+
+from tablier.store.base import CommandInput, StoredEvent
+
+T = TypeVar("T")
+
+CHANNEL = "tablier_events"
+
+# Event rows and commands row: one statement, one transaction, one round trip. A command id
+# already used in the match writes nothing and returns the span that command wrote; two
+# requests with one command id racing each other fail on a primary key instead. The rows are
+# one VALUES row of scalar parameters per event, not arrays: psycopg adapts arrays element by
+# element in Python, which cost more server CPU than the rest of the append. One statement text
+# per event count (`append_sql`), each prepared by psycopg on its connections after a few uses.
+# Parameters go as text: binary byte strings (`%b`) measured no cheaper, on either side
+# (620-750 appends/s against 650-940, 16 in flight; client 0.33 ms/append against 0.30).
+_APPEND = (
+    """
+WITH prior AS (
+    SELECT first_seq, last_seq FROM commands
+    WHERE game_id = %(game_id)s AND command_id = %(command_id)s
+), anchor AS (
+    -- The event appended after must still be there with the chain hash it continues.
+    SELECT %(expected_seq)s::bigint = 0 OR EXISTS (
+        SELECT FROM events WHERE game_id = %(game_id)s AND seq = %(expected_seq)s
+                             AND chain_hash = %(prev_chain)s::bytea) AS ok
+), free AS (
+    -- Nothing committed (or written earlier in this transaction) at the first seq yet: in a
+    -- group commit, a lost race must not abort the other commands' inserts. A racer not yet
+    -- committed still makes the insert fail on the primary key (see `GroupCommit._flush`).
+    SELECT NOT EXISTS (SELECT FROM events WHERE game_id = %(game_id)s AND seq = %(first_seq)s) AS ok
+), ins AS (
+    INSERT INTO events (game_id, seq, kind, payload, seat, command_id, core_version,
+                        state_hash, chain_hash)
+    SELECT %(game_id)s, e.seq, e.kind, e.payload, e.seat, %(command_id)s, e.core_version,
+           e.state_hash, e.chain_hash
+    FROM (VALUES {rows}) AS e(seq, kind, payload, seat, core_version, state_hash, chain_hash)
+    WHERE NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor) AND (SELECT ok FROM free)
+    RETURNING recorded_at
+), cmd AS (
+    INSERT INTO commands (game_id, command_id, first_seq, last_seq, seat, action, host_command)
+    SELECT %(game_id)s, %(command_id)s, %(first_seq)s, %(last_seq)s, %(command_seat)s,
+           %(action)s::bytea, %(host_command)s
+    WHERE %(command_id)s::text IS NOT NULL AND NOT EXISTS (SELECT FROM prior) AND (SELECT ok FROM anchor)
+          AND (SELECT ok FROM free)
+)
+SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELECT last_seq FROM prior),
+       (SELECT ok FROM anchor), (SELECT ok FROM free),
+       (SELECT pg_notify('"""
+    + CHANNEL
+    + """', %(note)s) FROM ins LIMIT 1)
+"""
+)
+_APPEND_ROW = (
+    "(%(seq{i})s::bigint, %(kind{i})s::text, %(payload{i})s::bytea, %(seat{i})s::int, "
+    "%(core_version{i})s::text, %(state_hash{i})s::bytea, %(chain_hash{i})s::bytea)"
+)
+_APPEND_SQL: dict[int, str] = {}
+
+
+def append_sql(rows: int) -> str:
+    """The append statement for `rows` events (an empty VALUES list is not SQL: for none, one
+    row of NULLs cut by LIMIT 0)."""
+    sql = _APPEND_SQL.get(rows)
+    if sql is None:
+        values = ", ".join(_APPEND_ROW.format(i=i) for i in range(max(rows, 1)))
+        if rows == 0:
+            values += " LIMIT 0"
+        sql = _APPEND_SQL[rows] = _APPEND.format(rows=values)
+    return sql
+
+
+def append_params(
+    key: str,
+    expected_seq: int,
+    stored: list[StoredEvent],
+    command_id: str | None,
+    command: CommandInput | None,
+    prev_chain: bytes | None,
+) -> dict[str, Any]:
+    """The parameters of `append_sql(len(stored))`."""
+    given = command or CommandInput()
+    last_seq = expected_seq + len(stored)
+    params: dict[str, Any] = {
+        "game_id": key,
+        "command_id": command_id,
+        "expected_seq": expected_seq,
+        "prev_chain": prev_chain,
+        "first_seq": expected_seq + 1,
+        "last_seq": last_seq,
+        "command_seat": given.seat,
+        "action": given.action,
+        "host_command": given.host_command,
+        "note": f"{key}:{last_seq}",
+    }
+    for i, e in enumerate(stored):
+        params[f"seq{i}"] = e.seq
+        params[f"kind{i}"] = e.kind
+        params[f"payload{i}"] = e.payload
+        params[f"seat{i}"] = e.seat
+        params[f"core_version{i}"] = e.core_version
+        params[f"state_hash{i}"] = e.state_hash
+        params[f"chain_hash{i}"] = e.chain_hash
+    if not stored:
+        params.update(
+            seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None, state_hash0=None, chain_hash0=None
+        )
+    return params
+
+
+async def insert_one(conn: psycopg.AsyncConnection, rows: int, params: dict[str, Any]) -> Any:
+    """Runs one append statement; returns its row: (recorded_at, None, None, True, True) when
+    written, (None, first_seq, last_seq, _, _) of the earlier command when command_id was used
+    before, (None, None, None, False, _) when event expected_seq is not there with chain hash
+    `prev_chain`, (None, None, None, True, False) when an event is at expected_seq+1 already
+    (nothing written but in the first case)."""
+    cur = await conn.execute(append_sql(rows), params, prepare=True)
+    return await cur.fetchone()
+
+
+async def insert_group(batch: list[_Pending], conn: psycopg.AsyncConnection) -> list[Any]:
+    """The append statements of `batch` in one transaction, sent in one round trip with its
+    BEGIN and COMMIT (pipeline mode); their rows once committed. A failing statement rolls
+    all of them back and raises."""
+    if len(batch) == 1:
+        return [await insert_one(conn, batch[0][0], batch[0][1])]
+    cursors = []
+    async with conn.pipeline(), conn.transaction():
+        for rows, params, _ in batch:
+            cur = conn.cursor()
+            await cur.execute(append_sql(rows), params, prepare=True)
+            cursors.append(cur)
+    return [await cur.fetchone() for cur in cursors]
+
+
+# Group commit: appends in one transaction at most, and transactions in flight at once (while
+# one waits for its commit flush, the next group gathers and is sent).
+GROUP_MAX = 64
+GROUP_FLUSHES = 2
+
+# (event count, statement parameters, the caller waiting for its row)
+_Pending = tuple[int, dict[str, Any], "asyncio.Future[Any]"]
+
+Run = Callable[[Callable[[psycopg.AsyncConnection], Awaitable[T]]], Awaitable[T]]
+
+
+class GroupCommit:
+    """The appends in flight, committed together (see the module docstring). `run` runs an
+    operation on a pooled connection (`pg_database.Database._run`)."""
+
+    def __init__(self, run: Run[Any]) -> None:
+        self._run = run
+        self._pending: list[_Pending] = []
+        self._flushing = 0
+        self._flushes: set[asyncio.Task[None]] = set()
+
+    async def append(self, rows: int, params: dict[str, Any]) -> Any:
+        """Runs one append statement together with the others in flight: the appends waiting
+        when a connection is free go in one transaction, sent in one round trip (pipeline
+        mode) and committed (flushed to disk) once; this returns once that commit is done.
+        Each statement is still conditional on its own match's head and command id and
+        returns its own row. Should a statement fail (a racer in another process took a seq
+        or command id first and the primary key refused the insert), nothing of the group
+        was written and each of its appends runs again alone, getting its own outcome."""
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append((rows, params, waiter))
+        self._flush_more()
+        return await waiter
+
+    def _flush_more(self) -> None:
+        while self._pending and self._flushing < GROUP_FLUSHES:
+            batch, self._pending = self._pending[:GROUP_MAX], self._pending[GROUP_MAX:]
+            self._flushing += 1
+            task = asyncio.get_running_loop().create_task(self._flush(batch), name="tablier-store-group-commit")
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self, batch: list[_Pending]) -> None:
+        try:
+            try:
+                rows = await self._run(functools.partial(insert_group, batch))
+            except psycopg.IntegrityError:
+                if len(batch) == 1:
+                    raise
+                await asyncio.gather(*(self._flush_alone(item) for item in batch))
+                return
+            for (_, _, waiter), row in zip(batch, rows, strict=True):
+                if not waiter.done():
+                    waiter.set_result(row)
+        except BaseException as exc:
+            for _, _, waiter in batch:
+                if not waiter.done():
+                    waiter.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._flushing -= 1
+            self._flush_more()
+
+    async def _flush_alone(self, item: _Pending) -> None:
+        rows, params, waiter = item
+        try:
+            row = await self._run(lambda conn: insert_one(conn, rows, params))
+        except Exception as exc:
+            if not waiter.done():
+                waiter.set_exception(exc)
+        else:
+            if not waiter.done():
+                waiter.set_result(row)
