@@ -182,6 +182,7 @@ async def serve_one(args: argparse.Namespace) -> int:
         if witness is not None:
             app.repository.witness = witness
             witnessing = asyncio.create_task(witness.run(args.witness_every))
+        app.repository.start_rechecks(args.recheck_every)
         metrics.watch_app(app)
         server = GameServer(
             app, args.listen, tls, reuse_port=args.reuse_port, max_request_bytes=args.max_request_bytes, metrics=metrics

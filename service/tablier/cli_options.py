@@ -131,6 +131,15 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
         " are refused (env TABLIER_DRAIN; a second signal cuts it short)",
     )
     sp.add_argument(
+        "--recheck-every",
+        type=_positive(float),
+        default=_env("RECHECK_EVERY", "5"),
+        metavar="SECONDS",
+        help="a match read from the state held in memory has its last events in the database checked"
+        " again within this many seconds: a row changed under a running server is refused (DATA_LOSS)"
+        " at most this long after (env TABLIER_RECHECK_EVERY)",
+    )
+    sp.add_argument(
         "--metrics-listen",
         type=_host_port,
         default=_env("METRICS_LISTEN", None),

@@ -120,9 +120,12 @@ def worker_command(
         ("--tls-client-ca", args.tls_client_ca),
         ("--web-listen", web_address),
         ("--web-dir", args.web_dir if web_address else None),
+        ("--witness-url", args.witness_url),
     ):
         if value:
             cmd += [flag, str(value)]
+    if args.witness_dir is not None:  # '' (no witness) too
+        cmd += ["--witness-dir", str(args.witness_dir)]
     if web_address:
         for origin in args.cors_origin:
             cmd += ["--cors-origin", origin]
@@ -144,6 +147,8 @@ def worker_command(
         "create_burst",
         "bad_credential_rate",
         "bad_credential_burst",
+        "witness_every",
+        "recheck_every",
     ):
         cmd += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return cmd

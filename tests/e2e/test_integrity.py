@@ -5,6 +5,7 @@ an acknowledged command whose events are gone is never applied again."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -277,3 +278,41 @@ def test_a_watch_streams_only_the_verified_log(two_servers):
         watch = stub.WatchGame(pb.WatchGameRequest(game_id=m.game_id), timeout=30)
         assert data_loss_seq(lambda: list(watch)) == bad
         assert data_loss_seq(lambda: stub.GetView(pb.GetViewRequest(game_id=m.game_id))) == bad
+
+
+def test_a_row_changed_under_a_held_state_is_refused_by_the_recheck(fresh_database_url, tmp_path):
+    """Reads of the present answer the state a server holds while its feed of appends hears
+    nothing newer; the feed says nothing of a row changed in place. The recheck (every
+    `--recheck-every` seconds) reads the last events of each match answered that way again: the
+    change is refused by the next read after it, with no other call looking at the log."""
+    srv = start_server(fresh_database_url, tmp_path, "held", "--metrics-listen", "127.0.0.1:0",
+                       "--recheck-every", "0.3")
+    try:
+        with grpc.insecure_channel(srv.address) as ch:
+            stub = rpc.GameServiceStub(ch)
+            m = new_match(stub, 4)
+            control = new_match(stub, 4)
+            head = last_seq(stub, m.game_id)
+            # Held reads: answered without the database once the feed is up.
+            deadline = time.monotonic() + 20
+            while scrape(metrics_address(srv)).get(("tablier_reads_cached_total", ()), 0) < 3:
+                assert time.monotonic() < deadline, "reads never answered from the held state"
+                assert last_seq(stub, m.game_id) == head
+                assert last_seq(stub, control.game_id) > 0
+            expected = tamper(fresh_database_url, m.game_id, "state_hash", head)
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    assert last_seq(stub, m.game_id) == head
+                except grpc.RpcError:
+                    break
+                assert time.monotonic() < deadline, "the changed row was never refused"
+                time.sleep(0.05)
+            assert data_loss_seq(lambda: stub.GetView(pb.GetViewRequest(game_id=m.game_id))) == expected
+            assert last_seq(stub, control.game_id) > 0
+            got = scrape(metrics_address(srv))
+            assert got[("tablier_integrity_failures_total", ())] == 1
+            assert got[("tablier_held_rechecks_total", ())] >= 1
+    finally:
+        assert srv.stop() == 0, srv.log.read_text()
+    assert "refusing match" in srv.log.read_text()

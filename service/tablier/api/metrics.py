@@ -15,6 +15,7 @@ multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), the parent adds them up at each 
 | `tablier_database_up` | 1 while the database answers, 0 during an outage | lowest of live workers |
 | `tablier_cache_hits_total`, `tablier_cache_misses_total` | match-state cache lookups | sum |
 | `tablier_reads_cached_total`, `tablier_reads_loaded_total` | reads of the present answered from the cached state without the database, and those that asked it (no feed, a later `min_seq`, a state not held) | sum |
+| `tablier_held_rechecks_total` | matches answered from the held state whose last events were checked again in the database (`--recheck-every`) | sum |
 | `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection and the database up): reads may be answered from the cache | lowest of live workers |
 | `tablier_watchers`, `tablier_watch_feeds` | watchers and shared per-match feeds | sum of live workers |
 | `tablier_timers` | core timers running | sum of live workers |
@@ -141,6 +142,7 @@ _APP_METRICS = {
     "tablier_cache_misses": ("match-state cache lookups that found none", "counter", ""),
     "tablier_reads_cached": ("reads of the present answered from the cached state", "counter", ""),
     "tablier_reads_loaded": ("reads of the present that asked the database", "counter", ""),
+    "tablier_held_rechecks": ("matches answered from the held state whose log was checked again", "counter", ""),
     "tablier_append_feed_up": ("1 while this process hears every append", "gauge", "livemin"),
     "tablier_integrity_failures": ("matches whose stored log or seed failed its checks", "counter", ""),
     "tablier_damaged_matches": ("matches refused (DATA_LOSS) until restart", "gauge", "livemax"),
@@ -169,6 +171,7 @@ def _app_values(app) -> Iterator[tuple[str, float]]:
     repo = app.repository
     yield "tablier_reads_cached", repo.reads_cached
     yield "tablier_reads_loaded", repo.reads_loaded
+    yield "tablier_held_rechecks", repo.rechecked
     yield "tablier_integrity_failures", getattr(app, "integrity_failures", 0)
     yield "tablier_damaged_matches", len(getattr(app, "damaged", ()))
     yield "tablier_watchers", app.feeds.watchers

@@ -103,6 +103,7 @@ class GameApp:
         match again) and ends the watch feeds."""
         await self.feeds.close()
         await self.scheduler.close()
+        await self.repository.close()
 
     def end_watches(self) -> None:
         """Ends every watch stream with UNAVAILABLE (SHUTTING_DOWN): the server is stopping."""

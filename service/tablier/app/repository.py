@@ -18,6 +18,7 @@ it as `load` does. Commands and timers `load`: they check the log whenever they 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -63,6 +64,11 @@ class Repository:
         # Reads answered from the cache without asking the store, and those that asked it.
         self.reads_cached = 0
         self.reads_loaded = 0
+        # Matches answered from the held state since the last recheck (`recheck`), and the
+        # task that rechecks them (`start_rechecks`).
+        self._answered_held: set[str] = set()
+        self._rechecks: asyncio.Task[None] | None = None
+        self.rechecked = 0
         # Matches whose log failed its checks, refused until restart; and how many failed.
         self.damaged: dict[str, DataLoss] = {}
         # The witness of match heads outside the database (`tablier.witness.Witness`): told of
@@ -218,9 +224,50 @@ class Repository:
         ):
             self.cache.get(gid)  # counted as a hit, kept as recently used
             self.reads_cached += 1
+            self._answered_held.add(gid)
             return entry
         self.reads_loaded += 1
         return await self.load(game)
+
+    async def recheck(self) -> int:
+        """Checks again, in the database, the last events of every match answered from the held
+        state since the last call (`latest` trusts the feed of appends, which says nothing of a
+        row changed in place): `load` reads the anchor and what follows it, as any read did
+        before the feed. A changed row is DataLoss, the match refused from then on. Returns how
+        many matches were found damaged; a match whose check could not run (the database down)
+        is checked again next time."""
+        pending, self._answered_held = self._answered_held, set()
+        damaged = 0
+        for gid in pending:
+            if gid in self.damaged or self.cache.peek(gid) is None:
+                continue
+            try:
+                await self.load(await self.game(gid))
+                self.rechecked += 1
+            except DataLoss:
+                damaged += 1
+            except Exception as exc:  # a store error: not this match's fault, tried again
+                log.warning("could not recheck match %s: %s", gid, exc)
+                self._answered_held.add(gid)
+        return damaged
+
+    def start_rechecks(self, every: float) -> None:
+        """Runs `recheck` every `every` seconds until `close`: a row changed under a held state
+        is refused at most about `every` seconds (plus one check) after it changed."""
+
+        async def run() -> None:
+            while True:
+                await asyncio.sleep(every)
+                await self.recheck()
+
+        self._rechecks = asyncio.get_running_loop().create_task(run(), name="recheck-held-states")
+
+    async def close(self) -> None:
+        if self._rechecks is not None:
+            self._rechecks.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._rechecks
+            self._rechecks = None
 
     async def load(self, game: GameRecord) -> tuple[int, Match]:
         """The match at its last seq. A match loaded cold is replayed with every event checked
