@@ -34,26 +34,13 @@ import os
 import secrets
 import statistics
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from google.protobuf import any_pb2
 
-from tablier.bench_workloads import (
-    GAME,
-    PlannedMatch,
-    _call,
-    _cold_rebuilds,
-    _create_planned,
-    _echo,
-    _long_match,
-    _mid_game_position,
-    _play_lane,
-    _resume,
-    _type_url,
-)
 from tablier.benchkit import (
     ECHO_METHOD,
     LOOPBACK,
@@ -67,6 +54,13 @@ from tablier.benchkit import (
     _lanes,
     _start,
 )
+
+if TYPE_CHECKING:
+    import grpc
+
+    from tablier.bench_workloads import PlannedMatch
+    from tablier.cli_options import Subcommands
+    from tablier.v1.service_pb2_grpc import GameServiceStub
 
 # --------------------------------------------------------------------------- the run
 
@@ -99,7 +93,19 @@ def _span(xs: list[float], fmt: str) -> str:
     return f"{med:{fmt}} ({min(xs):{fmt}}-{max(xs):{fmt}})"
 
 
-async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> list[Row]:
+async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc, operator: str) -> list[Row]:
+    from tablier.bench_workloads import (
+        GAME,
+        _call,
+        _cold_rebuilds,
+        _create_planned,
+        _echo,
+        _long_match,
+        _mid_game_position,
+        _play_lane,
+        _resume,
+        _type_url,
+    )
     from tablier.v1 import service_pb2 as pb
     from tablier.v1 import service_pb2_grpc as rpc
 
@@ -115,11 +121,14 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
     echo_body = sample_move.SerializeToString()
 
     echo_channels = _channels(echo.address, n)
-    echo_calls: list[Any] = [ch.unary_unary(ECHO_METHOD) for ch in echo_channels]
-    per_server: dict[int, tuple[list[Any], list[Any]]] = {}
+    echo_calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+        ch.unary_unary(ECHO_METHOD) for ch in echo_channels
+    ]
+    per_server: dict[int, tuple[list[grpc.aio.Channel], list[GameServiceStub]]] = {}
     for workers, proc in servers.items():
         channels = _channels(proc.address, n)
-        stubs = [rpc.GameServiceStub(ch) for ch in channels]
+        # grpcio-tools generates the stub without annotations (and no .pyi for it).
+        stubs = [rpc.GameServiceStub(ch) for ch in channels]  # type: ignore[no-untyped-call]
         for ch in channels:
             await asyncio.wait_for(ch.channel_ready(), START_TIMEOUT)
         per_server[workers] = (channels, stubs)
@@ -128,12 +137,12 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
 
     # The long match for reads into the past, on the first server.
     first_stubs = per_server[min(servers)][1]
-    long_id, long_seq = await _long_match(first_stubs[0], pb, operator, args.history)
+    long_id, long_seq = await _long_match(first_stubs[0], operator, args.history)
     past = max(1, long_seq // 2)
     print(f"long match {long_id}: {long_seq} events; reads at seq {past}", file=sys.stderr)
     cold = []
     if "reads" in args.only:
-        rebuilt_id, rebuilt_seq = await _long_match(first_stubs[0], pb, operator, 300)
+        rebuilt_id, rebuilt_seq = await _long_match(first_stubs[0], operator, 300)
         cold = await _cold_rebuilds(args.dsn, args.seed_dir, rebuilt_id, 15)
         print(
             f"cold rebuild of a {rebuilt_seq}-event match: median {statistics.median(cold):.1f} ms "
@@ -165,7 +174,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
             for workers, (_, stubs) in per_server.items():
                 for depth in [n, *deep]:
                     lanes_matches = max(2, per_lane * n // depth + 1) * depth
-                    planned[workers, depth] = await _create_planned(stubs[0], pb, operator, lanes_matches)
+                    planned[workers, depth] = await _create_planned(stubs[0], operator, lanes_matches)
         # Echo first and last in each round: the baseline is the mean of the two.
         echo_a = await run_echo()
         measured: list[tuple[str, Figure, int]] = []
@@ -176,7 +185,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
 
             async def play_deep(
                 workers: int = workers,
-                stubs: list[Any] = stubs,
+                stubs: list[GameServiceStub] = stubs,
                 tag: str = tag,
                 planned: dict[tuple[int, int], list[PlannedMatch]] = planned,
                 measured: list[tuple[str, Figure, int]] = measured,
@@ -184,14 +193,14 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                 # Last: the deeper queues' many matches must not crowd the others' out of the cache.
                 for depth in deep if "play" in args.only else []:
                     queues = [planned[workers, depth][i::depth] for i in range(depth)]
-                    lanes = [_play_lane(stubs[i % n], pb, queues[i]) for i in range(depth)]
+                    lanes = [_play_lane(stubs[i % n], queues[i]) for i in range(depth)]
                     measured.append((f"PlayMove {tag} {depth} in flight", await _drive(lanes, args.seconds), workers))
 
             if workers != min(per_server):
                 # Reads and evaluations are per process: measured on the first worker count only.
                 if "play" in args.only:
                     queues = [planned[workers, n][i::n] for i in range(n)]
-                    lanes = [_play_lane(stubs[i], pb, queues[i]) for i in range(n)]
+                    lanes = [_play_lane(stubs[i], queues[i]) for i in range(n)]
                     measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
                 await play_deep()
                 continue
@@ -207,7 +216,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                 )
             if "play" in args.only:
                 queues = [planned[workers, n][i::n] for i in range(n)]
-                lanes = [_play_lane(stubs[i], pb, queues[i]) for i in range(n)]
+                lanes = [_play_lane(stubs[i], queues[i]) for i in range(n)]
                 measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
             if "reads" in args.only:
                 measured.append(
@@ -235,7 +244,7 @@ async def _bench(args, servers: dict[int, Proc], echo: Proc, operator: str) -> l
                     (
                         f"WatchGame after_seq={long_seq - 1} {tag}",
                         await _drive(
-                            _lanes(lambda s: _resume(s, pb, long_id, long_seq - 1, long_seq), stubs), args.seconds
+                            _lanes(lambda s: _resume(s, long_id, long_seq - 1, long_seq), stubs), args.seconds
                         ),
                         workers,
                     )
@@ -378,7 +387,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub, add_command) -> None:
+def add_parser(sub: Subcommands, add_command: Callable[..., argparse.ArgumentParser | None]) -> None:
     sp = add_command(
         sub,
         "bench-service",

@@ -1,7 +1,8 @@
 """What `tablier bench-service` sends: the planned Qwirkle matches whose moves the local core
 decides beforehand from each match's seed (so every PlayMove is one durable move), the
 mid-game position EvaluatePosition gets, the long Démocratie match read into the past, the
-lanes of calls and the cold rebuild of a match (`tablier.bench` runs them)."""
+lanes of calls and the cold rebuild of a match (`tablier.bench` runs them, importing this module
+only then: the command line starts without loading the service's messages)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from google.protobuf import any_pb2
+
+from tablier.v1 import service_pb2 as pb
+
+if TYPE_CHECKING:
+    import grpc
+
+    from tablier.v1.service_pb2_grpc import GameServiceStub
 
 GAME = "qwirkle"
 
@@ -78,7 +87,7 @@ def _mid_game_position() -> bytes:
     return qwirkle_pb2.Position(board=view.board, hand_types=hand).SerializeToString()
 
 
-async def _create_planned(stub, pb, operator: str, count: int) -> list[PlannedMatch]:
+async def _create_planned(stub: GameServiceStub, operator: str, count: int) -> list[PlannedMatch]:
     md = (("authorization", f"Bearer {operator}"),)
     out = []
     for _ in range(count):
@@ -88,7 +97,7 @@ async def _create_planned(stub, pb, operator: str, count: int) -> list[PlannedMa
     return out
 
 
-async def _long_match(stub, pb, operator: str, events: int) -> tuple[str, int]:
+async def _long_match(stub: GameServiceStub, operator: str, events: int) -> tuple[str, int]:
     """A 6-player Démocratie match (random bots) played until it holds at least `events`
     events, or to its end."""
     game, seats = "democratie", 6
@@ -138,12 +147,12 @@ async def _cold_rebuilds(dsn: str, seed_dir: Path, game_id: str, times: int) -> 
     return out
 
 
-async def _echo(call, body: bytes) -> bool:
+async def _echo(call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes], body: bytes) -> bool:
     await call(body)
     return True
 
 
-async def _resume(stub, pb, game_id: str, after: int, upto: int) -> bool:
+async def _resume(stub: GameServiceStub, game_id: str, after: int, upto: int) -> bool:
     """A watch resumed after seq `after`, read until seq `upto` arrived."""
     call = stub.WatchGame(pb.WatchGameRequest(game_id=game_id, after_seq=after, batches=True))
     try:
@@ -155,12 +164,12 @@ async def _resume(stub, pb, game_id: str, after: int, upto: int) -> bool:
     return True
 
 
-async def _call(awaitable) -> bool:
+async def _call(awaitable: Awaitable[object]) -> bool:
     await awaitable
     return True
 
 
-def _play_lane(stub, pb, matches: list[PlannedMatch]) -> Callable[[], Awaitable[bool]]:
+def _play_lane(stub: GameServiceStub, matches: list[PlannedMatch]) -> Callable[[], Awaitable[bool]]:
     """One PlayMove per call, through the lane's planned matches in order (requests built
     beforehand, as the echo's body is)."""
     calls = iter(

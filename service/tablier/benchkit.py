@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import grpc
 
@@ -28,7 +28,7 @@ ECHO_METHOD = "/tablier.bench.Echo/Echo"
 
 
 async def _echo_main() -> None:
-    def echo(request: bytes, context) -> bytes:
+    def echo(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
         return request
 
     handler = grpc.method_handlers_generic_handler(
@@ -54,7 +54,7 @@ async def _echo_main() -> None:
 @dataclass
 class Proc:
     name: str
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     address: str
 
     def stop(self) -> None:
@@ -151,7 +151,10 @@ class Figure:
         return 1000 * ms[min(len(ms) - 1, int(q * len(ms)))] if ms else float("nan")
 
 
-def _lanes(call: Callable[[Any], Awaitable[bool]], targets: list[Any]) -> list[Callable[[], Awaitable[bool]]]:
+_Target = TypeVar("_Target")
+
+
+def _lanes(call: Callable[[_Target], Awaitable[bool]], targets: list[_Target]) -> list[Callable[[], Awaitable[bool]]]:
     """One lane per target, each calling `call(target)` again and again."""
     return [functools.partial(call, target) for target in targets]
 

@@ -32,12 +32,20 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from tablier.store.base import StoreUnavailable
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from prometheus_client.metrics_core import Metric
+
+    from tablier.app import GameApp
+    from tablier.store.base import EventStore
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +86,10 @@ class Metrics:
         self.database_errors = Counter(
             "tablier_database_errors", "store operations failed for the database", ["operation"], registry=r
         )
-        self._server: Any = None
+        self._server: WSGIServer | None = None
         self._publisher: asyncio.Task[None] | None = None
 
-    def watch_app(self, app) -> None:
+    def watch_app(self, app: GameApp) -> None:
         """Reports the app's and its store's state: read at each scrape, or, shared, written
         every PUBLISH_SECONDS (call from the event loop)."""
         if not self.shared:
@@ -106,7 +114,7 @@ class Metrics:
             self._server = None
 
 
-def serve_registry(registry: CollectorRegistry, listen: str) -> tuple[Any, str]:
+def serve_registry(registry: CollectorRegistry, listen: str) -> tuple[WSGIServer, str]:
     """An HTTP server (its own thread) of `registry` at /metrics on `listen`; (server, host:port).
     OSError when it cannot listen there."""
     host, _, port = listen.rpartition(":")
@@ -121,7 +129,7 @@ class WorkersMetrics:
     def __init__(self, directory: str, listen: str) -> None:
         self.directory = directory
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry, path=directory)
+        multiprocess.MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]  # not annotated upstream
         self._server, self.address = serve_registry(registry, listen)
 
     def worker_env(self) -> dict[str, str]:
@@ -129,7 +137,7 @@ class WorkersMetrics:
 
     def worker_exited(self, pid: int) -> None:
         """Its live gauges (streams, watchers, pool...) leave the sums; counters stay."""
-        multiprocess.mark_process_dead(pid, self.directory)
+        multiprocess.mark_process_dead(pid, self.directory)  # type: ignore[no-untyped-call]  # not annotated upstream
 
     def close(self) -> None:
         self._server.shutdown()
@@ -163,7 +171,7 @@ _POOL_KEYS = {
 }
 
 
-def _app_values(app) -> Iterator[tuple[str, float]]:
+def _app_values(app: GameApp) -> Iterator[tuple[str, float]]:
     """The app's state as (metric name, value), names from `_APP_METRICS`."""
     cache = app.cache
     yield "tablier_cache_hits", getattr(cache, "hits", 0)
@@ -190,10 +198,10 @@ def _app_values(app) -> Iterator[tuple[str, float]]:
 class _AppCollector:
     """One process: the app's state read at each scrape."""
 
-    def __init__(self, app) -> None:
+    def __init__(self, app: GameApp) -> None:
         self.app = app
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         for name, value in _app_values(self.app):
             doc, kind, _ = _APP_METRICS[name]
             family = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
@@ -204,10 +212,10 @@ class _AppPublisher:
     """A worker: the app's state written into the shared directory (gauges set, counters
     advanced by what they grew since the last time)."""
 
-    def __init__(self, app, registry: CollectorRegistry) -> None:
+    def __init__(self, app: GameApp, registry: CollectorRegistry) -> None:
         self.app = app
         self.registry = registry
-        self._metrics: dict[str, Any] = {}
+        self._metrics: dict[str, Counter | Gauge] = {}
         self._counted: dict[str, float] = {}
 
     def publish(self) -> None:
@@ -242,14 +250,17 @@ class MeteredStore:
     """The event store with its appends timed and its database failures counted; everything
     else passes through unchanged."""
 
-    def __init__(self, store, metrics: Metrics) -> None:
+    _store: EventStore
+    _metrics: Metrics
+
+    def __init__(self, store: EventStore, metrics: Metrics) -> None:
         object.__setattr__(self, "_store", store)
         object.__setattr__(self, "_metrics", metrics)
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         setattr(self._store, name, value)  # e.g. on_availability: the store's own
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:  # any of the store's attributes
         attr = getattr(self._store, name)
         if not inspect.iscoroutinefunction(attr):
             if inspect.ismethod(attr):
@@ -259,7 +270,7 @@ class MeteredStore:
         timed = self._metrics.append if name == "append" else None
 
         @functools.wraps(attr)
-        async def call(*args, **kwargs):
+        async def call(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
             try:
                 result = await attr(*args, **kwargs)

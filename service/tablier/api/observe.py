@@ -15,18 +15,30 @@ import json
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol, TextIO
 from urllib.parse import unquote
 
 from tablier.app.limits import Limiter
 
 if TYPE_CHECKING:
+    from prometheus_client.metrics import Histogram
+
     from .metrics import Metrics
 
 access_log = logging.getLogger("tablier.access")
 
 
-def peer_of(context) -> str:
+class CallContext(Protocol):
+    """What the service reads from a call's context: gRPC's `grpc.aio.ServicerContext`, or
+    the one the browser transport makes from a request's headers (`tablier.web.connect`)."""
+
+    def invocation_metadata(self) -> Iterable[tuple[str, str | bytes]] | None: ...
+
+    def peer(self) -> str: ...
+
+
+def peer_of(context: CallContext) -> str:
     """The caller's address without its port (`127.0.0.1`, `::1`), or gRPC's peer string for
     anything else. Limits count per peer, so every connection from one host is one peer."""
     try:
@@ -50,9 +62,9 @@ class CallObserver:
         self.limiter = limiter
         self.metrics = metrics
         # (method, code) -> its histogram child: `labels()` takes a lock and builds a key.
-        self._rpc: dict[tuple[str, str], Any] = {}
+        self._rpc: dict[tuple[str, str], Histogram] = {}
 
-    def before(self, peer: str, context) -> None:
+    def before(self, peer: str, context: CallContext) -> None:
         """Refuses a call carrying a credential from a peer that guessed too often."""
         for key, _ in context.invocation_metadata() or ():
             if key == "authorization":
@@ -70,7 +82,7 @@ class CallObserver:
         if self.metrics is not None:
             self.metrics.streams.labels(method).dec()
 
-    def done(self, method: str, peer: str, request, code: str, reason: str, seconds: float) -> None:
+    def done(self, method: str, peer: str, request: object, code: str, reason: str, seconds: float) -> None:
         if self.metrics is not None:
             child = self._rpc.get((method, code))
             if child is None:
@@ -121,7 +133,7 @@ class _AccessWriter:
     of it (measured: 11 us a line written and flushed alone, 6 us batched). Used only while
     the access logger has that handler and nothing else, as configured."""
 
-    def __init__(self, handler: logging.StreamHandler, json_lines: bool) -> None:
+    def __init__(self, handler: logging.StreamHandler[TextIO], json_lines: bool) -> None:
         self.handler = handler
         self.json = json_lines
         self._lock = threading.Lock()

@@ -7,8 +7,10 @@ import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 
 from tablier.app import (
     Credential,
@@ -16,17 +18,25 @@ from tablier.app import (
     GameApp,
     MatchState,
     Payload,
+    Played,
     Role,
     SeatAssignment,
     SeatKind,
     SeatStatus,
 )
+from tablier.app.clocks import SeatClock
 from tablier.app.errors import Unauthenticated
 from tablier.app.watch import WatchBatch, WatchItem
 from tablier.receipts import SigningKeys
 from tablier.v1 import service_pb2, service_pb2_grpc
 
-from .observe import peer_of
+from .observe import CallContext, peer_of
+
+if TYPE_CHECKING:
+    from tablier.v1.service_pb2 import CreateGameResponse, HostCommandResponse, JoinGameResponse, PlayMoveResponse
+
+    _Signed: TypeAlias = CreateGameResponse | JoinGameResponse | PlayMoveResponse | HostCommandResponse
+    _Played = TypeVar("_Played", PlayMoveResponse, HostCommandResponse)
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
 # GetView responses kept for reuse (see `GameServicer`).
@@ -54,7 +64,7 @@ _SEAT_STATUSES = {
 }
 
 
-def credential(context) -> Credential:
+def credential(context: CallContext) -> Credential:
     """The caller's bearer token and role request, from the call's metadata."""
     token = None
     wants_auditor = False
@@ -80,7 +90,7 @@ def _fill_any(out: any_pb2.Any, payload: Payload) -> None:
     out.value = payload.data
 
 
-def from_any(message, field: str) -> Payload | None:
+def from_any(message: Message, field: str) -> Payload | None:
     """The payload of an Any field, by type name only; the service never decodes it."""
     if not message.HasField(field):
         return None
@@ -122,7 +132,7 @@ def fill_state(out: service_pb2.GameState, state: MatchState) -> None:
         out.outcome.ParseFromString(state.outcome)
 
 
-def _fill_seat_clock(out: service_pb2.SeatClock, clock) -> None:
+def _fill_seat_clock(out: service_pb2.SeatClock, clock: SeatClock) -> None:
     if clock.bank_ms is not None:
         out.bank.seconds = clock.bank_ms // 1000
         out.bank.nanos = clock.bank_ms % 1000 * 1_000_000
@@ -181,13 +191,13 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             return None
         return self.signing.sign(state.game_id, state.seq, state.chain_head)
 
-    def _sign(self, response) -> None:
+    def _sign(self, response: _Signed) -> None:
         """Adds the receipt of the response's state, if it gets one (see `_receipt`)."""
         receipt = self._receipt(response.state)
         if receipt is not None:
             response.receipt.CopyFrom(receipt)
 
-    def _played(self, response, played):
+    def _played(self, response: _Played, played: Played) -> _Played:
         """A PlayMove or HostCommand response, its messages built in place."""
         for e in played.events:
             fill_event(response.events.add(), e)
@@ -195,7 +205,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self._sign(response)
         return response
 
-    async def ListSigningKeys(self, request, context):
+    async def ListSigningKeys(
+        self, request: service_pb2.ListSigningKeysRequest, context: CallContext
+    ) -> service_pb2.ListSigningKeysResponse:
         if self.signing is None:
             return service_pb2.ListSigningKeysResponse()
         current = self.signing.current_id
@@ -211,10 +223,14 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         (by method name)."""
         return {"WatchGame": self.watch_game_messages}
 
-    async def ListGameTypes(self, request, context):
+    async def ListGameTypes(
+        self, request: service_pb2.ListGameTypesRequest, context: CallContext
+    ) -> service_pb2.ListGameTypesResponse:
         return service_pb2.ListGameTypesResponse(game_types=self.app.game_types())
 
-    async def ListGames(self, request, context):
+    async def ListGames(
+        self, request: service_pb2.ListGamesRequest, context: CallContext
+    ) -> service_pb2.ListGamesResponse:
         games, token = await self.app.list_games(request.game_type, request.page_size, request.page_token)
         out = service_pb2.ListGamesResponse(next_page_token=token)
         for g in games:
@@ -230,7 +246,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 summary.created_at.FromDatetime(g.created_at)
         return out
 
-    async def CreateGame(self, request, context):
+    async def CreateGame(
+        self, request: service_pb2.CreateGameRequest, context: CallContext
+    ) -> service_pb2.CreateGameResponse:
         # Only a chosen seed (the auditor's) and a match of bots only (the host's) need a
         # well-formed credential; otherwise a malformed one counts as none (the creation policy
         # may then refuse it).
@@ -258,7 +276,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self._sign(response)
         return response
 
-    async def JoinGame(self, request, context):
+    async def JoinGame(
+        self, request: service_pb2.JoinGameRequest, context: CallContext
+    ) -> service_pb2.JoinGameResponse:
         joined = await self.app.join_game(
             request.game_id,
             credential(context),
@@ -273,7 +293,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self._sign(response)
         return response
 
-    async def GetView(self, request, context):
+    async def GetView(self, request: service_pb2.GetViewRequest, context: CallContext) -> service_pb2.GetViewResponse:
         at_seq = request.at_seq if request.HasField("at_seq") else None
         min_seq = request.min_seq if request.HasField("min_seq") else None
         if request.with_position:
@@ -304,7 +324,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             self._views.popitem(last=False)
         return response
 
-    async def ListLegalMoves(self, request, context):
+    async def ListLegalMoves(
+        self, request: service_pb2.ListLegalMovesRequest, context: CallContext
+    ) -> service_pb2.ListLegalMovesResponse:
         seq, moves = await self.app.legal_moves(
             request.game_id, credential(context), request.min_seq if request.HasField("min_seq") else None
         )
@@ -313,7 +335,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             _fill_any(response.moves.add(), m)
         return response
 
-    async def PlayMove(self, request, context):
+    async def PlayMove(
+        self, request: service_pb2.PlayMoveRequest, context: CallContext
+    ) -> service_pb2.PlayMoveResponse:
         played = await self.app.play(
             request.game_id,
             credential(context),
@@ -323,7 +347,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         )
         return self._played(service_pb2.PlayMoveResponse(replayed=played.replayed), played)
 
-    async def HostCommand(self, request, context):
+    async def HostCommand(
+        self, request: service_pb2.HostCommandRequest, context: CallContext
+    ) -> service_pb2.HostCommandResponse:
         done = await self.app.host_command(
             request.game_id,
             credential(context),
@@ -333,7 +359,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         )
         return self._played(service_pb2.HostCommandResponse(replayed=done.replayed), done)
 
-    async def ListEvents(self, request, context):
+    async def ListEvents(
+        self, request: service_pb2.ListEventsRequest, context: CallContext
+    ) -> service_pb2.ListEventsResponse:
         events, last_seq = await self.app.list_events(
             request.game_id,
             credential(context),
@@ -346,7 +374,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             fill_event(response.events.add(), e)
         return response
 
-    async def WatchGame(self, request, context):
+    async def WatchGame(self, request: service_pb2.WatchGameRequest, context: CallContext) -> AsyncIterator[bytes]:
         """Yields each response already serialized (bytes): a batch or an item is shared by
         every watcher of one viewer that takes it, so it is rendered and serialized once
         (`WatchRendering`), not once per stream."""
@@ -357,7 +385,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 for item in batch:
                     yield self.rendering.message(item)
 
-    async def watch_game_messages(self, request, context):
+    async def watch_game_messages(
+        self, request: service_pb2.WatchGameRequest, context: CallContext
+    ) -> AsyncIterator[service_pb2.WatchGameResponse]:
         """WatchGame for transports that encode messages themselves (the browser's): the same
         stream, as WatchGameResponse messages made once per item or batch."""
         async for batch in self._watch(request, context):
@@ -367,7 +397,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 for item in batch:
                     yield self.rendering.response(item)
 
-    async def _watch(self, request, context) -> AsyncIterator[WatchBatch]:
+    async def _watch(self, request: service_pb2.WatchGameRequest, context: CallContext) -> AsyncIterator[WatchBatch]:
         # Closed as soon as the call ends, so the feed stops counting this client.
         watch = self.app.watch_batches(
             request.game_id, credential(context), request.after_seq, peer=peer_of(context), batched=request.batches
@@ -376,12 +406,16 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             async for batch in batches:
                 yield batch
 
-    async def EvaluatePosition(self, request, context):
+    async def EvaluatePosition(
+        self, request: service_pb2.EvaluatePositionRequest, context: CallContext
+    ) -> service_pb2.EvaluatePositionResponse:
         rollouts = request.rollouts.SerializeToString() if request.HasField("rollouts") else None
         evaluation = await self.app.evaluate(request.game_type, from_any(request, "position"), rollouts)
         return service_pb2.EvaluatePositionResponse(evaluation=to_any(evaluation))
 
-    async def SuggestMove(self, request, context):
+    async def SuggestMove(
+        self, request: service_pb2.SuggestMoveRequest, context: CallContext
+    ) -> service_pb2.SuggestMoveResponse:
         action, seq = await self.app.suggest(
             request.game_id, credential(context), request.bot, request.min_seq if request.HasField("min_seq") else None
         )
