@@ -68,6 +68,7 @@ mod rules;
 mod scoring;
 mod sim;
 mod state;
+mod testdata;
 mod view;
 mod wire;
 mod words;
@@ -97,6 +98,7 @@ impl Game for Carre {
 
     const ID: &'static str = "carre";
     const NAME: &'static str = "Carré";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 

@@ -51,6 +51,7 @@ mod clocks;
 mod rules;
 mod sim;
 mod state;
+mod testdata;
 mod view;
 mod wire;
 mod words;
@@ -84,6 +85,7 @@ impl Game for Democratie {
 
     const ID: &'static str = "democratie";
     const NAME: &'static str = "Démocratie";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 

@@ -48,6 +48,7 @@ mod events;
 mod invariants;
 mod rules;
 mod state;
+mod testdata;
 mod triples;
 mod view;
 mod wire;
@@ -84,6 +85,7 @@ impl Game for GridKnock {
 
     const ID: &'static str = "grid_knock";
     const NAME: &'static str = "Grid Knock";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 

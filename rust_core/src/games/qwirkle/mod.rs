@@ -36,6 +36,7 @@ mod evaluator;
 mod plays;
 mod rules;
 mod state;
+mod testdata;
 mod tiles;
 mod view;
 mod wire;
@@ -59,6 +60,7 @@ impl Game for Qwirkle {
 
     const ID: &'static str = "qwirkle";
     const NAME: &'static str = "Qwirkle";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 

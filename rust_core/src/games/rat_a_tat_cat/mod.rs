@@ -46,6 +46,7 @@ mod apply;
 mod bots;
 mod rules;
 mod state;
+mod testdata;
 mod view;
 mod wire;
 mod words;
@@ -78,6 +79,7 @@ impl Game for RatATatCat {
 
     const ID: &'static str = "rat_a_tat_cat";
     const NAME: &'static str = "Rat-a-Tat Cat";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 
