@@ -47,7 +47,6 @@
 mod analysis;
 mod bots;
 mod cards;
-mod clocks;
 mod rules;
 mod sim;
 mod state;
@@ -56,8 +55,8 @@ mod view;
 mod wire;
 mod words;
 
+pub use bots::weakest_card;
 pub use cards::{deck_size, strength, suit_of};
-pub use clocks::weakest_card;
 pub use rules::{resolve_trick, TrickOutcome};
 pub use sim::simulate_random_match;
 pub use state::{Config, State};
@@ -68,8 +67,8 @@ use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
+use bots::{match_winners, REASON_FORFEIT, TIMEOUT_FORFEIT, TIMEOUT_WEAKEST_CARD};
 use cards::{cards_of, NO_CARD};
-use clocks::{match_winners, REASON_FORFEIT, TIMEOUT_FORFEIT, TIMEOUT_WEAKEST_CARD};
 use rules::{check_commit, emit, run_automatic};
 use state::evolve_state;
 use wire::{commit_action, ev, to_pb};
@@ -274,7 +273,7 @@ impl Game for Democratie {
         policy: &str,
         rng: &mut Rng,
     ) -> CoreResult<Vec<pb::Event>> {
-        clocks::timeout_events(state, seat, policy, rng)
+        bots::timeout_events(state, seat, policy, rng)
     }
 
     fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {

@@ -1,8 +1,8 @@
 //! The configuration and its options, the match state, and applying events to it
 //! (`evolve`), with the invariants the state keeps.
 
+use super::bots::{forfeit_winners, REASON_FORFEIT};
 use super::cards::*;
-use super::clocks::{forfeit_winners, REASON_FORFEIT};
 use super::rules::{deal_day, match_check, resolve_trick, score_pile, MatchCheck};
 use super::wire::{from_pb, pb_to_mask, to_pb, trump_pb};
 use crate::error::{ensure, CoreError, CoreResult};

@@ -42,7 +42,6 @@
 //!   is public).
 
 mod analysis;
-mod apply;
 mod bots;
 mod rules;
 mod state;
@@ -59,9 +58,9 @@ use crate::rng::Rng;
 
 use pb::event::Kind as E;
 
-use apply::apply_event;
 use bots::{timeout_draw_and_discard, TIMEOUT_DRAW_AND_DISCARD, TIMEOUT_FORFEIT};
 use rules::act;
+use state::apply_event;
 
 pub use state::{Config, State};
 pub use wire::SeatRow;
