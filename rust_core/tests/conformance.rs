@@ -336,6 +336,7 @@ fn golden_matches_replay_identically() {
         let got = record(id, *seats, opts);
         let path = golden_dir(id).join(format!("{id}-{seats}.txt"));
         if update {
+            std::fs::create_dir_all(golden_dir(id)).unwrap();
             std::fs::write(&path, &got).unwrap();
         }
         let want = std::fs::read_to_string(&path)
