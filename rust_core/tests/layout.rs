@@ -53,7 +53,6 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ("carre", &["rules", "scoring", "sim", "state", "wire"]),
     ("democratie", &["bots", "rules", "state"]),
     ("grid_knock", &["bots", "rules", "state", "triples", "wire"]),
-    ("qwirkle", &["plays", "rules", "state", "wire"]),
 ];
 
 fn root() -> PathBuf {

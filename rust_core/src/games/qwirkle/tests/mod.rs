@@ -8,7 +8,7 @@ use crate::game::{Game, OptionValues, Options, Viewer};
 use crate::proto::qwirkle as pb;
 use crate::rng::Rng;
 
-use super::plays::is_blocked;
+use super::state::is_blocked;
 use super::state::parse_options;
 use super::tiles::{group_size, id_of_type, select, LineSet, ALL_IDS, ALL_TYPES};
 use super::{count_plays, parse_type, Board, Phase, Qwirkle, State};
