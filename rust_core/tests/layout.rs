@@ -51,7 +51,6 @@ const LAYOUT: &[(&str, &str)] = &[
 /// a game's cycles differ from these: a new cycle, or one fixed without removing it here.
 const KNOWN_CYCLES: &[(&str, &[&str])] = &[
     ("carre", &["rules", "scoring", "sim", "state", "wire"]),
-    ("democratie", &["bots", "rules", "state"]),
     ("grid_knock", &["bots", "rules", "state", "triples", "wire"]),
 ];
 

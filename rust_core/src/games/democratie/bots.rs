@@ -1,7 +1,7 @@
 //! The bots: `random` and the `tactician` heuristic (AMB20), and the timeout policies (§11).
 
 use super::cards::*;
-use super::state::State;
+use super::state::{forfeit_winners, State, REASON_FORFEIT};
 use super::wire::{commit_action, ev};
 use super::Democratie;
 use crate::error::{CoreError, CoreResult};
@@ -114,19 +114,6 @@ pub(super) fn bot_action(
 pub(super) const TIMEOUT_WEAKEST_CARD: &str = "weakest_card";
 /// The timeout policy `forfeit`, and the reason of the match end it records (§11).
 pub(super) const TIMEOUT_FORFEIT: &str = "forfeit";
-pub(super) const REASON_FORFEIT: &str = "FORFEIT";
-
-/// The winners (a seat mask) when `seat` forfeits (§11): the highest tribe total among the
-/// other seats (§6.2). The tie-break of §6.2 plays further deals, which a forfeit ends: tied
-/// seats share the win.
-pub(super) fn forfeit_winners(st: &State, seat: usize) -> u8 {
-    let others = (0..st.n()).filter(|&s| s != seat);
-    let best = others.clone().map(|s| st.tribes[s]).max().unwrap_or(0);
-    others
-        .filter(|&s| st.tribes[s] == best)
-        .fold(0u8, |m, s| m | 1 << s)
-}
-
 /// The seats that won the match: the one of §6.2, or those of a forfeit (§11).
 pub(super) fn match_winners(st: &State) -> Vec<u32> {
     if st.forfeit_winners != 0 {

@@ -57,7 +57,7 @@ mod words;
 
 pub use bots::weakest_card;
 pub use cards::{deck_size, strength, suit_of};
-pub use rules::{resolve_trick, TrickOutcome};
+pub use cards::{resolve_trick, TrickOutcome};
 pub use sim::simulate_random_match;
 pub use state::{Config, State};
 pub use wire::TrickRevealed;
@@ -67,10 +67,11 @@ use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
-use bots::{match_winners, REASON_FORFEIT, TIMEOUT_FORFEIT, TIMEOUT_WEAKEST_CARD};
+use bots::{match_winners, TIMEOUT_FORFEIT, TIMEOUT_WEAKEST_CARD};
 use cards::{cards_of, NO_CARD};
 use rules::{check_commit, emit, run_automatic};
 use state::evolve_state;
+use state::REASON_FORFEIT;
 use wire::{commit_action, ev, to_pb};
 
 pub struct Democratie;
