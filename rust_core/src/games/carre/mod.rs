@@ -73,8 +73,9 @@ mod view;
 mod wire;
 mod words;
 
+pub use cards::card_mask;
 pub use cards::parse_card;
-pub use scoring::{card_mask, score_square};
+pub use scoring::score_square;
 pub use sim::simulate_random_round;
 pub use state::{Config, State};
 
