@@ -267,7 +267,9 @@ fn no_game_folder_has_an_import_cycle() {
 #[test]
 fn every_game_has_its_proto_rules_and_test_data() {
     let repo = root().join("..");
-    let index = std::fs::read_to_string(repo.join("docs/rules/README.md")).unwrap();
+    let rules = repo.join("docs").join("rules");
+    // The index of the rules documents (README.md of the rules folder).
+    let index = std::fs::read_to_string(rules.join("README.md")).unwrap();
     let games_mod = std::fs::read_to_string(root().join("src/games/mod.rs")).unwrap();
     for game in games() {
         let id = game.id();
@@ -281,11 +283,15 @@ fn every_game_has_its_proto_rules_and_test_data() {
         for t in [&info.action_type, &info.event_type, &info.view_type] {
             assert!(t.starts_with(&format!("tablier.{id}.v1.")), "{id}: {t}");
         }
-        assert_eq!(info.rules_path, format!("docs/rules/{id}.md"), "{id}");
+        assert_eq!(
+            repo.join(&info.rules_path),
+            rules.join(format!("{id}.md")),
+            "{id}: its rules document is named by its id"
+        );
         assert!(repo.join(&info.rules_path).is_file(), "{id}: no rules");
         assert!(
             index.contains(&format!("({id}.md)")),
-            "{id}: not in docs/rules/README.md"
+            "{id}: not in the index of the rules documents"
         );
         let data = game.test_data();
         assert!(!data.golden.is_empty(), "{id}: no golden match");
