@@ -1,8 +1,8 @@
 //! Match clocks: every timeout policy of every game of the registry, for a seat that never
 //! answers.
 //!
-//! Each game documents its policies in its rules (`docs/rules/<id>.md` §11) and declares what
-//! is played here in its folder's `testdata.rs` (`TestData::silent`, `forfeits`, `short`,
+//! Each game documents its policies in section 11 of its rules document and declares what is
+//! played here in its folder's `testdata.rs` (`TestData::silent`, `forfeits`, `short`,
 //! `forfeit_winners`): this file names no game. Checked: the state after each timeout is legal
 //! (the events apply, the game's invariants hold, the match is over or awaits a seat with a
 //! legal move), a timeout decided twice gives the same events (as `tablier verify` decides it
