@@ -338,6 +338,9 @@ pub trait Game: 'static {
     const SUMMARY: &'static str;
     /// The rules document, relative to the repository root (e.g. `docs/rules/qwirkle.md`).
     const RULES_PATH: &'static str;
+    /// What the shared harnesses (conformance, golden matches, pinned digests, timeouts) play
+    /// of the game: the game folder's `testdata.rs`.
+    const TEST_DATA: crate::testdata::TestData;
 
     /// A legal move of `seat` in words, as that seat would say it ("Take the 7 from the
     /// discard pile into slot 2"), read from `view`, the seat's own view of the state the move

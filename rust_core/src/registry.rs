@@ -17,6 +17,7 @@ use crate::games;
 use crate::proto::{self, GameOption, GameType, Outcome, SeatTimedOut};
 use crate::rng::Rng;
 use crate::rollout;
+use crate::testdata::TestData;
 use crate::words;
 
 /// Every game the server offers, one line each.
@@ -70,6 +71,21 @@ pub trait DynGame: Send + Sync {
         matches: u64,
         first_seed: u64,
     ) -> conformance::Report;
+    /// What the shared harnesses play of the game ([`Game::TEST_DATA`]).
+    fn test_data(&self) -> &'static TestData;
+    /// Plays one match where `silent` answers `answers` times, then times out under `policy`
+    /// whenever awaited ([`conformance::play_silent_seat`]): the events played and the outcome.
+    #[allow(clippy::too_many_arguments)]
+    fn play_silent_seat(
+        &self,
+        seats: u32,
+        options: &Options,
+        policy: &str,
+        silent: Seat,
+        answers: u64,
+        seed: u64,
+        max_steps: u64,
+    ) -> Result<(usize, Option<Outcome>), String>;
 }
 
 /// One match's state, with the operations the service needs.
@@ -274,6 +290,26 @@ impl<G: Game> DynGame for Registered<G> {
         first_seed: u64,
     ) -> conformance::Report {
         conformance::run::<G>(seats, options, matches, first_seed, 1_000_000)
+    }
+
+    fn test_data(&self) -> &'static TestData {
+        &G::TEST_DATA
+    }
+
+    fn play_silent_seat(
+        &self,
+        seats: u32,
+        options: &Options,
+        policy: &str,
+        silent: Seat,
+        answers: u64,
+        seed: u64,
+        max_steps: u64,
+    ) -> Result<(usize, Option<Outcome>), String> {
+        let played = conformance::play_silent_seat::<G>(
+            seats, options, policy, silent, answers, seed, max_steps,
+        )?;
+        Ok((played.events.len(), G::outcome(&played.state)))
     }
 }
 

@@ -2,18 +2,22 @@
 //!
 //! * `every_game_conforms`: the conformance harness (`tablier_core::conformance`, checks listed
 //!   there) on seeded matches of each game and seat count, half of them played by the game's
-//!   strongest bot, with the defaults and with each variant of [`VARIANTS`].
+//!   strongest bot, with the defaults and with each variant the game declares
+//!   (`TestData::variants`).
 //! * `every_game_conforms_through_the_registry`: the same rules as the service drives them
 //!   (protobuf bytes through `DynMatch`): actions decode to themselves and are listed once, a
 //!   seat not awaited has none and is refused, stored events decode and redact consistently,
 //!   replaying the log gives the live state hash.
-//! * `golden_matches_replay_identically`: short recorded matches in `tests/golden/`, one text
-//!   file per match showing, per move, the seat, the action and the events decoded, and each
-//!   seat's rendered view, so a diff says what changed. Re-record deliberately with
-//!   `UPDATE_GOLDEN=1`.
+//! * `golden_matches_replay_identically`: short recorded matches in each game's
+//!   `src/games/<id>/tests/golden/`, one text file per match showing, per move, the seat, the
+//!   action and the events decoded, and each seat's rendered view, so a diff says what changed.
+//!   Re-record deliberately with `UPDATE_GOLDEN=1`.
 //! * `seeded_matches_are_byte_identical_to_the_pinned_digests`: every byte of many seeded
 //!   matches per game (events, every redaction, every view, every legal action list), hashed.
 //!   Speed work must not move a digest; if one moves, behaviour moved.
+//!
+//! What is played of each game, and the digests, are the game's own (`TestData`, its folder's
+//! `testdata.rs`): this file names no game.
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -23,52 +27,6 @@ use tablier_core::error::CoreError;
 use tablier_core::game::{Options, Viewer};
 use tablier_core::registry::{games, DynGame, DynMatch};
 use tablier_core::rng::Rng;
-
-/// Option sets played besides the defaults, per game: the variants and the administrative caps
-/// that end matches early.
-const VARIANTS: &[(&str, &[(&str, &str)])] = &[
-    ("qwirkle", &[("ages", "30,40,30,20")]),
-    ("qwirkle", &[("max_idle_turns", "1")]),
-    ("qwirkle", &[("max_idle_turns", "3")]),
-    (
-        "rat_a_tat_cat",
-        &[("point_limit", "40"), ("max_turns_per_round", "6")],
-    ),
-    (
-        "rat_a_tat_cat",
-        &[
-            ("match_mode", "fixed_rounds"),
-            ("rounds", "2"),
-            ("memory_aid", "on"),
-        ],
-    ),
-    ("rat_a_tat_cat", &[("admin_turn_cap", "7")]),
-    ("democratie", &[("target", "1"), ("max_deals", "2")]),
-    ("democratie", &[("max_deals", "1")]),
-    (
-        "grid_knock",
-        &[
-            ("closer_penalty", "none"),
-            ("knocking", "off"),
-            ("target_score", "30"),
-        ],
-    ),
-    ("grid_knock", &[("turn_cap", "10")]),
-    (
-        "carre",
-        &[
-            ("rounds_per_match", "2"),
-            ("allow_go_out_without_draw", "false"),
-            ("tiebreak_extra_rounds", "true"),
-            ("cell_of_rank", "276951438"),
-            ("first_starter", "1"),
-        ],
-    ),
-];
-
-/// Violations the harness found that the rules have not fixed yet, per game and seat count:
-/// reported on stderr (`cargo test -- --nocapture`), not failing the harness, until fixed.
-const KNOWN: &[(&str, u32, &str)] = &[];
 
 fn options(pairs: &[(&str, &str)]) -> Options {
     pairs
@@ -97,8 +55,8 @@ fn every_game_conforms() {
         for game in games() {
             scope.spawn(move || {
                 let id = game.id();
-                let variants = VARIANTS.iter().filter(|(g, _)| *g == id).map(|(_, o)| *o);
-                for opts in std::iter::once(&[][..]).chain(variants) {
+                let data = game.test_data();
+                for opts in std::iter::once(&[][..]).chain(data.variants.iter().copied()) {
                     for seats in seat_counts(*game) {
                         // A variant for more seats than it names (ages) is for its seat count only.
                         let o = options(opts);
@@ -110,9 +68,10 @@ fn every_game_conforms() {
                         let matches = if opts.is_empty() { n } else { n / 4 + 1 };
                         let mut r = game.conformance(seats, &o, matches, 1000 * u64::from(seats));
                         r.violations.retain(|v| {
-                            let known = KNOWN
+                            let known = data
+                                .known_violations
                                 .iter()
-                                .any(|(g, n, what)| *g == id && *n == seats && v.contains(what));
+                                .any(|(n, what)| *n == seats && v.contains(what));
                             if known {
                                 eprintln!("known, not fixed: {id}, {seats} seats, {opts:?}: {v}");
                             }
@@ -284,29 +243,7 @@ fn every_game_conforms_through_the_registry() {
 
 // ---------------------------------------------------------------------------- golden matches
 
-/// A recorded match: the game, its seat count and the options it is played with.
-type Golden = (&'static str, u32, &'static [(&'static str, &'static str)]);
-
-/// Options that keep each recorded match short, and the most moves recorded of one.
-const GOLDEN: &[Golden] = &[
-    ("qwirkle", 2, &[]),
-    ("qwirkle", 3, &[]),
-    (
-        "rat_a_tat_cat",
-        2,
-        &[("match_mode", "fixed_rounds"), ("rounds", "1")],
-    ),
-    (
-        "rat_a_tat_cat",
-        3,
-        &[("match_mode", "fixed_rounds"), ("rounds", "1")],
-    ),
-    ("democratie", 2, &[("target", "1")]),
-    ("democratie", 3, &[("target", "1")]),
-    ("grid_knock", 2, &[("target_score", "1")]),
-    ("grid_knock", 3, &[("target_score", "1")]),
-    ("carre", 2, &[("rounds_per_match", "1")]),
-];
+/// The most moves recorded of one golden match (each game's `TestData::golden`).
 const GOLDEN_MOVES: usize = 12;
 
 fn hex(bytes: &[u8]) -> String {
@@ -390,13 +327,16 @@ fn record(game_id: &str, seats: u32, opts: &[(&str, &str)]) -> String {
 
 #[test]
 fn golden_matches_replay_identically() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut failures = Vec::new();
-    for (id, seats, opts) in GOLDEN {
+    let recorded = games()
+        .iter()
+        .flat_map(|g| g.test_data().golden.iter().map(move |r| (g.id(), r)));
+    for (id, (seats, opts)) in recorded {
         let got = record(id, *seats, opts);
-        let path = dir.join(format!("{id}-{seats}.txt"));
+        let path = golden_dir(id).join(format!("{id}-{seats}.txt"));
         if update {
+            std::fs::create_dir_all(golden_dir(id)).unwrap();
             std::fs::write(&path, &got).unwrap();
         }
         let want = std::fs::read_to_string(&path)
@@ -427,11 +367,16 @@ fn golden_matches_replay_identically() {
     );
     for game in games() {
         assert!(
-            GOLDEN.iter().any(|(id, ..)| *id == game.id()),
+            !game.test_data().golden.is_empty(),
             "{} has a golden match",
             game.id()
         );
     }
+}
+
+/// A game's recordings: `src/games/<id>/tests/golden/`.
+fn golden_dir(id: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("src/games/{id}/tests/golden"))
 }
 
 // ---------------------------------------------------------------------------- pinned digests
@@ -485,45 +430,16 @@ fn pinned_digest(game: &dyn DynGame, seats: std::ops::RangeInclusive<u32>, match
     hex(&h.finalize())
 }
 
-/// Per game: seeded matches per seat count, and the digest of them all.
-const PINNED: &[(&str, u64, &str)] = &[
-    (
-        "qwirkle",
-        10,
-        "9691239f7e36914b700deb322200c1e6196fabfe1e8c5ae87734be55a1244f85",
-    ),
-    (
-        "rat_a_tat_cat",
-        40,
-        "deda978f7aeb0cd267d370a6013cb817e41571f68ec15b2b937909f5be3ff7ca",
-    ),
-    (
-        "democratie",
-        40,
-        "da6b02e31138437840d3c913b08852511c106a99a056121b12c4c0f21f9099bd",
-    ),
-    (
-        "grid_knock",
-        5,
-        "1b598803fe2fed810a8534f659ec5f9e6a66b7477024253e51067c234328d67f",
-    ),
-    (
-        "carre",
-        40,
-        "d4b42280908bbcb511e52e0de89cc7e21ee5b60e24dd0bed9fa72d8215cbae34",
-    ),
-];
-
 #[test]
 fn seeded_matches_are_byte_identical_to_the_pinned_digests() {
     let got: Vec<(String, String)> = std::thread::scope(|scope| {
-        let runs: Vec<_> = PINNED
+        let runs: Vec<_> = games()
             .iter()
-            .map(|&(id, matches, _)| {
+            .map(|&game| {
                 scope.spawn(move || {
-                    let game = tablier_core::registry::find(id).unwrap();
+                    let matches = game.test_data().pinned_matches;
                     (
-                        id.to_string(),
+                        game.id().to_string(),
                         pinned_digest(game, seat_counts(game), matches),
                     )
                 })
@@ -531,22 +447,16 @@ fn seeded_matches_are_byte_identical_to_the_pinned_digests() {
             .collect();
         runs.into_iter().map(|r| r.join().unwrap()).collect()
     });
-    let moved: Vec<String> = PINNED
+    let moved: Vec<String> = games()
         .iter()
         .zip(&got)
-        .filter(|((_, _, want), (_, got))| want != got)
-        .map(|((id, _, want), (_, got))| format!("{id}: pinned {want}, now {got}"))
+        .map(|(game, (id, got))| (id, game.test_data().pinned_digest, got))
+        .filter(|(_, want, got)| want != got)
+        .map(|(id, want, got)| format!("{id}: pinned {want}, now {got}"))
         .collect();
     assert!(
         moved.is_empty(),
         "event, redaction or view bytes changed:\n{}",
         moved.join("\n")
     );
-    for game in games() {
-        assert!(
-            PINNED.iter().any(|(id, ..)| *id == game.id()),
-            "{} has a pinned digest",
-            game.id()
-        );
-    }
 }

@@ -9,11 +9,7 @@ import { createRegistry, fromJson, toJson, type DescMessage, type JsonValue } fr
 import { anyPack, AnySchema, type Any } from "@bufbuild/protobuf/wkt";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { GameService } from "./gen/tablier/v1/service_pb.js";
-import { file_tablier_carre_v1_carre } from "./gen/tablier/carre/v1/carre_pb.js";
-import { file_tablier_democratie_v1_democratie } from "./gen/tablier/democratie/v1/democratie_pb.js";
-import { file_tablier_grid_knock_v1_grid_knock } from "./gen/tablier/grid_knock/v1/grid_knock_pb.js";
-import { file_tablier_qwirkle_v1_qwirkle } from "./gen/tablier/qwirkle/v1/qwirkle_pb.js";
-import { file_tablier_rat_a_tat_cat_v1_rat_a_tat_cat } from "./gen/tablier/rat_a_tat_cat/v1/rat_a_tat_cat_pb.js";
+import { gameFiles } from "./gen/games.js";
 
 export * from "./gen/tablier/v1/service_pb.js";
 export * from "./gen/tablier/v1/common_pb.js";
@@ -30,14 +26,9 @@ export function gameClient(baseUrl?: string): GameClient {
   return createClient(GameService, createConnectTransport({ baseUrl, useBinaryFormat: true }));
 }
 
-/** Every game's messages, to read and write the Any payloads. */
-export const registry = createRegistry(
-  file_tablier_carre_v1_carre,
-  file_tablier_democratie_v1_democratie,
-  file_tablier_grid_knock_v1_grid_knock,
-  file_tablier_qwirkle_v1_qwirkle,
-  file_tablier_rat_a_tat_cat_v1_rat_a_tat_cat,
-);
+/** Every game's messages, to read and write the Any payloads (src/gen/games.ts lists every
+ * game's generated file, written by gen-games.mjs from the proto directory). */
+export const registry = createRegistry(...gameFiles);
 
 /** Call options acting as a seat (its token), as the auditor role, or as a spectator. */
 export function asSeat(token: string | undefined): { headers: Record<string, string> } {

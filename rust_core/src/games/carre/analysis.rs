@@ -13,10 +13,10 @@ use crate::rollout::{first_difference, Analysis};
 
 use pb::action::Kind as A;
 
+use super::cards::card_from_pb;
+use super::cards::card_mask;
 use super::cards::{bit, card_name, rank, DECK, JACK, NONE, QUEEN, STOCK};
-use super::scoring::card_mask;
 use super::state::{Entry, Phase, RoundRec, State};
-use super::wire::card_from_pb;
 use super::Carre;
 
 fn options_of(s: &State) -> Options {

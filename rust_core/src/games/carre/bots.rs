@@ -1,8 +1,10 @@
 //! Bots (`random`, `greedy`) and the timeout policies' moves (match clocks, §11).
 
+use super::cards::card_mask;
 use super::cards::{rank, JACK, KING, QUEEN, TEN};
-use super::rules::{Move, Moves};
-use super::scoring::{base_score, card_mask, score_square, LINES};
+use super::rules::Moves;
+use super::scoring::{base_score, score_square, LINES};
+use super::state::Move;
 use super::state::{Phase, State};
 use super::wire::ev;
 use super::Carre;

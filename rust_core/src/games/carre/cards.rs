@@ -1,4 +1,7 @@
-//! Cards and constants: the pack, ranks and suits of a card code, the `7H` codes (docs/rules/carre.md §2).
+//! Cards and constants: the pack, ranks and suits of a card code, the `7H` codes, a card's
+//! scoring mask and its protobuf form (docs/rules/carre.md §2).
+
+use crate::proto::carre as pb;
 
 pub(super) const DECK: usize = 52;
 pub(super) const HAND: usize = 8;
@@ -59,4 +62,19 @@ pub(super) fn rank_word(c: u8) -> &'static str {
         QUEEN => "Queen",
         _ => "King",
     }
+}
+
+/// Scoring mask of a face-up card: its suit bit and its colour bit.
+#[inline]
+pub fn card_mask(c: u8) -> u8 {
+    let s = suit(c);
+    (1 << s) | if s == 1 || s == 2 { 0x20 } else { 0x10 }
+}
+
+pub(super) fn card_from_pb(c: Option<&pb::Card>) -> Option<u8> {
+    let c = c?;
+    if !(1..=13).contains(&c.rank) || !(1..=4).contains(&c.suit) {
+        return None;
+    }
+    Some(((c.rank - 1) * 4 + (c.suit - 1)) as u8)
 }

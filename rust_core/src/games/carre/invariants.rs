@@ -1,8 +1,9 @@
 //! The state's invariants, checked by the conformance suite after every event: card
 //! conservation, tops and masks, hand sizes, scores and rounds in bounds.
 
+use super::cards::card_mask;
 use super::cards::{bit, card_name, rank, DECK, JACK, KING, MAX_EXTRA_ROUNDS, NONE, QUEEN, TEN};
-use super::scoring::{base_score, card_mask};
+use super::scoring::base_score;
 use super::state::{Phase, State};
 
 pub(super) fn check_invariants(s: &State) -> Result<(), String> {

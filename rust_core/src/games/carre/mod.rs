@@ -68,12 +68,14 @@ mod rules;
 mod scoring;
 mod sim;
 mod state;
+mod testdata;
 mod view;
 mod wire;
 mod words;
 
+pub use cards::card_mask;
 pub use cards::parse_card;
-pub use scoring::{card_mask, score_square};
+pub use scoring::score_square;
 pub use sim::simulate_random_round;
 pub use state::{Config, State};
 
@@ -97,6 +99,7 @@ impl Game for Carre {
 
     const ID: &'static str = "carre";
     const NAME: &'static str = "Carré";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 

@@ -4,7 +4,7 @@
 
 use super::cards::{bit, rank, rank_word, HAND, JACK, KING, QUEEN, STOCK, TEN};
 use super::sim::shuffled_deal;
-use super::state::{CellState, Phase, State};
+use super::state::{CellState, Move, Phase, State};
 use super::wire::{card_pb, ev};
 use super::Carre;
 use crate::error::{CoreError, CoreResult};
@@ -14,15 +14,6 @@ use crate::proto::Outcome;
 use crate::rng::Rng;
 
 use pb::event::Kind as Ev;
-
-/// A move in the compact internal form (the hot path never builds protobuf messages).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Move {
-    GoOut,
-    Discard(u8),
-    /// card, owner seat, cell index 0..9
-    Place(u8, u8, u8),
-}
 
 /// Fixed-capacity move list (the worst case is 127, TV24).
 pub(super) struct Moves {

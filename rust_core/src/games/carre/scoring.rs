@@ -1,7 +1,6 @@
 //! Scoring: the 8 lines of a square and their points, a square's raw points, the round score
 //! (R13) and the match result.
 
-use super::cards::suit;
 use super::state::{RoundRec, State};
 use crate::proto::carre as pb;
 
@@ -17,13 +16,6 @@ pub(super) const LINES: [[usize; 3]; 8] = [
     [2, 4, 6],
 ];
 pub(super) const LINE_NAMES: [&str; 8] = ["R1", "R2", "R3", "C1", "C2", "C3", "D1", "D2"];
-
-/// Scoring mask of a face-up card: its suit bit and its colour bit.
-#[inline]
-pub fn card_mask(c: u8) -> u8 {
-    let s = suit(c);
-    (1 << s) | if s == 1 || s == 2 { 0x20 } else { 0x10 }
-}
 
 #[inline]
 fn line_value(m: &[u8; 9], l: &[usize; 3]) -> u32 {

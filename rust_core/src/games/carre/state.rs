@@ -2,12 +2,9 @@
 //! shares with the simulation hot path).
 
 use super::cards::{
-    bit, card_name, rank, DECK, HAND, JACK, MAX_EXTRA_ROUNDS, MAX_HISTORY, MAX_ROUNDS_OPTION, NONE,
-    QUEEN, STOCK,
+    bit, card_from_pb, card_mask, card_name, rank, DECK, HAND, JACK, MAX_EXTRA_ROUNDS, MAX_HISTORY,
+    MAX_ROUNDS_OPTION, NONE, QUEEN, STOCK,
 };
-use super::rules::Move;
-use super::scoring::card_mask;
-use super::wire::card_from_pb;
 use super::Carre;
 use crate::error::{CoreError, CoreResult};
 use crate::game::{Game, OptionSpec, OptionValues};
@@ -537,4 +534,13 @@ impl Carre {
         }
         Ok(seat)
     }
+}
+
+/// A move in the compact internal form (the hot path never builds protobuf messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Move {
+    GoOut,
+    Discard(u8),
+    /// card, owner seat, cell index 0..9
+    Place(u8, u8, u8),
 }

@@ -1,10 +1,9 @@
 //! Protobuf conversions: cards, actions in (parsed and rule-checked into moves) and out, and
 //! the events a move or a round's end is recorded by.
 
-use super::cards::{bit, rank, suit, JACK, NONE, QUEEN};
-use super::rules::{rule, Move};
+use super::cards::{bit, card_from_pb, rank, suit, JACK, NONE, QUEEN};
 use super::scoring::base_score;
-use super::state::{RoundRec, State};
+use super::state::{Move, RoundRec, State};
 use super::Carre;
 use crate::error::{CoreError, CoreResult};
 use crate::proto::carre as pb;
@@ -16,14 +15,6 @@ pub(super) fn card_pb(c: u8) -> pb::Card {
         rank: rank(c) as i32 + 1,
         suit: suit(c) as i32 + 1,
     }
-}
-
-pub(super) fn card_from_pb(c: Option<&pb::Card>) -> Option<u8> {
-    let c = c?;
-    if !(1..=13).contains(&c.rank) || !(1..=4).contains(&c.suit) {
-        return None;
-    }
-    Some(((c.rank - 1) * 4 + (c.suit - 1)) as u8)
 }
 
 pub(super) fn ev(kind: Ev) -> pb::Event {
@@ -89,7 +80,7 @@ impl Carre {
             A::Discard(d) => {
                 let c = card_from_pb(d.card.as_ref()).ok_or_else(bad_card)?;
                 if state.hands[seat as usize] & bit(c) == 0 {
-                    return Err(rule(
+                    return Err(CoreError::rule(
                         "NOT_IN_HAND",
                         format!("you do not hold {}", super::words::card_code(c)),
                     ));

@@ -1,4 +1,6 @@
-//! Cards (§2.1) and deck sizes (§2.3): a card is a `u8`, a set of cards a `u64` bitset.
+//! Cards (§2.1) and deck sizes (§2.3): a card is a `u8`, a set of cards a `u64` bitset; and
+//! the rules on cards alone: a trick's resolution (§4.3), pile scores, the match check and the
+//! deal of a day.
 
 pub(super) const MAX_SEATS: usize = 6;
 /// No card in a slot (commit, vote card).
@@ -166,4 +168,135 @@ pub(super) fn day_size(n: usize, day: u8) -> usize {
         (6, 2) => 3,
         _ => 4,
     }
+}
+
+// ------------------------------------------------------------------ the rules on cards alone
+
+/// Result of one trick (§4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrickOutcome {
+    /// `None` on a tie.
+    pub winner: Option<u8>,
+    pub(super) trump_trick: bool,
+    pub(super) five_six: bool,
+}
+
+/// Strength by card id (Jokers 12).
+static STRENGTH: [u8; 50] = {
+    let mut t = [12u8; 50];
+    let mut c = 0;
+    while c < 48 {
+        t[c] = 12 - (c % 12) as u8;
+        c += 1;
+    }
+    t
+};
+
+/// Resolves a trick: `played[i]` is seat i's card, `trump` a suit 0..4 or `NO_TRUMP`.
+/// The vote card never competes (AMB1). Written without data-dependent branches in the
+/// loops: a trump's key is its strength + 16, so any trump outranks every non-trump.
+#[inline]
+pub fn resolve_trick(played: &[u8], trump: u8) -> TrickOutcome {
+    let base = if trump < 4 { trump * 12 } else { 200 };
+    let mut keys = [0u8; MAX_SEATS];
+    let mut five = false;
+    let mut six = NOBODY;
+    for (i, &c) in played.iter().enumerate().take(MAX_SEATS) {
+        let r = c.wrapping_sub(base);
+        let t = r < 12;
+        keys[i] = STRENGTH[(c as usize).min(49)] + ((t as u8) << 4);
+        five |= t & (r == 0);
+        six = if t & (r == 11) { i as u8 } else { six };
+    }
+    if five & (six != NOBODY) {
+        return TrickOutcome {
+            winner: Some(six),
+            trump_trick: true,
+            five_six: true,
+        };
+    }
+    let (mut best, mut who, mut count) = (0u8, 0u8, 0u8);
+    for (i, &k) in keys[..played.len().min(MAX_SEATS)].iter().enumerate() {
+        let gt = k > best;
+        count = if gt { 1 } else { count + (k == best) as u8 };
+        who = if gt { i as u8 } else { who };
+        best = best.max(k);
+    }
+    let trump_trick = best >= 16;
+    TrickOutcome {
+        winner: if trump_trick || count == 1 {
+            Some(who)
+        } else {
+            None
+        },
+        trump_trick,
+        five_six: false,
+    }
+}
+
+/// Per-suit points and tribes gained for each captured pile (§6.1).
+#[cfg(test)]
+pub(super) fn score_piles(captured: &[u64]) -> Vec<([u8; 4], u8)> {
+    captured.iter().map(|&m| score_pile(m)).collect()
+}
+
+/// Per-suit points and tribes gained for one captured pile (§6.1).
+#[inline]
+pub(super) fn score_pile(m: u64) -> ([u8; 4], u8) {
+    let p = [
+        suit_points(m, 0),
+        suit_points(m, 1),
+        suit_points(m, 2),
+        suit_points(m, 3),
+    ];
+    let g = p.iter().filter(|&&x| x >= 13).count() as u8;
+    (p, g)
+}
+
+/// What the match check (§6.2) decides after a deal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MatchCheck {
+    Winner(u8),
+    Continue,
+    /// Administrative cap reached (AMB17).
+    Cap,
+}
+
+pub(super) fn match_check(tribes: &[u32], target: u32, deal_no: u32, max_deals: u32) -> MatchCheck {
+    let m = tribes.iter().copied().max().unwrap_or(0);
+    if m >= target {
+        let mut at = tribes.iter().enumerate().filter(|(_, &t)| t == m);
+        if let (Some((w, _)), None) = (at.next(), at.next()) {
+            return MatchCheck::Winner(w as u8);
+        }
+    }
+    if deal_no >= max_deals {
+        MatchCheck::Cap
+    } else {
+        MatchCheck::Continue
+    }
+}
+
+/// The canonical deal of one day (§3.4, AMB4) from the top of `stock`: returns the hands and
+/// the vote pile (bottom to top). `stock` must hold at least `(n+1)*h` cards.
+pub(super) fn deal_day(
+    stock: &[u8],
+    n: usize,
+    dealer: usize,
+    h: usize,
+) -> ([u64; MAX_SEATS], [u8; 8]) {
+    // Seats in dealing order, starting left of the dealer (no division per card).
+    let mut order = [0usize; MAX_SEATS];
+    for (r, o) in order.iter_mut().enumerate().take(n) {
+        *o = (dealer + 1 + r) % n;
+    }
+    let mut hands = [0u64; MAX_SEATS];
+    let mut vote = [NO_CARD; 8];
+    for (v, round) in vote.iter_mut().zip(stock.chunks_exact(n + 1)).take(h) {
+        for (&seat, &c) in order[..n].iter().zip(round) {
+            hands[seat] |= bit(c);
+        }
+        *v = round[n];
+    }
+    (hands, vote)
 }

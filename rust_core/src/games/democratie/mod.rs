@@ -47,17 +47,17 @@
 mod analysis;
 mod bots;
 mod cards;
-mod clocks;
 mod rules;
 mod sim;
 mod state;
+mod testdata;
 mod view;
 mod wire;
 mod words;
 
+pub use bots::weakest_card;
 pub use cards::{deck_size, strength, suit_of};
-pub use clocks::weakest_card;
-pub use rules::{resolve_trick, TrickOutcome};
+pub use cards::{resolve_trick, TrickOutcome};
 pub use sim::simulate_random_match;
 pub use state::{Config, State};
 pub use wire::TrickRevealed;
@@ -67,10 +67,11 @@ use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};
 use crate::proto::democratie as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
+use bots::{match_winners, TIMEOUT_FORFEIT, TIMEOUT_WEAKEST_CARD};
 use cards::{cards_of, NO_CARD};
-use clocks::{match_winners, REASON_FORFEIT, TIMEOUT_FORFEIT, TIMEOUT_WEAKEST_CARD};
 use rules::{check_commit, emit, run_automatic};
 use state::evolve_state;
+use state::REASON_FORFEIT;
 use wire::{commit_action, ev, to_pb};
 
 pub struct Democratie;
@@ -84,6 +85,7 @@ impl Game for Democratie {
 
     const ID: &'static str = "democratie";
     const NAME: &'static str = "Démocratie";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 
@@ -272,7 +274,7 @@ impl Game for Democratie {
         policy: &str,
         rng: &mut Rng,
     ) -> CoreResult<Vec<pb::Event>> {
-        clocks::timeout_events(state, seat, policy, rng)
+        bots::timeout_events(state, seat, policy, rng)
     }
 
     fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {

@@ -1,8 +1,11 @@
 //! The fast simulation: a whole random match on compact arrays, without events (the hot path
 //! of the benchmark).
 
-use super::cards::{bit, day_size, deck_size, suit_of, suit_points, MAX_SEATS};
-use super::rules::{match_check, resolve_trick, MatchCheck};
+use super::cards::{
+    bit, day_size, deck_size, match_check, resolve_trick, suit_of, suit_points, MatchCheck,
+    MAX_SEATS,
+};
+
 use super::state::Config;
 use crate::rng::Rng;
 

@@ -2,8 +2,7 @@
 //! (`evolve`), with the invariants the state keeps.
 
 use super::cards::*;
-use super::clocks::{forfeit_winners, REASON_FORFEIT};
-use super::rules::{deal_day, match_check, resolve_trick, score_pile, MatchCheck};
+
 use super::wire::{from_pb, pb_to_mask, to_pb, trump_pb};
 use crate::error::{ensure, CoreError, CoreResult};
 use crate::game::OptionSpec;
@@ -627,4 +626,18 @@ pub(super) fn check_invariants(st: &State) -> Result<(), String> {
         return Err("winner below target".into());
     }
     Ok(())
+}
+
+/// The reason of a match ended by a forfeit (§11).
+pub(super) const REASON_FORFEIT: &str = "FORFEIT";
+
+/// The winners (a seat mask) when `seat` forfeits (§11): the highest tribe total among the
+/// other seats (§6.2). The tie-break of §6.2 plays further deals, which a forfeit ends: tied
+/// seats share the win.
+pub(super) fn forfeit_winners(st: &State, seat: usize) -> u8 {
+    let others = (0..st.n()).filter(|&s| s != seat);
+    let best = others.clone().map(|s| st.tribes[s]).max().unwrap_or(0);
+    others
+        .filter(|&s| st.tribes[s] == best)
+        .fold(0u8, |m, s| m | 1 << s)
 }

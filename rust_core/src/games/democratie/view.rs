@@ -1,7 +1,7 @@
 //! What each viewer sees (§7): the view, the redaction of events, and the text rendering.
 
+use super::bots::match_winners;
 use super::cards::*;
-use super::clocks::match_winners;
 use super::state::State;
 use super::wire::{ev, mask_to_pb, to_pb, trump_pb};
 use super::Democratie;

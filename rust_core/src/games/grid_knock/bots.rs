@@ -6,8 +6,8 @@ use crate::game::{Game, Seat};
 use crate::proto::grid_knock as pb;
 use crate::rng::Rng;
 
-use super::events::{Ev, Move};
 use super::rules::{legal_moves, to_act_mask};
+use super::state::{Ev, Move};
 use super::state::{Phase, State, NONE};
 use super::triples::triples;
 use super::wire::{ev_to_pb, to_action};

@@ -44,10 +44,10 @@
 
 mod analysis;
 mod bots;
-mod events;
 mod invariants;
 mod rules;
 mod state;
+mod testdata;
 mod triples;
 mod view;
 mod wire;
@@ -60,15 +60,15 @@ use crate::proto::Outcome;
 use crate::rng::Rng;
 
 use bots::{bot_action, timeout_default_move, TIMEOUT_DEFAULT_MOVE, TIMEOUT_FORFEIT};
-use events::apply;
 use invariants::invariants;
 use rules::close_knock_window;
+use state::apply;
 use view::{build_view, redact_event, render_state};
 use wire::{ev_to_pb, pb_to_ev, seat_list, to_action, to_move};
 
 // What the crate's outside users reach (benches/grid_knock.rs, the engine's own move/event path).
-pub use events::{Card, Ev, Move, RoundScored};
 pub use rules::{act, auto_steps, legal_moves, to_act_mask};
+pub use state::{Card, Ev, Move, RoundScored};
 pub use state::{Config, Phase, State};
 pub use triples::triples_after_change;
 
@@ -84,6 +84,7 @@ impl Game for GridKnock {
 
     const ID: &'static str = "grid_knock";
     const NAME: &'static str = "Grid Knock";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 

@@ -5,7 +5,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::proto::grid_knock as pb;
 use crate::rng::Rng;
 
-use super::events::{apply, Card, Ev, Move, RoundScored};
+use super::state::{apply, Card, Ev, Move, RoundScored};
 use super::state::{Phase, State, DECK, DECK_SIZE, NONE};
 use super::triples::triples;
 use super::wire::ev_to_pb;

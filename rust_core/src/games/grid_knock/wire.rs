@@ -5,8 +5,8 @@
 use crate::error::{CoreError, CoreResult};
 use crate::proto::grid_knock as pb;
 
-use super::events::{Card, Ev, Move, RoundScored};
 use super::state::DECK_SIZE;
+use super::state::{Card, Ev, Move, RoundScored};
 
 /// The wire's `Slot` of slot index `slot`.
 pub(super) fn wire_slot(slot: u8) -> pb::Slot {

@@ -32,10 +32,10 @@ use crate::rng::Rng;
 mod analysis;
 mod board;
 mod bots;
-mod evaluator;
 mod plays;
 mod rules;
 mod state;
+mod testdata;
 mod tiles;
 mod view;
 mod wire;
@@ -59,6 +59,7 @@ impl Game for Qwirkle {
 
     const ID: &'static str = "qwirkle";
     const NAME: &'static str = "Qwirkle";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 
@@ -175,7 +176,7 @@ impl Game for Qwirkle {
     }
 
     fn evaluate(position: &[u8]) -> CoreResult<Vec<u8>> {
-        evaluator::evaluate(position)
+        analysis::evaluate(position)
     }
 
     /// With rollout settings: the same Evaluation, with every legal action valued
@@ -185,7 +186,7 @@ impl Game for Qwirkle {
         settings: &crate::proto::RolloutSettings,
     ) -> CoreResult<Vec<u8>> {
         if crate::rollout::checked(settings)?.is_none() {
-            return evaluator::evaluate(position);
+            return analysis::evaluate(position);
         }
         crate::rollout::evaluate::<Self>(position, settings)
     }
@@ -195,7 +196,7 @@ impl Game for Qwirkle {
     }
 
     fn position(state: &State, seat: Seat) -> Option<Vec<u8>> {
-        evaluator::position(state, seat)
+        analysis::position(state, seat)
     }
 
     fn check_invariants(state: &State) -> Result<(), String> {

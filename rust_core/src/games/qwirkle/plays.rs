@@ -1,8 +1,10 @@
-//! The hot path: every legal play of a hand on a board, with its score, without allocating.
+//! The hot path: every legal play of a hand on a board, with its score, without allocating;
+//! and the check of one play (L1-L7) with its score, as `decide` and `evolve` make it.
 
-use super::board::{idx, xy, Board, Overlay, OFF, W};
-use super::state::State;
-use super::tiles::{group_size, ids_types, line_points, LineSet, TILES};
+use crate::error::{CoreError, CoreResult};
+
+use super::board::{idx, xy, Board, Overlay, MAXC, OFF, W};
+use super::tiles::{group_size, line_points, LineSet, TILES, TYPES};
 
 // ------------------------------------------------------------------------------------------------
 // Legal-play enumeration (spec 10.2 item 4)
@@ -293,17 +295,127 @@ pub(super) fn best_play(board: &Board, hand: u64) -> Option<(Vec<Cell>, u32)> {
     })
 }
 
-/// Spec `is_blocked()`: no type still in the bag or a hand fits anywhere on the table.
-pub(super) fn is_blocked(state: &State) -> bool {
-    let ov = Overlay {
-        board: &state.board,
-        extra: &[],
-    };
-    !state.board.is_empty() && ov.blocked(ids_types(state.available()))
-}
-
 pub(super) fn has_play(board: &Board, hand: u64) -> bool {
     // A multi-tile play contains a legal single tile, so singles suffice.
     let ov = Overlay { board, extra: &[] };
     !board.is_empty() && !ov.blocked(hand)
+}
+
+/// Checks a play of types on cells against the board and a hand of type counts. Returns the
+/// grid indexes (in the given order) and the score.
+pub(super) fn check_play(
+    board: &Board,
+    hand_counts: &[u8; TYPES],
+    placements: &[(i32, i32, u32)],
+) -> CoreResult<(Vec<(usize, u8)>, u32)> {
+    let k = placements.len();
+    if k == 0 {
+        return Err(CoreError::rule(
+            "EMPTY_PLAY",
+            "a play lays at least one tile",
+        ));
+    }
+    if k > 6 {
+        return Err(CoreError::rule(
+            "TOO_MANY_TILES",
+            format!("a play lays at most 6 tiles, not {k}"),
+        ));
+    }
+    let mut need = [0u8; TYPES];
+    let mut extra: Vec<(usize, u8)> = Vec::with_capacity(k);
+    for &(x, y, t) in placements {
+        if t as usize >= TYPES {
+            return Err(CoreError::malformed(format!(
+                "tile type {t} is out of range 0..35"
+            )));
+        }
+        if x.unsigned_abs() > MAXC as u32 || y.unsigned_abs() > MAXC as u32 {
+            return Err(CoreError::rule(
+                "NOT_CONNECTED",
+                format!("cell ({x},{y}) is too far from the tiles on the table"),
+            ));
+        }
+        let t = t as u8;
+        need[t as usize] += 1;
+        if need[t as usize] > hand_counts[t as usize] {
+            return Err(CoreError::rule(
+                "NOT_IN_HAND",
+                format!(
+                    "your hand does not hold {}",
+                    super::words::tiles(need[t as usize] as u32, t as u32)
+                ),
+            ));
+        }
+        let i = idx(x, y);
+        if extra.iter().any(|e| e.0 == i) {
+            return Err(CoreError::rule(
+                "DUPLICATE_CELL",
+                format!("cell ({x},{y}) is named twice"),
+            ));
+        }
+        if board.cells[i] != 0 {
+            return Err(CoreError::rule(
+                "CELL_OCCUPIED",
+                format!("cell ({x},{y}) already holds a tile"),
+            ));
+        }
+        extra.push((i, t));
+    }
+    let (x0, y0, _) = placements[0];
+    let step = if k == 1 || placements.iter().all(|p| p.1 == y0) {
+        1
+    } else if placements.iter().all(|p| p.0 == x0) {
+        W
+    } else {
+        return Err(CoreError::rule(
+            "NOT_ONE_LINE",
+            "the tiles of a play must lie in one row or one column",
+        ));
+    };
+    let ov = Overlay {
+        board,
+        extra: &extra,
+    };
+    let lo = extra.iter().map(|e| e.0).min().unwrap_or(0);
+    let hi = extra.iter().map(|e| e.0).max().unwrap_or(0);
+    let mut i = lo;
+    while i < hi {
+        i += step;
+        if ov.get(i) == 0 {
+            let (x, y) = xy(i);
+            return Err(CoreError::rule(
+                "GAP_IN_LINE",
+                format!("cell ({x},{y}) between the placed tiles is empty"),
+            ));
+        }
+    }
+    if !extra.iter().any(|&(i, _)| {
+        [i - 1, i + 1, i - W, i + W]
+            .iter()
+            .any(|&n| board.cells[n] != 0)
+    }) {
+        return Err(CoreError::rule(
+            "NOT_CONNECTED",
+            "a play must touch a tile already on the table",
+        ));
+    }
+    // Every line through a placed tile.
+    let check = |i: usize, t: u8, dir_step: usize| -> CoreResult<u32> {
+        let set = ov.around(i, dir_step).with(t);
+        if set.n >= 2 && (set.n > 6 || !set.valid()) {
+            let (x, y) = xy(i);
+            let what = if dir_step == 1 { "row" } else { "column" };
+            return Err(CoreError::rule(
+                "INVALID_LINE",
+                format!("the {what} through ({x},{y}) would not be one colour or one shape without repeats (max 6)"),
+            ));
+        }
+        Ok(line_points(set.n as u32))
+    };
+    let perp = if step == 1 { W } else { 1 };
+    let mut score = check(extra[0].0, extra[0].1, step)?;
+    for &(i, t) in &extra {
+        score += check(i, t, perp)?;
+    }
+    Ok((extra, score.max(1)))
 }

@@ -1,5 +1,5 @@
-//! Deciding: the deal, play validation (L1-L7) and scoring, the moves of a turn, legal actions,
-//! and the outcome.
+//! Deciding: the deal, the moves of a turn (a play checked by `plays::check_play`, L1-L7),
+//! legal actions, and the outcome.
 
 use crate::error::{CoreError, CoreResult};
 use crate::game::Seat;
@@ -7,9 +7,9 @@ use crate::proto::qwirkle as pb;
 use crate::proto::Outcome;
 use crate::rng::Rng;
 
-use super::board::{idx, xy, Board, Overlay, MAXC, W};
-use super::plays::{enumerate_plays, has_play};
-use super::state::{Config, Phase, State};
+use super::board::{idx, xy, Overlay};
+use super::plays::{check_play, enumerate_plays, has_play};
+use super::state::{start_player, Phase, State};
 use super::tiles::{
     colour_row, draw, group_size, id_of_type, ids_list, ids_types, line_points, shape_col, LineSet,
     TYPES,
@@ -17,145 +17,7 @@ use super::tiles::{
 use super::wire::{action, ended, ev, play_action};
 
 // ------------------------------------------------------------------------------------------------
-// Play validation (L1-L7) and scoring
-
-/// Checks a play of types on cells against the board and a hand of type counts. Returns the
-/// grid indexes (in the given order) and the score.
-pub(super) fn check_play(
-    board: &Board,
-    hand_counts: &[u8; TYPES],
-    placements: &[(i32, i32, u32)],
-) -> CoreResult<(Vec<(usize, u8)>, u32)> {
-    let k = placements.len();
-    if k == 0 {
-        return Err(CoreError::rule(
-            "EMPTY_PLAY",
-            "a play lays at least one tile",
-        ));
-    }
-    if k > 6 {
-        return Err(CoreError::rule(
-            "TOO_MANY_TILES",
-            format!("a play lays at most 6 tiles, not {k}"),
-        ));
-    }
-    let mut need = [0u8; TYPES];
-    let mut extra: Vec<(usize, u8)> = Vec::with_capacity(k);
-    for &(x, y, t) in placements {
-        if t as usize >= TYPES {
-            return Err(CoreError::malformed(format!(
-                "tile type {t} is out of range 0..35"
-            )));
-        }
-        if x.unsigned_abs() > MAXC as u32 || y.unsigned_abs() > MAXC as u32 {
-            return Err(CoreError::rule(
-                "NOT_CONNECTED",
-                format!("cell ({x},{y}) is too far from the tiles on the table"),
-            ));
-        }
-        let t = t as u8;
-        need[t as usize] += 1;
-        if need[t as usize] > hand_counts[t as usize] {
-            return Err(CoreError::rule(
-                "NOT_IN_HAND",
-                format!(
-                    "your hand does not hold {}",
-                    super::words::tiles(need[t as usize] as u32, t as u32)
-                ),
-            ));
-        }
-        let i = idx(x, y);
-        if extra.iter().any(|e| e.0 == i) {
-            return Err(CoreError::rule(
-                "DUPLICATE_CELL",
-                format!("cell ({x},{y}) is named twice"),
-            ));
-        }
-        if board.cells[i] != 0 {
-            return Err(CoreError::rule(
-                "CELL_OCCUPIED",
-                format!("cell ({x},{y}) already holds a tile"),
-            ));
-        }
-        extra.push((i, t));
-    }
-    let (x0, y0, _) = placements[0];
-    let step = if k == 1 || placements.iter().all(|p| p.1 == y0) {
-        1
-    } else if placements.iter().all(|p| p.0 == x0) {
-        W
-    } else {
-        return Err(CoreError::rule(
-            "NOT_ONE_LINE",
-            "the tiles of a play must lie in one row or one column",
-        ));
-    };
-    let ov = Overlay {
-        board,
-        extra: &extra,
-    };
-    let lo = extra.iter().map(|e| e.0).min().unwrap_or(0);
-    let hi = extra.iter().map(|e| e.0).max().unwrap_or(0);
-    let mut i = lo;
-    while i < hi {
-        i += step;
-        if ov.get(i) == 0 {
-            let (x, y) = xy(i);
-            return Err(CoreError::rule(
-                "GAP_IN_LINE",
-                format!("cell ({x},{y}) between the placed tiles is empty"),
-            ));
-        }
-    }
-    if !extra.iter().any(|&(i, _)| {
-        [i - 1, i + 1, i - W, i + W]
-            .iter()
-            .any(|&n| board.cells[n] != 0)
-    }) {
-        return Err(CoreError::rule(
-            "NOT_CONNECTED",
-            "a play must touch a tile already on the table",
-        ));
-    }
-    // Every line through a placed tile.
-    let check = |i: usize, t: u8, dir_step: usize| -> CoreResult<u32> {
-        let set = ov.around(i, dir_step).with(t);
-        if set.n >= 2 && (set.n > 6 || !set.valid()) {
-            let (x, y) = xy(i);
-            let what = if dir_step == 1 { "row" } else { "column" };
-            return Err(CoreError::rule(
-                "INVALID_LINE",
-                format!("the {what} through ({x},{y}) would not be one colour or one shape without repeats (max 6)"),
-            ));
-        }
-        Ok(line_points(set.n as u32))
-    };
-    let perp = if step == 1 { W } else { 1 };
-    let mut score = check(extra[0].0, extra[0].1, step)?;
-    for &(i, t) in &extra {
-        score += check(i, t, perp)?;
-    }
-    Ok((extra, score.max(1)))
-}
-
-// ------------------------------------------------------------------------------------------------
 // The deal, the moves of a turn, legal actions and the outcome
-
-pub(super) fn start_player(config: &Config, g: &[u8]) -> u32 {
-    let best = g.iter().copied().max().unwrap_or(0);
-    let tied: Vec<u32> = (0..g.len() as u32)
-        .filter(|&s| g[s as usize] == best)
-        .collect();
-    match config.ages {
-        Some(ages) => {
-            let oldest = tied.iter().map(|&s| ages[s as usize]).max().unwrap_or(0);
-            tied.into_iter()
-                .find(|&s| ages[s as usize] == oldest)
-                .unwrap_or(0)
-        }
-        None => tied.first().copied().unwrap_or(0),
-    }
-}
 
 fn winners(scores: &[i64]) -> Vec<u32> {
     let best = scores.iter().copied().max().unwrap_or(0);

@@ -4,11 +4,9 @@ use crate::error::{CoreError, CoreResult};
 use crate::game::{OptionSpec, OptionValues};
 use crate::proto::qwirkle as pb;
 
-use super::board::{Board, MAXC};
-use super::plays::is_blocked;
-use super::rules::{check_play, start_player};
-use super::tiles::{group_size, ids_list, ids_types, line_points, LineSet, ALL_IDS, TYPES};
-use super::wire::id_set;
+use super::board::{Board, Overlay, MAXC};
+use super::plays::check_play;
+use super::tiles::{group_size, id_set, ids_list, ids_types, line_points, LineSet, ALL_IDS, TYPES};
 
 // ------------------------------------------------------------------------------------------------
 // Configuration and state
@@ -420,4 +418,29 @@ pub(super) fn check_decision_point(state: &State) -> Result<(), String> {
         return Err("idle cap passed without an end".into());
     }
     Ok(())
+}
+
+/// Spec `is_blocked()`: no type still in the bag or a hand fits anywhere on the table.
+pub(super) fn is_blocked(state: &State) -> bool {
+    let ov = Overlay {
+        board: &state.board,
+        extra: &[],
+    };
+    !state.board.is_empty() && ov.blocked(ids_types(state.available()))
+}
+
+pub(super) fn start_player(config: &Config, g: &[u8]) -> u32 {
+    let best = g.iter().copied().max().unwrap_or(0);
+    let tied: Vec<u32> = (0..g.len() as u32)
+        .filter(|&s| g[s as usize] == best)
+        .collect();
+    match config.ages {
+        Some(ages) => {
+            let oldest = tied.iter().map(|&s| ages[s as usize]).max().unwrap_or(0);
+            tied.into_iter()
+                .find(|&s| ages[s as usize] == oldest)
+                .unwrap_or(0)
+        }
+        None => tied.first().copied().unwrap_or(0),
+    }
 }

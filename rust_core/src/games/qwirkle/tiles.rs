@@ -1,5 +1,6 @@
 //! Tiles and masks: types, ids, the line sets and the bit tricks the rest of the game is built on.
 
+use crate::error::{CoreError, CoreResult};
 use crate::rng::Rng;
 
 // ------------------------------------------------------------------------------------------------
@@ -193,4 +194,18 @@ pub(super) fn draw(bag: &mut u128, k: u32, rng: &mut Rng) -> Vec<u32> {
 pub(super) fn id_of_type(ids: u128, t: u8) -> Option<u32> {
     let m = ids & (0b111u128 << (3 * t as u32));
     (m != 0).then(|| m.trailing_zeros())
+}
+
+pub(super) fn id_set(ids: &[u32]) -> CoreResult<u128> {
+    let mut m = 0u128;
+    for &id in ids {
+        if id as usize >= TILES {
+            return Err(CoreError::corrupt(format!("tile id {id} out of range")));
+        }
+        if m & (1u128 << id) != 0 {
+            return Err(CoreError::corrupt(format!("tile id {id} repeated")));
+        }
+        m |= 1u128 << id;
+    }
+    Ok(m)
 }

@@ -1,11 +1,9 @@
 //! Protobuf conversions: actions built, events built and their tile ids decoded.
 
-use crate::error::{CoreError, CoreResult};
 use crate::proto::qwirkle as pb;
 
 use super::plays::PlayRef;
 use super::state::State;
-use super::tiles::TILES;
 
 pub(super) fn ev(kind: pb::event::Kind) -> pb::Event {
     pb::Event { kind: Some(kind) }
@@ -32,20 +30,6 @@ pub(super) fn ended(
         final_scores: scores,
         aborted: reason == pb::EndReason::IdleCap,
     }))
-}
-
-pub(super) fn id_set(ids: &[u32]) -> CoreResult<u128> {
-    let mut m = 0u128;
-    for &id in ids {
-        if id as usize >= TILES {
-            return Err(CoreError::corrupt(format!("tile id {id} out of range")));
-        }
-        if m & (1u128 << id) != 0 {
-            return Err(CoreError::corrupt(format!("tile id {id} repeated")));
-        }
-        m |= 1u128 << id;
-    }
-    Ok(m)
 }
 
 pub(super) fn action(kind: pb::action::Kind) -> pb::Action {

@@ -42,10 +42,10 @@
 //!   is public).
 
 mod analysis;
-mod apply;
 mod bots;
 mod rules;
 mod state;
+mod testdata;
 mod view;
 mod wire;
 mod words;
@@ -58,9 +58,9 @@ use crate::rng::Rng;
 
 use pb::event::Kind as E;
 
-use apply::apply_event;
 use bots::{timeout_draw_and_discard, TIMEOUT_DRAW_AND_DISCARD, TIMEOUT_FORFEIT};
 use rules::act;
+use state::apply_event;
 
 pub use state::{Config, State};
 pub use wire::SeatRow;
@@ -78,6 +78,7 @@ impl Game for RatATatCat {
 
     const ID: &'static str = "rat_a_tat_cat";
     const NAME: &'static str = "Rat-a-Tat Cat";
+    const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
 

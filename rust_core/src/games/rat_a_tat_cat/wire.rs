@@ -8,7 +8,7 @@ use crate::rng::Rng;
 
 use pb::event::Kind as E;
 
-use super::apply::apply_event;
+use super::state::apply_event;
 use super::state::{
     full_deck, is_power, pbc, MatchMode, Phase, Pile, State, DECK, MAXP, NONE, REASONS, R_CAP,
 };

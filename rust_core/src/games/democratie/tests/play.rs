@@ -105,3 +105,13 @@ fn fast_simulation_finishes() {
         }
     }
 }
+
+/// The `weakest_card` timeout policy's card (§11): a 6 (strength 1) before anything
+/// stronger; among equal strength the fewer points.
+#[test]
+fn timeout_weakest_card_is_the_weakest() {
+    let hand = (1u64 << 0) | (1u64 << 11) | (1u64 << 23);
+    let c = crate::games::democratie::weakest_card(hand).unwrap();
+    assert_eq!(crate::games::democratie::strength(c), 1);
+    assert_eq!(crate::games::democratie::weakest_card(0), None);
+}

@@ -21,7 +21,7 @@ use prost::Message;
 /// The game's parts under one name, as the tests call them (`gk::act`, `gk::triples`, ...).
 mod gk {
     pub(super) use crate::games::grid_knock::{
-        events::*, invariants::*, rules::*, state::*, triples::*, wire::*,
+        invariants::*, rules::*, state::*, triples::*, wire::*,
     };
 }
 

@@ -8,7 +8,7 @@ use crate::game::{Game, OptionValues, Options, Viewer};
 use crate::proto::qwirkle as pb;
 use crate::rng::Rng;
 
-use super::plays::is_blocked;
+use super::state::is_blocked;
 use super::state::parse_options;
 use super::tiles::{group_size, id_of_type, select, LineSet, ALL_IDS, ALL_TYPES};
 use super::{count_plays, parse_type, Board, Phase, Qwirkle, State};
@@ -1772,4 +1772,50 @@ fn illegal_or_misscored_play_in_the_log_is_corrupt() {
             Err(CoreError::Corrupt(_))
         ));
     }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Match clocks (§11): the `pass` timeout policy.
+
+#[test]
+fn timeout_pass_is_a_pass_even_with_tiles_in_the_bag() {
+    let config = Qwirkle::checked_config(2, &Options::new()).unwrap();
+    let mut state = Qwirkle::initial(&config);
+    for e in Qwirkle::start(&state, &mut Rng::from_u64(3)).unwrap() {
+        Qwirkle::evolve(&mut state, &e).unwrap();
+    }
+    // The opening play cannot be passed: the first listed opening is made (R9).
+    let seat = Qwirkle::to_act(&state).first().unwrap();
+    let opening = Qwirkle::timeout_events(&state, seat, "pass", &mut Rng::from_u64(4)).unwrap();
+    let first = Qwirkle::legal_actions(&state, seat).remove(0);
+    assert_eq!(
+        opening,
+        Qwirkle::decide(&state, seat, &first, &mut Rng::from_u64(4)).unwrap()
+    );
+    for e in &opening {
+        Qwirkle::evolve(&mut state, e).unwrap();
+    }
+    // After it the next seat, with tiles in the bag, passes: nothing else changes.
+    let next = Qwirkle::to_act(&state).first().unwrap();
+    assert_ne!(next, seat);
+    let before = Qwirkle::view(&state, Viewer::Auditor);
+    let passed = Qwirkle::timeout_events(&state, next, "pass", &mut Rng::from_u64(5)).unwrap();
+    assert!(
+        matches!(passed[..], [pb::Event { kind: Some(pb::event::Kind::Passed(pb::Passed { seat: s })) }] if s == next)
+    );
+    Qwirkle::evolve(&mut state, &passed[0]).unwrap();
+    let after = Qwirkle::view(&state, Viewer::Auditor);
+    assert!(before.bag_count > 0);
+    assert_eq!(
+        (after.bag_tile_ids, after.board),
+        (before.bag_tile_ids, before.board)
+    );
+    assert_eq!(
+        after.turns_without_placement,
+        before.turns_without_placement + 1
+    );
+    assert_eq!(Qwirkle::to_act(&state).first(), Some(seat));
+    // Only the awaited seat times out, and only with a policy the game offers.
+    assert!(Qwirkle::timeout_events(&state, next, "pass", &mut Rng::from_u64(5)).is_err());
+    assert!(Qwirkle::timeout_events(&state, seat, "resign", &mut Rng::from_u64(5)).is_err());
 }

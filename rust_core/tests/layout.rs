@@ -1,0 +1,331 @@
+//! Every registered game has what `docs/adding-a-game.md` asks of it, in one layout:
+//!
+//! * `every_game_folder_has_the_layout`: `src/games/<id>/` holds the files every game has, each
+//!   in its role ([`LAYOUT`]), and `src/games/` holds nothing but registered games.
+//! * `no_game_folder_has_an_import_cycle`: inside a game folder, the files' `super::<file>`
+//!   references (`use super::state::State`, `super::{rules::decide, ..}`,
+//!   `super::words::card_code(..)`) form no cycle. `mod.rs`, the glue every file may name the
+//!   game through, and `tests/` are outside the graph.
+//! * `every_game_has_its_proto_rules_and_test_data`: the proto package, the rules document the
+//!   registry names, the golden recordings and the test data the harnesses play.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use tablier_core::registry::games;
+
+/// The files every game folder has, and what each holds. A game may add helpers of its own
+/// (`cards.rs`, `board.rs`, `invariants.rs`, ...).
+const LAYOUT: &[(&str, &str)] = &[
+    (
+        "mod.rs",
+        "the `Game` impl: constants and one-line delegations to the files below",
+    ),
+    (
+        "state.rs",
+        "options and configuration, the state, `initial` and `evolve`",
+    ),
+    (
+        "rules.rs",
+        "`start`, `decide`, the legal actions and the outcome",
+    ),
+    ("view.rs", "views, event redaction and the text rendering"),
+    ("words.rs", "the summary, action labels and event sentences"),
+    ("bots.rs", "the bots and the timeout policies"),
+    ("analysis.rs", "the position and its evaluation"),
+    (
+        "wire.rs",
+        "conversions between the state's types and the protobuf messages",
+    ),
+    (
+        "testdata.rs",
+        "what the shared harnesses play (`crate::testdata::TestData`)",
+    ),
+    (
+        "tests/mod.rs",
+        "the game's own tests, with `tests/golden/` recordings",
+    ),
+];
+
+/// Import cycles not untangled yet, per game (each cycle's files, sorted). The test fails when
+/// a game's cycles differ from these: a new cycle, or one fixed without removing it here.
+const KNOWN_CYCLES: &[(&str, &[&str])] =
+    &[("grid_knock", &["bots", "rules", "state", "triples", "wire"])];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn game_dir(id: &str) -> PathBuf {
+    root().join("src/games").join(id)
+}
+
+#[test]
+fn every_game_folder_has_the_layout() {
+    let mut missing = Vec::new();
+    for game in games() {
+        for (file, role) in LAYOUT {
+            if !game_dir(game.id()).join(file).is_file() {
+                missing.push(format!("{}: no {file} ({role})", game.id()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    let registered: BTreeSet<&str> = games().iter().map(|g| g.id()).collect();
+    for entry in std::fs::read_dir(root().join("src/games")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert!(
+                registered.contains(name),
+                "src/games/{name}/ is not a registered game (registry.rs)"
+            );
+        }
+    }
+}
+
+/// The text without `//` comments (doc comments included).
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn ident(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The sibling files `text` names through `super::`: `super::x::..` and every
+/// `x::..` of a `super::{..}` group.
+fn super_references(text: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let text = without_comments(text);
+    let mut out = BTreeSet::new();
+    let mut note = |path: &str| {
+        let name = ident(path.trim_start());
+        if path.trim_start()[name.len()..].starts_with("::") && siblings.contains(name) {
+            out.insert(name.to_string());
+        }
+    };
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("super::") {
+        rest = &rest[at + "super::".len()..];
+        if rest.starts_with("super::") {
+            continue; // a nested module's way to a file: read from the next `super::`
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            // Split the group at its top-level commas.
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        note(&group[start..i]);
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        note(&group[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            note(rest);
+        }
+    }
+    out
+}
+
+/// A game folder's files (without `mod.rs` and `tests/`) and the siblings each names.
+fn module_graph(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let files: BTreeMap<String, String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs") && !p.ends_with("mod.rs"))
+        .map(|p| {
+            let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect();
+    let siblings: BTreeSet<String> = files.keys().cloned().collect();
+    files
+        .iter()
+        .map(|(name, text)| {
+            let mut refs = super_references(text, &siblings);
+            refs.remove(name);
+            (name.clone(), refs)
+        })
+        .collect()
+}
+
+/// The strongly connected components of more than one file (Tarjan), each sorted.
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<Vec<String>> {
+    struct Walk<'a> {
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        found: BTreeSet<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a str) {
+            let n = self.index.len();
+            self.index.insert(v, n);
+            self.low.insert(v, n);
+            self.stack.push(v);
+            for w in &self.graph[v] {
+                let w = w.as_str();
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    self.low.insert(v, self.low[v].min(self.low[w]));
+                } else if self.stack.contains(&w) {
+                    self.low.insert(v, self.low[v].min(self.index[w]));
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    component.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.insert(component);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        found: BTreeSet::new(),
+    };
+    for v in graph.keys() {
+        if !walk.index.contains_key(v.as_str()) {
+            walk.visit(v);
+        }
+    }
+    walk.found
+}
+
+#[test]
+fn the_reference_reader_sees_every_form() {
+    let siblings: BTreeSet<String> = ["state", "rules", "words", "wire"].map(String::from).into();
+    let text = "use super::state::{State, Phase};\n\
+                use super::{rules::decide, Qwirkle, wire::{a, b}};\n\
+                // super::wire::x in a comment\n\
+                fn f() { super::words::card_code(1); super::super::x::y(); }\n";
+    let refs = super_references(text, &siblings);
+    assert_eq!(
+        refs,
+        ["rules", "state", "wire", "words"].map(String::from).into()
+    );
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec!["a"]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
+    .collect();
+    assert_eq!(
+        cycles(&graph),
+        [vec!["a".to_string(), "b".into(), "c".into()]].into()
+    );
+}
+
+#[test]
+fn no_game_folder_has_an_import_cycle() {
+    let mut wrong = Vec::new();
+    for game in games() {
+        let found = cycles(&module_graph(&game_dir(game.id())));
+        let known: BTreeSet<Vec<String>> = KNOWN_CYCLES
+            .iter()
+            .filter(|(id, _)| *id == game.id())
+            .map(|(_, files)| files.iter().map(|f| f.to_string()).collect())
+            .collect();
+        if found != known {
+            wrong.push(format!(
+                "{}: import cycles {found:?}, listed {known:?}",
+                game.id()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_game_has_its_proto_rules_and_test_data() {
+    let repo = root().join("..");
+    let rules = repo.join("docs").join("rules");
+    // The index of the rules documents (README.md of the rules folder).
+    let index = std::fs::read_to_string(rules.join("README.md")).unwrap();
+    let games_mod = std::fs::read_to_string(root().join("src/games/mod.rs")).unwrap();
+    for game in games() {
+        let id = game.id();
+        let info = game.info();
+        assert!(
+            games_mod.contains(&format!("pub mod {id};")),
+            "{id}: games/mod.rs declares it"
+        );
+        let proto = format!("proto/tablier/{id}/v1/{id}.proto");
+        assert!(repo.join(&proto).is_file(), "{id}: no {proto}");
+        for t in [&info.action_type, &info.event_type, &info.view_type] {
+            assert!(t.starts_with(&format!("tablier.{id}.v1.")), "{id}: {t}");
+        }
+        assert_eq!(
+            repo.join(&info.rules_path),
+            rules.join(format!("{id}.md")),
+            "{id}: its rules document is named by its id"
+        );
+        assert!(repo.join(&info.rules_path).is_file(), "{id}: no rules");
+        assert!(
+            index.contains(&format!("({id}.md)")),
+            "{id}: not in the index of the rules documents"
+        );
+        let data = game.test_data();
+        assert!(!data.golden.is_empty(), "{id}: no golden match");
+        for (seats, _) in data.golden {
+            let path = game_dir(id).join(format!("tests/golden/{id}-{seats}.txt"));
+            assert!(path.is_file(), "{id}: no {}", path.display());
+        }
+        assert!(
+            data.pinned_matches > 0
+                && data.pinned_digest.len() == 64
+                && data.pinned_digest.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}: a pinned digest"
+        );
+        assert!(!data.silent.is_empty() && !data.forfeits.is_empty(), "{id}");
+        let options = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let opens = |seats: u32, pairs: &[(&str, &str)]| {
+            game.new_match(seats, &options(pairs))
+                .unwrap_or_else(|e| panic!("{id}: {seats} seats, {pairs:?}: {e}"));
+        };
+        opens(info.min_players, data.short);
+        for variant in data.variants {
+            let seats = variant
+                .iter()
+                .find(|(k, _)| *k == "ages")
+                .map_or(info.min_players, |(_, v)| v.split(',').count() as u32);
+            opens(seats, variant);
+        }
+        for (seats, pairs) in data.golden {
+            opens(*seats, pairs);
+        }
+    }
+}
