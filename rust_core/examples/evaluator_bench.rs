@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! cargo run --release --example evaluator_bench -- [MATCHES=400] [--games a,b] [--rollouts 50]
-//!     [--positions 6] [--no-strength]
+//!     [--positions 6] [--no-strength] [--options name=value,...] [--calibrate]
 //! ```
 //!
 //! The machine is shared: the rates are medians of the positions, each one timed on the
@@ -19,7 +19,7 @@
 use std::time::Instant;
 
 use prost::Message;
-use tablier_core::game::Viewer;
+use tablier_core::game::{Options, Viewer};
 use tablier_core::proto::RolloutSettings;
 use tablier_core::registry::{self, DynMatch};
 use tablier_core::rng::Rng;
@@ -66,8 +66,12 @@ fn step(m: &mut Box<dyn DynMatch>, seat: u32, bot: &str, seed: &[u8; 32], seq: &
 }
 
 fn opened(id: &str, seed: &[u8; 32]) -> (Box<dyn DynMatch>, u64) {
+    opened_with(id, seed, &Default::default())
+}
+
+fn opened_with(id: &str, seed: &[u8; 32], options: &Options) -> (Box<dyn DynMatch>, u64) {
     let game = registry::find(id).unwrap();
-    let mut m = game.new_match(2, &Default::default()).unwrap();
+    let mut m = game.new_match(2, options).unwrap();
     let mut seq = 0;
     for e in m.start(&mut Rng::for_command(seed, 1)).unwrap() {
         m.apply(&e.payload).unwrap();
@@ -114,6 +118,7 @@ fn main() {
     let mut strength = true;
     let mut only: Option<Vec<String>> = None;
     let mut calibrate = false;
+    let mut options = Options::new();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -131,6 +136,13 @@ fn main() {
             }
             "--no-strength" => strength = false,
             "--calibrate" => calibrate = true,
+            "--options" => {
+                i += 1;
+                for pair in args[i].split(',').filter(|p| !p.is_empty()) {
+                    let (k, v) = pair.split_once('=').expect("--options name=value,...");
+                    options.insert(k.to_string(), v.to_string());
+                }
+            }
             a if a.starts_with("--") => {} // cargo's own flags (--bench)
             a => matches = a.parse().expect("MATCHES is a number"),
         }
@@ -184,7 +196,7 @@ fn main() {
         return;
     }
     println!(
-        "\n# strength: evaluator vs the strongest bot, {matches} seeded two-seat matches per game"
+        "\n# strength: evaluator vs the strongest bot, {matches} seeded two-seat matches per game, options {options:?}"
     );
     println!(
         "game            matches  win-share  95%-interval    cpu-ms/move p50  p99   max   wall-ms p50  p99  (evaluator moves)"
@@ -205,7 +217,7 @@ fn main() {
             let mut seed = [0u8; 32];
             seed[..8].copy_from_slice(&(k as u64 + 1000).to_le_bytes());
             let evaluator_seat = (k % 2) as u32;
-            let (mut m, mut seq) = opened(id, &seed);
+            let (mut m, mut seq) = opened_with(id, &seed, &options);
             let mut decisions = 0;
             while m.outcome().is_none() && decisions < 100_000 {
                 let s = m.to_act()[0];
@@ -233,7 +245,7 @@ fn main() {
             share += x;
             sq += x * x;
             played += 1;
-            if played % 50 == 0 {
+            if played % 25 == 0 {
                 eprintln!("{id}: {played} matches, win share {:.3}", share / played as f64);
             }
         }
