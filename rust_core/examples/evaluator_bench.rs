@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! cargo run --release --example evaluator_bench -- [MATCHES=400] [--games a,b] [--rollouts 50]
-//!     [--positions 6] [--no-strength] [--options name=value,...] [--calibrate]
+//!     [--positions 6] [--no-strength] [--options name=value,...] [--first K] [--calibrate]
 //! ```
 //!
 //! The machine is shared: the rates are medians of the positions, each one timed on the
@@ -119,6 +119,7 @@ fn main() {
     let mut only: Option<Vec<String>> = None;
     let mut calibrate = false;
     let mut options = Options::new();
+    let mut first = 0usize;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -136,6 +137,10 @@ fn main() {
             }
             "--no-strength" => strength = false,
             "--calibrate" => calibrate = true,
+            "--first" => {
+                i += 1;
+                first = args[i].parse().expect("--first K");
+            }
             "--options" => {
                 i += 1;
                 for pair in args[i].split(',').filter(|p| !p.is_empty()) {
@@ -213,7 +218,7 @@ fn main() {
         let mut ms = Vec::new();
         let mut cpu = Vec::new();
         let mut played = 0;
-        for k in 0..matches {
+        for k in first..first + matches {
             let mut seed = [0u8; 32];
             seed[..8].copy_from_slice(&(k as u64 + 1000).to_le_bytes());
             let evaluator_seat = (k % 2) as u32;
@@ -242,11 +247,15 @@ fn main() {
             } else {
                 0.0
             };
+            eprintln!("{id} match {k}: {x}");
             share += x;
             sq += x * x;
             played += 1;
             if played % 25 == 0 {
-                eprintln!("{id}: {played} matches, win share {:.3}", share / played as f64);
+                eprintln!(
+                    "{id}: {played} matches, win share {:.3}",
+                    share / played as f64
+                );
             }
         }
         let n = played as f64;
@@ -299,7 +308,9 @@ fn positions_throughout(id: &str, matches: u8) -> Vec<(Vec<u8>, usize)> {
 /// the whole match, and the playouts per decision that keep a decision within
 /// `EVALUATOR_CPU_MS` at the 99th percentile (10% kept for the rest of the decision).
 fn calibration(games: &[&str]) {
-    println!("# calibration: CPU time of one playout on one thread (positions throughout 6 matches)");
+    println!(
+        "# calibration: CPU time of one playout on one thread (positions throughout 6 matches)"
+    );
     println!("game            positions  us/playout p50    p99    max   playouts/decision (p99 within {} ms)", rollout::EVALUATOR_CPU_MS);
     for id in games {
         let game = registry::find(id).unwrap();

@@ -390,9 +390,10 @@ impl<G: Game> Match<G> {
             // The evaluator bot, from what the seat may know only: a fixed number of
             // playouts, bounded in wall-clock time (`rollout::evaluator_settings`).
             let mut bot_rng = Rng::from_u64(rng.next_u64());
-            let action = G::evaluator_move(&self.state, seat, &mut bot_rng).ok_or_else(|| {
-                CoreError::Unsupported(format!("{} has no evaluator with rollouts", G::NAME))
-            })??;
+            let action =
+                G::evaluator_move(&self.state, seat, &mut bot_rng).ok_or_else(|| {
+                    CoreError::Unsupported(format!("{} has no evaluator with rollouts", G::NAME))
+                })??;
             G::decide(&self.state, seat, &action, rng)?
         } else if policy == clock::BOT {
             // The bot draws from its own stream, seeded from the command's: the deal that

@@ -282,7 +282,10 @@ fn a_seat_whose_time_is_up_gets_the_evaluators_move_decided_again_identically() 
             .unwrap();
         assert_eq!(events[0].kind, "seat_timed_out", "{id}");
         let timed_out = SeatTimedOut::decode(events[0].payload.as_slice()).unwrap();
-        assert_eq!((timed_out.seat, timed_out.policy.as_str()), (seat, "evaluator"));
+        assert_eq!(
+            (timed_out.seat, timed_out.policy.as_str()),
+            (seat, "evaluator")
+        );
         // The evaluator's move from the command's stream, as the registry draws it, decided
         // as the seat's own move would be.
         let mut r = Rng::for_command(&seed, seq);
@@ -316,7 +319,10 @@ fn a_seat_whose_time_is_up_gets_the_evaluators_move_decided_again_identically() 
         // The default policy (`bot`) still plays the cheap strongest bot, not the evaluator.
         let (m, seat, seq) = clocked_match(id, "bot", 11, 6);
         let events = m
-            .host_command(&format!("timeout:{seat}"), &mut Rng::for_command(&seed, seq))
+            .host_command(
+                &format!("timeout:{seat}"),
+                &mut Rng::for_command(&seed, seq),
+            )
             .unwrap();
         let timed_out = SeatTimedOut::decode(events[0].payload.as_slice()).unwrap();
         assert_eq!(timed_out.policy, "bot", "{id}");
@@ -342,4 +348,52 @@ fn the_evaluators_move_needs_no_clock_and_is_the_same_for_the_same_stream() {
             "{id}: the evaluator's move is legal"
         );
     }
+}
+
+#[test]
+fn a_qwirkle_position_the_rules_cannot_reach_is_refused_with_rollouts() {
+    use tablier_core::proto::qwirkle;
+    let game = registry::find("qwirkle").unwrap();
+    let (m, s) = mid_game_position("qwirkle", 2, 8, 6);
+    let good =
+        qwirkle::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+    let with_rollouts = settings(2, 1, 1);
+    assert!(game
+        .evaluate_with(&good.encode_to_vec(), &with_rollouts)
+        .is_ok());
+    let refused = |edit: &dyn Fn(&mut qwirkle::Position), expect: &str| {
+        let mut p = good.clone();
+        edit(&mut p);
+        match game.evaluate_with(&p.encode_to_vec(), &with_rollouts) {
+            Err(CoreError::Malformed(reason)) => {
+                assert!(reason.contains(expect), "{reason:?} lacks {expect:?}")
+            }
+            other => panic!("expected a refusal with {expect:?}, got {other:?}"),
+        }
+    };
+    let me = s as usize;
+    // A tile of the hand twice.
+    refused(
+        &|p| {
+            let hand = &mut p.view.as_mut().unwrap().seats[me].hand_tile_ids;
+            hand[1] = hand[0];
+        },
+        "repeated or out of range",
+    );
+    // The hand's types against its tiles.
+    refused(
+        &|p| p.hand_types[0] = (p.hand_types[0] + 1) % 36,
+        "hand_types differs",
+    );
+    // The other seat's hand shown.
+    refused(
+        &|p| {
+            let tiles = p.view.as_ref().unwrap().seats[me].hand_tile_ids.clone();
+            let other = &mut p.view.as_mut().unwrap().seats[1 - me];
+            other.hand_tile_ids = tiles;
+        },
+        "cannot see it",
+    );
+    refused(&|p| p.seat = 2, "is not a seat");
+    refused(&|p| p.view = None, "rollouts need the position's seat");
 }

@@ -101,7 +101,7 @@ def _print_values(args: argparse.Namespace, match: object, seq: int, commands: l
             import_module(f"tablier.v1.{module.name}")
     descriptor = descriptor_pool.Default().FindMessageTypeByName(info.evaluation_type)
     evaluation = message_factory.GetMessageClass(descriptor).FromString(raw)
-    valued = next(
+    valued: list = next(
         (
             getattr(evaluation, f.name)
             for f in descriptor.fields

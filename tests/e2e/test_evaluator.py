@@ -13,12 +13,11 @@ import time
 import grpc
 import pytest
 from google.protobuf import any_pb2
-from tablier_client import MatchNotOver, connect
-from tablier_client.values import ROLE_HEADER
-
 from tablier import _core
 from tablier.v1 import common_pb2
 from tablier.v1 import service_pb2 as pb
+from tablier_client import MatchNotOver, connect
+from tablier_client.values import ROLE_HEADER
 
 from .conftest import tablier_cmd
 from .helpers import INFO, OPERATOR, create, expect_error, raw_events, seat

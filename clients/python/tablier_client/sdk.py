@@ -484,9 +484,7 @@ class Client:
         Reads as the auditor (allowed once a match is over) and evaluates with
         EvaluatePosition. A match in progress is refused (`values.MatchNotOver`): no assistance
         during play."""
-        return await values.move_values(
-            self, game_id, at_seq, seat=seat, rollouts=rollouts, seed=seed, threads=threads
-        )
+        return await values.move_values(self, game_id, at_seq, seat=seat, rollouts=rollouts, seed=seed, threads=threads)
 
     @staticmethod
     def _metadata(token: str | None, auditor: bool = False) -> tuple[tuple[str, str], ...]:

@@ -74,7 +74,9 @@ class MoveValues:
     seed: int
 
     def __str__(self) -> str:
-        lines = [f"seat {self.seat} at seq {self.seq}: {len(self.moves)} moves, {self.rollouts} rollouts, seed {self.seed}"]
+        lines = [
+            f"seat {self.seat} at seq {self.seq}: {len(self.moves)} moves, {self.rollouts} rollouts, seed {self.seed}"
+        ]
         for i, m in enumerate(self.moves):
             mark = ("*" if i == self.best else " ") + (">" if m.played else " ")
             v = m.value
