@@ -254,6 +254,8 @@ fn summary(a: &[f64; 5]) -> MoveValue {
 /// `evaluator` clock policy) is decided again identically when a match is verified.
 pub const EVALUATOR_BOT: &str = "evaluator";
 pub const EVALUATOR_CPU_MS: u32 = 50;
+/// Samples each side of a comparison needs before the bot trusts a standard error.
+const MIN_SAMPLES: u32 = 4;
 
 /// The `evaluator` bot's settings for a decision among `moves` moves.
 pub fn evaluator_settings<G: Analysis>(moves: usize, seed: u64) -> RolloutSettings {
@@ -306,12 +308,18 @@ pub fn best_move_with<G: Analysis>(
             moves.len() - 1
         }
     };
-    let values = values::<G>(&known, &moves, &settings(moves.len()))?;
+    let settings = settings(moves.len());
+    // Fewer deals than a standard error needs can never overturn the bot's move: no rollout
+    // then (a many-move position within a small budget).
+    if settings.time_budget_ms == 0 && settings.rollouts < MIN_SAMPLES {
+        return Ok(moves.swap_remove(base));
+    }
+    let values = values::<G>(&known, &moves, &settings)?;
     let b = values[base];
     let gain = |v: &MoveValue| {
         let se = |x: f64, y: f64| 2.0 * (x * x + y * y).sqrt();
         // A standard error needs a few samples on each side.
-        if v.samples < 4 || b.samples < 4 {
+        if v.samples < MIN_SAMPLES || b.samples < MIN_SAMPLES {
             return None;
         }
         let win = v.win_probability - b.win_probability;
