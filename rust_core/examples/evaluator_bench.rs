@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! cargo run --release --example evaluator_bench -- [MATCHES=400] [--games a,b] [--rollouts 50]
-//!     [--positions 6] [--no-strength]
+//!     [--positions 6] [--no-strength] [--options name=value,...] [--first K] [--calibrate]
 //! ```
 //!
 //! The machine is shared: the rates are medians of the positions, each one timed on the
@@ -19,10 +19,11 @@
 use std::time::Instant;
 
 use prost::Message;
-use tablier_core::game::Viewer;
+use tablier_core::game::{Options, Viewer};
 use tablier_core::proto::RolloutSettings;
 use tablier_core::registry::{self, DynMatch};
 use tablier_core::rng::Rng;
+use tablier_core::rollout;
 
 fn thread_cpu_ns() -> u64 {
     let mut t = libc::timespec {
@@ -65,8 +66,12 @@ fn step(m: &mut Box<dyn DynMatch>, seat: u32, bot: &str, seed: &[u8; 32], seq: &
 }
 
 fn opened(id: &str, seed: &[u8; 32]) -> (Box<dyn DynMatch>, u64) {
+    opened_with(id, seed, &Default::default())
+}
+
+fn opened_with(id: &str, seed: &[u8; 32], options: &Options) -> (Box<dyn DynMatch>, u64) {
     let game = registry::find(id).unwrap();
-    let mut m = game.new_match(2, &Default::default()).unwrap();
+    let mut m = game.new_match(2, options).unwrap();
     let mut seq = 0;
     for e in m.start(&mut Rng::for_command(seed, 1)).unwrap() {
         m.apply(&e.payload).unwrap();
@@ -112,6 +117,9 @@ fn main() {
     let mut count = 6usize;
     let mut strength = true;
     let mut only: Option<Vec<String>> = None;
+    let mut calibrate = false;
+    let mut options = Options::new();
+    let mut first = 0usize;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -128,6 +136,18 @@ fn main() {
                 count = args[i].parse().expect("--positions N");
             }
             "--no-strength" => strength = false,
+            "--calibrate" => calibrate = true,
+            "--first" => {
+                i += 1;
+                first = args[i].parse().expect("--first K");
+            }
+            "--options" => {
+                i += 1;
+                for pair in args[i].split(',').filter(|p| !p.is_empty()) {
+                    let (k, v) = pair.split_once('=').expect("--options name=value,...");
+                    options.insert(k.to_string(), v.to_string());
+                }
+            }
             a if a.starts_with("--") => {} // cargo's own flags (--bench)
             a => matches = a.parse().expect("MATCHES is a number"),
         }
@@ -139,6 +159,10 @@ fn main() {
         .map(|g| g.id())
         .filter(|id| only.as_ref().is_none_or(|o| o.iter().any(|x| x == id)))
         .collect();
+    if calibrate {
+        calibration(&games);
+        return;
+    }
     println!("# evaluator figures: {rollouts} rollouts per position, {count} positions per game");
     println!("game            playouts/cpu-s  deals/cpu-s  immediate-us  moves");
     for id in &games {
@@ -177,10 +201,10 @@ fn main() {
         return;
     }
     println!(
-        "\n# strength: evaluator vs the strongest bot, {matches} seeded two-seat matches per game"
+        "\n# strength: evaluator vs the strongest bot, {matches} seeded two-seat matches per game, options {options:?}"
     );
     println!(
-        "game            matches  win-share  95%-interval    ms/move p50  p99  (evaluator moves)"
+        "game            matches  win-share  95%-interval    cpu-ms/move p50  p99   max   wall-ms p50  p99  (evaluator moves)"
     );
     for id in &games {
         let strongest = registry::find(id)
@@ -192,21 +216,25 @@ fn main() {
             .clone();
         let (mut share, mut sq) = (0.0f64, 0.0f64);
         let mut ms = Vec::new();
+        let mut cpu = Vec::new();
         let mut played = 0;
-        for k in 0..matches {
+        for k in first..first + matches {
             let mut seed = [0u8; 32];
             seed[..8].copy_from_slice(&(k as u64 + 1000).to_le_bytes());
             let evaluator_seat = (k % 2) as u32;
-            let (mut m, mut seq) = opened(id, &seed);
+            let (mut m, mut seq) = opened_with(id, &seed, &options);
             let mut decisions = 0;
             while m.outcome().is_none() && decisions < 100_000 {
                 let s = m.to_act()[0];
                 if s == evaluator_seat {
                     let many = m.legal_actions(s).unwrap().len() > 1;
                     let t0 = Instant::now();
+                    let c0 = thread_cpu_ns();
                     step(&mut m, s, "evaluator", &seed, &mut seq);
                     if many {
-                        ms.push(t0.elapsed().as_secs_f64() * 1e3);
+                        let wall = t0.elapsed().as_secs_f64() * 1e3;
+                        ms.push(wall);
+                        cpu.push((thread_cpu_ns() - c0) as f64 / 1e6);
                     }
                 } else {
                     step(&mut m, s, &strongest, &seed, &mut seq);
@@ -219,21 +247,95 @@ fn main() {
             } else {
                 0.0
             };
+            eprintln!("{id} match {k}: {x}");
             share += x;
             sq += x * x;
             played += 1;
+            if played % 25 == 0 {
+                eprintln!(
+                    "{id}: {played} matches, win share {:.3}",
+                    share / played as f64
+                );
+            }
         }
         let n = played as f64;
         let mean = share / n;
         let sd = ((sq / n - mean * mean).max(0.0) * n / (n - 1.0).max(1.0)).sqrt();
         let half = 1.96 * sd / n.sqrt();
         println!(
-            "{id:<15} {played:>7} {mean:>10.3}  [{:.3}, {:.3}]  {:>10.1} {:>5.1}  ({})",
+            "{id:<15} {played:>7} {mean:>10.3}  [{:.3}, {:.3}]  {:>14.1} {:>5.1} {:>5.1}  {:>10.1} {:>5.1}  ({})",
             (mean - half).max(0.0),
             (mean + half).min(1.0),
+            median(cpu.clone()),
+            percentile(cpu.clone(), 0.99),
+            percentile(cpu.clone(), 1.0),
             median(ms.clone()),
             percentile(ms.clone(), 0.99),
             ms.len()
+        );
+    }
+}
+
+/// Positions of seeded two-seat matches of the strongest bot, every third decision with at
+/// least two moves, from the first decision to the end: the evaluator meets all of them.
+fn positions_throughout(id: &str, matches: u8) -> Vec<(Vec<u8>, usize)> {
+    let bot = registry::find(id)
+        .unwrap()
+        .info()
+        .bots
+        .last()
+        .unwrap()
+        .clone();
+    let mut out = Vec::new();
+    for k in 0..matches {
+        let seed = [k + 90; 32];
+        let (mut m, mut seq) = opened(id, &seed);
+        let mut d = 0;
+        while m.outcome().is_none() && d < 2000 {
+            let s = m.to_act()[0];
+            let moves = m.legal_actions(s).unwrap().len();
+            if d % 3 == 0 && moves >= 2 {
+                out.push((m.position(Viewer::Seat(s), s).unwrap(), moves));
+            }
+            step(&mut m, s, &bot, &seed, &mut seq);
+            d += 1;
+        }
+    }
+    out
+}
+
+/// The CPU time of one playout (one move played to the end in one deal) over positions from
+/// the whole match, and the playouts per decision that keep a decision within
+/// `EVALUATOR_CPU_MS` at the 99th percentile (10% kept for the rest of the decision).
+fn calibration(games: &[&str]) {
+    println!(
+        "# calibration: CPU time of one playout on one thread (positions throughout 6 matches)"
+    );
+    println!("game            positions  us/playout p50    p99    max   playouts/decision (p99 within {} ms)", rollout::EVALUATOR_CPU_MS);
+    for id in games {
+        let game = registry::find(id).unwrap();
+        let mut per = Vec::new();
+        for (pos, n) in positions_throughout(id, 6) {
+            let deals = (400 / n).max(2) as u32;
+            let settings = RolloutSettings {
+                rollouts: deals,
+                seed: 3,
+                threads: 1,
+                ..Default::default()
+            }
+            .encode_to_vec();
+            let t0 = thread_cpu_ns();
+            game.evaluate_with(&pos, &settings).unwrap();
+            per.push((thread_cpu_ns() - t0) as f64 / 1e3 / (deals as usize * n) as f64);
+        }
+        let p99 = percentile(per.clone(), 0.99);
+        println!(
+            "{id:<15} {:>9} {:>15.1} {:>6.1} {:>6.1}   {:.0}",
+            per.len(),
+            median(per.clone()),
+            p99,
+            percentile(per.clone(), 1.0),
+            0.9 * rollout::EVALUATOR_CPU_MS as f64 * 1e3 / p99
         );
     }
 }

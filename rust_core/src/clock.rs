@@ -27,6 +27,10 @@ pub const TIMEOUT_COMMAND: &str = "timeout:";
 pub const SEAT_TIMED_OUT: &str = "seat_timed_out";
 /// Policy every game offers: the game's strongest bot moves for the seat.
 pub const BOT: &str = "bot";
+/// Policy of every game whose evaluator has rollouts: the `evaluator` bot moves for the seat.
+pub const EVALUATOR: &str = "evaluator";
+pub const EVALUATOR_HELP: &str = "evaluator: the move evaluator's bot moves for them, from what \
+     they may see only, with a fixed number of rollouts (about 50 ms of one core).";
 
 const MAX_MOVE: u32 = 7 * 86_400;
 const MAX_BANK: u32 = 30 * 86_400;

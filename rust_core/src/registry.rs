@@ -167,10 +167,20 @@ fn bot_names<G: Game>() -> Vec<&'static str> {
     names
 }
 
-/// A game's options, then the match clock's.
+/// A game's options, then the match clock's: its timeout policies are `bot`, the game's own,
+/// and `evaluator` when its evaluator has rollouts.
 fn option_specs<G: Game>() -> Vec<OptionSpec> {
     let mut specs = G::options();
-    specs.extend(clock::options(G::TIMEOUT_POLICIES, G::TIMEOUT_HELP));
+    let mut policies = G::TIMEOUT_POLICIES.to_vec();
+    let mut help = G::TIMEOUT_HELP.to_string();
+    if G::HAS_EVALUATOR && G::HAS_ROLLOUTS {
+        policies.push(clock::EVALUATOR);
+        if !help.is_empty() {
+            help.push(' ');
+        }
+        help.push_str(clock::EVALUATOR_HELP);
+    }
+    specs.extend(clock::options(&policies, &help));
     specs
 }
 
@@ -412,7 +422,16 @@ impl<G: Game> Match<G> {
             kind: clock::SEAT_TIMED_OUT,
             payload: timed_out.encode_to_vec(),
         }];
-        let decided = if policy == clock::BOT {
+        let decided = if policy == clock::EVALUATOR {
+            // The evaluator bot, from what the seat may know only: a fixed number of
+            // playouts, bounded in wall-clock time (`rollout::evaluator_settings`).
+            let mut bot_rng = Rng::from_u64(rng.next_u64());
+            let action =
+                G::evaluator_move(&self.state, seat, &mut bot_rng).ok_or_else(|| {
+                    CoreError::Unsupported(format!("{} has no evaluator with rollouts", G::NAME))
+                })??;
+            G::decide(&self.state, seat, &action, rng)?
+        } else if policy == clock::BOT {
             // The bot draws from its own stream, seeded from the command's: the deal that
             // decide may draw stays independent of the bot's choice.
             let mut bot_rng = Rng::from_u64(rng.next_u64());

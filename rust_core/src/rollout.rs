@@ -28,6 +28,11 @@ pub trait Analysis: Game {
     type Known: Send + Sync;
     /// The bot the rollouts play with (the game's strongest).
     const ROLLOUT_BOT: &'static str;
+    /// The `evaluator` bot's playouts per decision (deals times moves), calibrated so that a
+    /// decision stays within [`EVALUATOR_CPU_MS`] of one core's CPU time
+    /// (`evaluator_bench --calibrate`). A count, not a clock: the bot's moves do not depend on
+    /// the machine's load.
+    const EVALUATOR_PLAYOUTS: u32 = 1000;
     /// Decodes and checks a `Position`: `Malformed` with a reason for anything the rules
     /// cannot reach (a card in two places, more cards than the deck, impossible counts).
     fn known(position: &[u8]) -> CoreResult<Self::Known>;
@@ -242,10 +247,26 @@ fn summary(a: &[f64; 5]) -> MoveValue {
     }
 }
 
-/// The `evaluator` bot's settings: rollouts until its per-move budget is spent.
+/// The `evaluator` bot's settings: [`Analysis::EVALUATOR_PLAYOUTS`] playouts per decision,
+/// spread over the moves (at least one deal), on one thread, and no clock: the count is
+/// calibrated to [`EVALUATOR_CPU_MS`] of one core's CPU time, and the same state and seed give
+/// the same move whatever the machine's load, so that a timeout decided by it (the
+/// `evaluator` clock policy) is decided again identically when a match is verified.
 pub const EVALUATOR_BOT: &str = "evaluator";
-pub const EVALUATOR_BUDGET_MS: u32 = 40;
-pub const EVALUATOR_MAX_ROLLOUTS: u32 = 400;
+pub const EVALUATOR_CPU_MS: u32 = 50;
+/// Samples each side of a comparison needs before the bot trusts a standard error.
+const MIN_SAMPLES: u32 = 4;
+
+/// The `evaluator` bot's settings for a decision among `moves` moves.
+pub fn evaluator_settings<G: Analysis>(moves: usize, seed: u64) -> RolloutSettings {
+    let deals = (G::EVALUATOR_PLAYOUTS as usize / moves.max(1)).max(1);
+    RolloutSettings {
+        rollouts: deals.min(MAX_ROLLOUTS as usize) as u32,
+        time_budget_ms: 0,
+        seed,
+        threads: 1,
+    }
+}
 
 /// The move of highest value for the position `seat` faces in `state`, built from what that
 /// seat may know only: the rollout bot's own move unless another is better by more than twice
@@ -255,6 +276,16 @@ pub fn best_move<G: Analysis>(
     state: &G::State,
     seat: Seat,
     settings: &RolloutSettings,
+    rng: &mut Rng,
+) -> CoreResult<G::Action> {
+    best_move_with::<G>(state, seat, |_| *settings, rng)
+}
+
+/// [`best_move`] with settings chosen from the number of candidate moves.
+pub fn best_move_with<G: Analysis>(
+    state: &G::State,
+    seat: Seat,
+    settings: impl FnOnce(usize) -> RolloutSettings,
     rng: &mut Rng,
 ) -> CoreResult<G::Action> {
     let position = G::position(state, seat)
@@ -277,12 +308,18 @@ pub fn best_move<G: Analysis>(
             moves.len() - 1
         }
     };
-    let values = values::<G>(&known, &moves, settings)?;
+    let settings = settings(moves.len());
+    // Fewer deals than a standard error needs can never overturn the bot's move: no rollout
+    // then (a many-move position within a small budget).
+    if settings.time_budget_ms == 0 && settings.rollouts < MIN_SAMPLES {
+        return Ok(moves.swap_remove(base));
+    }
+    let values = values::<G>(&known, &moves, &settings)?;
     let b = values[base];
     let gain = |v: &MoveValue| {
         let se = |x: f64, y: f64| 2.0 * (x * x + y * y).sqrt();
         // A standard error needs a few samples on each side.
-        if v.samples < 4 || b.samples < 4 {
+        if v.samples < MIN_SAMPLES || b.samples < MIN_SAMPLES {
             return None;
         }
         let win = v.win_probability - b.win_probability;
@@ -307,16 +344,10 @@ pub fn best_move<G: Analysis>(
     Ok(moves[best].clone())
 }
 
-/// The `evaluator` bot's move: rollouts until [`EVALUATOR_BUDGET_MS`] (at most
-/// [`EVALUATOR_MAX_ROLLOUTS`]), on one thread, its deals drawn from `rng`.
+/// The `evaluator` bot's move ([`evaluator_settings`]), its deals drawn from `rng`.
 pub fn bot_move<G: Analysis>(state: &G::State, seat: Seat, rng: &mut Rng) -> CoreResult<G::Action> {
-    let settings = RolloutSettings {
-        rollouts: EVALUATOR_MAX_ROLLOUTS,
-        time_budget_ms: EVALUATOR_BUDGET_MS,
-        seed: rng.next_u64(),
-        threads: 1,
-    };
-    best_move::<G>(state, seat, &settings, rng)
+    let seed = rng.next_u64();
+    best_move_with::<G>(state, seat, |n| evaluator_settings::<G>(n, seed), rng)
 }
 
 /// Where two renderings of a message first differ (for a position whose parts contradict each

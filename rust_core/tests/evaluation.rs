@@ -203,3 +203,197 @@ fn damaged_positions_never_crash_the_evaluator() {
         assert!(refused > pos.len(), "{id}: {refused} refusals");
     }
 }
+
+/// A clocked two-seat match of `id` whose seat awaited times out: the match, that seat, the
+/// seed and seq of the timeout command.
+fn clocked_match(id: &str, policy: &str, seed: u8, skip: usize) -> (Box<dyn DynMatch>, u32, u64) {
+    let game = registry::find(id).unwrap();
+    let bot = game.info().bots.last().unwrap().clone();
+    let options = [
+        ("clock_move_seconds".to_string(), "30".to_string()),
+        ("clock_timeout".to_string(), policy.to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let mut m = game.new_match(2, &options).unwrap();
+    let seed = [seed; 32];
+    let mut seq = 0u64;
+    for e in m.start(&mut Rng::for_command(&seed, 1)).unwrap() {
+        m.apply(&e.payload).unwrap();
+        seq += 1;
+    }
+    for decisions in 0.. {
+        assert!(m.outcome().is_none(), "{id}: the match ended first");
+        let s = m.to_act()[0];
+        if decisions >= skip && m.legal_actions(s).unwrap().len() >= 2 {
+            return (m, s, seq + 1);
+        }
+        let r = &mut Rng::for_command(&seed, seq + 1);
+        let action = m.bot_action(s, &bot, r).unwrap();
+        for e in m.decide(s, &action, r).unwrap() {
+            m.apply(&e.payload).unwrap();
+            seq += 1;
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn every_game_with_rollouts_offers_the_evaluator_as_its_timeout_policy() {
+    for id in rollout_games() {
+        let info = registry::find(id).unwrap().info();
+        let policy = info
+            .options
+            .iter()
+            .find(|o| o.name == "clock_timeout")
+            .unwrap();
+        assert!(
+            policy.allowed_values.iter().any(|v| v == "evaluator"),
+            "{id}: {:?}",
+            policy.allowed_values
+        );
+        assert!(
+            policy.description.contains("evaluator:"),
+            "{id}: {}",
+            policy.description
+        );
+        // As every policy, it needs a clock.
+        let options = [("clock_timeout".to_string(), "evaluator".to_string())]
+            .into_iter()
+            .collect();
+        let err = registry::find(id)
+            .unwrap()
+            .new_match(2, &options)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("needs a clock"), "{id}: {err}");
+    }
+}
+
+#[test]
+fn a_seat_whose_time_is_up_gets_the_evaluators_move_decided_again_identically() {
+    use tablier_core::proto::SeatTimedOut;
+    for id in rollout_games() {
+        let (m, seat, seq) = clocked_match(id, "evaluator", 11, 6);
+        let seed = [11u8; 32];
+        let command = format!("timeout:{seat}");
+        let events = m
+            .host_command(&command, &mut Rng::for_command(&seed, seq))
+            .unwrap();
+        assert_eq!(events[0].kind, "seat_timed_out", "{id}");
+        let timed_out = SeatTimedOut::decode(events[0].payload.as_slice()).unwrap();
+        assert_eq!(
+            (timed_out.seat, timed_out.policy.as_str()),
+            (seat, "evaluator")
+        );
+        // The evaluator's move from the command's stream, as the registry draws it, decided
+        // as the seat's own move would be.
+        let mut r = Rng::for_command(&seed, seq);
+        let action = m
+            .bot_action(seat, "evaluator", &mut Rng::from_u64(r.next_u64()))
+            .unwrap();
+        let decided = m.decide(seat, &action, &mut r).unwrap();
+        assert!(!decided.is_empty(), "{id}");
+        assert_eq!(events.len(), decided.len() + 1, "{id}");
+        for (a, b) in events[1..].iter().zip(&decided) {
+            assert_eq!((a.kind, &a.payload), (b.kind, &b.payload), "{id}");
+        }
+        // A fixed number of rollouts, no clock: decided again (as `tablier verify` does), the
+        // same events.
+        let again = m
+            .host_command(&command, &mut Rng::for_command(&seed, seq))
+            .unwrap();
+        assert_eq!(
+            events.iter().map(|e| &e.payload).collect::<Vec<_>>(),
+            again.iter().map(|e| &e.payload).collect::<Vec<_>>(),
+            "{id}"
+        );
+        // The events apply, and the seat is no longer the one whose time ran out.
+        let mut after = m.clone_box();
+        for e in &events {
+            after
+                .apply_stored(Some(e.kind), &e.payload)
+                .unwrap_or_else(|err| panic!("{id}: {err}"));
+        }
+        assert_ne!(after.state_hash(), m.state_hash(), "{id}");
+        // The default policy (`bot`) still plays the cheap strongest bot, not the evaluator.
+        let (m, seat, seq) = clocked_match(id, "bot", 11, 6);
+        let events = m
+            .host_command(
+                &format!("timeout:{seat}"),
+                &mut Rng::for_command(&seed, seq),
+            )
+            .unwrap();
+        let timed_out = SeatTimedOut::decode(events[0].payload.as_slice()).unwrap();
+        assert_eq!(timed_out.policy, "bot", "{id}");
+    }
+}
+
+#[test]
+fn the_evaluators_move_needs_no_clock_and_is_the_same_for_the_same_stream() {
+    // The bot's decisions are a fixed number of rollouts: the same state and stream give the
+    // same move however loaded the machine is (what makes the timeout policy verifiable).
+    for id in rollout_games() {
+        let (m, seat) = mid_game_position(id, 2, 12, 10);
+        let one = m
+            .bot_action(seat, "evaluator", &mut Rng::from_u64(77))
+            .unwrap();
+        let two = m
+            .bot_action(seat, "evaluator", &mut Rng::from_u64(77))
+            .unwrap();
+        assert_eq!(one, two, "{id}");
+        assert!(
+            m.legal_actions(seat).unwrap().contains(&one)
+                || m.decide(seat, &one, &mut Rng::from_u64(1)).is_ok(),
+            "{id}: the evaluator's move is legal"
+        );
+    }
+}
+
+#[test]
+fn a_qwirkle_position_the_rules_cannot_reach_is_refused_with_rollouts() {
+    use tablier_core::proto::qwirkle;
+    let game = registry::find("qwirkle").unwrap();
+    let (m, s) = mid_game_position("qwirkle", 2, 8, 6);
+    let good =
+        qwirkle::Position::decode(m.position(Viewer::Seat(s), s).unwrap().as_slice()).unwrap();
+    let with_rollouts = settings(2, 1, 1);
+    assert!(game
+        .evaluate_with(&good.encode_to_vec(), &with_rollouts)
+        .is_ok());
+    let refused = |edit: &dyn Fn(&mut qwirkle::Position), expect: &str| {
+        let mut p = good.clone();
+        edit(&mut p);
+        match game.evaluate_with(&p.encode_to_vec(), &with_rollouts) {
+            Err(CoreError::Malformed(reason)) => {
+                assert!(reason.contains(expect), "{reason:?} lacks {expect:?}")
+            }
+            other => panic!("expected a refusal with {expect:?}, got {other:?}"),
+        }
+    };
+    let me = s as usize;
+    // A tile of the hand twice.
+    refused(
+        &|p| {
+            let hand = &mut p.view.as_mut().unwrap().seats[me].hand_tile_ids;
+            hand[1] = hand[0];
+        },
+        "repeated or out of range",
+    );
+    // The hand's types against its tiles.
+    refused(
+        &|p| p.hand_types[0] = (p.hand_types[0] + 1) % 36,
+        "hand_types differs",
+    );
+    // The other seat's hand shown.
+    refused(
+        &|p| {
+            let tiles = p.view.as_ref().unwrap().seats[me].hand_tile_ids.clone();
+            let other = &mut p.view.as_mut().unwrap().seats[1 - me];
+            other.hand_tile_ids = tiles;
+        },
+        "cannot see it",
+    );
+    refused(&|p| p.seat = 2, "is not a seat");
+    refused(&|p| p.view = None, "rollouts need the position's seat");
+}

@@ -378,6 +378,10 @@ def register(sub: Subcommands) -> None:
     if sp is not None:
         sp.add_argument("game_id")
         sp.add_argument("--at", type=int, default=None, metavar="SEQ", help="default: the last event")
+        sp.add_argument("--values", action="store_true", help="each legal move's value at SEQ (finished matches only)")
+        sp.add_argument("--seat", type=int, default=None, help="with --values: whose moves (default: the seat awaited)")
+        sp.add_argument("--rollouts", type=int, default=200, help="with --values: rollouts per move (default 200)")
+        sp.add_argument("--seed", type=int, default=0, help="with --values: the rollouts' seed (default 0)")
         database_options(sp)
         sp.set_defaults(run=cli_audit.replay)
 

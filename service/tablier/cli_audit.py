@@ -37,6 +37,9 @@ async def replay(args: argparse.Namespace) -> int:
             err_console.print(f"[red]{exc}[/red]")
             return 1
         events = await store.load_events(game.game_id, upto_seq=args.at)
+        if args.values:
+            every = await store.load_events(game.game_id)
+            commands = await store.commands(game.game_id)
     match = _core.Match(game.game_type, game.seats, dict(game.options))
     match.apply_all([e.payload for e in events], [e.kind for e in events])
     seq = events[-1].seq if events else 0
@@ -55,6 +58,83 @@ async def replay(args: argparse.Namespace) -> int:
         )
     else:
         console.print("over: no")
+    if args.values:
+        final = _core.Match(game.game_type, game.seats, dict(game.options))
+        final.apply_all([e.payload for e in every], [e.kind for e in every])
+        if final.outcome() is None:
+            err_console.print(
+                f"[red]match {game.game_id} is not over: move values are shown in the replay of a finished "
+                "match only (no assistance during play)[/red]"
+            )
+            return 1
+        return _print_values(args, match, seq, commands)
+    return 0
+
+
+def _print_values(args: argparse.Namespace, match: object, seq: int, commands: list) -> int:
+    """Each legal move of the seat awaited at `seq` (or `--seat`) with its value over
+    `--rollouts` deals of what that seat could not see; `*` marks the best, `>` the one played."""
+    import pkgutil
+    from importlib import import_module
+
+    from google.protobuf import descriptor_pool, message_factory
+
+    import tablier.v1
+    from tablier import _core
+    from tablier.v1.common_pb2 import GameType, MoveValue, RolloutSettings
+
+    assert isinstance(match, _core.Match)
+    to_act = match.to_act()
+    seat = args.seat if args.seat is not None else (to_act[0] if to_act else None)
+    if seat is None or match.outcome() is not None:
+        err_console.print(f"[red]no seat is awaited at seq {seq}: no move to value[/red]")
+        return 1
+    if args.rollouts <= 0:
+        err_console.print("[red]--rollouts must be positive[/red]")
+        return 2
+    info = next(t for t in map(GameType.FromString, _core.game_types()) if t.id == match.game_type)
+    if not info.evaluation_type:
+        err_console.print(f"[red]{info.name} has no move evaluator[/red]")
+        return 1
+    try:
+        position = match.position(seat, auditor=True)
+        settings = RolloutSettings(rollouts=args.rollouts, seed=args.seed, threads=1)
+        raw = _core.evaluate(match.game_type, position, settings.SerializeToString())
+    except _core.CoreError as exc:
+        err_console.print(f"[red]{exc}[/red]")
+        return 1
+    for module in pkgutil.iter_modules(tablier.v1.__path__):
+        if module.name.endswith("_pb2"):
+            import_module(f"tablier.v1.{module.name}")
+    descriptor = descriptor_pool.Default().FindMessageTypeByName(info.evaluation_type)
+    evaluation = message_factory.GetMessageClass(descriptor).FromString(raw)
+    valued: list = next(
+        (
+            getattr(evaluation, f.name)
+            for f in descriptor.fields
+            if f.message_type is not None
+            and {"action", "value"} <= set(f.message_type.fields_by_name)
+            and f.message_type.fields_by_name["value"].message_type is MoveValue.DESCRIPTOR
+        ),
+        [],
+    )
+    labels = dict(match.legal_moves(seat))
+    played = next(
+        (c.input.action for c in commands if c.first_seq == seq + 1 and c.input is not None and c.input.seat == seat),
+        None,
+    )
+    values = [m.value for m in valued]
+    best = max(range(len(values)), key=lambda i: (values[i].win_probability, values[i].margin), default=None)
+    console.print(f"values of seat {seat}'s moves at seq {seq}: {args.rollouts} rollouts, seed {args.seed}")
+    for i, m in enumerate(valued):
+        action = m.action.SerializeToString()
+        mark = ("*" if i == best else " ") + (">" if action == played else " ")
+        v = m.value
+        console.print(
+            f"{mark} win {v.win_probability:5.3f} ± {v.win_stderr:5.3f}  margin {v.margin:+7.2f} ± "
+            f"{v.margin_stderr:5.2f}  {labels.get(action, '?')}",
+            markup=False,
+        )
     return 0
 
 

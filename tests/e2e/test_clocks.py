@@ -28,13 +28,14 @@ SHORT = {
     "grid_knock": {"target_score": "1"},
     "carre": {"rounds_per_match": "1"},
 }
-# The timeout policies each game offers (docs/rules/<game>.md section 11), `bot` first.
+# The timeout policies each game offers (docs/rules/<game>.md section 11), `bot` first, and
+# `evaluator` last in every game whose evaluator has rollouts (docs/evaluator.md).
 POLICIES = {
-    "qwirkle": ["bot", "pass", "forfeit"],
-    "rat_a_tat_cat": ["bot", "draw_and_discard", "forfeit"],
-    "democratie": ["bot", "weakest_card", "forfeit"],
-    "grid_knock": ["bot", "default_move", "forfeit"],
-    "carre": ["bot", "discard", "forfeit"],
+    "qwirkle": ["bot", "pass", "forfeit", "evaluator"],
+    "rat_a_tat_cat": ["bot", "draw_and_discard", "forfeit", "evaluator"],
+    "democratie": ["bot", "weakest_card", "forfeit", "evaluator"],
+    "grid_knock": ["bot", "default_move", "forfeit", "evaluator"],
+    "carre": ["bot", "discard", "forfeit", "evaluator"],
 }
 # Events a policy other than `bot` never records for the seat: the moves it never makes.
 NEVER = {

@@ -38,6 +38,7 @@ from .sdk import (
     pack,
     unpack,
 )
+from .values import MatchNotOver, MoveValues, ValuedMove
 
 __all__ = [
     "Client",
@@ -47,6 +48,8 @@ __all__ = [
     "GameKind",
     "Joined",
     "Match",
+    "MatchNotOver",
+    "MoveValues",
     "Moves",
     "Played",
     "Refused",
@@ -58,6 +61,7 @@ __all__ = [
     "Turn",
     "Unavailable",
     "Update",
+    "ValuedMove",
     "bot_seat",
     "connect",
     "creator_seat",

@@ -34,9 +34,10 @@ import grpc
 from google.protobuf import any_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
 
-from . import errors, games
+from . import errors, games, values
 from .kinds import A, E, GameKind, V
 from .v1 import common_pb2, service_pb2, service_pb2_grpc
+from .values import MoveValues
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
 ROLE_HEADER = "x-tablier-role"
@@ -502,6 +503,24 @@ class Client:
             self._metadata(self.token),
         )
         return unpack(response.evaluation)
+
+    async def move_values(
+        self,
+        game_id: str,
+        at_seq: int,
+        *,
+        seat: int | None = None,
+        rollouts: int = 200,
+        seed: int = 0,
+        threads: int = 1,
+    ) -> MoveValues:
+        """In a FINISHED match's replay: every legal move of `seat` (default: the seat awaited)
+        at `at_seq`, with its value at the end of the match over `rollouts` deals of what that
+        seat could not see (`seed`: the same seed, the same values), and which one was played.
+        Reads as the auditor (allowed once a match is over) and evaluates with
+        EvaluatePosition. A match in progress is refused (`values.MatchNotOver`): no assistance
+        during play."""
+        return await values.move_values(self, game_id, at_seq, seat=seat, rollouts=rollouts, seed=seed, threads=threads)
 
     @staticmethod
     def _metadata(token: str | None, auditor: bool = False) -> tuple[tuple[str, str], ...]:

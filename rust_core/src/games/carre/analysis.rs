@@ -354,6 +354,7 @@ fn deal(k: &Known, rng: &mut Rng) -> State {
 impl Analysis for Carre {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "greedy";
+    const EVALUATOR_PLAYOUTS: u32 = 100; // evaluator_bench --calibrate
 
     fn known(position: &[u8]) -> CoreResult<Known> {
         let pos = pb::Position::decode(position)

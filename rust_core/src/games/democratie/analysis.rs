@@ -278,6 +278,7 @@ fn deal(k: &Known, rng: &mut Rng) -> State {
 impl Analysis for Democratie {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "tactician";
+    const EVALUATOR_PLAYOUTS: u32 = 2000; // evaluator_bench --calibrate
 
     fn known(position: &[u8]) -> CoreResult<Known> {
         let pos = pb::Position::decode(position)

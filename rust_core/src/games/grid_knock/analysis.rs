@@ -373,6 +373,7 @@ fn visible_total(s: &State, me: usize) -> i32 {
 impl Analysis for GridKnock {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "greedy";
+    const EVALUATOR_PLAYOUTS: u32 = 90; // evaluator_bench --calibrate
 
     fn known(position: &[u8]) -> CoreResult<Known> {
         let pos = pb::Position::decode(position)

@@ -391,6 +391,7 @@ fn row_estimate(s: &State, me: usize, known_mask: u32, mean: f64) -> f64 {
 impl Analysis for RatATatCat {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "memory";
+    const EVALUATOR_PLAYOUTS: u32 = 1000; // evaluator_bench --calibrate
 
     fn known(position: &[u8]) -> CoreResult<Known> {
         let pos = pb::Position::decode(position)
