@@ -15,7 +15,9 @@ from tablier.cli import console, err_console, open_database
 from tablier.cli_options import ConfigError, Subcommands
 
 if TYPE_CHECKING:
+    from tablier import _core
     from tablier.receipts import SigningKeys
+    from tablier.store.base import StoredCommand
     from tablier.witness import Chain, Witness
 
 # --------------------------------------------------------------------------- replay
@@ -71,7 +73,7 @@ async def replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_values(args: argparse.Namespace, match: object, seq: int, commands: list) -> int:
+def _print_values(args: argparse.Namespace, match: _core.Match, seq: int, commands: list[StoredCommand]) -> int:
     """Each legal move of the seat awaited at `seq` (or `--seat`) with its value over
     `--rollouts` deals of what that seat could not see; `*` marks the best, `>` the one played."""
     import pkgutil
@@ -108,7 +110,7 @@ def _print_values(args: argparse.Namespace, match: object, seq: int, commands: l
             import_module(f"tablier.v1.{module.name}")
     descriptor = descriptor_pool.Default().FindMessageTypeByName(info.evaluation_type)
     evaluation = message_factory.GetMessageClass(descriptor).FromString(raw)
-    valued: list = next(
+    valued: list[Any] = next(
         (
             getattr(evaluation, f.name)
             for f in descriptor.fields
