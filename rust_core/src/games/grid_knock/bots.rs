@@ -6,10 +6,9 @@ use crate::game::{Game, Seat};
 use crate::proto::grid_knock as pb;
 use crate::rng::Rng;
 
-use super::rules::{legal_moves, to_act_mask};
-use super::state::{Ev, Move};
+use super::rules::legal_moves;
+use super::state::{forfeit_winners, to_act_mask, triples, Ev, Move};
 use super::state::{Phase, State, NONE};
-use super::triples::triples;
 use super::wire::{ev_to_pb, to_action};
 use super::GridKnock;
 
@@ -20,20 +19,6 @@ use super::GridKnock;
 pub(super) const TIMEOUT_DEFAULT_MOVE: &str = "default_move";
 /// The timeout policy `forfeit`: the match ends, the timed-out seat losing (§11).
 pub(super) const TIMEOUT_FORFEIT: &str = "forfeit";
-
-/// The winners (a seat mask) when `seat` forfeits (§11): the lowest total (§6.4) among the
-/// other seats; ties share the win.
-pub(super) fn forfeit_winners(st: &State, seat: u8) -> u8 {
-    let others = (0..st.n() as u8).filter(|&s| s != seat);
-    let best = others
-        .clone()
-        .map(|s| st.totals[s as usize])
-        .min()
-        .unwrap_or(0);
-    others
-        .filter(|&s| st.totals[s as usize] == best)
-        .fold(0, |m, s| m | 1 << s)
-}
 
 /// The default move of `seat` now (§11), from its legal moves: the one that commits it the
 /// least. In a knock window `pass_knock` (a timeout is a pass, AMB32, as the seed says);

@@ -67,10 +67,10 @@ use view::{build_view, redact_event, render_state};
 use wire::{ev_to_pb, pb_to_ev, seat_list, to_action, to_move};
 
 // What the crate's outside users reach (benches/grid_knock.rs, the engine's own move/event path).
-pub use rules::{act, auto_steps, legal_moves, to_act_mask};
+pub use rules::{act, auto_steps, legal_moves};
+pub use state::triples_after_change;
+pub use state::{to_act_mask, Config, Phase, State};
 pub use state::{Card, Ev, Move, RoundScored};
-pub use state::{Config, Phase, State};
-pub use triples::triples_after_change;
 
 /// The game; every decision is delegated to the parts above.
 pub struct GridKnock;

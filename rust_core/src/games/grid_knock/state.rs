@@ -1,11 +1,8 @@
 //! Cards and constants, the configuration and its options, the match state, and the events
-//! as the engine applies them (`apply`, behind `evolve`).
+//! as the engine applies them (`apply`, behind `evolve`), with what `evolve` re-checks on the
+//! state alone: who is awaited, a turn's end, a round's scores, a forfeit's winners, triples.
 
-use super::bots::forfeit_winners;
-use super::rules::{
-    eligible_knockers, initial_flip, score_round, take_targets, to_act_mask, turn_end_result,
-};
-use super::triples::triples;
+use super::triples::{domain_triples, slot_domains, Grid, Triples};
 use crate::error::{ensure, CoreError, CoreResult};
 use crate::game::{OptionSpec, OptionValues};
 use crate::proto::grid_knock as pb;
@@ -198,6 +195,17 @@ pub struct State {
 }
 
 impl State {
+    /// What triple detection reads of the state.
+    #[inline]
+    pub(super) fn grid(&self) -> Grid<'_> {
+        Grid {
+            n: self.n(),
+            dom: &self.cfg.dom,
+            val: &self.val,
+            filled: self.filled,
+            up: self.up,
+        }
+    }
     #[inline]
     pub(super) fn n(&self) -> usize {
         self.cfg.seats as usize
@@ -972,4 +980,176 @@ pub(super) fn apply(st: &mut State, ev: &Ev) -> CoreResult<()> {
         }
     }
     Ok(())
+}
+
+// ------------------------------------------------------------------------------------------
+// What `evolve` re-checks of the rules, on the state alone: who may knock and be taken from,
+// the end of a turn, the round's scores, the initial flip, who is awaited, a forfeit's
+// winners and the triples of a domain.
+
+/// The seats that may knock (E): with 3 seats or more and knocking on, every seat but the
+/// active one holding at least 4 cards and not past its final turn.
+pub(super) fn eligible_knockers(st: &State) -> u8 {
+    let n = st.n();
+    if n < 3 || !st.cfg.knocking {
+        return 0;
+    }
+    let mut e = 0u8;
+    for p in 0..n as u8 {
+        if p != st.active && st.cnt(p) >= 4 && st.final_taken >> p & 1 == 0 {
+            e |= 1 << p;
+        }
+    }
+    e
+}
+
+/// Whether `take_from_knocker` has any legal target (R12, AMB14, AMB24).
+pub(super) fn take_targets(st: &State) -> u128 {
+    if st.knocker == NONE || st.cnt(st.active) == 0 {
+        return 0;
+    }
+    st.filled & st.cfg.dom_mask[st.knocker as usize] & !st.cfg.dom_mask[st.active as usize]
+}
+
+pub(super) fn turn_end_result(st: &State) -> (bool, bool, u8, u8, u8) {
+    let a = st.active;
+    let mut closer = st.closer;
+    let mut fin = st.final_taken;
+    let mut closed = false;
+    if closer == NONE && st.face_down_in(a) == 0 {
+        closer = a;
+        fin |= 1 << a;
+        closed = true;
+    } else if closer != NONE {
+        fin |= 1 << a;
+    }
+    let round_over = closer != NONE && fin == st.all_seats();
+    let next = ((a as usize + 1) % st.n()) as u8;
+    (closed, round_over, next, closer, fin)
+}
+
+pub(super) fn score_round(st: &State) -> RoundScored {
+    let n = st.n();
+    let revealed = st.filled & !st.up;
+    let mut vals = [0i8; 96];
+    for s in 0..(12 * n) as u8 {
+        if revealed >> s & 1 == 1 {
+            vals[s as usize] = st.val[s as usize];
+        }
+    }
+    let mut raw = [0i32; 8];
+    for (i, r) in raw.iter_mut().enumerate().take(n) {
+        for &s in &st.cfg.dom[i] {
+            if st.is_filled(s) {
+                *r += st.val[s as usize] as i32;
+            }
+        }
+    }
+    let mut scores = raw;
+    let c = st.closer as usize;
+    let mut doubled = false;
+    if st.cfg.closer_penalty && c < n && raw[c] > 0 && (0..n).any(|j| j != c && raw[j] <= raw[c]) {
+        scores[c] *= 2;
+        doubled = true;
+    }
+    let mut totals = st.totals;
+    for i in 0..n {
+        totals[i] += scores[i];
+    }
+    let over = totals[..n].iter().any(|&t| t >= st.cfg.target_score);
+    let mut winners = 0u8;
+    if over {
+        let best = totals[..n].iter().copied().min().unwrap_or(0);
+        for (i, &t) in totals[..n].iter().enumerate() {
+            if t == best {
+                winners |= 1 << i;
+            }
+        }
+    }
+    RoundScored {
+        seats: n as u8,
+        round: st.round,
+        revealed,
+        revealed_values: vals,
+        raw_scores: raw,
+        round_scores: scores,
+        totals,
+        closer: st.closer,
+        closer_doubled: doubled,
+        match_over: over,
+        winners,
+    }
+}
+
+/// The cards the initial reveal flips, the first `len` of them: every seat's choices, seat by
+/// seat, each seat's in slot order.
+pub(super) fn initial_flip(st: &State) -> ([Card; 16], u8) {
+    let mut cards = [Card::default(); 16];
+    let mut len = 0usize;
+    for i in 0..st.n() {
+        let mut c = st.init_choice[i];
+        c.sort_unstable();
+        for s in c {
+            if s != NONE && len < 16 {
+                cards[len] = Card {
+                    slot: s,
+                    value: st.val[s as usize],
+                };
+                len += 1;
+            }
+        }
+    }
+    (cards, len as u8)
+}
+
+/// Seats whose decision is awaited, as a bit set.
+pub fn to_act_mask(st: &State) -> u8 {
+    match st.phase {
+        Phase::InitialReveal => {
+            let mut m = 0;
+            for i in 0..st.n() {
+                if st.init_cnt[i] < 2 {
+                    m |= 1 << i;
+                }
+            }
+            m
+        }
+        Phase::KnockWindow => st.eligible & !st.answered,
+        Phase::ChooseSource
+        | Phase::KnockDecision
+        | Phase::DecideDrawn
+        | Phase::SwapDiscard
+        | Phase::TakeFromKnocker
+        | Phase::ReturnSwap => 1 << st.active,
+        Phase::KnockerSwap => 1 << st.knocker,
+        Phase::Triples => 1 << st.tri_owner,
+        _ => 0,
+    }
+}
+
+/// The winners (a seat mask) when `seat` forfeits (§11): the lowest total (§6.4) among the
+/// other seats; ties share the win.
+pub(super) fn forfeit_winners(st: &State, seat: u8) -> u8 {
+    let others = (0..st.n() as u8).filter(|&s| s != seat);
+    let best = others
+        .clone()
+        .map(|s| st.totals[s as usize])
+        .min()
+        .unwrap_or(0);
+    others
+        .filter(|&s| st.totals[s as usize] == best)
+        .fold(0, |m, s| m | 1 << s)
+}
+
+/// Every triple of seat `i`'s domain (R3), from its face-up cells.
+#[inline]
+pub(super) fn triples(st: &State, i: u8) -> Triples {
+    domain_triples(&st.grid(), i)
+}
+
+/// Triples of every domain containing slot `s` (what changes after a card is placed at `s`).
+#[inline]
+pub fn triples_after_change(st: &State, s: u8) -> usize {
+    let (a, b) = slot_domains(st.n(), s);
+    triples(st, a).len + b.map_or(0, |b| triples(st, b).len)
 }

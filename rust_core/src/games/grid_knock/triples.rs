@@ -1,6 +1,15 @@
 //! Triple detection (hot path): the triples of a domain from its face-up cells as bit masks.
 
-use super::state::State;
+/// What triple detection reads of a match: the seat count, every seat's domain cells
+/// (`dom[i][r * 5 + d]`: the slot of cell (r, d)), the slots' values, and the filled and face-up
+/// slots as bit sets.
+pub(super) struct Grid<'a> {
+    pub(super) n: usize,
+    pub(super) dom: &'a [[u8; 15]; 8],
+    pub(super) val: &'a [i8; 96],
+    pub(super) filled: u128,
+    pub(super) up: u128,
+}
 
 /// Up to 14 candidate triples of one domain (R3): 3 rows x 3 windows + 5 columns.
 pub(super) struct Triples {
@@ -22,7 +31,7 @@ const POP5: [u8; 32] = {
 /// Every triple of domain `i`, rows first (r1..r3, windows left to right), then columns d0..d4.
 /// Cells are in line order.
 #[inline]
-pub(super) fn triples(st: &State, i: u8) -> Triples {
+pub(super) fn domain_triples(g: &Grid, i: u8) -> Triples {
     let mut out = Triples {
         cells: [[0; 3]; 14],
         len: 0,
@@ -30,13 +39,13 @@ pub(super) fn triples(st: &State, i: u8) -> Triples {
     // Face-up and filled cells of the domain as 15-bit masks (bit r * 5 + d). The own block is
     // 12 contiguous slots; d0 is column 4 of the left neighbour's block.
     let own = i as usize * 12;
-    let nb = if i as usize + 1 == st.n() {
+    let nb = if i as usize + 1 == g.n {
         0
     } else {
         (i as usize + 1) * 12
     };
-    let up_own = (st.up >> own) as u32 & 0xfff;
-    let up_nb = (st.up >> nb) as u32 & 0xfff;
+    let up_own = (g.up >> own) as u32 & 0xfff;
+    let up_nb = (g.up >> nb) as u32 & 0xfff;
     let mut up: u32 = 0;
     for r in 0..3 {
         up |= ((up_nb >> (r * 4 + 3) & 1) | ((up_own >> (r * 4) & 0xf) << 1)) << (r * 5);
@@ -46,9 +55,9 @@ pub(super) fn triples(st: &State, i: u8) -> Triples {
     if two & two.wrapping_sub(1) == 0 {
         return out;
     }
-    let dom = &st.cfg.dom[i as usize];
-    let ov = &st.val[own..own + 12];
-    let nv = &st.val[nb..nb + 12];
+    let dom = &g.dom[i as usize];
+    let ov = &g.val[own..own + 12];
+    let nv = &g.val[nb..nb + 12];
     // Value of domain cell (r, d).
     let cell = |r: usize, d: usize| {
         if d == 0 {
@@ -59,8 +68,8 @@ pub(super) fn triples(st: &State, i: u8) -> Triples {
     };
     // Rows: a triple needs three face-up cards in the row; empty slots are skipped, face-down
     // cards break the run (their key is a sentinel no card value equals).
-    let f_own = (st.filled >> own) as u32 & 0xfff;
-    let f_nb = (st.filled >> nb) as u32 & 0xfff;
+    let f_own = (g.filled >> own) as u32 & 0xfff;
+    let f_nb = (g.filled >> nb) as u32 & 0xfff;
     for r in 0..3 {
         let ru = up >> (r * 5) & 0x1f;
         if POP5[ru as usize] < 3 {
@@ -130,11 +139,4 @@ pub(super) fn slot_domains(n: usize, s: u8) -> (u8, Option<u8>) {
     } else {
         (owner, None)
     }
-}
-
-/// Triples of every domain containing slot `s` (what changes after a card is placed at `s`).
-#[inline]
-pub fn triples_after_change(st: &State, s: u8) -> usize {
-    let (a, b) = slot_domains(st.n(), s);
-    triples(st, a).len + b.map_or(0, |b| triples(st, b).len)
 }

@@ -3,8 +3,8 @@
 use crate::game::Viewer;
 use crate::proto::grid_knock as pb;
 
-use super::rules::{phase_name, to_act_mask};
-use super::state::{Phase, State, NONE, NO_CARD};
+use super::rules::phase_name;
+use super::state::{to_act_mask, Phase, State, NONE, NO_CARD};
 use super::wire::{seat_list, wire_slot};
 
 fn pb_phase(p: Phase) -> pb::Phase {
