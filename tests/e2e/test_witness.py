@@ -330,7 +330,9 @@ def cut_last_command(url: str, gid: str) -> int:
 def test_a_cut_log_is_caught_warm_cold_and_offline_with_each_witness(witness_at, fresh_database_url, tmp_path):
     option, where, extra = witness_at
     env = {"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN, "TABLIER_SIGNING_KEY": KEY, **extra}
-    opts = (*option, "--witness-every", "0.1")
+    # Reads answered from the held state are checked in the database again within
+    # --recheck-every seconds: the warm server's refusal below comes within that bound.
+    opts = (*option, "--witness-every", "0.1", "--recheck-every", "0.2")
     servers = [start_server(fresh_database_url, tmp_path, "warm", *opts, env=env)]
     try:
         servers.append(start_server(fresh_database_url, tmp_path, "other", *opts, env=env))
@@ -361,7 +363,16 @@ def test_a_cut_log_is_caught_warm_cold_and_offline_with_each_witness(witness_at,
             assert ok.returncode == 0, ok.stdout + ok.stderr
 
             first = cut_last_command(fresh_database_url, gid)
-            # Warm: the server holding the match verified its head, whatever the witness says.
+            # Warm: the server holding the match verified its head, whatever the witness says; a
+            # read from its held state is checked again within the recheck bound.
+            deadline = time.monotonic() + WAIT
+            while True:
+                try:
+                    stub.GetView(pb.GetViewRequest(game_id=gid))
+                except grpc.RpcError:
+                    break
+                assert time.monotonic() < deadline, "a cut log was served past the recheck bound"
+                time.sleep(0.05)
             seq, _ = data_loss(lambda: stub.GetView(pb.GetViewRequest(game_id=gid)))
             assert seq == first
 
