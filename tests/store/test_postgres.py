@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from storekit import WAIT, event, game
+from storekit import WAIT, event, game, recompute_chain
 from tablier.store.base import CommandInput
 from tablier.store.feed import NoteFeed
 from tablier.store.migrate import MigrationError, migrate, migrations
@@ -266,6 +266,45 @@ async def test_appends_in_flight_commit_together_each_with_its_own_outcome(fresh
             assert [e.seq for e in await store.load_events(r.game_id)] == [1, 2, 3, 4]
     finally:
         await store.close()
+
+
+async def test_groups_of_two_servers_racing_on_the_same_matches(fresh_database_url):
+    """Two stores (two servers), each with a group of appends in flight across many matches,
+    race for the same seqs: a statement that loses one race on a primary key is rolled back
+    whole and its appends run again alone, so each match still gets exactly one winner per
+    seq, every loser a SeqConflict, and nothing of a rolled-back group stays written."""
+    from tablier.store.base import SeqConflict
+
+    a = await open_store(fresh_database_url)
+    b = await open_store(fresh_database_url)
+    try:
+        records = [game() for _ in range(12)]
+        for r in records:
+            await a.create_game(r, [event(1)])
+            await a.append(r.game_id, 1, [event(2)], "a1")  # heads remembered by both
+            await b.load_events(r.game_id)
+        for seq in (2, 4, 6, 8):
+            results = await asyncio.gather(
+                *(s.append(r.game_id, seq, [event(10 * seq), event(10 * seq + 1)], f"{name}{seq}")
+                  for r in records for s, name in ((a, "a"), (b, "b"))),
+                return_exceptions=True,
+            )
+            for i, r in enumerate(records):
+                pair = results[2 * i : 2 * i + 2]
+                assert sum(isinstance(x, SeqConflict) for x in pair) == 1, pair
+                assert sum(not isinstance(x, BaseException) for x in pair) == 1, pair
+            # The loser's next append starts from the winner's head: read it again.
+            for r in records:
+                await a.load_events(r.game_id)
+                await b.load_events(r.game_id)
+        for r in records:
+            log = await a.load_events(r.game_id)
+            assert [e.seq for e in log] == list(range(1, 11))
+            assert [e.chain_hash for e in log] == recompute_chain(r, log)
+            assert len(await a.commands(r.game_id)) == 5
+    finally:
+        await a.close()
+        await b.close()
 
 
 async def _until(condition, what: str) -> None:

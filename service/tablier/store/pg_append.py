@@ -7,17 +7,21 @@ inserts the event rows and the `commands` row, and queues the notification of th
 delivers it to every listener when, and only if, that transaction commits, so no committed
 append goes unannounced (the servers' cached states rely on it, `feed.NoteFeed`).
 
-Group commit (`GroupCommit`): the statements of the appends in flight together, across
-matches, go in one transaction, one round trip (pipeline mode, prepared statements) and one
-commit flush; each caller gets its own row, hence its own result or conflict, once that commit
-is done (`synchronous_commit` stays on). A racer in another process that makes one statement
-fail rolls the group back; its appends then run again one by one.
+Group commit (`GroupCommit`): the appends in flight together, across matches, go as one
+set-based statement (`_GROUP`: every command's checks, all their rows, one notification per
+written command), so one round trip, one transaction and one commit flush; each caller gets its
+own row, hence its own result or conflict, once that commit is done (`synchronous_commit`
+stays on). Two appends to one match never share a statement (the second waits for the next):
+each command's checks see only what was committed before its statement. A racer in another
+process that makes the statement fail on a primary key rolls the group back; its appends then
+run again one by one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -141,19 +145,107 @@ async def insert_one(conn: psycopg.AsyncConnection, rows: int, params: dict[str,
     return await cur.fetchone()
 
 
+# The appends of a group, as one statement: the commands and their events go as two JSON
+# arrays (byte strings in hex), each checked by index lookups (LATERAL: without them the planner
+# hashes whole tables), then the rows of the commands that pass are inserted. Measured against
+# the pipelined statements it replaces (one `_APPEND` per command in one transaction), 16 appends
+# at a time: PostgreSQL CPU 0.07-0.09 ms per append against 0.12-0.14, the server's own psycopg
+# CPU 0.04-0.07 against 0.12-0.15. Typed arrays (`unnest`) cost more on both sides, in binary
+# format too (0.12 and 0.09), as psycopg adapts them element by element.
+_GROUP = (
+    """
+WITH c AS (
+    SELECT * FROM json_to_recordset(%s::json) AS c(
+        i int, game_id uuid, command_id text, expected_seq bigint, prev_chain text,
+        first_seq bigint, last_seq bigint, seat int, action text, host_command text, note text)
+), e AS (
+    SELECT * FROM json_to_recordset(%s::json) AS e(
+        i int, seq bigint, kind text, payload text, seat int, core_version text,
+        state_hash text, chain_hash text)
+), checked AS (
+    SELECT c.*, p.first_seq AS prior_first, p.last_seq AS prior_last,
+           -- the event appended after must still be there with the chain hash it continues
+           (c.expected_seq = 0 OR a.ok IS NOT NULL) AS anchor_ok,
+           -- nothing committed at the first seq yet (a lost race must not abort the others)
+           f.taken IS NULL AS free_ok
+    FROM c
+    LEFT JOIN LATERAL (SELECT p.first_seq, p.last_seq FROM commands p
+                       WHERE p.game_id = c.game_id AND p.command_id = c.command_id LIMIT 1) p ON true
+    LEFT JOIN LATERAL (SELECT true AS ok FROM events x
+                       WHERE x.game_id = c.game_id AND x.seq = c.expected_seq
+                         AND x.chain_hash = decode(c.prev_chain, 'hex') LIMIT 1) a ON true
+    LEFT JOIN LATERAL (SELECT true AS taken FROM events x
+                       WHERE x.game_id = c.game_id AND x.seq = c.first_seq LIMIT 1) f ON true
+), ok AS MATERIALIZED (
+    SELECT * FROM checked WHERE prior_first IS NULL AND anchor_ok AND free_ok
+), ins AS (
+    INSERT INTO events (game_id, seq, kind, payload, seat, command_id, core_version,
+                        state_hash, chain_hash)
+    SELECT ok.game_id, e.seq, e.kind, decode(e.payload, 'hex'), e.seat, ok.command_id,
+           e.core_version, decode(e.state_hash, 'hex'), decode(e.chain_hash, 'hex')
+    FROM e JOIN ok ON ok.i = e.i
+), cmd AS (
+    INSERT INTO commands (game_id, command_id, first_seq, last_seq, seat, action, host_command)
+    SELECT game_id, command_id, first_seq, last_seq, seat, decode(action, 'hex'), host_command
+    FROM ok WHERE command_id IS NOT NULL
+)
+SELECT CASE WHEN ok.i IS NOT NULL THEN now() END, checked.prior_first, checked.prior_last,
+       checked.anchor_ok, checked.free_ok,
+       CASE WHEN ok.i IS NOT NULL THEN pg_notify('"""
+    + CHANNEL
+    + """', ok.note) END
+FROM checked LEFT JOIN ok ON ok.i = checked.i ORDER BY checked.i
+"""
+)
+
+
+def _hex(value: bytes | None) -> str | None:
+    return None if value is None else value.hex()
+
+
+def group_params(batch: list[_Pending]) -> tuple[str, str]:
+    """The two JSON parameters of `_GROUP` for the appends of `batch` (`append_params`'s)."""
+    commands, events = [], []
+    for i, (rows, p, _) in enumerate(batch):
+        commands.append(
+            {
+                "i": i,
+                "game_id": p["game_id"],
+                "command_id": p["command_id"],
+                "expected_seq": p["expected_seq"],
+                "prev_chain": _hex(p["prev_chain"]),
+                "first_seq": p["first_seq"],
+                "last_seq": p["last_seq"],
+                "seat": p["command_seat"],
+                "action": _hex(p["action"]),
+                "host_command": p["host_command"],
+                "note": p["note"],
+            }
+        )
+        for k in range(rows):
+            events.append(
+                {
+                    "i": i,
+                    "seq": p[f"seq{k}"],
+                    "kind": p[f"kind{k}"],
+                    "payload": p[f"payload{k}"].hex(),
+                    "seat": p[f"seat{k}"],
+                    "core_version": p[f"core_version{k}"],
+                    "state_hash": p[f"state_hash{k}"].hex(),
+                    "chain_hash": p[f"chain_hash{k}"].hex(),
+                }
+            )
+    return json.dumps(commands), json.dumps(events)
+
+
 async def insert_group(batch: list[_Pending], conn: psycopg.AsyncConnection) -> list[Any]:
-    """The append statements of `batch` in one transaction, sent in one round trip with its
-    BEGIN and COMMIT (pipeline mode); their rows once committed. A failing statement rolls
-    all of them back and raises."""
+    """The appends of `batch` (at most one per match) in one statement, hence one
+    transaction; their rows (`insert_one`'s) once committed. A failing insert rolls all of
+    them back and raises."""
     if len(batch) == 1:
         return [await insert_one(conn, batch[0][0], batch[0][1])]
-    cursors = []
-    async with conn.pipeline(), conn.transaction():
-        for rows, params, _ in batch:
-            cur = conn.cursor()
-            await cur.execute(append_sql(rows), params, prepare=True)
-            cursors.append(cur)
-    return [await cur.fetchone() for cur in cursors]
+    cur = await conn.execute(_GROUP, group_params(batch), prepare=True)
+    return await cur.fetchall()
 
 
 # Group commit: appends in one transaction at most, and transactions in flight at once (while
@@ -167,6 +259,22 @@ _Pending = tuple[int, dict[str, Any], "asyncio.Future[Any]"]
 Run = Callable[[Callable[[psycopg.AsyncConnection], Awaitable[T]]], Awaitable[T]]
 
 
+def _take(pending: list[_Pending]) -> tuple[list[_Pending], list[_Pending]]:
+    """The next group out of `pending` (in order, at most GROUP_MAX, one append per match)
+    and what waits for the next."""
+    batch: list[_Pending] = []
+    later: list[_Pending] = []
+    games: set[str] = set()
+    for item in pending:
+        game = item[1]["game_id"]
+        if len(batch) < GROUP_MAX and game not in games:
+            games.add(game)
+            batch.append(item)
+        else:
+            later.append(item)
+    return batch, later
+
+
 class GroupCommit:
     """The appends in flight, committed together (see the module docstring). `run` runs an
     operation on a pooled connection (`pg_database.Database._run`)."""
@@ -178,13 +286,13 @@ class GroupCommit:
         self._flushes: set[asyncio.Task[None]] = set()
 
     async def append(self, rows: int, params: dict[str, Any]) -> Any:
-        """Runs one append statement together with the others in flight: the appends waiting
-        when a connection is free go in one transaction, sent in one round trip (pipeline
-        mode) and committed (flushed to disk) once; this returns once that commit is done.
-        Each statement is still conditional on its own match's head and command id and
-        returns its own row. Should a statement fail (a racer in another process took a seq
-        or command id first and the primary key refused the insert), nothing of the group
-        was written and each of its appends runs again alone, getting its own outcome."""
+        """Runs one append together with the others in flight: the appends waiting when a
+        connection is free (one per match) go as one statement, one round trip and one
+        transaction, committed (flushed to disk) once; this returns once that commit is done.
+        Each append is still conditional on its own match's head and command id and gets its
+        own row. Should the statement fail (a racer in another process took a seq or command
+        id first and the primary key refused the insert), nothing of the group was written and
+        each of its appends runs again alone, getting its own outcome."""
         waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.append((rows, params, waiter))
         self._flush_more()
@@ -192,7 +300,7 @@ class GroupCommit:
 
     def _flush_more(self) -> None:
         while self._pending and self._flushing < GROUP_FLUSHES:
-            batch, self._pending = self._pending[:GROUP_MAX], self._pending[GROUP_MAX:]
+            batch, self._pending = _take(self._pending)
             self._flushing += 1
             task = asyncio.get_running_loop().create_task(self._flush(batch), name="tablier-store-group-commit")
             self._flushes.add(task)
