@@ -104,18 +104,17 @@ def test_a_batched_watcher_that_does_not_read_ends_with_a_resumable_status(servi
     # A batched watcher that reads, beside the one that stops: it must get everything.
     reader_channel, reader = open_watch(srv.address, gid, batches=True)
     read: list[pb.WatchGameResponse] = [next(reader)]
-    done = threading.Event()
+    arrived = threading.Condition()
 
     def keep_reading() -> None:
         try:
             for response in reader:
-                read.append(response)
-                if done.is_set() and response.state.seq >= last[0]:
-                    return
+                with arrived:
+                    read.append(response)
+                    arrived.notify_all()
         except grpc.RpcError:
             return
 
-    last = [0]
     channel, stream = open_watch(srv.address, gid, batches=True, small_window=True)
     thread = threading.Thread(target=keep_reading, daemon=True)
     try:
@@ -126,11 +125,11 @@ def test_a_batched_watcher_that_does_not_read_ends_with_a_resumable_status(servi
             assert time.monotonic() < deadline, "the watcher that does not read was never dropped"
             state = bot_move(stub, created).state
             assert not state.over, "the match ended before the watcher's buffer overflowed"
-        # One more move, then the reader has everything up to it.
-        last[0] = bot_move(stub, created).state.seq
-        done.set()
-        thread.join(60)
-        assert not thread.is_alive(), "the reading watcher did not get the last move"
+        # One more move, then the reader has everything up to it (it may have it already).
+        last = bot_move(stub, created).state.seq
+        with arrived:
+            got_last = arrived.wait_for(lambda: read[-1].state.seq >= last, timeout=60)
+        assert got_last, "the reading watcher did not get the last move"
         received = [first]
         with pytest.raises(grpc.RpcError) as ended:
             for response in stream:
@@ -141,8 +140,9 @@ def test_a_batched_watcher_that_does_not_read_ends_with_a_resumable_status(servi
         seqs = [e.seq for r in received for e in r.events]
         assert resume == seqs[-1]
         assert seqs == list(range(seqs[0], seqs[-1] + 1)), "events out of order, missing or repeated"
-        read_seqs = [e.seq for r in read for e in r.events]
-        assert read_seqs == list(range(read_seqs[0], last[0] + 1)), "the reading watcher missed events"
+        with arrived:
+            read_seqs = [e.seq for r in read for e in r.events]
+        assert read_seqs == list(range(read_seqs[0], last + 1)), "the reading watcher missed events"
     finally:
         channel.close()
         reader_channel.close()

@@ -289,7 +289,7 @@ async def test_groups_of_two_servers_racing_on_the_same_matches(fresh_database_u
                   for r in records for s, name in ((a, "a"), (b, "b"))),
                 return_exceptions=True,
             )
-            for i, r in enumerate(records):
+            for i, _record in enumerate(records):
                 pair = results[2 * i : 2 * i + 2]
                 assert sum(isinstance(x, SeqConflict) for x in pair) == 1, pair
                 assert sum(not isinstance(x, BaseException) for x in pair) == 1, pair

@@ -492,7 +492,13 @@ const scenarios = {
     check(plain(said), `the replay tells the event in words: ${said}`);
     // The value of the moves at a seq where seat 0 or 1 decides: every legal move with its
     // win chance and margin, best first, the one played marked.
-    for (const control of ["#replay-first", "#replay-next", "#replay-next"]) await page.locator(control).click();
+    // A step is done once the seq it went to is drawn (drawing a new seq clears the values).
+    const stepWith = async (control) => {
+      const before = await page.locator(".replay .seq").textContent();
+      await page.locator(control).click();
+      await page.waitForFunction((b) => document.querySelector(".replay .seq")?.textContent !== b, before);
+    };
+    for (const control of ["#replay-first", "#replay-next", "#replay-next"]) await stepWith(control);
     let found = false;
     for (let tries = 0; tries < 12 && !found; tries++) {
       const at = (await page.locator(".replay .seq").textContent()).split(" ")[1];
@@ -511,7 +517,7 @@ const scenarios = {
         check(wins.every((t) => /^\d+\.\d% ± \d+\.\d%$/.test(t)), `win chance with its standard error: ${wins}`);
         const labels = await page.locator("#move-values tr.value-row td:first-child").allTextContents();
         check(labels.every((l) => plain(l) && l !== "a move"), `moves in words: ${labels}`);
-      } else await page.locator("#replay-next").click();
+      } else await stepWith("#replay-next");
     }
     check(found, "a seq with move values");
     await page.screenshot({ path: join(shots, "replay.png"), fullPage: true });

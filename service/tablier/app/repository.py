@@ -296,15 +296,19 @@ class Repository:
         self.refuse(gid, failure)
 
     def refuse(self, gid: str, exc: DataLoss) -> NoReturn:
-        """Refuses the match from now on (until this process restarts), logs and counts it."""
-        self.damaged[gid] = exc
-        self.integrity_failures += 1
+        """Refuses the match from now on (until this process restarts), logs and counts it once
+        (a recheck and a read may find the same damage together)."""
+        first = gid not in self.damaged
+        self.damaged.setdefault(gid, exc)
+        if first:
+            self.integrity_failures += 1
         self.cache.drop(gid)
         self.snapshots.drop(gid)
         self._heads.pop(gid, None)
         self._marks.pop(gid, None)
         self.records.pop(gid, None)
-        log.error("refusing match %s: %s", gid, exc.message)
+        if first:
+            log.error("refusing match %s: %s", gid, exc.message)
         raise exc
 
     async def _load_checked(self, game: GameRecord) -> tuple[int, Match]:
