@@ -19,6 +19,9 @@ flight:
 - the rebuild of a 300-event match cold from PostgreSQL (this process, the server's code path:
   every event read and checked), as a median time.
 
+PlayMove rows also give how many appends each commit held (the commands the window wrote over
+their distinct transactions in PostgreSQL): the server's group commit at work.
+
 Each figure is printed with its ratio to the echo of the same round; the summary gives the
 median and range over the rounds. Everything stops by itself; the temporary embedded
 PostgreSQL (unless --database-url) and the servers are stopped at the end. A machine's speed
@@ -34,7 +37,7 @@ import os
 import secrets
 import statistics
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,6 +76,7 @@ class Row:
     p50: list[float] = field(default_factory=list)
     p99: list[float] = field(default_factory=list)
     cpu: dict[str, list[float]] = field(default_factory=dict)  # client/server/database ms per call
+    grouped: list[float] = field(default_factory=list)  # PlayMove: appends per commit
 
     def add_cpu(self, fig: Figure, server: str) -> None:
         for name, group in (("client", "client"), ("server", server), ("database", "database")):
@@ -152,6 +156,27 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
         args.cold = (rebuilt_seq, cold)
 
     rows: dict[str, Row] = {}
+    grouped: dict[str, float] = {}
+
+    async def play(label: str, lanes: list[Callable[[], Awaitable[bool]]]) -> Figure:
+        """PlayMove through `lanes`, and how many appends each commit held (the commands
+        written in the window over their distinct transactions)."""
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(args.dsn, autocommit=True) as conn:
+            since = await (await conn.execute("SELECT now()")).fetchone()
+            fig = await _drive(lanes, args.seconds)
+            counted = await (
+                await conn.execute(
+                    "SELECT count(DISTINCT (game_id, command_id)), count(DISTINCT xmin::text) FROM events"
+                    " WHERE recorded_at >= %s AND command_id IS NOT NULL",
+                    since,
+                )
+            ).fetchone()
+        assert counted is not None
+        if counted[1]:
+            grouped[label] = counted[0] / counted[1]
+        return fig
 
     def row(label: str) -> Row:
         return rows.setdefault(label, Row(label))
@@ -194,14 +219,15 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
                 for depth in deep if "play" in args.only else []:
                     queues = [planned[workers, depth][i::depth] for i in range(depth)]
                     lanes = [_play_lane(stubs[i % n], queues[i]) for i in range(depth)]
-                    measured.append((f"PlayMove {tag} {depth} in flight", await _drive(lanes, args.seconds), workers))
+                    label = f"PlayMove {tag} {depth} in flight"
+                    measured.append((label, await play(label, lanes), workers))
 
             if workers != min(per_server):
                 # Reads and evaluations are per process: measured on the first worker count only.
                 if "play" in args.only:
                     queues = [planned[workers, n][i::n] for i in range(n)]
                     lanes = [_play_lane(stubs[i], queues[i]) for i in range(n)]
-                    measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
+                    measured.append((f"PlayMove {tag}", await play(f"PlayMove {tag}", lanes), workers))
                 await play_deep()
                 continue
             if "evaluate" in args.only:
@@ -217,7 +243,7 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
             if "play" in args.only:
                 queues = [planned[workers, n][i::n] for i in range(n)]
                 lanes = [_play_lane(stubs[i], queues[i]) for i in range(n)]
-                measured.append((f"PlayMove {tag}", await _drive(lanes, args.seconds), workers))
+                measured.append((f"PlayMove {tag}", await play(f"PlayMove {tag}", lanes), workers))
             if "reads" in args.only:
                 measured.append(
                     (
@@ -278,6 +304,8 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
             x.ratios.append(fig.rate / (deep_echo[depth_of].rate if depth_of is not None else base))
             x.p50.append(fig.pct(0.5))
             x.p99.append(fig.pct(0.99))
+            if label in grouped:
+                x.grouped.append(grouped.pop(label))
             line.append(
                 f"{label} {fig.rate:,.0f}/s ({fig.rate / base:.2f}, p50 {fig.pct(0.5):.1f} ms)"
                 + (f" {fig.errors} errors" if fig.errors else "")
@@ -371,12 +399,12 @@ def run(args: argparse.Namespace) -> int:
     print("median (range) over the rounds\n")
     print(
         f"{'what':<34} {'calls/s':>22} {'ratio to echo':>18} {'p50 ms':>18} {'p99 ms':>20} "
-        f"{'CPU ms/call client/server/db':>30}"
+        f"{'CPU ms/call client/server/db':>30} {'appends/commit':>16}"
     )
     for r in rows:
         print(
             f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
-            f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30}"
+            f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30} {_span(r.grouped, '.1f'):>16}"
         )
     if args.cold:
         events, ms = args.cold
