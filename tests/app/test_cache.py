@@ -2,6 +2,7 @@
 
 from tablier._core import Match
 from tablier.app.cache import Snapshots
+from tablier.store.base import StoredEvent
 
 
 def _match() -> Match:
@@ -29,3 +30,25 @@ def test_recent_states_are_bounded_and_only_move_forward() -> None:
     assert snaps.before("g", 5) is None  # the oldest made room
     snaps.drop("g")
     assert snaps.before("g", 7) is None
+
+
+def _events(first: int, last: int) -> list[StoredEvent]:
+    return [
+        StoredEvent("g", seq, "k", b"", None, None, "v", b"s", b"c%d" % seq, None)
+        for seq in range(first, last + 1)
+    ]
+
+
+def test_held_events_answer_only_a_span_held_whole() -> None:
+    snaps = Snapshots(tail=4)
+    snaps.keep_events("g", _events(1, 3))
+    snaps.keep_events("g", _events(3, 6))  # overlaps what is held: only the new ones are added
+    assert [e.seq for e in snaps.events("g", 2, 6) or []] == [3, 4, 5, 6]
+    assert [e.seq for e in snaps.events("g", 4, 5) or []] == [5]
+    assert snaps.events("g", 1, 6) is None  # seq 2 made room: not all held
+    assert snaps.events("g", 4, 7) is None  # past the tail
+    snaps.keep_events("g", _events(9, 9))  # a gap: the tail starts again from it
+    assert snaps.events("g", 5, 6) is None
+    assert [e.seq for e in snaps.events("g", 8, 9) or []] == [9]
+    snaps.drop("g")
+    assert snaps.events("g", 8, 9) is None

@@ -266,18 +266,51 @@ def test_tampered_logs_are_refused_warm_and_cold(two_servers):
     assert "refusing match" in text and "INTERNAL" not in text
 
 
-def test_a_watch_streams_only_the_verified_log(two_servers):
-    """A server holding a verified state still checks the older events it streams."""
-    url, warm, _ = two_servers
-    with grpc.insecure_channel(warm.address) as ch:
-        stub = rpc.GameServiceStub(ch)
-        m = new_match(stub, 4)
-        head = last_seq(stub, m.game_id)
-        bad = tamper(url, m.game_id, "payload_bit", 3)
-        assert last_seq(stub, m.game_id) == head  # the verified state is not re-read
-        watch = stub.WatchGame(pb.WatchGameRequest(game_id=m.game_id), timeout=30)
-        assert data_loss_seq(lambda: list(watch)) == bad
-        assert data_loss_seq(lambda: stub.GetView(pb.GetViewRequest(game_id=m.game_id))) == bad
+def _watched_events(stub, game_id: str, head: int) -> list[bytes]:
+    """The events a spectator's watch from the start streams, up to seq `head`."""
+    watch = stub.WatchGame(pb.WatchGameRequest(game_id=game_id), timeout=30)
+    events = []
+    try:
+        for update in watch:
+            if update.HasField("event"):
+                events.append(update.event.SerializeToString())
+            if update.state.seq >= head:
+                return events
+    finally:
+        watch.cancel()
+    raise AssertionError(f"the watch ended before seq {head}")
+
+
+def test_a_watch_streams_only_the_log_its_server_verified(fresh_database_url, tmp_path):
+    """A watch catches up from the events its server verified or wrote (the last ones of each
+    match it holds, without reading them again): a row changed in place under them is never
+    streamed, and the recheck refuses the match within its bound, as it does for a held read."""
+    srv = start_server(fresh_database_url, tmp_path, "watched", "--recheck-every", "0.3")
+    try:
+        with grpc.insecure_channel(srv.address) as ch:
+            stub = rpc.GameServiceStub(ch)
+            m = new_match(stub, 4)
+            head = last_seq(stub, m.game_id)
+            before = _watched_events(stub, m.game_id, head)
+            assert len(before) == head
+            bad = tamper(fresh_database_url, m.game_id, "payload_bit", 3)
+            try:
+                assert _watched_events(stub, m.game_id, head) == before  # not the changed row
+            except grpc.RpcError:
+                assert data_loss_seq(lambda: _watched_events(stub, m.game_id, head)) == bad
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    last_seq(stub, m.game_id)
+                except grpc.RpcError:
+                    break
+                assert time.monotonic() < deadline, "the changed row was never refused"
+                time.sleep(0.05)
+            assert data_loss_seq(lambda: _watched_events(stub, m.game_id, head)) == bad
+            assert data_loss_seq(lambda: stub.GetView(pb.GetViewRequest(game_id=m.game_id))) == bad
+    finally:
+        assert srv.stop() == 0, srv.log.read_text()
+    assert "refusing match" in srv.log.read_text()
 
 
 def test_a_row_changed_under_a_held_state_is_refused_by_the_recheck(fresh_database_url, tmp_path):

@@ -320,6 +320,28 @@ async def test_watch_yields_current_seq_then_appends_from_another_instance(backe
         await watch.aclose()
 
 
+async def test_watch_takes_its_first_seq_from_the_caller_and_still_hears_appends(backend):
+    record = game()
+    async with backend.open() as a, backend.open() as b:
+        await a.create_game(record, [event(1), event(2)])
+        # A seq the caller holds as current is yielded as it is (the store is not read: it
+        # would say 2); None reads the store.
+        held = a.watch(record.game_id, known=lambda: 1)
+        assert await asyncio.wait_for(anext(held), WAIT) == 1
+        unknown = a.watch(record.game_id, known=lambda: None)
+        assert await asyncio.wait_for(anext(unknown), WAIT) == 2
+        # Asked once the watch hears every append: a later one, from another instance, arrives.
+        # (The creation's own notification may still come first: seqs only go up.)
+        await b.append(record.game_id, 2, [event(3)], "c3")
+        seen = [1]
+        while seen[-1] < 3:
+            seen.append(await asyncio.wait_for(anext(held), WAIT))
+        assert seen in ([1, 3], [1, 2, 3])
+        assert await asyncio.wait_for(anext(unknown), WAIT) == 3
+        await held.aclose()
+        await unknown.aclose()
+
+
 async def test_watch_coalesces_and_keeps_matches_apart(backend):
     x, y = game(), game()
     async with backend.open() as a, backend.open() as b:

@@ -126,7 +126,6 @@ async function playToTheEnd(page, deadline, shotName) {
     if (await page.locator(".result h2").count()) return moves;
     const before = await seqOf(page);
     const logBefore = await page.locator(".log li").count();
-    if (!shot && moves >= 2) { await shoot(page, `${shotName}-middle`); shot = true; }
     // The table can change under the pointer (a bot's move, the end of the match): a click
     // that finds nothing to click is tried again from the top.
     const click = (locator) => locator.click({ timeout: 3000 }).then(() => true, () => false);
@@ -157,6 +156,9 @@ async function playToTheEnd(page, deadline, shotName) {
       check(unmarked === 0, `every log entry says whose it is (${unmarked} do not)`);
       check((await page.locator(".log li.mine .who").first().textContent()) === "you", "the seat's own entries say you");
     }
+    // The table after the seat's first move: a match may end before its third (a bot's
+    // early call in Rat-a-Tat Cat), so the middle picture is taken as soon as there is one.
+    if (!shot) { await shoot(page, `${shotName}-middle`); shot = true; }
     await readable(page);
   }
   throw new Error(`the match did not end within the deadline (${moves} moves)`);

@@ -4,8 +4,11 @@ accelerator: callers check it against the log and drop it on any doubt."""
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Sequence
+from itertools import islice
 
 from tablier._core import Match
+from tablier.store.base import StoredEvent
 
 
 class MatchCache:
@@ -59,15 +62,21 @@ class Snapshots:
     watcher that reconnects a few events behind, the usual resume, then starts from its own
     seq or one command before it, with nothing to replay.
 
+    And the last `tail` events up to the cached state, as this server wrote or verified them
+    (`keep_events`): what a watcher resumed within them is sent, replayed from a snapshot or
+    recent state, comes from memory with no database round trip (`events`).
+
     The Match objects kept are never changed afterwards (callers copy before applying).
     Kept for the `matches` most recently used matches."""
 
-    def __init__(self, every: int = 32, matches: int = 256, recent: int = 4) -> None:
+    def __init__(self, every: int = 32, matches: int = 256, recent: int = 4, tail: int = 64) -> None:
         self.every = every
         self.capacity = matches
         self._by_match: OrderedDict[str, list[tuple[int, Match, bytes]]] = OrderedDict()
         self._recent: OrderedDict[str, deque[tuple[int, Match, bytes]]] = OrderedDict()
+        self._tail: OrderedDict[str, deque[StoredEvent]] = OrderedDict()
         self.recent = recent
+        self.tail = tail
 
     def wants(self, game_id: str, seq: int) -> bool:
         """Whether a state at `seq` would be kept (none kept within `every` events before it)."""
@@ -105,6 +114,35 @@ class Snapshots:
         while len(self._recent) > self.capacity:
             self._recent.popitem(last=False)
 
+    def keep_events(self, game_id: str, events: Sequence[StoredEvent]) -> None:
+        """Adds `events` (consecutive seqs, verified or just written) to the match's tail; a
+        gap after what is held starts the tail again from them."""
+        if self.capacity <= 0 or self.tail <= 0 or not events:
+            return
+        held = self._tail.get(game_id)
+        if held is None:
+            held = self._tail[game_id] = deque(maxlen=self.tail)
+        elif held:
+            events = [e for e in events if e.seq > held[-1].seq]
+            if events and events[0].seq != held[-1].seq + 1:
+                held.clear()
+        held.extend(events)
+        self._tail.move_to_end(game_id)
+        while len(self._tail) > self.capacity:
+            self._tail.popitem(last=False)
+
+    def events(self, game_id: str, after_seq: int, upto_seq: int) -> list[StoredEvent] | None:
+        """The held events after `after_seq` up to `upto_seq`, or None unless all are held."""
+        held = self._tail.get(game_id)
+        if not held or held[0].seq > after_seq + 1 or held[-1].seq < upto_seq:
+            return None
+        start = after_seq + 1 - held[0].seq
+        return list(islice(held, start, start + upto_seq - after_seq))
+
+    def held_events(self, game_id: str) -> list[StoredEvent]:
+        """Every event held for the match (`keep_events`), in order."""
+        return list(self._tail.get(game_id, ()))
+
     def before(self, game_id: str, seq: int) -> tuple[int, Match, bytes] | None:
         """The latest snapshot (or recent state) at or before `seq`."""
         found = None
@@ -125,3 +163,4 @@ class Snapshots:
     def drop(self, game_id: str) -> None:
         self._by_match.pop(game_id, None)
         self._recent.pop(game_id, None)
+        self._tail.pop(game_id, None)

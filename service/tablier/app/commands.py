@@ -143,7 +143,7 @@ class Commands:
             for ev in stored:
                 apply_stored(match, ev)
         seq = stored[-1].seq if stored else 0
-        self.repo.remember(record, seq, match, stored[-1].chain_hash if stored else genesis_hash(record), mark)
+        self.repo.remember(record, seq, match, stored[-1].chain_hash if stored else genesis_hash(record), mark, stored)
         return Created(
             game_id,
             plan.tokens,
@@ -381,7 +381,7 @@ class Commands:
             after = match.copy()
             for ev in stored:
                 apply_stored(after, ev)
-        self.repo.remember(game, last, after, stored[-1].chain_hash, mark)
+        self.repo.remember(game, last, after, stored[-1].chain_hash, mark, stored)
         return Played(
             events=[e for e in (self._event_out(game, after, ev, principal) for ev in stored) if e],
             state=self._state(game, last, after, principal, stored[-1].chain_hash),

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from tablier import _core
@@ -67,6 +67,8 @@ class Repository:
         # Matches answered from the held state since the last recheck (`recheck`), and the
         # task that rechecks them (`start_rechecks`).
         self._answered_held: set[str] = set()
+        # Matches some of whose held events were answered (`state_at`) since the last recheck.
+        self._events_held: set[str] = set()
         self._rechecks: asyncio.Task[None] | None = None
         self.rechecked = 0
         # Matches whose log failed its checks, refused until restart; and how many failed.
@@ -133,6 +135,14 @@ class Repository:
         head = self._heads.get(gid)
         return entry if entry is not None and head is not None and head[0] == entry[0] else None
 
+    def current_seq(self, gid: str) -> int | None:
+        """The seq of the verified head while the store's feed says it is still the match's
+        latest (`EventLog.current`, as `latest` asks it), else None: for a watch's first seq."""
+        head = self._heads.get(gid)
+        if head is None or gid in self.damaged or not self.store.current(gid, head[0], self._marks.get(gid)):
+            return None
+        return head[0]
+
     def verified_head(self, gid: str) -> tuple[int, bytes] | None:
         """(seq, chain hash) of the cached state, as verified."""
         return self._heads.get(gid)
@@ -174,7 +184,14 @@ class Repository:
         upto = seq if then is None else max(then, seq)
         if at == upto:
             return match, chain, []
-        events = await self.store.load_events(gid, after_seq=at, upto_seq=upto)
+        events = self.snapshots.events(gid, at, upto)
+        if events is not None:
+            # Verified when held: the recheck reads them again in the database within its
+            # bound and compares them, as it checks a state answered from the cache (`latest`).
+            self._answered_held.add(gid)
+            self._events_held.add(gid)
+        else:
+            events = await self.store.load_events(gid, after_seq=at, upto_seq=upto)
         cut = next((i for i, ev in enumerate(events) if ev.seq > seq), len(events))
         events, later = events[:cut], events[cut:]
         if at == seq:
@@ -233,23 +250,46 @@ class Repository:
         """Checks again, in the database, the last events of every match answered from the held
         state since the last call (`latest` trusts the feed of appends, which says nothing of a
         row changed in place): `load` reads the anchor and what follows it, as any read did
-        before the feed. A changed row is DataLoss, the match refused from then on. Returns how
-        many matches were found damaged; a match whose check could not run (the database down)
-        is checked again next time."""
+        before the feed, and the held events a watch's catch-up was answered from are read
+        again and compared with what this server verified. A changed row is DataLoss, the match
+        refused from then on. Returns how many matches were found damaged; a match whose check
+        could not run (the database down) is checked again next time."""
         pending, self._answered_held = self._answered_held, set()
+        events_held, self._events_held = self._events_held, set()
         damaged = 0
         for gid in pending:
-            if gid in self.damaged or self.cache.peek(gid) is None:
+            cached = self.cache.peek(gid) is not None
+            if gid in self.damaged or not (cached or gid in events_held):
                 continue
             try:
-                await self.load(await self.game(gid))
+                game = await self.game(gid)
+                if cached:
+                    await self.load(game)
+                if gid in events_held:
+                    await self._recheck_events(game)
                 self.rechecked += 1
             except DataLoss:
                 damaged += 1
             except Exception as exc:  # a store error: not this match's fault, tried again
                 log.warning("could not recheck match %s: %s", gid, exc)
                 self._answered_held.add(gid)
+                if gid in events_held:
+                    self._events_held.add(gid)
         return damaged
+
+    async def _recheck_events(self, game: GameRecord) -> None:
+        """The match's held events (`Snapshots.events`) against the log's rows at their seqs:
+        DataLoss at the first that differs or is gone."""
+        gid = game.game_id
+        held = self.snapshots.held_events(gid)
+        if not held:
+            return
+        stored = await self.store.load_events(gid, after_seq=held[0].seq - 1, upto_seq=held[-1].seq)
+        for i, ev in enumerate(held):
+            if i >= len(stored) or stored[i] != ev:
+                self.refuse(
+                    gid, integrity.damaged(game, ev.seq, "the log changed under the events this server verified")
+                )
 
     def start_rechecks(self, every: float) -> None:
         """Runs `recheck` every `every` seconds until `close`: a row changed under a held state
@@ -346,7 +386,7 @@ class Repository:
                 last_chain = await asyncio.to_thread(
                     integrity.replay_checked, game, newer, forward, head[1], cached_seq
                 )
-                self.remember(game, newer[-1].seq, forward, last_chain, mark)
+                self.remember(game, newer[-1].seq, forward, last_chain, mark, newer)
                 return newer[-1].seq, forward
             log.error("the log of %s changed under the state verified at seq %d: checking it whole", gid, cached_seq)
             rewritten = head
@@ -384,18 +424,27 @@ class Repository:
                 # Consistent in itself, but not the log this server verified: rewritten whole.
                 raise integrity.damaged(game, rewritten[0], "the log was rewritten after this server verified it")
             # Else the log is the one verified and the cached state was wrong: the log wins.
-        self.remember(game, seq, match, last_chain, mark)
+        self.remember(game, seq, match, last_chain, mark, stored[-self.snapshots.tail :])
         return seq, match
 
     def mark(self) -> Mark | None:
         """The store's mark (`EventLog.mark`): take it before appending, give it to `remember`."""
         return self.store.mark()
 
-    def remember(self, game: GameRecord, seq: int, match: Match, chain: bytes, mark: Mark | None = None) -> None:
+    def remember(
+        self,
+        game: GameRecord,
+        seq: int,
+        match: Match,
+        chain: bytes,
+        mark: Mark | None = None,
+        events: Sequence[StoredEvent] = (),
+    ) -> None:
         """Caches a verified state with the chain hash of its last event (states only move
         forward), and tells the `on_state` listeners. `mark`: taken before the state was read
         from the store or appended (then `latest` may answer it without asking the store);
-        None: the next read asks the store."""
+        None: the next read asks the store. `events`: the verified (or just written) events
+        that led to it, kept as the match's tail (`Snapshots.keep_events`)."""
         gid = game.game_id
         current = self._heads.get(gid)
         if current is not None and current[0] > seq:
@@ -406,6 +455,8 @@ class Repository:
                 self.snapshots.keep_recent(gid, current[0], replaced[1], current[1])
         self.cache.put(gid, seq, match)
         self.snapshots.offer(gid, seq, match, chain)
+        if events and events[-1].seq == seq:
+            self.snapshots.keep_events(gid, events)
         self._heads[gid] = (seq, chain)
         self._heads.move_to_end(gid)
         self._marks[gid] = mark

@@ -248,7 +248,8 @@ class MatchFeed:
         repo, gid = self._feeds.repository, self.game.game_id
         store = repo.store
         try:
-            async with aclosing(store.watch(gid)) as latest_seqs:
+            # The first seq from the held head when the feed of appends says it is current.
+            async with aclosing(store.watch(gid, known=lambda: repo.current_seq(gid))) as latest_seqs:
                 async for latest in latest_seqs:
                     if latest > self.seq:
                         events = await store.load_events(gid, after_seq=self.seq, upto_seq=latest)

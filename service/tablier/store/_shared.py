@@ -74,9 +74,12 @@ class WatchHub:
         game_id: str,
         last_seq: Callable[[str], Awaitable[int]],
         ready: Callable[[], Awaitable[None]] | None = None,
+        known: Callable[[], int | None] | None = None,
     ) -> AsyncGenerator[int, None]:
         """`last_seq(game_id)` reads the store; `ready()` returns once the store will hear of
-        every later append (for PostgreSQL: once LISTEN is active)."""
+        every later append (for PostgreSQL: once LISTEN is active); `known()`, asked after
+        that, may answer the first seq instead of `last_seq` (`EventLog.watch`): an append
+        heard from then on reaches this watcher, so nothing falls between the two."""
         w = _Watcher(self._generation)
         # Registered before the first read, so an append between the two is not missed.
         self._watchers.setdefault(game_id, set()).add(w)
@@ -85,7 +88,8 @@ class WatchHub:
                 await ready()
             if self._closed:
                 return
-            sent = await last_seq(game_id)
+            first = None if known is None else known()
+            sent = first if first is not None else await last_seq(game_id)
             w.latest = max(w.latest, sent)
             yield sent
             while not self._closed:

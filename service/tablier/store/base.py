@@ -7,7 +7,7 @@ hash chained to the previous event, so an auditor can check the log without trus
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -172,10 +172,13 @@ class EventLog(Protocol):
     async def last_seq(self, game_id: str) -> int:
         """Raises UnknownGame."""
 
-    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
+    def watch(self, game_id: str, known: Callable[[], int | None] | None = None) -> AsyncGenerator[int, None]:
         """Yields the latest seq of the match whenever events are appended to it (by this
         process or, for PostgreSQL, by any process on the same database). Yields the current
-        last seq first, so a caller cannot miss an append between reading and watching."""
+        last seq first, so a caller cannot miss an append between reading and watching.
+        `known()`, asked once the watch hears every later append, may give that first seq
+        without a read of the store: a seq the caller holds and `current` still says is the
+        latest (None: the store is read)."""
 
     def mark(self) -> tuple[int, int] | None:
         """A mark to take before reading a match (or appending to it), for `current`; None

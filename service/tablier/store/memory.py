@@ -8,7 +8,7 @@ Used from one event loop only.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -178,8 +178,8 @@ class MemoryStore:
     async def clock_stopped(self, game_id: str) -> None:
         self._clocks.discard(game_key(game_id))
 
-    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
-        return self._hub.watch(game_key(game_id), self.last_seq)
+    def watch(self, game_id: str, known: Callable[[], int | None] | None = None) -> AsyncGenerator[int, None]:
+        return self._hub.watch(game_key(game_id), self.last_seq, known=known)
 
     async def close(self) -> None:
         self._hub.close()

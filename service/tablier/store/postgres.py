@@ -335,8 +335,8 @@ class PostgresStore(MatchRecords):
 
     # -- watching (the LISTEN connection is `Database`'s) -------------------------------
 
-    def watch(self, game_id: str) -> AsyncGenerator[int, None]:
-        return self._hub.watch(game_key(game_id), self.last_seq, ready=self._ready)
+    def watch(self, game_id: str, known: Callable[[], int | None] | None = None) -> AsyncGenerator[int, None]:
+        return self._hub.watch(game_key(game_id), self.last_seq, ready=self._ready, known=known)
 
 
 # Connections per store. Commits wait for the disk; PostgreSQL flushes the commits waiting
