@@ -26,6 +26,7 @@ after the server stops listing it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import struct
@@ -83,11 +84,11 @@ class SigningKeys:
     current: Ed25519PrivateKey
     old: tuple[bytes, ...] = ()
 
-    @property
+    @functools.cached_property
     def public(self) -> bytes:
         return raw_public(self.current.public_key())
 
-    @property
+    @functools.cached_property
     def current_id(self) -> str:
         return key_id(self.public)
 
@@ -99,15 +100,21 @@ class SigningKeys:
         return out
 
     def sign(self, game_id: str, seq: int, chain_head: bytes, signed_at_ms: int | None = None) -> service_pb2.Receipt:
+        receipt = service_pb2.Receipt()
+        self.sign_into(receipt, game_id, seq, chain_head, signed_at_ms)
+        return receipt
+
+    def sign_into(
+        self, out: service_pb2.Receipt, game_id: str, seq: int, chain_head: bytes, signed_at_ms: int | None = None
+    ) -> None:
+        """As `sign`, into a message a response already holds (no copy)."""
         at = int(time.time() * 1000) if signed_at_ms is None else signed_at_ms
-        return service_pb2.Receipt(
-            game_id=game_id,
-            seq=seq,
-            chain_head=chain_head,
-            signed_at_ms=at,
-            key_id=self.current_id,
-            signature=self.current.sign(message(game_id, seq, chain_head, at)),
-        )
+        out.game_id = game_id
+        out.seq = seq
+        out.chain_head = chain_head
+        out.signed_at_ms = at
+        out.key_id = self.current_id
+        out.signature = self.current.sign(message(game_id, seq, chain_head, at))
 
     @classmethod
     def from_env(cls, data_dir: Path | str, env: Mapping[str, str] | None = None) -> SigningKeys:

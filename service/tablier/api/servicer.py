@@ -184,18 +184,12 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         # application builds each viewer's latest state once) is turned into protobuf once.
         self._views: OrderedDict[int, tuple[MatchState, service_pb2.GetViewResponse]] = OrderedDict()
 
-    def _receipt(self, state: service_pb2.GameState) -> service_pb2.Receipt | None:
-        """The signed receipt for `state`'s seq and chain head (none for a match whose chain
-        head is not published: integrity scheme 1)."""
-        if self.signing is None or not state.chain_head:
-            return None
-        return self.signing.sign(state.game_id, state.seq, state.chain_head)
-
     def _sign(self, response: _Signed) -> None:
-        """Adds the receipt of the response's state, if it gets one (see `_receipt`)."""
-        receipt = self._receipt(response.state)
-        if receipt is not None:
-            response.receipt.CopyFrom(receipt)
+        """Adds the signed receipt of the response's state's seq and chain head, in place (none
+        for a match whose chain head is not published: integrity scheme 1)."""
+        state = response.state
+        if self.signing is not None and state.chain_head:
+            self.signing.sign_into(response.receipt, state.game_id, state.seq, state.chain_head)
 
     def _played(self, response: _Played, played: Played) -> _Played:
         """A PlayMove or HostCommand response, its messages built in place."""
