@@ -20,7 +20,11 @@ flight:
   every event read and checked), as a median time.
 
 PlayMove rows also give how many appends each commit held (the commands the window wrote over
-their distinct transactions in PostgreSQL): the server's group commit at work.
+their distinct transactions in PostgreSQL): the server's group commit at work. After the
+rounds, with the servers idle, PostgreSQL's CPU per append is measured for groups of 1, 4, 8
+and 16 appends in flight through the store's own append path: what a commit costs, spread over
+the appends it holds. Every row gives its server CPU per call as a multiple of the echo's (at
+the same depth for the deeper queues), the figure the service's goals are stated in.
 
 Each figure is printed with its ratio to the echo of the same round; the summary gives the
 median and range over the rounds. Everything stops by itself; the temporary embedded
@@ -315,6 +319,11 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
     for channels in [echo_channels] + [c for c, _ in per_server.values()]:
         for ch in channels:
             await ch.close()
+    if "play" in args.only:
+        # The servers idle: what a commit costs PostgreSQL, spread over the appends it holds.
+        from tablier.bench_workloads import _append_groups
+
+        args.groups = await _append_groups(args.dsn)
     return list(rows.values())
 
 
@@ -386,7 +395,7 @@ def run(args: argparse.Namespace) -> int:
                 )
                 procs.append(servers[w])
                 METER.add(f"serve-{w}", servers[w].proc.pid)
-            args.dsn, args.seed_dir, args.cold = dsn, logs, None
+            args.dsn, args.seed_dir, args.cold, args.groups = dsn, logs, None, {}
             rows = asyncio.run(_bench(args, servers, echo, operator))
         finally:
             for p in reversed(procs):
@@ -399,12 +408,27 @@ def run(args: argparse.Namespace) -> int:
     print("median (range) over the rounds\n")
     print(
         f"{'what':<34} {'calls/s':>22} {'ratio to echo':>18} {'p50 ms':>18} {'p99 ms':>20} "
-        f"{'CPU ms/call client/server/db':>30} {'appends/commit':>16}"
+        f"{'CPU ms/call client/server/db':>30} {'server CPU x echo':>18} {'appends/commit':>16}"
     )
+    echo_server = {r.label: statistics.median(r.cpu["server"]) for r in rows if r.cpu.get("server")}
     for r in rows:
+        # Server CPU per call against the echo's, at the same depth for the deeper queues.
+        depth = next((d for d in args.deep if r.label.endswith(f" {d} in flight")), None)
+        echo_label = "bare grpc.aio echo" + (f" {depth} in flight" if depth is not None else "")
+        times = (
+            f"{statistics.median(r.cpu['server']) / echo_server[echo_label]:.2f}"
+            if r.cpu.get("server") and echo_server.get(echo_label)
+            else "-"
+        )
         print(
             f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
-            f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30} {_span(r.grouped, '.1f'):>16}"
+            f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30} {times:>18} "
+            f"{_span(r.grouped, '.1f'):>16}"
+        )
+    if args.groups:
+        print(
+            "\nPostgreSQL CPU per append, g appends to g matches in flight (the store's group commit): "
+            + ", ".join(f"g={g} {ms:.3f} ms" for g, ms in args.groups.items())
         )
     if args.cold:
         events, ms = args.cold

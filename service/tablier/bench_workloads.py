@@ -196,3 +196,49 @@ def _play_lane(stub: GameServiceStub, matches: list[PlannedMatch]) -> Callable[[
         return True
 
     return one
+
+
+async def _append_groups(dsn: str, sizes: tuple[int, ...] = (1, 4, 8, 16), appends: int = 1600) -> dict[int, float]:
+    """PostgreSQL's CPU per append (ms) when `g` appends to `g` matches are in flight together,
+    through the store's own append path (`PostgresStore.append`, its group commit): what one
+    commit costs, spread over the appends it holds. Synthetic matches, made and left in the
+    benchmark's database."""
+    import asyncio
+    import hashlib
+    import uuid
+
+    from tablier.benchkit import METER
+    from tablier.store.base import CommandInput, GameRecord, NewEvent
+    from tablier.store.postgres import open_store
+
+    def event(n: int) -> NewEvent:
+        return NewEvent(f"bench_{n}", b"\x08" * 40, 0, "bench", hashlib.sha256(b"%d" % n).digest())
+
+    store = await open_store(dsn, monitor=False)
+    out: dict[int, float] = {}
+    try:
+        for g in sizes:
+            records = [
+                GameRecord(str(uuid.uuid4()), "bench", 2, {}, secrets.token_bytes(32), (b"a" * 32, b"b" * 32))
+                for _ in range(g)
+            ]
+            heads: dict[str, int] = {}
+            for r in records:
+                await store.create_game(r, [event(1)])
+                heads[r.game_id] = 1
+
+            async def one(game_id: str, heads: dict[str, int] = heads) -> None:
+                seq = heads[game_id]
+                given = CommandInput(seat=0, action=b"\x0a\x02\x08\x01")
+                await store.append(game_id, seq, [event(seq + 1)], secrets.token_hex(16), given)
+                heads[game_id] = seq + 1
+
+            rounds = max(20, appends // g)
+            for i in range(rounds + 10):
+                if i == 10:  # after a warm-up: the statements prepared, the pool full
+                    before = METER.read().get("database", 0.0)
+                await asyncio.gather(*(one(r.game_id) for r in records))
+            out[g] = 1000 * (METER.read().get("database", 0.0) - before) / (rounds * g)
+    finally:
+        await store.close()
+    return out
