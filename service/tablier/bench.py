@@ -71,6 +71,8 @@ if TYPE_CHECKING:
 
 # --------------------------------------------------------------------------- the run
 
+PACED_ECHO = "echo at PlayMove's pace"
+
 
 @dataclass
 class Row:
@@ -188,6 +190,25 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
     async def run_echo(seconds: float = args.seconds) -> Figure:
         return await _drive(_lanes(lambda c: _echo(c, echo_body), echo_calls), seconds)
 
+    async def run_echo_paced(rate: float) -> Figure:
+        """The echo at `rate` calls/s over the same lanes, each lane waiting out the rest of its
+        share of the time after each call: a server's CPU per call grows as its calls come
+        further apart (fewer handled per wake-up of its event loop), so this is the echo's cost
+        at a slower call's pace."""
+        interval = n / rate
+        loop = asyncio.get_running_loop()
+
+        def paced(call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]) -> Callable[[], Awaitable[bool]]:
+            async def one() -> bool:
+                started = loop.time()
+                await call(echo_body)
+                await asyncio.sleep(max(0.0, interval - (loop.time() - started)))
+                return True
+
+            return one
+
+        return await _drive([paced(c) for c in echo_calls], args.seconds)
+
     deep = [d for d in args.deep if d != n]
 
     async def run_echo_deep(depth: int) -> Figure:
@@ -205,6 +226,7 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
                     lanes_matches = max(2, per_lane * n // depth + 1) * depth
                     planned[workers, depth] = await _create_planned(stubs[0], operator, lanes_matches)
         # Echo first and last in each round: the baseline is the mean of the two.
+        paced_echo: Figure | None = None
         echo_a = await run_echo()
         measured: list[tuple[str, Figure, int]] = []
         # Deeper queues: the echo and PlayMove with more calls in flight (lanes share channels).
@@ -247,7 +269,10 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
             if "play" in args.only:
                 queues = [planned[workers, n][i::n] for i in range(n)]
                 lanes = [_play_lane(stubs[i], queues[i]) for i in range(n)]
-                measured.append((f"PlayMove {tag}", await play(f"PlayMove {tag}", lanes), workers))
+                moves = await play(f"PlayMove {tag}", lanes)
+                measured.append((f"PlayMove {tag}", moves, workers))
+                if moves.rate:
+                    paced_echo = await run_echo_paced(moves.rate)
             if "reads" in args.only:
                 measured.append(
                     (
@@ -290,6 +315,14 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
         e.add_cpu(echo_a, "echo")
         e.add_cpu(echo_b, "echo")
         line = [f"round {r + 1}: echo {base:,.0f}/s"]
+        if paced_echo is not None:
+            pe = row(PACED_ECHO)
+            pe.rates.append(paced_echo.rate)
+            pe.ratios.append(paced_echo.rate / base)
+            pe.p50.append(paced_echo.pct(0.5))
+            pe.p99.append(paced_echo.pct(0.99))
+            pe.add_cpu(paced_echo, "echo")
+            paced_echo = None
         for depth, fig in deep_echo.items():
             d = row(f"bare grpc.aio echo {depth} in flight")
             d.rates.append(fig.rate)
@@ -424,6 +457,12 @@ def run(args: argparse.Namespace) -> int:
             f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
             f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30} {times:>18} "
             f"{_span(r.grouped, '.1f'):>16}"
+        )
+    moves = next((r for r in rows if r.label.startswith("PlayMove") and r.cpu.get("server")), None)
+    if moves is not None and echo_server.get(PACED_ECHO):
+        print(
+            f"\n{moves.label}: server CPU per call {statistics.median(moves.cpu['server']) / echo_server[PACED_ECHO]:.2f}x"
+            f" the echo's at the same pace ({statistics.median(moves.rates):,.0f} calls/s)"
         )
     if args.groups:
         print(
