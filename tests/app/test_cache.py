@@ -52,3 +52,15 @@ def test_held_events_answer_only_a_span_held_whole() -> None:
     assert [e.seq for e in snaps.events("g", 8, 9) or []] == [9]
     snaps.drop("g")
     assert snaps.events("g", 8, 9) is None
+
+
+def test_states_kept_for_reads_start_the_next_read_at_their_seq() -> None:
+    snaps = Snapshots(every=32, recent=2)
+    snaps.offer("g", 32, _match(), b"c32")
+    for seq in (40, 50, 60):
+        snaps.keep_read("g", seq, _match(), b"r%d" % seq)
+    assert snaps.before("g", 55)[2] == b"r50"
+    assert snaps.before("g", 45)[0] == 32  # 40 made room for 60
+    assert snaps.before("g", 61)[2] == b"r60"
+    snaps.drop("g")
+    assert snaps.before("g", 61) is None

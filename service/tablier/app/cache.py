@@ -62,6 +62,9 @@ class Snapshots:
     watcher that reconnects a few events behind, the usual resume, then starts from its own
     seq or one command before it, with nothing to replay.
 
+    And the last `recent` past states reads replayed to (`keep_read`): a replay viewer or a
+    client reading at one past seq again starts from it, with nothing to read or replay.
+
     And the last `tail` events up to the cached state, as this server wrote or verified them
     (`keep_events`): what a watcher resumed within them is sent, replayed from a snapshot or
     recent state, comes from memory with no database round trip (`events`).
@@ -75,6 +78,7 @@ class Snapshots:
         self._by_match: OrderedDict[str, list[tuple[int, Match, bytes]]] = OrderedDict()
         self._recent: OrderedDict[str, deque[tuple[int, Match, bytes]]] = OrderedDict()
         self._tail: OrderedDict[str, deque[StoredEvent]] = OrderedDict()
+        self._read: OrderedDict[str, deque[tuple[int, Match, bytes]]] = OrderedDict()
         self.recent = recent
         self.tail = tail
 
@@ -114,6 +118,21 @@ class Snapshots:
         while len(self._recent) > self.capacity:
             self._recent.popitem(last=False)
 
+    def keep_read(self, game_id: str, seq: int, match: Match, chain: bytes) -> None:
+        """Keeps a past state a read replayed to (among the match's last `recent`), so that
+        reads at that seq again start from it. `match` must not change afterwards."""
+        if self.capacity <= 0 or self.recent <= 0 or seq <= 0:
+            return
+        states = self._read.get(game_id)
+        if states is None:
+            states = self._read[game_id] = deque(maxlen=self.recent)
+        elif any(s == seq for s, _, _ in states):
+            return
+        states.append((seq, match, chain))
+        self._read.move_to_end(game_id)
+        while len(self._read) > self.capacity:
+            self._read.popitem(last=False)
+
     def keep_events(self, game_id: str, events: Sequence[StoredEvent]) -> None:
         """Adds `events` (consecutive seqs, verified or just written) to the match's tail; a
         gap after what is held starts the tail again from them."""
@@ -136,6 +155,7 @@ class Snapshots:
         held = self._tail.get(game_id)
         if not held or held[0].seq > after_seq + 1 or held[-1].seq < upto_seq:
             return None
+        self._tail.move_to_end(game_id)
         start = after_seq + 1 - held[0].seq
         return list(islice(held, start, start + upto_seq - after_seq))
 
@@ -144,7 +164,7 @@ class Snapshots:
         return list(self._tail.get(game_id, ()))
 
     def before(self, game_id: str, seq: int) -> tuple[int, Match, bytes] | None:
-        """The latest snapshot (or recent state) at or before `seq`."""
+        """The latest snapshot (or recent state, or state kept for reads) at or before `seq`."""
         found = None
         snaps = self._by_match.get(game_id)
         if snaps:
@@ -158,9 +178,13 @@ class Snapshots:
                 if found is None or state[0] > found[0]:
                     found = state
                 break
+        for state in self._read.get(game_id, ()):
+            if state[0] <= seq and (found is None or state[0] > found[0]):
+                found = state
         return found
 
     def drop(self, game_id: str) -> None:
         self._by_match.pop(game_id, None)
         self._recent.pop(game_id, None)
         self._tail.pop(game_id, None)
+        self._read.pop(game_id, None)

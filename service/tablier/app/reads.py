@@ -313,6 +313,8 @@ class Reads:
                                 sent = seq
                                 yield batch
                                 batch = WatchBatch()
+                    # Every one checked: held for the next watcher's catch-up.
+                    self.repo.keep_checked(game.game_id, later)
                     if batch:
                         sent = seq
                         yield batch

@@ -135,6 +135,14 @@ class Repository:
         head = self._heads.get(gid)
         return entry if entry is not None and head is not None and head[0] == entry[0] else None
 
+    def keep_checked(self, gid: str, events: list[StoredEvent]) -> None:
+        """Holds `events`, read from the log and checked by the caller (`checked_step`), as
+        the match's last events when they end at its verified head (`Snapshots.keep_events`):
+        a match whose held events made room for others' gets them back from a watch's catch-up."""
+        head = self._heads.get(gid)
+        if events and head is not None and events[-1].seq == head[0] and events[-1].chain_hash == head[1]:
+            self.snapshots.keep_events(gid, events)
+
     def current_seq(self, gid: str) -> int | None:
         """The seq of the verified head while the store's feed says it is still the match's
         latest (`EventLog.current`, as `latest` asks it), else None: for a watch's first seq."""
@@ -218,6 +226,9 @@ class Repository:
             self.refuse(gid, exc)
         for snap in kept:
             self.snapshots.offer(gid, *snap)
+        if chain is not None:
+            # The next read at this seq (a replay viewer, a past GetView) starts here.
+            self.snapshots.keep_read(gid, seq, match.copy(), chain)
         return match, chain, later
 
     async def latest(self, game: GameRecord, min_seq: int | None = None) -> tuple[int, Match]:
