@@ -50,6 +50,7 @@ fn settings(rollouts: u32, seed: u64, threads: u32) -> Vec<u8> {
         time_budget_ms: 0,
         seed,
         threads,
+        screen_to: 0,
     }
     .encode_to_vec()
 }
@@ -585,4 +586,44 @@ fn a_move_that_clearly_wins_gets_the_higher_value_in_every_game() {
             "{what}: best {best:?}"
         );
     }
+}
+
+#[test]
+fn screening_gives_the_rollouts_to_the_best_moves_and_says_how_many_each_got() {
+    // Qwirkle's many moves: `screen_to` 4 of them get the 40 rollouts, the rest fewer; the
+    // same bytes whatever the threads; `best` among the moves valued on most deals.
+    use tablier_core::proto::qwirkle;
+    let game = registry::find("qwirkle").unwrap();
+    let (m, seat) = mid_game_position("qwirkle", 2, 5, 12);
+    let pos = m.position(Viewer::Seat(seat), seat).unwrap();
+    let screened = |threads: u32| {
+        let s = RolloutSettings {
+            rollouts: 40,
+            seed: 3,
+            threads,
+            screen_to: 4,
+            ..Default::default()
+        };
+        game.evaluate_with(&pos, &s.encode_to_vec()).unwrap()
+    };
+    let one = screened(1);
+    assert_eq!(one, screened(2));
+    let e = qwirkle::Evaluation::decode(one.as_slice()).unwrap();
+    let samples: Vec<u32> = e.actions.iter().map(|a| a.value.unwrap().samples).collect();
+    assert!(samples.len() > 8, "{samples:?}");
+    let full = samples.iter().filter(|&&n| n == 40).count();
+    assert_eq!(full, 4, "{samples:?}");
+    assert!(samples.iter().all(|&n| n >= 1), "{samples:?}");
+    let played: u32 = samples.iter().sum();
+    assert!(played < 40 * samples.len() as u32 / 2, "{played} playouts");
+    let best = e.best_action.unwrap() as usize;
+    assert_eq!(samples[best], 40);
+    // Without screening every move gets them all.
+    let e = qwirkle::Evaluation::decode(
+        game.evaluate_with(&pos, &settings(6, 3, 1))
+            .unwrap()
+            .as_slice(),
+    )
+    .unwrap();
+    assert!(e.actions.iter().all(|a| a.value.unwrap().samples == 6));
 }

@@ -202,10 +202,37 @@ fn deal(k: &Known, rng: &mut Rng) -> State {
     s
 }
 
+/// Moves the `evaluator` bot's rollouts compare (besides the greedy bot's own).
+const SHORTLIST: usize = 5;
+
 impl Analysis for Qwirkle {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "greedy";
-    const EVALUATOR_PLAYOUTS: u32 = 30; // evaluator_bench --calibrate
+    const EVALUATOR_STEPS: u32 = 1_800; // evaluator_bench --calibrate
+
+    /// The plays of the best immediate scores ([`SHORTLIST`] of them, highest first; the
+    /// rules' order among equal scores): a decision's budget gives a hundred moves barely a
+    /// deal each, and a play far below the best score seldom wins back the difference.
+    fn shortlist(k: &Known, moves: &[pb::Action]) -> Vec<usize> {
+        let table = deal(k, &mut Rng::from_u64(0));
+        let before = table.scores[k.seat as usize];
+        let mut scored: Vec<(i64, usize)> = moves
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut t = table.clone();
+                let mut events = Vec::new();
+                let score =
+                    match Qwirkle::play(&mut t, k.seat, m, &mut Rng::from_u64(0), &mut events) {
+                        Ok(()) => (t.scores[k.seat as usize] - before) as i64,
+                        Err(_) => i64::MIN,
+                    };
+                (score, i)
+            })
+            .collect();
+        scored.sort_by_key(|&(score, i)| (std::cmp::Reverse(score), i));
+        scored.into_iter().take(SHORTLIST).map(|(_, i)| i).collect()
+    }
 
     fn known(position: &[u8]) -> CoreResult<Known> {
         let pos = pb::Position::decode(position)
@@ -245,19 +272,8 @@ impl Analysis for Qwirkle {
                 value: Some(values[i]),
             });
         }
-        let key = |a: &pb::EvaluatedAction| {
-            let v = a.value.unwrap_or_default();
-            (v.win_probability, v.margin)
-        };
-        out.best_action = (0..out.actions.len())
-            .reduce(|b, i| {
-                if key(&out.actions[i]) > key(&out.actions[b]) {
-                    i
-                } else {
-                    b
-                }
-            })
-            .map(|b| b as u32);
+        // The highest value among the moves valued on most deals (screening drops some early).
+        out.best_action = crate::rollout::best_valued(values).map(|b| b as u32);
         Ok(out.encode_to_vec())
     }
 }
