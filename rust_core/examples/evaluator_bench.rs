@@ -169,7 +169,9 @@ fn main() {
         return;
     }
     println!("# evaluator figures: {rollouts} rollouts per position, {count} positions per game, screen_to {screen}");
-    println!("game            playouts/cpu-s  deals/cpu-s  immediate-us  moves  cpu-ms per evaluation");
+    println!(
+        "game            playouts/cpu-s  deals/cpu-s  immediate-us  moves  cpu-ms per evaluation"
+    );
     for id in &games {
         let game = registry::find(id).unwrap();
         let settings = RolloutSettings {

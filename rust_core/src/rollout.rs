@@ -39,6 +39,19 @@ pub trait Analysis: Game {
     /// cheap decisions (and short playouts late in a round would otherwise cost more than the
     /// budget says).
     const PLAYOUT_STEPS: u32 = 0;
+    /// The `evaluator` bot's playouts stop this many decisions after the move valued and take
+    /// [`Analysis::estimate`] of the table then; 0: played to the end of the match (and
+    /// always so for EvaluatePosition's values). A game of costly decisions and long matches
+    /// buys many more deals this way.
+    const EVALUATOR_HORIZON: u32 = 0;
+    /// How many standard errors of the paired difference a move must beat the rollout bot's
+    /// own move by before the `evaluator` bot plays it instead.
+    const MARGIN_OF_SAFETY: f64 = 2.0;
+    /// The seat's (margin, win share) as a table not yet over stands (for the horizon).
+    fn estimate(state: &Self::State, seat: Seat) -> Option<(f64, f64)> {
+        let _ = (state, seat);
+        None
+    }
     /// The moves worth the bot's rollouts, most promising first (indices into `moves`; the
     /// rollout bot's own move is added if missing). Every move by default; a game with many
     /// moves keeps the few its immediate effect ranks best.
@@ -173,12 +186,41 @@ fn playout<G: Analysis>(
     play_seed: u64,
     steps: &mut u64,
 ) -> Option<(f64, f64)> {
+    playout_within::<G>(dealt, seat, action, play_seed, steps, 0)
+}
+
+/// [`playout`] stopped `horizon` decisions after the move (0: none) and valued there by
+/// [`Analysis::estimate`].
+fn playout_within<G: Analysis>(
+    dealt: &G::State,
+    seat: Seat,
+    action: &G::Action,
+    play_seed: u64,
+    steps: &mut u64,
+    horizon: u32,
+) -> Option<(f64, f64)> {
     let mut state = dealt.clone();
     let mut rng = Rng::from_u64(play_seed);
     let mut events = Vec::new();
     *steps += 1;
     G::play(&mut state, seat, action, &mut rng, &mut events).ok()?;
-    play_out_counted::<G>(&mut state, &mut rng, steps).map(|o| result_for(&o, seat))
+    if horizon == 0 {
+        return play_out_counted::<G>(&mut state, &mut rng, steps).map(|o| result_for(&o, seat));
+    }
+    for _ in 0..horizon {
+        if let Some(o) = G::outcome(&state) {
+            return Some(result_for(&o, seat));
+        }
+        *steps += 1;
+        let s = G::to_act(&state).first()?;
+        let next = G::bot_action(&state, s, G::ROLLOUT_BOT, &mut rng).ok()?;
+        events.clear();
+        G::play(&mut state, s, &next, &mut rng, &mut events).ok()?;
+    }
+    match G::outcome(&state) {
+        Some(o) => Some(result_for(&o, seat)),
+        None => G::estimate(&state, seat),
+    }
 }
 
 /// One rollout: a deal, then every move in it played out, in an order drawn for the deal.
@@ -220,7 +262,9 @@ pub fn values<G: Analysis>(
     if moves.is_empty() {
         return Ok(Vec::new());
     }
-    if settings.screen_to > 0 && settings.rollouts > 0 && (settings.screen_to as usize) < moves.len()
+    if settings.screen_to > 0
+        && settings.rollouts > 0
+        && (settings.screen_to as usize) < moves.len()
     {
         return Ok(screened::<G>(known, moves, settings));
     }
@@ -320,7 +364,9 @@ fn screened<G: Analysis>(
             let mut done: Vec<(usize, PerMove)> = Vec::new();
             loop {
                 let d = next.fetch_add(1, Ordering::Relaxed);
-                if d >= first + deals || (round > 0 && deadline.is_some_and(|t| Instant::now() >= t)) {
+                if d >= first + deals
+                    || (round > 0 && deadline.is_some_and(|t| Instant::now() >= t))
+                {
                     return done;
                 }
                 let (table, play_seed, _) = deal::<G>(known, settings.seed, d as u64);
@@ -375,13 +421,14 @@ fn screened<G: Analysis>(
     sums.iter().map(summary).collect()
 }
 
-/// The move of highest value (win share, then margin) among those valued on at least half
-/// the deals of the most valued one: a move screened out early (or cut by a time budget) on
-/// a few lucky deals is not named the best over the moves valued on many.
+/// The move of highest value (win share, then margin) among those valued on at least three
+/// quarters of the deals of the most valued one: a move screened out early (at most about
+/// half the deals of those kept) on a few lucky deals is not named the best over the moves
+/// valued on many; a time budget leaves counts a deal apart, all of them kept.
 pub fn best_valued(values: &[MoveValue]) -> Option<usize> {
     let most = values.iter().map(|v| v.samples).max()?;
     (0..values.len())
-        .filter(|&i| values[i].samples * 2 >= most)
+        .filter(|&i| values[i].samples * 4 >= most * 3)
         .reduce(|b, i| {
             let key = |v: &MoveValue| (v.win_probability, v.margin);
             if key(&values[i]) > key(&values[b]) {
@@ -424,9 +471,6 @@ pub const EVALUATOR_CPU_MS: u32 = 50;
 /// Deals a move and the rollout bot's own move must share before the bot trusts a standard
 /// error of their difference.
 const MIN_SAMPLES: usize = 4;
-/// How many standard errors of the paired difference a move must beat the rollout bot's own
-/// move by.
-const MARGIN_OF_SAFETY: f64 = 2.0;
 
 /// One move's results in the deals it was played in: (deal, margin, win).
 type Results = Vec<(usize, f64, f64)>;
@@ -460,9 +504,14 @@ pub fn halving<G: Analysis>(
                     break 'rounds;
                 }
                 steps += G::PLAYOUT_STEPS as u64;
-                if let Some((margin, win)) =
-                    playout::<G>(&dealt, seat, &moves[c], play_seed, &mut steps)
-                {
+                if let Some((margin, win)) = playout_within::<G>(
+                    &dealt,
+                    seat,
+                    &moves[c],
+                    play_seed,
+                    &mut steps,
+                    G::EVALUATOR_HORIZON,
+                ) {
                     results[c].push((next_deal, margin, win));
                 }
             }
@@ -530,7 +579,7 @@ fn paired(c: &Results, b: &Results) -> ((f64, f64), (f64, f64), usize) {
 /// seat may know only, within `budget` simulated decisions: the shortlist
 /// ([`Analysis::shortlist`]) screened by [`halving`] on common deals, and the rollout bot's own
 /// move kept unless another beats it in the deals both were played in by more than
-/// [`MARGIN_OF_SAFETY`] standard errors of the paired difference (win share, then margin at
+/// [`Analysis::MARGIN_OF_SAFETY`] standard errors of the paired difference (win share, then margin at
 /// an equal win share), so that the noise of a few deals never trades a good move for a lucky
 /// one.
 pub fn best_move<G: Analysis>(
@@ -580,9 +629,9 @@ pub fn best_move<G: Analysis>(
         if n < MIN_SAMPLES {
             continue;
         }
-        let gain = if win > MARGIN_OF_SAFETY * win_se && win > 0.0 {
+        let gain = if win > G::MARGIN_OF_SAFETY * win_se && win > 0.0 {
             (win, margin)
-        } else if win >= 0.0 && margin > MARGIN_OF_SAFETY * margin_se && margin > 0.0 {
+        } else if win >= 0.0 && margin > G::MARGIN_OF_SAFETY * margin_se && margin > 0.0 {
             (0.0, margin)
         } else {
             continue;

@@ -203,12 +203,33 @@ fn deal(k: &Known, rng: &mut Rng) -> State {
 }
 
 /// Moves the `evaluator` bot's rollouts compare (besides the greedy bot's own).
-const SHORTLIST: usize = 5;
+const SHORTLIST: usize = 7;
 
 impl Analysis for Qwirkle {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "greedy";
-    const EVALUATOR_STEPS: u32 = 1_800; // evaluator_bench --calibrate
+    const EVALUATOR_STEPS: u32 = 2_000; // evaluator_bench --calibrate
+
+    const EVALUATOR_HORIZON: u32 = 3; // the reply, the seat's next play, the reply to it
+
+    /// The score margin as it stands (own score minus the best other's), a win when ahead:
+    /// over three plays ahead the scores carry most of what decides a match, and a playout
+    /// to the end costs twenty times more.
+    fn estimate(s: &State, seat: Seat) -> Option<(f64, f64)> {
+        let n = s.seats() as usize;
+        let own = s.scores[seat as usize];
+        let best_other = (0..n)
+            .filter(|&i| i != seat as usize)
+            .map(|i| s.scores[i])
+            .max()?;
+        let margin = (own - best_other) as f64;
+        let win = match own.cmp(&best_other) {
+            std::cmp::Ordering::Greater => 1.0,
+            std::cmp::Ordering::Equal => 0.5,
+            std::cmp::Ordering::Less => 0.0,
+        };
+        Some((margin, win))
+    }
 
     /// The plays of the best immediate scores ([`SHORTLIST`] of them, highest first; the
     /// rules' order among equal scores): a decision's budget gives a hundred moves barely a
@@ -224,7 +245,7 @@ impl Analysis for Qwirkle {
                 let mut events = Vec::new();
                 let score =
                     match Qwirkle::play(&mut t, k.seat, m, &mut Rng::from_u64(0), &mut events) {
-                        Ok(()) => (t.scores[k.seat as usize] - before) as i64,
+                        Ok(()) => t.scores[k.seat as usize] - before,
                         Err(_) => i64::MIN,
                     };
                 (score, i)
