@@ -6,7 +6,12 @@
 //! rollout, one such deal: every legal move in it, then the rest of the match with the game's
 //! strongest bot for every seat, and averages the final margin and win share per move. Rollout
 //! `i` draws from `(seed, i)` alone, and the results are summed in rollout order, so the same
-//! seed and count give the same values whatever the number of threads.
+//! seed and count give the same values whatever the number of threads. With `screen_to` the
+//! moves go through successive halving instead ([`values`]).
+//!
+//! The `evaluator` bot ([`best_move`]) spends a count of simulated decisions on the strongest
+//! bot's move and the game's shortlist, by successive halving over common deals ([`halving`]),
+//! and keeps the strongest bot's move unless a paired comparison says another is better.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
