@@ -120,6 +120,7 @@ fn main() {
     let mut calibrate = false;
     let mut options = Options::new();
     let mut first = 0usize;
+    let mut screen = 0u32;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -134,6 +135,10 @@ fn main() {
             "--positions" => {
                 i += 1;
                 count = args[i].parse().expect("--positions N");
+            }
+            "--screen" => {
+                i += 1;
+                screen = args[i].parse().expect("--screen K");
             }
             "--no-strength" => strength = false,
             "--calibrate" => calibrate = true,
@@ -160,25 +165,30 @@ fn main() {
         .filter(|id| only.as_ref().is_none_or(|o| o.iter().any(|x| x == id)))
         .collect();
     if calibrate {
-        calibration(&games);
+        calibration(&games, &options);
         return;
     }
-    println!("# evaluator figures: {rollouts} rollouts per position, {count} positions per game");
-    println!("game            playouts/cpu-s  deals/cpu-s  immediate-us  moves");
+    println!("# evaluator figures: {rollouts} rollouts per position, {count} positions per game, screen_to {screen}");
+    println!(
+        "game            playouts/cpu-s  deals/cpu-s  immediate-us  moves  cpu-ms per evaluation"
+    );
     for id in &games {
         let game = registry::find(id).unwrap();
         let settings = RolloutSettings {
             rollouts,
             seed: 1,
             threads: 1,
+            screen_to: screen,
             ..Default::default()
         }
         .encode_to_vec();
         let (mut playouts, mut deals, mut immediate, mut moves) = (vec![], vec![], vec![], vec![]);
+        let mut per_eval = vec![];
         for (pos, n) in positions(id, count) {
             let t0 = thread_cpu_ns();
             game.evaluate_with(&pos, &settings).unwrap();
             let ns = (thread_cpu_ns() - t0).max(1) as f64;
+            per_eval.push(ns / 1e6);
             playouts.push((rollouts as usize * n) as f64 * 1e9 / ns);
             deals.push(rollouts as f64 * 1e9 / ns);
             let t0 = thread_cpu_ns();
@@ -189,12 +199,15 @@ fn main() {
             immediate.push((thread_cpu_ns() - t0) as f64 / 1e3 / reps as f64);
             moves.push(n as f64);
         }
+        // (With screening a deal plays fewer moves than listed: the playouts column then
+        // counts what the same figures would cost without it.)
         println!(
-            "{id:<15} {:>14.0} {:>12.0} {:>13.1} {:>6.1}",
+            "{id:<15} {:>14.0} {:>12.0} {:>13.1} {:>6.1}  {:.1}",
             median(playouts),
             median(deals),
             median(immediate),
-            median(moves)
+            median(moves),
+            median(per_eval)
         );
     }
     if !strength {
@@ -276,6 +289,7 @@ fn main() {
     }
 }
 
+#[allow(dead_code)]
 /// Positions of seeded two-seat matches of the strongest bot, every third decision with at
 /// least two moves, from the first decision to the end: the evaluator meets all of them.
 fn positions_throughout(id: &str, matches: u8) -> Vec<(Vec<u8>, usize)> {
@@ -304,38 +318,65 @@ fn positions_throughout(id: &str, matches: u8) -> Vec<(Vec<u8>, usize)> {
     out
 }
 
-/// The CPU time of one playout (one move played to the end in one deal) over positions from
-/// the whole match, and the playouts per decision that keep a decision within
-/// `EVALUATOR_CPU_MS` at the 99th percentile (10% kept for the rest of the decision).
-fn calibration(games: &[&str]) {
+/// The evaluator's budget per decision in simulated decisions (`Analysis::EVALUATOR_STEPS`).
+fn steps_of(id: &str) -> u32 {
+    use tablier_core::games::{carre, democratie, grid_knock, qwirkle, rat_a_tat_cat};
+    use tablier_core::rollout::Analysis;
+    match id {
+        "carre" => <carre::Carre as Analysis>::EVALUATOR_STEPS,
+        "democratie" => <democratie::Democratie as Analysis>::EVALUATOR_STEPS,
+        "grid_knock" => <grid_knock::GridKnock as Analysis>::EVALUATOR_STEPS,
+        "qwirkle" => <qwirkle::Qwirkle as Analysis>::EVALUATOR_STEPS,
+        "rat_a_tat_cat" => <rat_a_tat_cat::RatATatCat as Analysis>::EVALUATOR_STEPS,
+        _ => 0,
+    }
+}
+
+/// The CPU time of the `evaluator` bot's decisions at positions from whole matches (every
+/// third decision with at least two moves, 6 seeded matches of the strongest bot), with the
+/// compiled budget of simulated decisions: per decision and per thousand simulated decisions,
+/// and the budget that keeps a decision within `EVALUATOR_CPU_MS` at the 99th percentile
+/// (10% kept for the rest of the decision).
+fn calibration(games: &[&str], options: &Options) {
+    println!("# calibration: CPU time of the evaluator's decisions on one thread (positions throughout 6 matches)");
     println!(
-        "# calibration: CPU time of one playout on one thread (positions throughout 6 matches)"
+        "game            positions  steps/decision  cpu-ms/decision p50   p99   max   us/1000-steps p50   p99   steps (p99 within {} ms)",
+        rollout::EVALUATOR_CPU_MS
     );
-    println!("game            positions  us/playout p50    p99    max   playouts/decision (p99 within {} ms)", rollout::EVALUATOR_CPU_MS);
     for id in games {
         let game = registry::find(id).unwrap();
-        let mut per = Vec::new();
-        for (pos, n) in positions_throughout(id, 6) {
-            let deals = (400 / n).max(2) as u32;
-            let settings = RolloutSettings {
-                rollouts: deals,
-                seed: 3,
-                threads: 1,
-                ..Default::default()
+        let bot = game.info().bots.last().unwrap().clone();
+        let steps = steps_of(id).max(1) as f64;
+        let (mut per, mut cpu) = (Vec::new(), Vec::new());
+        for k in 0..6u8 {
+            let seed = [k + 90; 32];
+            let (mut m, mut seq) = opened_with(id, &seed, options);
+            let mut d = 0;
+            while m.outcome().is_none() && d < 2000 {
+                let s = m.to_act()[0];
+                if d % 3 == 0 && m.legal_actions(s).unwrap().len() >= 2 {
+                    let c0 = thread_cpu_ns();
+                    m.bot_action(s, "evaluator", &mut Rng::from_u64(d as u64))
+                        .unwrap();
+                    let ns = (thread_cpu_ns() - c0) as f64;
+                    cpu.push(ns / 1e6);
+                    per.push(ns / 1e3 / steps * 1000.0);
+                }
+                step(&mut m, s, &bot, &seed, &mut seq);
+                d += 1;
             }
-            .encode_to_vec();
-            let t0 = thread_cpu_ns();
-            game.evaluate_with(&pos, &settings).unwrap();
-            per.push((thread_cpu_ns() - t0) as f64 / 1e3 / (deals as usize * n) as f64);
         }
         let p99 = percentile(per.clone(), 0.99);
         println!(
-            "{id:<15} {:>9} {:>15.1} {:>6.1} {:>6.1}   {:.0}",
+            "{id:<15} {:>9} {:>15} {:>20.1} {:>5.1} {:>5.1} {:>19.0} {:>5.0}   {:.0}",
             per.len(),
+            steps,
+            median(cpu.clone()),
+            percentile(cpu.clone(), 0.99),
+            percentile(cpu.clone(), 1.0),
             median(per.clone()),
             p99,
-            percentile(per.clone(), 1.0),
-            0.9 * rollout::EVALUATOR_CPU_MS as f64 * 1e3 / p99
+            0.9 * rollout::EVALUATOR_CPU_MS as f64 * 1e3 / (p99 / 1000.0)
         );
     }
 }

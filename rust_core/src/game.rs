@@ -565,7 +565,7 @@ pub trait Game: 'static {
         None
     }
 
-    /// The `evaluator` bot's move ([`crate::rollout::best_move`]): `None` for a game whose
+    /// The `evaluator` bot's move ([`crate::rollout::best_move`], within a count of simulated decisions): `None` for a game whose
     /// evaluator has no rollouts.
     fn evaluator_move(
         state: &Self::State,

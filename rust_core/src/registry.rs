@@ -157,7 +157,7 @@ pub trait DynMatch: Send + Sync {
     fn render(&self, viewer: Viewer) -> CoreResult<String>;
 }
 
-/// The game's bots, with the `evaluator` bot ([`crate::rollout::best_move`]) before the last
+/// The game's bots, with the `evaluator` bot ([`crate::rollout::best_move`], within a count of simulated decisions) before the last
 /// when its evaluator has rollouts: the last listed stays the default (the cheap strongest).
 fn bot_names<G: Game>() -> Vec<&'static str> {
     let mut names = G::BOTS.to_vec();
@@ -424,7 +424,7 @@ impl<G: Game> Match<G> {
         }];
         let decided = if policy == clock::EVALUATOR {
             // The evaluator bot, from what the seat may know only: a fixed number of
-            // playouts, bounded in wall-clock time (`rollout::evaluator_settings`).
+            // simulated decisions, no clock (`rollout::bot_move`).
             let mut bot_rng = Rng::from_u64(rng.next_u64());
             let action =
                 G::evaluator_move(&self.state, seat, &mut bot_rng).ok_or_else(|| {

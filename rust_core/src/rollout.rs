@@ -6,7 +6,12 @@
 //! rollout, one such deal: every legal move in it, then the rest of the match with the game's
 //! strongest bot for every seat, and averages the final margin and win share per move. Rollout
 //! `i` draws from `(seed, i)` alone, and the results are summed in rollout order, so the same
-//! seed and count give the same values whatever the number of threads.
+//! seed and count give the same values whatever the number of threads. With `screen_to` the
+//! moves go through successive halving instead ([`values`]).
+//!
+//! The `evaluator` bot ([`best_move`]) spends a count of simulated decisions on the strongest
+//! bot's move and the game's shortlist, by successive halving over common deals ([`halving`]),
+//! and keeps the strongest bot's move unless a paired comparison says another is better.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -28,11 +33,37 @@ pub trait Analysis: Game {
     type Known: Send + Sync;
     /// The bot the rollouts play with (the game's strongest).
     const ROLLOUT_BOT: &'static str;
-    /// The `evaluator` bot's playouts per decision (deals times moves), calibrated so that a
-    /// decision stays within [`EVALUATOR_CPU_MS`] of one core's CPU time
-    /// (`evaluator_bench --calibrate`). A count, not a clock: the bot's moves do not depend on
-    /// the machine's load.
-    const EVALUATOR_PLAYOUTS: u32 = 1000;
+    /// The `evaluator` bot's budget per decision in simulated decisions (bot moves played
+    /// inside its playouts), calibrated so that a decision stays within [`EVALUATOR_CPU_MS`]
+    /// of one core's CPU time at the 99th percentile (`evaluator_bench --calibrate`). A count,
+    /// not a clock: the bot's moves do not depend on the machine's load; and a count of
+    /// decisions, not of playouts, so short playouts (late in a match) buy more of them.
+    const EVALUATOR_STEPS: u32 = 20_000;
+    /// What a playout costs the bot's budget besides its decisions, in decisions: copying the
+    /// table and its share of the deal, which weigh as much as a few decisions in a game of
+    /// cheap decisions (and short playouts late in a round would otherwise cost more than the
+    /// budget says).
+    const PLAYOUT_STEPS: u32 = 0;
+    /// The `evaluator` bot's playouts stop this many decisions after the move valued and take
+    /// [`Analysis::estimate`] of the table then; 0: played to the end of the match (and
+    /// always so for EvaluatePosition's values). A game of costly decisions and long matches
+    /// buys many more deals this way.
+    const EVALUATOR_HORIZON: u32 = 0;
+    /// How many standard errors of the paired difference a move must beat the rollout bot's
+    /// own move by before the `evaluator` bot plays it instead.
+    const MARGIN_OF_SAFETY: f64 = 2.0;
+    /// The seat's (margin, win share) as a table not yet over stands (for the horizon).
+    fn estimate(state: &Self::State, seat: Seat) -> Option<(f64, f64)> {
+        let _ = (state, seat);
+        None
+    }
+    /// The moves worth the bot's rollouts, most promising first (indices into `moves`; the
+    /// rollout bot's own move is added if missing). Every move by default; a game with many
+    /// moves keeps the few its immediate effect ranks best.
+    fn shortlist(known: &Self::Known, moves: &[Self::Action]) -> Vec<usize> {
+        let _ = known;
+        (0..moves.len()).collect()
+    }
     /// Decodes and checks a `Position`: `Malformed` with a reason for anything the rules
     /// cannot reach (a card in two places, more cards than the deck, impossible counts).
     fn known(position: &[u8]) -> CoreResult<Self::Known>;
@@ -119,17 +150,82 @@ pub fn result_for(outcome: &Outcome, seat: Seat) -> (f64, f64) {
 /// Plays `state` to its end with the rollout bot for every seat; the outcome, or `None` when
 /// the step cap is reached or a bot has no move (not counted).
 pub fn play_out<G: Analysis>(state: &mut G::State, rng: &mut Rng) -> Option<Outcome> {
+    play_out_counted::<G>(state, rng, &mut 0)
+}
+
+/// [`play_out`], adding the decisions played to `steps`.
+pub fn play_out_counted<G: Analysis>(
+    state: &mut G::State,
+    rng: &mut Rng,
+    steps: &mut u64,
+) -> Option<Outcome> {
     let mut events = Vec::new();
     for _ in 0..MAX_ROLLOUT_STEPS {
         if let Some(o) = G::outcome(state) {
             return Some(o);
         }
+        *steps += 1;
         let seat = G::to_act(state).first()?;
         let action = G::bot_action(state, seat, G::ROLLOUT_BOT, rng).ok()?;
         events.clear();
         G::play(state, seat, &action, rng, &mut events).ok()?;
     }
     None
+}
+
+/// Deal `index` of `seed`: the table dealt, the seed of the rest of the match (one stream per
+/// deal, the same for every move played in it), and the deal's stream after both.
+fn deal<G: Analysis>(known: &G::Known, seed: u64, index: u64) -> (G::State, u64, Rng) {
+    let mut deal_rng = Rng::from_u64(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let dealt = G::sample(known, &mut deal_rng);
+    let play_seed = deal_rng.next_u64();
+    (dealt, play_seed, deal_rng)
+}
+
+/// One move played out in a deal: (margin, win), or None; the decisions played added to
+/// `steps`.
+fn playout<G: Analysis>(
+    dealt: &G::State,
+    seat: Seat,
+    action: &G::Action,
+    play_seed: u64,
+    steps: &mut u64,
+) -> Option<(f64, f64)> {
+    playout_within::<G>(dealt, seat, action, play_seed, steps, 0)
+}
+
+/// [`playout`] stopped `horizon` decisions after the move (0: none) and valued there by
+/// [`Analysis::estimate`].
+fn playout_within<G: Analysis>(
+    dealt: &G::State,
+    seat: Seat,
+    action: &G::Action,
+    play_seed: u64,
+    steps: &mut u64,
+    horizon: u32,
+) -> Option<(f64, f64)> {
+    let mut state = dealt.clone();
+    let mut rng = Rng::from_u64(play_seed);
+    let mut events = Vec::new();
+    *steps += 1;
+    G::play(&mut state, seat, action, &mut rng, &mut events).ok()?;
+    if horizon == 0 {
+        return play_out_counted::<G>(&mut state, &mut rng, steps).map(|o| result_for(&o, seat));
+    }
+    for _ in 0..horizon {
+        if let Some(o) = G::outcome(&state) {
+            return Some(result_for(&o, seat));
+        }
+        *steps += 1;
+        let s = G::to_act(&state).first()?;
+        let next = G::bot_action(&state, s, G::ROLLOUT_BOT, &mut rng).ok()?;
+        events.clear();
+        G::play(&mut state, s, &next, &mut rng, &mut events).ok()?;
+    }
+    match G::outcome(&state) {
+        Some(o) => Some(result_for(&o, seat)),
+        None => G::estimate(&state, seat),
+    }
 }
 
 /// One rollout: a deal, then every move in it played out, in an order drawn for the deal.
@@ -144,10 +240,7 @@ fn rollout<G: Analysis>(
     deadline: Option<Instant>,
 ) -> PerMove {
     let seat = G::seat(known);
-    let mut deal_rng = Rng::from_u64(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let dealt = G::sample(known, &mut deal_rng);
-    // The rest of the match draws from one stream per rollout, the same for every move.
-    let play_seed = deal_rng.next_u64();
+    let (dealt, play_seed, mut deal_rng) = deal::<G>(known, seed, index);
     let mut order: Vec<usize> = (0..moves.len()).collect();
     deal_rng.shuffle(&mut order);
     let mut out = vec![None; moves.len()];
@@ -173,6 +266,12 @@ pub fn values<G: Analysis>(
 ) -> CoreResult<Vec<MoveValue>> {
     if moves.is_empty() {
         return Ok(Vec::new());
+    }
+    if settings.screen_to > 0
+        && settings.rollouts > 0
+        && (settings.screen_to as usize) < moves.len()
+    {
+        return Ok(screened::<G>(known, moves, settings));
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = (settings.threads.max(1) as usize).min(cores);
@@ -225,6 +324,126 @@ pub fn values<G: Analysis>(
     Ok(sums.iter().map(summary).collect())
 }
 
+/// Each move's value by successive halving (`settings.screen_to` set, below the number of
+/// moves): every move played in the first deals, then after each round the better half (by
+/// win share, then margin, over the same deals) goes on to the next, until `screen_to` are
+/// left; rounds get twice the deals of the round before, at least one, so that the moves left
+/// at the end have `rollouts` deals (more when `rollouts` is below the number of rounds). A
+/// move dropped earlier keeps the value of the deals it got (its `samples` say how many).
+/// Deal `i` is drawn from `(seed, i)` alone and results are summed in deal order: the same
+/// settings give the same values whatever the number of threads. A time budget stops starting
+/// deals after the first round.
+fn screened<G: Analysis>(
+    known: &G::Known,
+    moves: &[G::Action],
+    settings: &RolloutSettings,
+) -> Vec<MoveValue> {
+    let seat = G::seat(known);
+    let keep_at_least = settings.screen_to as usize;
+    let total = settings.rollouts as usize;
+    let mut rounds = 0u32;
+    let mut left = moves.len();
+    while left > keep_at_least {
+        left = left.div_ceil(2).max(keep_at_least);
+        rounds += 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = (settings.threads.max(1) as usize).min(cores);
+    let deadline = (settings.time_budget_ms > 0)
+        .then(|| Instant::now() + Duration::from_millis(settings.time_budget_ms as u64));
+    let weight_sum = (1usize << (rounds + 1)) - 1;
+    let mut sums = vec![[0f64; 5]; moves.len()];
+    let mut alive: Vec<usize> = (0..moves.len()).collect();
+    let mut dealt = 0usize;
+    for round in 0..=rounds {
+        let deals = if round == rounds {
+            total.saturating_sub(dealt).max(1)
+        } else {
+            (total * (1 << round) / weight_sum).max(1)
+        };
+        let first = dealt;
+        dealt += deals;
+        let next = AtomicUsize::new(first);
+        let alive_now = &alive;
+        let work = || {
+            let mut done: Vec<(usize, PerMove)> = Vec::new();
+            loop {
+                let d = next.fetch_add(1, Ordering::Relaxed);
+                if d >= first + deals
+                    || (round > 0 && deadline.is_some_and(|t| Instant::now() >= t))
+                {
+                    return done;
+                }
+                let (table, play_seed, _) = deal::<G>(known, settings.seed, d as u64);
+                let mut out = vec![None; moves.len()];
+                for &c in alive_now {
+                    out[c] = playout::<G>(&table, seat, &moves[c], play_seed, &mut 0);
+                }
+                done.push((d, out));
+            }
+        };
+        let mut results: Vec<(usize, PerMove)> = if threads <= 1 {
+            work()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        };
+        results.sort_by_key(|(d, _)| *d);
+        for (_, per_move) in &results {
+            for (acc, r) in sums.iter_mut().zip(per_move) {
+                if let Some((margin, win)) = r {
+                    acc[0] += 1.0;
+                    acc[1] += margin;
+                    acc[2] += margin * margin;
+                    acc[3] += win;
+                    acc[4] += win * win;
+                }
+            }
+        }
+        if round == rounds || deadline.is_some_and(|t| Instant::now() >= t) {
+            break;
+        }
+        let mean = |c: usize| {
+            let n = sums[c][0].max(1.0);
+            (sums[c][3] / n, sums[c][1] / n)
+        };
+        let mut ranked: Vec<usize> = alive.clone();
+        // Best first; equal means keep the rules' order (a stable sort).
+        ranked.sort_by(|&x, &y| {
+            mean(y)
+                .partial_cmp(&mean(x))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        ranked.truncate(alive.len().div_ceil(2).max(keep_at_least));
+        ranked.sort_unstable();
+        alive = ranked;
+    }
+    sums.iter().map(summary).collect()
+}
+
+/// The move of highest value (win share, then margin) among those valued on at least three
+/// quarters of the deals of the most valued one: a move screened out early (at most about
+/// half the deals of those kept) on a few lucky deals is not named the best over the moves
+/// valued on many; a time budget leaves counts a deal apart, all of them kept.
+pub fn best_valued(values: &[MoveValue]) -> Option<usize> {
+    let most = values.iter().map(|v| v.samples).max()?;
+    (0..values.len())
+        .filter(|&i| values[i].samples * 4 >= most * 3)
+        .reduce(|b, i| {
+            let key = |v: &MoveValue| (v.win_probability, v.margin);
+            if key(&values[i]) > key(&values[b]) {
+                i
+            } else {
+                b
+            }
+        })
+}
+
 fn summary(a: &[f64; 5]) -> MoveValue {
     let n = a[0];
     if n == 0.0 {
@@ -247,45 +466,132 @@ fn summary(a: &[f64; 5]) -> MoveValue {
     }
 }
 
-/// The `evaluator` bot's settings: [`Analysis::EVALUATOR_PLAYOUTS`] playouts per decision,
-/// spread over the moves (at least one deal), on one thread, and no clock: the count is
-/// calibrated to [`EVALUATOR_CPU_MS`] of one core's CPU time, and the same state and seed give
-/// the same move whatever the machine's load, so that a timeout decided by it (the
-/// `evaluator` clock policy) is decided again identically when a match is verified.
+/// The `evaluator` bot: [`Analysis::EVALUATOR_STEPS`] simulated decisions per decision,
+/// on one thread, and no clock: the count is calibrated to [`EVALUATOR_CPU_MS`] of one core's
+/// CPU time, and the same state and seed give the same move whatever the machine's load, so
+/// that a timeout decided by it (the `evaluator` clock policy) is decided again identically
+/// when a match is verified.
 pub const EVALUATOR_BOT: &str = "evaluator";
 pub const EVALUATOR_CPU_MS: u32 = 50;
-/// Samples each side of a comparison needs before the bot trusts a standard error.
-const MIN_SAMPLES: u32 = 4;
+/// Deals a move and the rollout bot's own move must share before the bot trusts a standard
+/// error of their difference.
+const MIN_SAMPLES: usize = 4;
 
-/// The `evaluator` bot's settings for a decision among `moves` moves.
-pub fn evaluator_settings<G: Analysis>(moves: usize, seed: u64) -> RolloutSettings {
-    let deals = (G::EVALUATOR_PLAYOUTS as usize / moves.max(1)).max(1);
-    RolloutSettings {
-        rollouts: deals.min(MAX_ROLLOUTS as usize) as u32,
-        time_budget_ms: 0,
-        seed,
-        threads: 1,
+/// One move's results in the deals it was played in: (deal, margin, win).
+type Results = Vec<(usize, f64, f64)>;
+
+/// Successive halving over common deals: every candidate of `moves` (the `alive` indices,
+/// `base` among them) played in the same deals, the worse half dropped after each round,
+/// until `budget` simulated decisions are spent. Rounds get equal shares of the budget; a
+/// round plays whole deals (every candidate alive in each), so candidates compared in a round
+/// met the same cards and the same draws. Each move's results, by deal.
+pub fn halving<G: Analysis>(
+    known: &G::Known,
+    moves: &[G::Action],
+    mut alive: Vec<usize>,
+    base: usize,
+    seed: u64,
+    budget: u64,
+) -> Vec<Results> {
+    let seat = G::seat(known);
+    let mut results: Vec<Results> = vec![Vec::new(); moves.len()];
+    let mut steps = 0u64;
+    let mut next_deal = 0usize;
+    let rounds = (usize::BITS - alive.len().saturating_sub(1).leading_zeros()).max(1) as u64;
+    let per_round = (budget / rounds).max(1);
+    'rounds: loop {
+        let round_end = (steps + per_round).min(budget);
+        // At least one deal per round; whole deals while the round's share lasts.
+        loop {
+            let (dealt, play_seed, _) = deal::<G>(known, seed, next_deal as u64);
+            for &c in &alive {
+                if steps >= budget {
+                    break 'rounds;
+                }
+                steps += G::PLAYOUT_STEPS as u64;
+                if let Some((margin, win)) = playout_within::<G>(
+                    &dealt,
+                    seat,
+                    &moves[c],
+                    play_seed,
+                    &mut steps,
+                    G::EVALUATOR_HORIZON,
+                ) {
+                    results[c].push((next_deal, margin, win));
+                }
+            }
+            next_deal += 1;
+            if steps >= round_end {
+                break;
+            }
+        }
+        if steps >= budget {
+            break;
+        }
+        if alive.len() > 2 {
+            let mean = |c: usize| {
+                let r = &results[c];
+                let n = r.len().max(1) as f64;
+                (
+                    r.iter().map(|x| x.2).sum::<f64>() / n,
+                    r.iter().map(|x| x.1).sum::<f64>() / n,
+                )
+            };
+            let mut ranked: Vec<(usize, (f64, f64))> =
+                alive.iter().map(|&c| (c, mean(c))).collect();
+            // Best first; equal means keep the shortlist's order (a stable sort).
+            ranked.sort_by(|x, y| y.1.partial_cmp(&x.1).unwrap_or(std::cmp::Ordering::Equal));
+            let keep = alive.len().div_ceil(2);
+            let mut next: Vec<usize> = ranked.iter().take(keep).map(|x| x.0).collect();
+            if !next.contains(&base) {
+                next.pop();
+                next.insert(0, base);
+            }
+            // The base first in every deal: a deal cut by the budget still has it.
+            next.sort_by_key(|&c| (c != base, alive.iter().position(|&a| a == c)));
+            alive = next;
+        }
     }
+    results
+}
+
+/// Mean and standard error of the paired differences `c - b` over the deals both played:
+/// ((win mean, win se), (margin mean, margin se), deals).
+fn paired(c: &Results, b: &Results) -> ((f64, f64), (f64, f64), usize) {
+    let mut d = Vec::new();
+    let mut j = 0;
+    for &(deal, margin, win) in c {
+        while j < b.len() && b[j].0 < deal {
+            j += 1;
+        }
+        if j < b.len() && b[j].0 == deal {
+            d.push((win - b[j].2, margin - b[j].1));
+        }
+    }
+    let n = d.len();
+    let stat = |f: &dyn Fn(&(f64, f64)) -> f64| {
+        if n < 2 {
+            return (0.0, f64::INFINITY);
+        }
+        let mean = d.iter().map(f).sum::<f64>() / n as f64;
+        let var = d.iter().map(|x| (f(x) - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        (mean, (var / n as f64).sqrt())
+    };
+    (stat(&|x| x.0), stat(&|x| x.1), n)
 }
 
 /// The move of highest value for the position `seat` faces in `state`, built from what that
-/// seat may know only: the rollout bot's own move unless another is better by more than twice
-/// the standard error of the difference (win share, then margin), so that the noise of a few
-/// rollouts over many moves never trades a good move for a lucky one.
+/// seat may know only, within `budget` simulated decisions: the shortlist
+/// ([`Analysis::shortlist`]) screened by [`halving`] on common deals, and the rollout bot's own
+/// move kept unless another beats it in the deals both were played in by more than
+/// [`Analysis::MARGIN_OF_SAFETY`] standard errors of the paired difference (win share, then margin at
+/// an equal win share), so that the noise of a few deals never trades a good move for a lucky
+/// one.
 pub fn best_move<G: Analysis>(
     state: &G::State,
     seat: Seat,
-    settings: &RolloutSettings,
-    rng: &mut Rng,
-) -> CoreResult<G::Action> {
-    best_move_with::<G>(state, seat, |_| *settings, rng)
-}
-
-/// [`best_move`] with settings chosen from the number of candidate moves.
-pub fn best_move_with<G: Analysis>(
-    state: &G::State,
-    seat: Seat,
-    settings: impl FnOnce(usize) -> RolloutSettings,
+    budget: u64,
+    seed: u64,
     rng: &mut Rng,
 ) -> CoreResult<G::Action> {
     let position = G::position(state, seat)
@@ -308,46 +614,44 @@ pub fn best_move_with<G: Analysis>(
             moves.len() - 1
         }
     };
-    let settings = settings(moves.len());
-    // Fewer deals than a standard error needs can never overturn the bot's move: no rollout
-    // then (a many-move position within a small budget).
-    if settings.time_budget_ms == 0 && settings.rollouts < MIN_SAMPLES {
+    let mut alive = vec![base];
+    alive.extend(
+        G::shortlist(&known, &moves)
+            .into_iter()
+            .filter(|&i| i != base && i < moves.len()),
+    );
+    if alive.len() <= 1 {
         return Ok(moves.swap_remove(base));
     }
-    let values = values::<G>(&known, &moves, &settings)?;
-    let b = values[base];
-    let gain = |v: &MoveValue| {
-        let se = |x: f64, y: f64| 2.0 * (x * x + y * y).sqrt();
-        // A standard error needs a few samples on each side.
-        if v.samples < MIN_SAMPLES || b.samples < MIN_SAMPLES {
-            return None;
-        }
-        let win = v.win_probability - b.win_probability;
-        let margin = v.margin - b.margin;
-        if win > se(v.win_stderr, b.win_stderr) {
-            Some((win, margin))
-        } else if win >= 0.0 && margin > se(v.margin_stderr, b.margin_stderr) {
-            Some((0.0, margin))
-        } else {
-            None
-        }
-    };
+    let results = halving::<G>(&known, &moves, alive, base, seed, budget);
     let mut best = base;
     let mut best_gain = (0.0, 0.0);
-    for (i, v) in values.iter().enumerate() {
-        if let Some(g) = gain(v) {
-            if g > best_gain {
-                (best, best_gain) = (i, g);
-            }
+    for (i, r) in results.iter().enumerate() {
+        if i == base {
+            continue;
+        }
+        let ((win, win_se), (margin, margin_se), n) = paired(r, &results[base]);
+        if n < MIN_SAMPLES {
+            continue;
+        }
+        let gain = if win > G::MARGIN_OF_SAFETY * win_se && win > 0.0 {
+            (win, margin)
+        } else if win >= 0.0 && margin > G::MARGIN_OF_SAFETY * margin_se && margin > 0.0 {
+            (0.0, margin)
+        } else {
+            continue;
+        };
+        if gain > best_gain {
+            (best, best_gain) = (i, gain);
         }
     }
-    Ok(moves[best].clone())
+    Ok(moves.swap_remove(best))
 }
 
-/// The `evaluator` bot's move ([`evaluator_settings`]), its deals drawn from `rng`.
+/// The `evaluator` bot's move ([`Analysis::EVALUATOR_STEPS`]), its deals drawn from `rng`.
 pub fn bot_move<G: Analysis>(state: &G::State, seat: Seat, rng: &mut Rng) -> CoreResult<G::Action> {
     let seed = rng.next_u64();
-    best_move_with::<G>(state, seat, |n| evaluator_settings::<G>(n, seed), rng)
+    best_move::<G>(state, seat, G::EVALUATOR_STEPS as u64, seed, rng)
 }
 
 /// Where two renderings of a message first differ (for a position whose parts contradict each

@@ -85,6 +85,28 @@ def test_every_legal_move_gets_a_value_and_the_same_seed_the_same_answer(stub, g
 
 
 @pytest.mark.parametrize("game", ROLLOUT_GAMES)
+def test_screening_gives_the_rollouts_to_the_best_moves_and_says_how_many_each_got(stub, game):
+    """RolloutSettings.screen_to: the rollouts go to the best moves by successive halving; every
+    move still has a value, its samples say how many deals it got; the same bytes whatever the
+    threads; `best` is one of the moves that got them all."""
+    info = INFO[game]
+    created, got = mid_game(stub, game)
+    answers = []
+    for threads in (1, 2):
+        settings = common_pb2.RolloutSettings(rollouts=12, seed=5, threads=threads, screen_to=1)
+        request = pb.EvaluatePositionRequest(game_type=game, position=got.position, rollouts=settings)
+        answers.append(stub.EvaluatePosition(request).evaluation)
+    assert answers[0].value == answers[1].value
+    evaluation = evaluation_class(info.evaluation_type)()
+    assert answers[0].Unpack(evaluation)
+    samples = [m.value.samples for m in valued(evaluation)]
+    assert len(samples) >= 2 and min(samples) >= 1
+    assert samples.count(max(samples)) == 1 and max(samples) >= 12, samples
+    best = evaluation.best if "best" in evaluation.DESCRIPTOR.fields_by_name else evaluation.best_action
+    assert samples[best] == max(samples)
+
+
+@pytest.mark.parametrize("game", ROLLOUT_GAMES)
 def test_settings_out_of_range_and_bad_positions_are_refused(stub, game):
     _, got = mid_game(stub, game, 2)
     for settings in (common_pb2.RolloutSettings(rollouts=100_001), common_pb2.RolloutSettings(time_budget_ms=60_001)):

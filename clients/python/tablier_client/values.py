@@ -101,9 +101,14 @@ def valued_moves(evaluation: Message) -> list[tuple[Message, common_pb2.MoveValu
 
 
 def best_index(values: Sequence[common_pb2.MoveValue]) -> int | None:
+    """The move of highest value (win share, then margin) among those valued on at least three
+    quarters of the deals of the most valued one (screening, RolloutSettings.screen_to, values
+    the moves it drops early on a few deals only), as the core names `best`."""
     if not values:
         return None
-    return max(range(len(values)), key=lambda i: (values[i].win_probability, values[i].margin))
+    most = max(v.samples for v in values)
+    valued = [i for i in range(len(values)) if values[i].samples * 4 >= most * 3]
+    return max(valued, key=lambda i: (values[i].win_probability, values[i].margin))
 
 
 async def move_values(
@@ -115,6 +120,7 @@ async def move_values(
     rollouts: int = 200,
     seed: int = 0,
     threads: int = 1,
+    screen_to: int = 0,
 ) -> MoveValues:
     from .sdk import unpack
 
@@ -133,7 +139,7 @@ async def move_values(
         request.position_seat = seat
     at = await client.call(client.stub.GetView, request, _AUDITOR)
     game_type = at.state.game_type
-    settings = common_pb2.RolloutSettings(rollouts=rollouts, seed=seed, threads=threads)
+    settings = common_pb2.RolloutSettings(rollouts=rollouts, seed=seed, threads=threads, screen_to=screen_to)
     evaluated = await client.call(
         client.stub.EvaluatePosition,
         service_pb2.EvaluatePositionRequest(game_type=game_type, position=at.position, rollouts=settings),

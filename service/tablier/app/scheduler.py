@@ -184,10 +184,14 @@ class Scheduler:
             while (left := deadline + 1 - ms(datetime.now(UTC))) > 0:
                 await asyncio.sleep(left / 1000)
 
+            ready = await self._timeout_off_loop(game, seq, seat)
+
             def decide(match: Match, at: int, principal: Principal) -> list[tuple[str, bytes]]:
                 due = next_timeout(match)
                 if at != seq or due is None or due[1] != seat or due[0] > ms(datetime.now(UTC)):
                     raise NotAllowedNow(f"seat {seat} has time left at seq {at}", "TIMEOUT_NOT_DUE")
+                if ready is not None:
+                    return ready  # decided on the state at this same seq, off the loop
                 return match.host_command(timeout_command(seat), game.seed, at + 1)
 
             command = timeout_command(seat)
@@ -214,6 +218,24 @@ class Scheduler:
             self._look_later(game)
         if self._clocks.get(gid, (None, None))[1] is me:
             del self._clocks[gid]
+
+    async def _timeout_off_loop(self, game: GameRecord, seq: int, seat: int) -> list[tuple[str, bytes]] | None:
+        """The timeout's events decided in a worker thread on the cached state at `seq`, when the
+        cache holds that state and the seat's time is up there: the `evaluator` policy spends up
+        to 50 ms of CPU deciding, which the event loop should not wait through. The core gives
+        the same events for the same state, seed, command and seq, so the command uses them when
+        it is decided on the state at `seq`; None (decided on the loop as before) otherwise."""
+        entry = self.repo.cached(game.game_id)
+        if entry is None or entry[0] != seq:
+            return None
+        match = entry[1]  # states are copied before events are applied: this one stays as it is
+        due = next_timeout(match)
+        if due is None or due[1] != seat or due[0] > ms(datetime.now(UTC)):
+            return None
+        try:
+            return await asyncio.to_thread(match.host_command, timeout_command(seat), game.seed, seq + 1)
+        except _core.CoreError:
+            return None  # decided (and refused) again on the loop, with its usual handling
 
     # ----------------------------------------------------------------- bot seats
 

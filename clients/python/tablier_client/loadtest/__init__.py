@@ -116,6 +116,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="evaluate: also value every move by this many rollouts (RolloutSettings, one thread, "
         "seeded by --seed); 0: immediate effects only",
     )
+    games.add_argument(
+        "--screen-to",
+        type=int,
+        default=0,
+        help="evaluate: with --rollouts, screen the moves by successive halving and give the "
+        "rollouts to the best this many (RolloutSettings.screen_to); 0: every move gets them",
+    )
 
 
 def _env(*names: str) -> str | None:
@@ -247,7 +254,7 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
                 raise SystemExit(f"no position the server accepts: {positions.describe()}")
             if args.save_positions:
                 write_positions(args.save_positions, positions)
-            with_rollouts(positions, args.rollouts, args.seed)
+            with_rollouts(positions, args.rollouts, args.seed, args.screen_to)
         seats = args.seats or (types[game].min_players if game else 2) or 2
         loop = asyncio.get_running_loop()
         rec = Recorder(loop.time(), args.seed)

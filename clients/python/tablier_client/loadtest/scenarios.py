@@ -156,16 +156,21 @@ async def generate_positions(
     return out
 
 
-def with_rollouts(positions: Positions, rollouts: int, seed: int) -> None:
+def with_rollouts(positions: Positions, rollouts: int, seed: int, screen_to: int = 0) -> None:
     """Asks every request of `positions` for move values by `rollouts` rollouts on one thread
-    (none when 0), each position's rollouts seeded from `seed` and its index."""
+    (none when 0), each position's rollouts seeded from `seed` and its index; with
+    `screen_to`, by successive halving down to that many moves (RolloutSettings.screen_to)."""
     if rollouts <= 0:
         return
     for i, request in enumerate(positions.requests):
         request.rollouts.CopyFrom(
-            common_pb2.RolloutSettings(rollouts=rollouts, seed=(seed * 1_000_003 + i) % 2**64, threads=1)
+            common_pb2.RolloutSettings(
+                rollouts=rollouts, seed=(seed * 1_000_003 + i) % 2**64, threads=1, screen_to=screen_to
+            )
         )
     positions.source += f", {rollouts} rollouts per move"
+    if screen_to > 0:
+        positions.source += f" (screened to the best {screen_to})"
 
 
 def read_positions(path: Path, types: dict[str, common_pb2.GameType]) -> Positions:

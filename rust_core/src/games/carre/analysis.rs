@@ -354,7 +354,7 @@ fn deal(k: &Known, rng: &mut Rng) -> State {
 impl Analysis for Carre {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "greedy";
-    const EVALUATOR_PLAYOUTS: u32 = 100; // evaluator_bench --calibrate
+    const EVALUATOR_STEPS: u32 = 18_000; // evaluator_bench --calibrate
 
     fn known(position: &[u8]) -> CoreResult<Known> {
         let pos = pb::Position::decode(position)
@@ -412,6 +412,10 @@ impl Analysis for Carre {
                 }
             })
             .map(|b| b as u32);
+        if let Some(v) = values {
+            // Among the moves valued on most deals (screening drops some early).
+            out.best = crate::rollout::best_valued(v).map(|b| b as u32);
+        }
         Ok(out.encode_to_vec())
     }
 }

@@ -278,7 +278,8 @@ fn deal(k: &Known, rng: &mut Rng) -> State {
 impl Analysis for Democratie {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "tactician";
-    const EVALUATOR_PLAYOUTS: u32 = 2000; // evaluator_bench --calibrate
+    const EVALUATOR_STEPS: u32 = 380_000; // evaluator_bench --calibrate
+    const PLAYOUT_STEPS: u32 = 6; // evaluator_bench --calibrate, one-round matches
 
     fn known(position: &[u8]) -> CoreResult<Known> {
         let pos = pb::Position::decode(position)
@@ -354,6 +355,10 @@ impl Analysis for Democratie {
                 }
             })
             .map(|b| b as u32);
+        if let Some(v) = values {
+            // Among the moves valued on most deals (screening drops some early).
+            out.best = crate::rollout::best_valued(v).map(|b| b as u32);
+        }
         Ok(out.encode_to_vec())
     }
 }

@@ -373,7 +373,7 @@ fn visible_total(s: &State, me: usize) -> i32 {
 impl Analysis for GridKnock {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "greedy";
-    const EVALUATOR_PLAYOUTS: u32 = 90; // evaluator_bench --calibrate
+    const EVALUATOR_STEPS: u32 = 33_000; // evaluator_bench --calibrate
 
     fn known(position: &[u8]) -> CoreResult<Known> {
         let pos = pb::Position::decode(position)
@@ -435,6 +435,10 @@ impl Analysis for GridKnock {
                 }
             })
             .map(|b| b as u32);
+        if let Some(v) = values {
+            // Among the moves valued on most deals (screening drops some early).
+            out.best = crate::rollout::best_valued(v).map(|b| b as u32);
+        }
         Ok(out.encode_to_vec())
     }
 }
