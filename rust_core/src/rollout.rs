@@ -297,11 +297,22 @@ pub fn values<G: Analysis>(
             ));
         }
     };
+    let mut sums = vec![[0f64; 5]; moves.len()];
+    add_up(&mut sums, in_parallel(threads, work));
+    Ok(sums.iter().map(summary).collect())
+}
+
+/// The results of `work` run on `threads` threads (each takes rollouts until none are left),
+/// in rollout order: the sums come out the same whatever the number of threads.
+fn in_parallel<W>(threads: usize, work: W) -> Vec<(usize, PerMove)>
+where
+    W: Fn() -> Vec<(usize, PerMove)> + Sync,
+{
     let mut results: Vec<(usize, PerMove)> = if threads <= 1 {
         work()
     } else {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(&work)).collect();
             handles
                 .into_iter()
                 .flat_map(|h| h.join().unwrap_or_default())
@@ -309,7 +320,11 @@ pub fn values<G: Analysis>(
         })
     };
     results.sort_by_key(|(i, _)| *i);
-    let mut sums = vec![[0f64; 5]; moves.len()];
+    results
+}
+
+/// Adds each move's results to its sums: count, margin, margin squared, win, win squared.
+fn add_up(sums: &mut [[f64; 5]], results: Vec<(usize, PerMove)>) {
     for (_, per_move) in &results {
         for (acc, r) in sums.iter_mut().zip(per_move) {
             if let Some((margin, win)) = r {
@@ -321,7 +336,6 @@ pub fn values<G: Analysis>(
             }
         }
     }
-    Ok(sums.iter().map(summary).collect())
 }
 
 /// Each move's value by successive halving (`settings.screen_to` set, below the number of
@@ -382,29 +396,7 @@ fn screened<G: Analysis>(
                 done.push((d, out));
             }
         };
-        let mut results: Vec<(usize, PerMove)> = if threads <= 1 {
-            work()
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_default())
-                    .collect()
-            })
-        };
-        results.sort_by_key(|(d, _)| *d);
-        for (_, per_move) in &results {
-            for (acc, r) in sums.iter_mut().zip(per_move) {
-                if let Some((margin, win)) = r {
-                    acc[0] += 1.0;
-                    acc[1] += margin;
-                    acc[2] += margin * margin;
-                    acc[3] += win;
-                    acc[4] += win * win;
-                }
-            }
-        }
+        add_up(&mut sums, in_parallel(threads, work));
         if round == rounds || deadline.is_some_and(|t| Instant::now() >= t) {
             break;
         }
