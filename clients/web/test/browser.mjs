@@ -123,6 +123,10 @@ async function playToTheEnd(page, deadline, shotName) {
   let shot = false;
   while (Date.now() < deadline) {
     await page.waitForSelector(".move, .result h2", { timeout: Math.max(1, deadline - Date.now()) });
+    // The middle picture: the table once the seat has moved, before its next move (or the
+    // end, should the match end first: a bot's early call in Rat-a-Tat Cat can end it after
+    // the seat's first move).
+    if (!shot && moves >= 1) { await shoot(page, `${shotName}-middle`); shot = true; }
     if (await page.locator(".result h2").count()) return moves;
     const before = await seqOf(page);
     const logBefore = await page.locator(".log li").count();
@@ -156,9 +160,6 @@ async function playToTheEnd(page, deadline, shotName) {
       check(unmarked === 0, `every log entry says whose it is (${unmarked} do not)`);
       check((await page.locator(".log li.mine .who").first().textContent()) === "you", "the seat's own entries say you");
     }
-    // The table after the seat's first move: a match may end before its third (a bot's
-    // early call in Rat-a-Tat Cat), so the middle picture is taken as soon as there is one.
-    if (!shot) { await shoot(page, `${shotName}-middle`); shot = true; }
     await readable(page);
   }
   throw new Error(`the match did not end within the deadline (${moves} moves)`);
