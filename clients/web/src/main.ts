@@ -312,7 +312,11 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   };
   let picked: string[] = [];
   let showAll = false;
+  // A move of this seat is on its way (from its click until its PlayMove answered).
   let busy = false;
+  // The seat's moves sent so far: a move list asked for before the latest of them was sent
+  // may be from before that move was applied (a card it played, a trick it ended).
+  let sent = 0;
   let closed = false;
   const abort = new AbortController();
   stopCurrent = () => { closed = true; abort.abort(); clearInterval(ticker); };
@@ -367,6 +371,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
       points !== undefined ? h("span", { class: "preview-score", id: "preview-score", "data-points": points }, `scores ${points} point${points === 1 ? "" : "s"}`) : null,
       h("button", { type: "button", class: "cancel", onclick: () => { picked = []; draw(); } }, "Cancel")) : null;
     moves.replaceChildren(...[
+      busy ? h("p", { class: "caption sending" }, "Sending your move…") : null,
       builder,
       legal && legal.moves.length ? h("div", { class: "caption" }, picked.length ? "moves with your choice" : "your legal moves") : null,
       (showAll ? candidates : candidates.slice(0, SHORT_LIST)).map((c) => h("button", { type: "button", class: "move", "data-move": c.i, "data-keys": c.keys.join(" "), onclick: () => play(shown!.moves[c.i]) }, shown!.labels[c.i] ?? "move")),
@@ -481,10 +486,19 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
     } catch { /* no preview score */ }
   };
 
+  // Draws the table of `state` with the seat's legal moves, asked for now. A list is drawn
+  // only if it is from after every move this seat sent: one asked for before (a refresh from
+  // the watch while the move was on its way) can answer after the move was applied, and in a
+  // simultaneous phase nothing else would stop a click on the card just played (refused as
+  // not in hand). Nor does an older list replace a newer one. No list is asked for while a
+  // move is on its way: the refresh after it asks, at least at the seq it answered.
   const refresh = async () => {
     let next: typeof legal = undefined;
-    if (viewer !== undefined && !state.over && state.toAct.includes(viewer)) {
-      const got = await client.listLegalMoves({ gameId }, asSeat(token));
+    if (viewer !== undefined && !state.over && state.toAct.includes(viewer) && !busy) {
+      const asked = sent;
+      const got = await client.listLegalMoves({ gameId, minSeq: state.seq }, asSeat(token));
+      // Stale: the table of `state` is drawn with the list already there (none while a move is on its way).
+      if (asked !== sent || busy || (legal && got.seq < legal.seq)) { draw(); return; }
       next = { seq: got.seq, moves: got.moves, json: got.moves.map(anyJson), labels: got.labels, shared: state.toAct.length > 1 };
       if (ui.playScore && info?.positionType && evaluation?.seq !== got.seq) evaluate(got.seq);
     }
@@ -497,18 +511,22 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const play = async (action: Any) => {
     if (busy) return;
     busy = true;
+    sent++;
     refused.textContent = "";
-    // Nothing more to pick until the table after this move is drawn.
-    moves.replaceChildren(h("p", { class: "caption sending" }, "Sending your move…"));
+    // Nothing more to pick until the table after this move is drawn with a list from after it.
+    const chosenFrom = legal;
+    legal = undefined;
+    picked = [];
+    draw();
     try {
       // In a simultaneous phase (other seats awaited too) their choices move the seq at any
       // time without changing this seat's decision, and the match cannot pass that decision
       // without this seat: the move goes without an expected seq (pinning one made a race
       // with every other seat's choice, refused as ABORTED, a 409 in the console). With a
       // clock a timeout may decide for the seat, so there the seq is pinned and re-checked.
-      const simultaneous = !!legal?.shared && !state.clocks.length;
-      let expectedSeq = simultaneous ? undefined : legal?.seq;
-      if (!simultaneous && (legal?.shared || state.seq !== legal?.seq)) {
+      const simultaneous = !!chosenFrom?.shared && !state.clocks.length;
+      let expectedSeq = simultaneous ? undefined : chosenFrom?.seq;
+      if (!simultaneous && (chosenFrom?.shared || state.seq !== chosenFrom?.seq)) {
         // The move is checked against the latest seq first, and sent at that seq if still legal.
         const now = await client.listLegalMoves({ gameId }, asSeat(token));
         if (!now.moves.some((m) => m.typeUrl === action.typeUrl && sameBytes(m.value, action.value))) {
