@@ -57,32 +57,13 @@ def web_app_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
 SCENARIOS = ["lobby", "lobby_pages", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite", "refusal", "replay"]
 
 
-# A known race of the match page in Démocratie's simultaneous phases: a move list drawn from a
-# state just before a trick ends can still be clicked, and the server refuses the card
-# (CARD_NOT_IN_HAND; 2 to 5 plays in 10 on an idle machine). Until the page is fixed, that one
-# refusal gets the scenario another match, up to three; any other failure fails at once.
-KNOWN_RACE = "that card is not in your hand"
-
-
-def _run_scenario(web_app_server: Server, scenario: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_browser(web_app_server: Server, scenario: str):
+    done = subprocess.run(
         ["node", "test/browser.mjs", web_app_server.web_url, scenario, str(SHOTS)],
         cwd=WEB, capture_output=True, text=True, timeout=SCENARIO_TIMEOUT,
         env=dict(os.environ, CHROMIUM=CHROMIUM),
     )
-
-
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_browser(web_app_server: Server, scenario: str):
-    done = _run_scenario(web_app_server, scenario)
-    for _ in range(2):
-        said = done.stdout + done.stderr
-        if done.returncode == 0 or scenario != "play:democratie" or not (
-            KNOWN_RACE in said or "400 (Bad Request)" in said
-        ):
-            break
-        print(f"known race, another match: {said}")
-        done = _run_scenario(web_app_server, scenario)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert f"scenario {scenario}: passed" in done.stdout
     name = scenario.split(":")[-1]

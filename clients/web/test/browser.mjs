@@ -128,6 +128,14 @@ async function playToTheEnd(page, deadline, shotName) {
     // the seat's first move).
     if (!shot && moves >= 1) { await shoot(page, `${shotName}-middle`); shot = true; }
     if (await page.locator(".result h2").count()) return moves;
+    // Démocratie: every card offered is in the hand drawn with it (a list from before the
+    // seat's own card went would still offer that card, refused as not in hand).
+    const notInHand = await page.evaluate(() => {
+      if (!document.querySelector('.match[data-game="democratie"]')) return [];
+      const hand = new Set([...document.querySelectorAll(".board .hand [data-key]")].map((e) => e.dataset.key));
+      return [...document.querySelectorAll(".moves .move")].flatMap((b) => (b.dataset.keys ?? "").split(" ").filter((k) => k && !hand.has(k)));
+    });
+    check(!notInHand.length, `the cards offered are in the hand: ${notInHand.join(", ")} not in it`);
     const before = await seqOf(page);
     const logBefore = await page.locator(".log li").count();
     // The table can change under the pointer (a bot's move, the end of the match): a click
