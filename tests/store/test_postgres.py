@@ -369,3 +369,45 @@ def test_the_feed_forgets_the_oldest_matches_and_then_knows_nothing_of_them():
     assert feed.current("a", 6, later)  # nothing of "a" heard since this mark
     feed.lost()
     assert feed.mark() is None and not feed.current("b", 1, later)
+
+
+async def test_a_busy_store_gathers_the_appends_that_keep_coming(fresh_database_url, monkeypatch):
+    """An append that comes while a group is committed starts the next group, which waits for
+    more while they keep coming (GROUP_GAP_S apart at most): two such appends share one
+    transaction (`recorded_at` is its start). An append to an idle store goes at once."""
+    from tablier.store import pg_append
+
+    monkeypatch.setattr(pg_append, "GROUP_GAP_S", 0.5)
+    store = await open_store(fresh_database_url)
+    try:
+        records = [game() for _ in range(3)]
+        for r in records:
+            await store.create_game(r, [event(1)])
+        group = store._group
+
+        async def turns_until(condition, what: str) -> None:
+            # Checked at every turn of the event loop: a commit lasts many of them.
+            try:
+                async with asyncio.timeout(WAIT):
+                    while not condition():
+                        await asyncio.sleep(0)
+            except TimeoutError:
+                pytest.fail(what)
+
+        alone = asyncio.create_task(store.append(records[0].game_id, 1, [event(2)], "a"))
+        await turns_until(lambda: group._flushing == 1, "the first append is being committed")
+        second = asyncio.create_task(store.append(records[1].game_id, 1, [event(2)], "b"))
+        await turns_until(lambda: group._gathering is not None, "the next group gathers")
+        assert not second.done()
+        third = asyncio.create_task(store.append(records[2].game_id, 1, [event(2)], "c"))
+        await asyncio.gather(alone, second, third)
+        at = [(await store.load_events(r.game_id))[-1].recorded_at for r in records]
+        assert at[1] == at[2] != at[0]
+        # Idle again: a lone append is not held back by the gathering.
+        assert group._gathering is None and not group._pending
+        lone = asyncio.create_task(store.append(records[0].game_id, 2, [event(3)], "d"))
+        await turns_until(lambda: group._flushing == 1 or lone.done(), "a lone append goes at once")
+        assert group._gathering is None
+        await lone
+    finally:
+        await store.close()

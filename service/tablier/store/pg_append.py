@@ -12,16 +12,22 @@ set-based statement (`_GROUP`: every command's checks, all their rows, one notif
 written command), so one round trip, one transaction and one commit flush; each caller gets its
 own row, hence its own result or conflict, once that commit is done (`synchronous_commit`
 stays on). One group is in flight at a time: the appends that arrive while its commit is
-flushed wait and go together next, and a group starts at the end of the event loop's turn
-that made its first append (with every other append of that turn), so a lone append goes at
-once and a busy server's groups grow with its load, with no timer. (Measured with `tablier bench-service`, PlayMove at 16 in
-flight on one worker: two groups in flight made groups of 1.2 appends on average and cost
-PostgreSQL 0.52 ms of CPU per move; one in flight, groups of 2.0 and 0.32 ms, and 12% more
-moves per second. PostgreSQL's CPU per append falls with the group: about 0.5 ms alone, 0.3
-in twos, 0.2 in fours, 0.1 from eight on.) Two appends to one match never share a statement (the second waits for the next):
-each command's checks see only what was committed before its statement. A racer in another
-process that makes the statement fail on a primary key rolls the group back; its appends then
-run again one by one.
+flushed wait and go together next. On an idle store a group starts at the end of the event
+loop's turn that made its first append (with every other append of that turn), so a lone append
+goes at once. A group that began while the one before it was committed (the server is busy)
+gathers on while appends keep coming, until GROUP_GAP_S passes with none or GROUP_GATHER_S in
+all: PostgreSQL's CPU per commit is mostly fixed (its flush), so it is spread over more moves
+when they are many, at the cost of at most a few milliseconds of latency under load. Measured
+with `tablier bench-service`, PlayMove at 16 in flight on one worker: without the gathering,
+groups of 4.5-5.7 appends, 0.12-0.14 ms of PostgreSQL CPU and 0.78-0.80 ms of server CPU per
+move; with it, 8.1-8.2 appends, 0.08-0.10 ms and 0.75-0.76 ms, at the same moves per second
+(alternating runs, one machine). Before that: two groups in flight made groups of 1.2 appends
+and cost PostgreSQL 0.52 ms per move; one in flight, 2.0 and 0.32 ms. PostgreSQL's CPU per
+append falls with the group: about 0.35-0.4 ms alone, 0.12 in fours, 0.08 in eights, 0.045
+in sixteens (`bench-service`'s last line). Two appends to one match never share a statement
+(the second waits for the next): each command's checks see only what was committed before its
+statement. A racer in another process that makes the statement fail on a primary key rolls the
+group back; its appends then run again one by one.
 """
 
 from __future__ import annotations
@@ -259,6 +265,11 @@ async def insert_group(batch: list[_Pending], conn: psycopg.AsyncConnection) -> 
 # one waits for its commit flush, the next group gathers; see the module docstring).
 GROUP_MAX = 64
 GROUP_FLUSHES = 1
+# A group that began while the one before it was being committed (the server is busy) goes on
+# gathering while appends keep coming: it goes once GROUP_GAP_S passes with none, or once it
+# has gathered for GROUP_GATHER_S.
+GROUP_GAP_S = 0.001
+GROUP_GATHER_S = 0.008
 
 # (event count, statement parameters, the caller waiting for its row)
 _Pending = tuple[int, dict[str, Any], "asyncio.Future[Any]"]
@@ -292,6 +303,9 @@ class GroupCommit:
         self._flushing = 0
         self._flushes: set[asyncio.Task[None]] = set()
         self._kicked = False
+        self._gathering: asyncio.TimerHandle | None = None
+        self._gather_since = 0.0
+        self._arrived = False  # an append came since the gathering group last looked
 
     async def append(self, rows: int, params: dict[str, Any]) -> Any:
         """Runs one append together with the others in flight: the appends waiting when a
@@ -304,15 +318,34 @@ class GroupCommit:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[Any] = loop.create_future()
         self._pending.append((rows, params, waiter))
-        if not self._kicked:
-            # At the end of this turn of the event loop: the appends of the requests it
-            # handled together go together.
+        self._arrived = True
+        if not self._kicked and self._gathering is None and self._flushing < GROUP_FLUSHES:
+            # An idle store: at the end of this turn of the event loop, with the appends of
+            # the requests it handled together.
             self._kicked = True
             loop.call_soon(self._kick)
         return await waiter
 
     def _kick(self) -> None:
         self._kicked = False
+        if self._gathering is None:
+            self._flush_more()
+
+    def _gather(self) -> None:
+        """Appends came while a group was being committed: the next group waits for more
+        while they keep coming (see GROUP_GAP_S)."""
+        loop = asyncio.get_running_loop()
+        self._gather_since = loop.time()
+        self._arrived = False
+        self._gathering = loop.call_later(GROUP_GAP_S, self._gathered)
+
+    def _gathered(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._arrived and len(self._pending) < GROUP_MAX and loop.time() - self._gather_since < GROUP_GATHER_S:
+            self._arrived = False
+            self._gathering = loop.call_later(GROUP_GAP_S, self._gathered)
+            return
+        self._gathering = None
         self._flush_more()
 
     def _flush_more(self) -> None:
@@ -343,7 +376,8 @@ class GroupCommit:
                 raise
         finally:
             self._flushing -= 1
-            self._flush_more()
+            if self._pending and self._gathering is None:
+                self._gather()
 
     async def _flush_alone(self, item: _Pending) -> None:
         rows, params, waiter = item
