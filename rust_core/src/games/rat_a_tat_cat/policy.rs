@@ -33,6 +33,11 @@ pub(super) struct Params {
     pub call_unknown: u32,
 }
 
+/// Chosen one at a time with `policy_against_memory` (below) over 200 000 seeded one-round
+/// matches against the `memory` bot: 0.586 of them won. What mattered: calling seldom (a lead
+/// of 3 with one card unknown won 0.534, of 7 with none 0.584, never calling 0.588) and the
+/// other seat's kept cards counted low (0.573 at the mean, 0.587 two below it); the other
+/// thresholds moved it by less than 0.005.
 pub(super) const PARAMS: Params = Params {
     take_min: 2.0,
     take_over_draw: 0.5,
