@@ -49,6 +49,13 @@ pub trait Analysis: Game {
     /// always so for EvaluatePosition's values). A game of costly decisions and long matches
     /// buys many more deals this way.
     const EVALUATOR_HORIZON: u32 = 0;
+    /// Whether the `evaluator` bot's playout stops at `now`, reached from the table the move was
+    /// played on (`start`), and takes [`Analysis::estimate`] there (a match of many rounds cut
+    /// at the end of the round: `rat_a_tat_cat`). Never by default.
+    fn playout_ends(start: &Self::State, now: &Self::State) -> bool {
+        let _ = (start, now);
+        false
+    }
     /// How many standard errors of the paired difference a move must beat the rollout bot's
     /// own move by before the `evaluator` bot plays it instead.
     const MARGIN_OF_SAFETY: f64 = 2.0;
@@ -56,6 +63,20 @@ pub trait Analysis: Game {
     fn estimate(state: &Self::State, seat: Seat) -> Option<(f64, f64)> {
         let _ = (state, seat);
         None
+    }
+    /// The move the `evaluator` bot's playouts play for `seat` while valuing a move of `me`,
+    /// and the bot's first candidate (`seat` = `me`): the rollout bot's by default. A game
+    /// whose strongest bot is crude gives its evaluator a better policy here without making
+    /// that bot (the evaluator's measure) any stronger. EvaluatePosition's values keep the
+    /// rollout bot.
+    fn playout_action(
+        state: &Self::State,
+        seat: Seat,
+        me: Seat,
+        rng: &mut Rng,
+    ) -> CoreResult<Self::Action> {
+        let _ = me;
+        Self::bot_action(state, seat, Self::ROLLOUT_BOT, rng)
     }
     /// The moves worth the bot's rollouts, most promising first (indices into `moves`; the
     /// rollout bot's own move is added if missing). Every move by default; a game with many
@@ -191,11 +212,17 @@ fn playout<G: Analysis>(
     play_seed: u64,
     steps: &mut u64,
 ) -> Option<(f64, f64)> {
-    playout_within::<G>(dealt, seat, action, play_seed, steps, 0)
+    let mut state = dealt.clone();
+    let mut rng = Rng::from_u64(play_seed);
+    let mut events = Vec::new();
+    *steps += 1;
+    G::play(&mut state, seat, action, &mut rng, &mut events).ok()?;
+    play_out_counted::<G>(&mut state, &mut rng, steps).map(|o| result_for(&o, seat))
 }
 
-/// [`playout`] stopped `horizon` decisions after the move (0: none) and valued there by
-/// [`Analysis::estimate`].
+/// [`playout`] as the `evaluator` bot plays it: every later move by
+/// [`Analysis::playout_action`], stopped `horizon` decisions after the move (0: at the end of
+/// the match) and valued there by [`Analysis::estimate`].
 fn playout_within<G: Analysis>(
     dealt: &G::State,
     seat: Seat,
@@ -209,22 +236,31 @@ fn playout_within<G: Analysis>(
     let mut events = Vec::new();
     *steps += 1;
     G::play(&mut state, seat, action, &mut rng, &mut events).ok()?;
-    if horizon == 0 {
-        return play_out_counted::<G>(&mut state, &mut rng, steps).map(|o| result_for(&o, seat));
+    if G::outcome(&state).is_none() && G::playout_ends(dealt, &state) {
+        return G::estimate(&state, seat);
     }
-    for _ in 0..horizon {
+    let limit = if horizon == 0 {
+        MAX_ROLLOUT_STEPS
+    } else {
+        horizon as usize
+    };
+    for _ in 0..limit {
         if let Some(o) = G::outcome(&state) {
             return Some(result_for(&o, seat));
         }
         *steps += 1;
         let s = G::to_act(&state).first()?;
-        let next = G::bot_action(&state, s, G::ROLLOUT_BOT, &mut rng).ok()?;
+        let next = G::playout_action(&state, s, seat, &mut rng).ok()?;
         events.clear();
         G::play(&mut state, s, &next, &mut rng, &mut events).ok()?;
+        if G::outcome(&state).is_none() && G::playout_ends(dealt, &state) {
+            return G::estimate(&state, seat);
+        }
     }
     match G::outcome(&state) {
         Some(o) => Some(result_for(&o, seat)),
-        None => G::estimate(&state, seat),
+        None if horizon > 0 => G::estimate(&state, seat),
+        None => None,
     }
 }
 
@@ -598,7 +634,7 @@ pub fn best_move<G: Analysis>(
     }
     // The bot's move may be written otherwise than the listed one (Qwirkle's placements in
     // another order): it is then a candidate of its own.
-    let own = G::bot_action(state, seat, G::ROLLOUT_BOT, rng)?;
+    let own = G::playout_action(state, seat, seat, rng)?;
     let base = match moves.iter().position(|m| *m == own) {
         Some(i) => i,
         None => {

@@ -418,6 +418,9 @@ fn row_estimate(s: &State, me: usize, known_mask: u32, mean: f64) -> f64 {
         .sum()
 }
 
+/// Whether the `evaluator` bot's playouts stop at the end of the round ([`Analysis::playout_ends`]).
+const CUT_AT_ROUND_END: bool = false;
+
 impl Analysis for RatATatCat {
     type Known = Known;
     const ROLLOUT_BOT: &'static str = "memory";
@@ -436,6 +439,52 @@ impl Analysis for RatATatCat {
         (0..moves.len())
             .filter(|&i| matches!(moves[i].kind, Some(A::CallRatATatCat(_))))
             .collect()
+    }
+
+    /// The seat's own later moves by the playout policy (`policy.rs`: the `memory` bot's
+    /// heuristic with the unseen cards' mean, the other seat's kept cards counted low, calls
+    /// only well ahead, the last turn played for any gain); the other seats' by the `memory`
+    /// bot, as they play. The policy for every seat did worse (0.524 against 0.599 over the
+    /// same 400 one-round matches): the other seats are best foreseen as they play.
+    fn playout_action(s: &State, seat: Seat, me: Seat, rng: &mut Rng) -> CoreResult<pb::Action> {
+        if seat != me {
+            return RatATatCat::bot_action(s, seat, Self::ROLLOUT_BOT, rng);
+        }
+        if !s.phase.awaiting() || seat != s.current as u32 {
+            return Err(CoreError::not_your_turn());
+        }
+        Ok(super::policy::action(
+            s,
+            me as usize,
+            &super::policy::PARAMS,
+        ))
+    }
+
+    /// A match of many rounds is cut at the end of the round the move was made in (the next
+    /// one dealt): the totals then carry what decides it.
+    fn playout_ends(start: &State, now: &State) -> bool {
+        CUT_AT_ROUND_END && now.round > start.round
+    }
+
+    /// The totals' margin (lower is better), a win when the seat's total is the lowest.
+    fn estimate(s: &State, seat: Seat) -> Option<(f64, f64)> {
+        let me = seat as usize;
+        let own = s.totals[me] as f64;
+        let best_other = (0..s.n())
+            .filter(|&p| p != me && s.is_active(p))
+            .map(|p| s.totals[p] as f64)
+            .fold(f64::MAX, f64::min);
+        if best_other == f64::MAX {
+            return None;
+        }
+        let win = if own < best_other {
+            1.0
+        } else if own == best_other {
+            0.5
+        } else {
+            0.0
+        };
+        Some((best_other - own, win))
     }
 
     fn known(position: &[u8]) -> CoreResult<Known> {
@@ -527,11 +576,10 @@ fn best_index(moves: &[pb::EvaluatedMove], valued: bool) -> Option<u32> {
 mod tests {
     use super::*;
     use crate::game::OptionValues;
-    use crate::proto::RolloutSettings;
 
     /// The last turn of the last round (seat 1 called): seat 0's row is four 9s it knows,
-    /// seat 1's four 7s it knows too, a 0 tops the discard pile. Taking the 0 makes 27 against
-    /// 28, a win; drawing rarely does as well.
+    /// seat 1's four 7s it knows too, a 0 tops the discard pile. (The same last turn, set up
+    /// from a seeded match, is Rat-a-Tat Cat's decisive position in tests/evaluation.rs.)
     fn last_turn() -> State {
         let options = [("match_mode", "fixed_rounds"), ("rounds", "1")]
             .into_iter()
@@ -559,54 +607,6 @@ mod tests {
         s.total_turns = 5;
         super::super::state::check_invariants(&s).unwrap();
         s
-    }
-
-    #[test]
-    fn the_move_that_clearly_wins_gets_the_higher_value() {
-        let s = last_turn();
-        let position = position(&s, 0);
-        let settings = RolloutSettings {
-            rollouts: 300,
-            seed: 1,
-            ..Default::default()
-        };
-        let out = crate::rollout::evaluate::<RatATatCat>(&position, &settings).unwrap();
-        let eval = pb::Evaluation::decode(out.as_slice()).unwrap();
-        let value_of = |pred: &dyn Fn(&A) -> bool| {
-            eval.moves
-                .iter()
-                .find(|m| {
-                    m.action
-                        .as_ref()
-                        .and_then(|a| a.kind.as_ref())
-                        .is_some_and(pred)
-                })
-                .and_then(|m| m.value)
-                .unwrap()
-        };
-        let take = value_of(&|a| matches!(a, A::TakeDiscard(t) if t.slot == 1));
-        let draw = value_of(&|a| matches!(a, A::DrawFromPile(_)));
-        assert_eq!((take.samples, draw.samples), (300, 300));
-        // Taking the 0: 27 against 28, always a win by 1.
-        assert_eq!(
-            (take.win_probability, take.margin, take.margin_stderr),
-            (1.0, 1.0, 0.0)
-        );
-        assert!(draw.win_probability < 0.9, "{draw:?}");
-        assert!(
-            take.margin > draw.margin + 3.0 * draw.margin_stderr,
-            "{take:?} {draw:?}"
-        );
-        assert_eq!(
-            eval.best
-                .map(|b| &eval.moves[b as usize])
-                .and_then(|m| m.action),
-            Some(pb::Action {
-                kind: Some(A::TakeDiscard(pb::TakeDiscard { slot: 1 }))
-            })
-        );
-        // Its immediate effect: a known 9 becomes a 0.
-        assert_eq!(eval.moves[0].row_points_change, -9.0);
     }
 
     #[test]

@@ -43,6 +43,7 @@
 
 mod analysis;
 mod bots;
+mod policy;
 mod rules;
 mod state;
 mod testdata;
