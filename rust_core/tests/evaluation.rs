@@ -10,6 +10,22 @@ use tablier_core::registry::{self, DynMatch};
 use tablier_core::rng::Rng;
 use tablier_core::rollout::Analysis;
 
+/// Applies the events that start `m` from `seed`; the seq they reach.
+fn started(m: &mut dyn DynMatch, seed: &[u8; 32]) -> u64 {
+    let events = m.start(&mut Rng::for_command(seed, 1)).unwrap();
+    for e in &events {
+        m.apply(&e.payload).unwrap();
+    }
+    events.len() as u64
+}
+
+/// The seed of the `k`th of a series of seeded matches.
+fn seed_of(k: u64) -> [u8; 32] {
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&k.to_le_bytes());
+    seed
+}
+
 /// A seeded match of the strongest bots, played until `seat` has at least two moves after
 /// `skip` decisions: its position then.
 pub fn mid_game_position(id: &str, seats: u32, seed: u8, skip: usize) -> (Box<dyn DynMatch>, u32) {
@@ -18,11 +34,7 @@ pub fn mid_game_position(id: &str, seats: u32, seed: u8, skip: usize) -> (Box<dy
     let bot = info.bots.last().unwrap().clone();
     let mut m = game.new_match(seats, &Default::default()).unwrap();
     let seed = [seed; 32];
-    let mut seq = 0u64;
-    for e in m.start(&mut Rng::for_command(&seed, 1)).unwrap() {
-        m.apply(&e.payload).unwrap();
-        seq += 1;
-    }
+    let mut seq = started(m.as_mut(), &seed);
     let mut decisions = 0;
     loop {
         assert!(m.outcome().is_none(), "{id}: the match ended first");
@@ -219,11 +231,7 @@ fn clocked_match(id: &str, policy: &str, seed: u8, skip: usize) -> (Box<dyn DynM
     .collect();
     let mut m = game.new_match(2, &options).unwrap();
     let seed = [seed; 32];
-    let mut seq = 0u64;
-    for e in m.start(&mut Rng::for_command(&seed, 1)).unwrap() {
-        m.apply(&e.payload).unwrap();
-        seq += 1;
-    }
+    let mut seq = started(m.as_mut(), &seed);
     for decisions in 0.. {
         assert!(m.outcome().is_none(), "{id}: the match ended first");
         let s = m.to_act()[0];
@@ -503,14 +511,9 @@ fn decisive_position(id: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let game = registry::find(id).unwrap();
     let bot = game.info().bots.last().unwrap().clone();
     for k in 0..2000u64 {
-        let mut seed = [0u8; 32];
-        seed[..8].copy_from_slice(&k.to_le_bytes());
+        let seed = seed_of(k);
         let mut m = game.new_match(2, &one_round(id)).unwrap();
-        let mut seq = 0u64;
-        for e in m.start(&mut Rng::for_command(&seed, 1)).unwrap() {
-            m.apply(&e.payload).unwrap();
-            seq += 1;
-        }
+        let mut seq = started(m.as_mut(), &seed);
         while m.outcome().is_none() {
             let s = m.to_act()[0];
             let moves = m.legal_actions(s).unwrap();
@@ -557,14 +560,9 @@ fn decisive_rat_a_tat_cat_position() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let game = registry::find(id).unwrap();
     let bot = game.info().bots.last().unwrap().clone();
     for k in 0..100u64 {
-        let mut seed = [0u8; 32];
-        seed[..8].copy_from_slice(&k.to_le_bytes());
+        let seed = seed_of(k);
         let mut m = game.new_match(2, &one_round(id)).unwrap();
-        let mut seq = 0u64;
-        for e in m.start(&mut Rng::for_command(&seed, 1)).unwrap() {
-            m.apply(&e.payload).unwrap();
-            seq += 1;
-        }
+        let mut seq = started(m.as_mut(), &seed);
         while m.outcome().is_none() {
             let s = m.to_act()[0];
             let mut p =
