@@ -82,6 +82,48 @@ pub(super) fn timeout_draw_and_discard(
 
 /// Heuristic bot: keeps what it has seen (its own knowledge bits only), treats an unknown card
 /// (or an inert power card, replaced at reveal) as worth 5, the deck mean.
+/// Keeps the drawn card in `slot` when it lowers that card by `margin` at least (`gain`), else
+/// discards it.
+pub(super) fn keep_or_discard(gain: f32, margin: f32, slot: usize) -> A {
+    if gain >= margin {
+        A::ReplaceCard(pb::ReplaceCard {
+            slot: slot as u32 + 1,
+        })
+    } else {
+        A::DiscardDrawn(pb::DiscardDrawn {})
+    }
+}
+
+/// Peeks at the first own card not known, inner slots first.
+pub(super) fn peek_unknown(knows: impl Fn(usize) -> bool) -> A {
+    let sl = [1usize, 2, 0, 3]
+        .into_iter()
+        .find(|&sl| !knows(sl))
+        .unwrap_or(1);
+    A::PeekCard(pb::PeekCard {
+        slot: sl as u32 + 1,
+    })
+}
+
+/// The card of another active seat expected lowest by `est` (the first of equals): a Swap's
+/// target.
+pub(super) fn lowest_elsewhere(
+    s: &State,
+    me: usize,
+    est: impl Fn(usize, usize) -> f32,
+) -> Option<(usize, usize, f32)> {
+    let mut target: Option<(usize, usize, f32)> = None;
+    for q in (0..s.n()).filter(|&q| q != me && s.is_active(q)) {
+        for sl in 0..4 {
+            let e = est(q, sl);
+            if target.is_none_or(|t| e < t.2) {
+                target = Some((q, sl, e));
+            }
+        }
+    }
+    target
+}
+
 fn memory_bot(s: &State, me: usize) -> pb::Action {
     let act = |k: A| pb::Action { kind: Some(k) };
     let est = |p: usize, sl: usize| -> f32 {
@@ -139,38 +181,12 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
             } else {
                 0.5
             };
-            if w - c as f32 >= margin {
-                act(A::ReplaceCard(pb::ReplaceCard {
-                    slot: sl as u32 + 1,
-                }))
-            } else {
-                act(A::DiscardDrawn(pb::DiscardDrawn {}))
-            }
+            act(keep_or_discard(w - c as f32, margin, sl))
         }
-        Phase::Peek => {
-            let sl = [1usize, 2, 0, 3]
-                .into_iter()
-                .find(|&sl| s.known[me] & bit(me, sl) == 0)
-                .unwrap_or(1);
-            act(A::PeekCard(pb::PeekCard {
-                slot: sl as u32 + 1,
-            }))
-        }
+        Phase::Peek => act(peek_unknown(|sl| s.known[me] & bit(me, sl) != 0)),
         Phase::Swap => {
             let (own, w) = worst();
-            let mut target: Option<(usize, usize, f32)> = None;
-            for q in 0..s.n() {
-                if q == me || !s.is_active(q) {
-                    continue;
-                }
-                for sl in 0..4 {
-                    let e = est(q, sl);
-                    if target.is_none_or(|t| e < t.2) {
-                        target = Some((q, sl, e));
-                    }
-                }
-            }
-            match target {
+            match lowest_elsewhere(s, me, est) {
                 Some((q, sl, e)) if w - e >= 2.0 => act(A::SwapCards(pb::SwapCards {
                     own_slot: own as u32 + 1,
                     target_seat: q as u32,

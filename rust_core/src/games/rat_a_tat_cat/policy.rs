@@ -9,6 +9,7 @@ use crate::proto::rat_a_tat_cat as pb;
 
 use pb::action::Kind as A;
 
+use super::bots::{keep_or_discard, lowest_elsewhere, peek_unknown};
 use super::state::{bit, is_power, Phase, State, COUNTS, D2, NONE, PK, SW};
 
 /// The policy's thresholds (in points of a row).
@@ -178,36 +179,13 @@ pub(super) fn action(s: &State, me: usize, p: &Params) -> pb::Action {
             } else {
                 p.keep
             };
-            if w - c as f32 >= margin {
-                act(A::ReplaceCard(pb::ReplaceCard {
-                    slot: sl as u32 + 1,
-                }))
-            } else {
-                act(A::DiscardDrawn(pb::DiscardDrawn {}))
-            }
+            act(keep_or_discard(w - c as f32, margin, sl))
         }
-        Phase::Peek => {
-            let sl = [1usize, 2, 0, 3]
-                .into_iter()
-                .find(|&sl| !knows(me, sl))
-                .unwrap_or(1);
-            act(A::PeekCard(pb::PeekCard {
-                slot: sl as u32 + 1,
-            }))
-        }
+        Phase::Peek => act(peek_unknown(|sl| knows(me, sl))),
         Phase::Swap => {
             let (own, w) = worst();
-            let mut target: Option<(usize, usize, f32)> = None;
-            for q in others() {
-                for sl in 0..4 {
-                    let e = est(q, sl);
-                    if target.is_none_or(|t| e < t.2) {
-                        target = Some((q, sl, e));
-                    }
-                }
-            }
             let min = if last_turn { 0.01 } else { p.swap };
-            match target {
+            match lowest_elsewhere(s, me, est) {
                 Some((q, sl, e)) if w - e >= min => act(A::SwapCards(pb::SwapCards {
                     own_slot: own as u32 + 1,
                     target_seat: q as u32,
