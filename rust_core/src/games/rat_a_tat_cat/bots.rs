@@ -105,13 +105,16 @@ pub(super) fn peek_unknown(knows: impl Fn(usize) -> bool) -> A {
     })
 }
 
-/// The card of another active seat expected lowest by `est` (the first of equals): a Swap's
-/// target.
-pub(super) fn lowest_elsewhere(
+/// A Swap of the own card `own` (expected `w` points) for the card of another active seat
+/// expected lowest by `est` (the first of equals), when that lowers it by `min` at least; else
+/// no swap.
+pub(super) fn swap_or_skip(
     s: &State,
     me: usize,
+    (own, w): (usize, f32),
+    min: f32,
     est: impl Fn(usize, usize) -> f32,
-) -> Option<(usize, usize, f32)> {
+) -> A {
     let mut target: Option<(usize, usize, f32)> = None;
     for q in (0..s.n()).filter(|&q| q != me && s.is_active(q)) {
         for sl in 0..4 {
@@ -121,7 +124,14 @@ pub(super) fn lowest_elsewhere(
             }
         }
     }
-    target
+    match target {
+        Some((q, sl, e)) if w - e >= min => A::SwapCards(pb::SwapCards {
+            own_slot: own as u32 + 1,
+            target_seat: q as u32,
+            target_slot: sl as u32 + 1,
+        }),
+        _ => A::SkipSwap(pb::SkipSwap {}),
+    }
 }
 
 fn memory_bot(s: &State, me: usize) -> pb::Action {
@@ -184,17 +194,7 @@ fn memory_bot(s: &State, me: usize) -> pb::Action {
             act(keep_or_discard(w - c as f32, margin, sl))
         }
         Phase::Peek => act(peek_unknown(|sl| s.known[me] & bit(me, sl) != 0)),
-        Phase::Swap => {
-            let (own, w) = worst();
-            match lowest_elsewhere(s, me, est) {
-                Some((q, sl, e)) if w - e >= 2.0 => act(A::SwapCards(pb::SwapCards {
-                    own_slot: own as u32 + 1,
-                    target_seat: q as u32,
-                    target_slot: sl as u32 + 1,
-                })),
-                _ => act(A::SkipSwap(pb::SkipSwap {})),
-            }
-        }
+        Phase::Swap => act(swap_or_skip(s, me, worst(), 2.0, est)),
         Phase::EndOfTurn => {
             if s.caller == NONE {
                 let unknown = (0..4).filter(|&sl| s.known[me] & bit(me, sl) == 0).count();

@@ -9,7 +9,7 @@ use crate::proto::rat_a_tat_cat as pb;
 
 use pb::action::Kind as A;
 
-use super::bots::{keep_or_discard, lowest_elsewhere, peek_unknown};
+use super::bots::{keep_or_discard, peek_unknown, swap_or_skip};
 use super::state::{bit, is_power, Phase, State, COUNTS, D2, NONE, PK, SW};
 
 /// The policy's thresholds (in points of a row).
@@ -183,16 +183,8 @@ pub(super) fn action(s: &State, me: usize, p: &Params) -> pb::Action {
         }
         Phase::Peek => act(peek_unknown(|sl| knows(me, sl))),
         Phase::Swap => {
-            let (own, w) = worst();
             let min = if last_turn { 0.01 } else { p.swap };
-            match lowest_elsewhere(s, me, est) {
-                Some((q, sl, e)) if w - e >= min => act(A::SwapCards(pb::SwapCards {
-                    own_slot: own as u32 + 1,
-                    target_seat: q as u32,
-                    target_slot: sl as u32 + 1,
-                })),
-                _ => act(A::SkipSwap(pb::SkipSwap {})),
-            }
+            act(swap_or_skip(s, me, worst(), min, est))
         }
         Phase::EndOfTurn => {
             if s.caller == NONE {
