@@ -4,8 +4,9 @@
   seeded bot matches played over the API, or read from a JSON file);
 - `play`: one move of a bot match (SuggestMove or ListLegalMoves + PlayMove; a new match with
   CreateGame when the last one is over);
-- `watch`: as `play`, with N spectators per match streaming WatchGame; each update's delivery
-  time (from the PlayMove that caused it being sent) is recorded as `WatchGame`.
+- `watch`: as `play`, with N spectators per match streaming WatchGame; each move's delivery to
+  each spectator (from its PlayMove being sent to the first update that covers it) is recorded
+  as `WatchGame`.
 
 Each unit runs on a `Slot` (a match in progress, spectators) that one worker owns at a time.
 """
@@ -13,6 +14,7 @@ Each unit runs on a `Slot` (a match in progress, spectators) that one worker own
 from __future__ import annotations
 
 import asyncio
+import bisect
 import functools
 import hashlib
 import json
@@ -207,8 +209,9 @@ class Slot:
     created: Created[Any, Any, Any] | None = None
     state: Any = None
     moves: int = 0
-    last_sent: float = 0.0
-    seq_before: int = 0
+    # Each move of the match in progress: the seq it was played at and when it was sent. A
+    # spectator's update covering that seq is that move's delivery, however late it comes.
+    sent: list[tuple[int, float]] = field(default_factory=list)
     spectators: list[asyncio.Task[None]] = field(default_factory=list)
     next_position: int = 0
 
@@ -245,7 +248,8 @@ async def unit_evaluate(ctx: Context, slot: Slot, started: float) -> None:
     )
 
 
-async def _spectate(ctx: Context, slot: Slot, game_id: str) -> None:
+async def _spectate(ctx: Context, game_id: str, sent: list[tuple[int, float]], seen: int) -> None:
+    """Watch one match; `sent` is that match's moves, as its player appends them."""
     loop = asyncio.get_running_loop()
     stub = ctx.client.stub
     # In batches, as the web app and the terminal player watch: a server takes only a few
@@ -253,10 +257,12 @@ async def _spectate(ctx: Context, slot: Slot, game_id: str) -> None:
     call = stub.WatchGame(service_pb2.WatchGameRequest(game_id=game_id, batches=True))
     try:
         async for response in call:
-            if slot.created is None or slot.created.game_id != game_id:
-                continue
-            if response.state.seq > slot.seq_before and slot.last_sent:
-                ctx.rec.record("WatchGame", slot.last_sent, loop.time())
+            now = loop.time()
+            for seq, at in sent[bisect.bisect_left(sent, (seen, 0.0)) :]:
+                if seq >= response.state.seq:
+                    break
+                ctx.rec.record("WatchGame", at, now)
+            seen = max(seen, response.state.seq)
             if response.state.over:
                 return
     except asyncio.CancelledError:
@@ -271,16 +277,20 @@ async def _spectate(ctx: Context, slot: Slot, game_id: str) -> None:
 
 
 async def _new_match(ctx: Context, slot: Slot, started: float, watchers: int) -> None:
-    for task in slot.spectators:
-        task.cancel()
-    slot.spectators = []
+    # The spectators of a match played to its end stop by themselves once they have seen it
+    # all; those of a match cut short are stopped here.
+    ended = slot.created is not None and slot.state.over
+    if not ended:
+        for task in slot.spectators:
+            task.cancel()
+    slot.spectators = [task for task in slot.spectators if ended and not task.done()]
     n = ctx.matches_created
     ctx.matches_created += 1
     seed = seed_bytes(ctx.seed, ctx.game, n) if ctx.seeded else b""
     created = await timed(ctx.rec, "CreateGame", lambda: ctx.creator.create(ctx.game, ctx.seats, seed=seed), started)
-    slot.created, slot.state, slot.moves, slot.last_sent = created, created.state, 0, 0.0
+    slot.created, slot.state, slot.moves, slot.sent = created, created.state, 0, []
     for _ in range(watchers):
-        slot.spectators.append(asyncio.create_task(_spectate(ctx, slot, created.game_id)))
+        slot.spectators.append(asyncio.create_task(_spectate(ctx, created.game_id, slot.sent, created.state.seq)))
 
 
 async def _move(ctx: Context, slot: Slot, started: float, watchers: int) -> None:
@@ -297,7 +307,9 @@ async def _move(ctx: Context, slot: Slot, started: float, watchers: int) -> None
         else:
             moves = await timed(ctx.rec, "ListLegalMoves", handle.legal_moves, started)
             action, seq = slot.rng.choice(moves.moves), moves.seq
-        slot.seq_before, slot.last_sent = slot.state.seq, loop.time()
+        if slot.sent and slot.sent[-1][0] == slot.state.seq:
+            slot.sent.pop()  # a try at this seq that failed
+        slot.sent.append((slot.state.seq, loop.time()))
         played = await timed(ctx.rec, "PlayMove", lambda: handle.play(action, expected_seq=seq))
     except errors.TablierError:
         slot.created = None  # start afresh with a new match
