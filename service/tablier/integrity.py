@@ -15,6 +15,7 @@ does it with hashlib only).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import struct
@@ -102,6 +103,7 @@ def chained_input(scheme: int, command_id: str | None, command: CommandFields | 
     return command_digest(command_id, command)
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every state sent; a match's never changes
 def seed_commitment(game_id: str, seed: bytes) -> bytes:
     """The commitment to a match's seed published when the match is created:
     SHA-256("tablier/seed-commitment\\0" || game id (canonical UUID text) || seed)."""
@@ -112,7 +114,12 @@ def state_salt(game: GameRecord) -> bytes:
     """Per-match salt of the stored state hashes: SHA-256("tablier/state-salt\\0" || game id ||
     seed). Secret while the seed is, so no stored or published hash can be checked against
     guessed hidden cards; anyone can compute it once the seed is revealed."""
-    return hashlib.sha256(b"tablier/state-salt\0" + game.game_id.encode() + game.seed).digest()
+    return _state_salt(game.game_id, game.seed)
+
+
+@functools.lru_cache(maxsize=4096)  # asked for every event checked; a match's never changes
+def _state_salt(game_id: str, seed: bytes) -> bytes:
+    return hashlib.sha256(b"tablier/state-salt\0" + game_id.encode() + seed).digest()
 
 
 def stored_state_hash(game: GameRecord, core_hash: bytes, salt: bytes | None = None) -> bytes:

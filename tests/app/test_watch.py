@@ -161,3 +161,43 @@ async def test_watchers_that_leave_a_quiet_match_leave_nothing_behind():
     await asyncio.gather(staying, return_exceptions=True)
     await stay.aclose()
     assert app.feeds.watchers == 0 and app.feeds.count == 0
+
+
+async def test_watchers_resuming_at_the_same_place_share_the_catch_up():
+    app = GameApp(MemoryStore(), OP)
+    created = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
+    gid, tokens = created.game_id, created.seat_tokens
+    for n in range(3):
+        state = await app.get_view(gid, Credential())
+        token = tokens[state.to_act[0]]
+        action, seq = await app.suggest(gid, Credential(token))
+        await app.play(gid, Credential(token), f"c{n}", action, expected_seq=seq)
+    head = (await app.get_view(gid, Credential())).seq
+    after = head - 2
+
+    async def first_batch(cred: Credential, after_seq: int):
+        stream = app.watch_batches(gid, cred, after_seq)
+        try:
+            return await _next(stream)
+        finally:
+            await stream.aclose()
+
+    first = await first_batch(Credential(), after)
+    again = await first_batch(Credential(), after)
+    # The second spectator resuming there gets the batch built for the first, not a replay.
+    assert again is first and [item.seq for item in first] == [after + 1, after + 2]
+    # Another viewer, or another place, is caught up on its own.
+    seat = await first_batch(Credential(tokens[0]), after)
+    assert seat is not first and seat[-1].state.principal.seat == 0
+    assert [item.seq for item in seat] == [after + 1, after + 2]
+    earlier = await first_batch(Credential(), after - 1)
+    assert earlier is not first and [item.seq for item in earlier] == [after, after + 1, after + 2]
+    assert [item.state.view for item in earlier[1:]] == [item.state.view for item in first]
+    # A move since: the catch-up to the new head is built afresh.
+    state = await app.get_view(gid, Credential())
+    token = tokens[state.to_act[0]]
+    action, seq = await app.suggest(gid, Credential(token))
+    played = await app.play(gid, Credential(token), "c-last", action, expected_seq=seq)
+    later = await first_batch(Credential(), after)
+    assert later is not first and [item.seq for item in later] == list(range(after + 1, played.state.seq + 1))
+    assert app.feeds.watchers == 0 and app.limiter.open_watches == 0

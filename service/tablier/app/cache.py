@@ -159,6 +159,11 @@ class Snapshots:
         start = after_seq + 1 - held[0].seq
         return list(islice(held, start, start + upto_seq - after_seq))
 
+    def holds(self, game_id: str, after_seq: int, upto_seq: int) -> bool:
+        """Whether every event after `after_seq` up to `upto_seq` is held (see `events`)."""
+        held = self._tail.get(game_id)
+        return held is not None and bool(held) and held[0].seq <= after_seq + 1 and held[-1].seq >= upto_seq
+
     def held_events(self, game_id: str) -> list[StoredEvent]:
         """Every event held for the match (`keep_events`), in order."""
         return list(self._tail.get(game_id, ()))

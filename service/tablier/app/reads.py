@@ -47,6 +47,9 @@ log = logging.getLogger(__name__)
 
 # Events a watcher catching up from the log is sent per batch.
 CATCH_UP_BATCH = 64
+# Short catch-ups (at most one batch) kept, the most recent, for the watchers that resume at
+# the same place: those of a server that stops all resume after the same seq elsewhere.
+CATCH_UPS_KEPT = 256
 # ListGames: matches per page by default, and at most.
 GAMES_PAGE, MAX_GAMES_PAGE = 20, 100
 
@@ -61,6 +64,11 @@ class Reads:
         # Per match, the viewers' states at its latest state read (seq, the state object, the
         # record, the chain head: any change makes a new entry): each built once, shared.
         self._views: OrderedDict[str, tuple[int, Match, GameRecord, bytes | None, dict[Principal, MatchState]]] = (
+            OrderedDict()
+        )
+        # (match, viewer, after seq) -> (the record, the seq caught up to, its batch or None):
+        # a watcher resuming where another did is sent the same batch, built and rendered once.
+        self._catch_ups: OrderedDict[tuple[str, Principal, int], tuple[GameRecord, int, WatchBatch | None]] = (
             OrderedDict()
         )
 
@@ -291,7 +299,21 @@ class Reads:
             sub = feed.subscribe(principal, limit)
             try:
                 sent = seq = after_seq
-                if seq < start:
+                kept = self._catch_ups.get((game.game_id, principal, seq)) if seq < start else None
+                if (
+                    kept is not None
+                    and kept[0] is game
+                    and kept[1] == start
+                    and self.repo.vouch_held(game.game_id, seq, start)
+                ):
+                    # Caught up to the same seq by another watcher of this viewer, from events
+                    # still held as verified (and read again by the next recheck).
+                    self._catch_ups.move_to_end((game.game_id, principal, seq))
+                    seq = start
+                    if kept[2] is not None:
+                        sent = seq
+                        yield kept[2]
+                elif seq < start:
                     # Catching up: this watcher's own replay, up to where the feed took over,
                     # checked as it is read: chained from the genesis hash, and equal to the
                     # verified head when it reaches it (see `_load`).
@@ -315,6 +337,10 @@ class Reads:
                                 batch = WatchBatch()
                     # Every one checked: held for the next watcher's catch-up.
                     self.repo.keep_checked(game.game_id, later)
+                    if start - after_seq < CATCH_UP_BATCH:  # one batch at most, sent below
+                        self._catch_ups[(game.game_id, principal, after_seq)] = (game, start, batch or None)
+                        if len(self._catch_ups) > CATCH_UPS_KEPT:
+                            self._catch_ups.popitem(last=False)
                     if batch:
                         sent = seq
                         yield batch

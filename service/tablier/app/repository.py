@@ -143,6 +143,16 @@ class Repository:
         if events and head is not None and events[-1].seq == head[0] and events[-1].chain_hash == head[1]:
             self.snapshots.keep_events(gid, events)
 
+    def vouch_held(self, gid: str, after_seq: int, upto_seq: int) -> bool:
+        """Whether the events after `after_seq` up to `upto_seq` are still held as verified
+        (`keep_checked`); if so, an answer built from them stands, and the next `recheck`
+        reads them again in the database as if they had been read (`state_at`)."""
+        if not self.snapshots.holds(gid, after_seq, upto_seq):
+            return False
+        self._answered_held.add(gid)
+        self._events_held.add(gid)
+        return True
+
     def current_seq(self, gid: str) -> int | None:
         """The seq of the verified head while the store's feed says it is still the match's
         latest (`EventLog.current`, as `latest` asks it), else None: for a watch's first seq."""
