@@ -2,12 +2,15 @@
 
     tablier bench-service [--rounds 3] [--seconds 3] [--workers 1,2] [--deep 64,256] [--database-url URL]
 
-Starts, on loopback only, a bare grpc.aio echo server (one unary method returning its request)
+Starts, on loopback only, a bare grpc.aio echo server (a unary method returning its request)
 and a real `tablier serve` per worker count asked (`--workers 1,2` runs both side by side on one
 database), then in each round measures, with the same client and the same number of calls in
 flight:
 
 - echo: the bare server;
+- echo + durable append: the same echo server answering after one append of a synthetic
+  event through the server's own store (`PostgresStore.append`: its group commit, its feed of
+  appends), 16 in flight as PlayMove is: the floor of a durable move with no game in it;
 - EvaluatePosition: one mid-game Qwirkle position (from a greedy self-play match);
 - PlayMove: Qwirkle matches whose moves were decided beforehand by the local core from the
   match's seed (the server decides the same events), so every call is one durable move;
@@ -49,6 +52,7 @@ from typing import TYPE_CHECKING
 from google.protobuf import any_pb2
 
 from tablier.benchkit import (
+    DURABLE_METHOD,
     ECHO_METHOD,
     LOOPBACK,
     METER,
@@ -72,6 +76,8 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- the run
 
 PACED_ECHO = "echo at PlayMove's pace"
+DURABLE_ECHO = "echo + durable append"
+ON_ECHO = 0  # a figure's "workers" when the echo server made it
 
 
 @dataclass
@@ -133,6 +139,9 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
     echo_channels = _channels(echo.address, n)
     echo_calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
         ch.unary_unary(ECHO_METHOD) for ch in echo_channels
+    ]
+    durable_calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+        ch.unary_unary(DURABLE_METHOD) for ch in echo_channels
     ]
     per_server: dict[int, tuple[list[grpc.aio.Channel], list[GameServiceStub]]] = {}
     for workers, proc in servers.items():
@@ -273,6 +282,9 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
                 measured.append((f"PlayMove {tag}", moves, workers))
                 if moves.rate:
                     paced_echo = await run_echo_paced(moves.rate)
+                # The floor of a durable move: the echo after one append through the store.
+                fig = await play(DURABLE_ECHO, _lanes(lambda c: _echo(c, echo_body), durable_calls))
+                measured.append((DURABLE_ECHO, fig, ON_ECHO))
             if "reads" in args.only:
                 measured.append(
                     (
@@ -334,7 +346,7 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
             if fig.errors and not fig.rate:
                 raise SystemExit(f"tablier bench-service: every {label} call failed (the errors above); no figure")
             x = row(label)
-            x.add_cpu(fig, f"serve-{workers}")
+            x.add_cpu(fig, f"serve-{workers}" if workers != ON_ECHO else "echo")
             x.rates.append(fig.rate)
             depth_of = next((d for d in deep if label.endswith(f" {d} in flight")), None)
             # Deeper queues are compared with the echo at the same depth.
@@ -400,7 +412,9 @@ def run(args: argparse.Namespace) -> int:
             sync_commit = shown[0]
             _meter_database(backend[0])
         try:
-            echo = _start("echo", [sys.executable, "-m", "tablier.bench", "echo-server"], env, logs / "echo.log")
+            echo = _start(
+                "echo", [sys.executable, "-m", "tablier.bench", "echo-server", "--durable", dsn], env, logs / "echo.log"
+            )
             procs.append(echo)
             METER.add("echo", echo.proc.pid)
             servers = {}
@@ -512,7 +526,7 @@ def add_parser(sub: Subcommands, add_command: Callable[..., argparse.ArgumentPar
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["echo-server"]:
-        asyncio.run(_echo_main())
+    if sys.argv[1:2] == ["echo-server"] and len(sys.argv) in (2, 4) and sys.argv[2:3] in ([], ["--durable"]):
+        asyncio.run(_echo_main(sys.argv[3] if len(sys.argv) == 4 else None))
     else:
-        sys.exit("usage: python -m tablier.bench echo-server")
+        sys.exit("usage: python -m tablier.bench echo-server [--durable DATABASE_URL]")

@@ -6,8 +6,10 @@ only then: the command line starts without loading the service's messages)."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,8 @@ from tablier.v1 import service_pb2 as pb
 if TYPE_CHECKING:
     import grpc
 
+    from tablier.store.base import NewEvent
+    from tablier.store.postgres import PostgresStore
     from tablier.v1.service_pb2_grpc import GameServiceStub
 
 GAME = "qwirkle"
@@ -198,46 +202,67 @@ def _play_lane(stub: GameServiceStub, matches: list[PlannedMatch]) -> Callable[[
     return one
 
 
+class SyntheticMatches:
+    """Matches of synthetic events (the game "bench") appended to through the store alone, one
+    append in flight per match: what a durable write costs with no game in it."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+        self.heads: dict[str, int] = {}
+        self.free: list[str] = []
+
+    @staticmethod
+    def event(n: int) -> NewEvent:
+        from tablier.store.base import NewEvent
+
+        return NewEvent(f"bench_{n}", b"\x08" * 40, 0, "bench", hashlib.sha256(b"%d" % n).digest())
+
+    async def new(self) -> str:
+        from tablier.store.base import GameRecord
+
+        record = GameRecord(str(uuid.uuid4()), "bench", 2, {}, secrets.token_bytes(32), (b"a" * 32, b"b" * 32))
+        await self.store.create_game(record, [self.event(1)])
+        self.heads[record.game_id] = 1
+        return record.game_id
+
+    async def append(self, game_id: str) -> None:
+        from tablier.store.base import CommandInput
+
+        seq = self.heads[game_id]
+        given = CommandInput(seat=0, action=b"\x0a\x02\x08\x01")
+        await self.store.append(game_id, seq, [self.event(seq + 1)], secrets.token_hex(16), given)
+        self.heads[game_id] = seq + 1
+
+    async def append_one(self) -> None:
+        """One append to a match that has none in flight (a new match when all have)."""
+        game_id = self.free.pop() if self.free else await self.new()
+        try:
+            await self.append(game_id)
+        finally:
+            self.free.append(game_id)
+
+
 async def _append_groups(dsn: str, sizes: tuple[int, ...] = (1, 4, 8, 16), appends: int = 1600) -> dict[int, float]:
     """PostgreSQL's CPU per append (ms) when `g` appends to `g` matches are in flight together,
     through the store's own append path (`PostgresStore.append`, its group commit): what one
     commit costs, spread over the appends it holds. Synthetic matches, made and left in the
     benchmark's database."""
     import asyncio
-    import hashlib
-    import uuid
 
     from tablier.benchkit import METER
-    from tablier.store.base import CommandInput, GameRecord, NewEvent
     from tablier.store.postgres import open_store
-
-    def event(n: int) -> NewEvent:
-        return NewEvent(f"bench_{n}", b"\x08" * 40, 0, "bench", hashlib.sha256(b"%d" % n).digest())
 
     store = await open_store(dsn, monitor=False)
     out: dict[int, float] = {}
     try:
         for g in sizes:
-            records = [
-                GameRecord(str(uuid.uuid4()), "bench", 2, {}, secrets.token_bytes(32), (b"a" * 32, b"b" * 32))
-                for _ in range(g)
-            ]
-            heads: dict[str, int] = {}
-            for r in records:
-                await store.create_game(r, [event(1)])
-                heads[r.game_id] = 1
-
-            async def one(game_id: str, heads: dict[str, int] = heads) -> None:
-                seq = heads[game_id]
-                given = CommandInput(seat=0, action=b"\x0a\x02\x08\x01")
-                await store.append(game_id, seq, [event(seq + 1)], secrets.token_hex(16), given)
-                heads[game_id] = seq + 1
-
+            matches = SyntheticMatches(store)
+            games = [await matches.new() for _ in range(g)]
             rounds = max(20, appends // g)
             for i in range(rounds + 10):
                 if i == 10:  # after a warm-up: the statements prepared, the pool full
                     before = METER.read().get("database", 0.0)
-                await asyncio.gather(*(one(r.game_id) for r in records))
+                await asyncio.gather(*(matches.append(game_id) for game_id in games))
             out[g] = 1000 * (METER.read().get("database", 0.0) - before) / (rounds * g)
     finally:
         await store.close()

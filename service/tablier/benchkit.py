@@ -22,19 +22,37 @@ import grpc
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 90.0
 ECHO_METHOD = "/tablier.bench.Echo/Echo"
+DURABLE_METHOD = "/tablier.bench.Echo/Durable"
 
 
 # --------------------------------------------------------------------------- the echo server
 
 
-async def _echo_main() -> None:
+async def _echo_main(dsn: str | None = None) -> None:
+    """The bare echo; with `dsn`, also `DURABLE_METHOD`: the echo after one durable append
+    through the server's own store (`PostgresStore.append`, its group commit, its feed of
+    appends), the floor of a durable move with no game in it."""
+
     def echo(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
         return request
 
-    handler = grpc.method_handlers_generic_handler(
-        "tablier.bench.Echo",
-        {"Echo": grpc.unary_unary_rpc_method_handler(echo)},  # bytes in, bytes out
-    )
+    methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
+        "Echo": grpc.unary_unary_rpc_method_handler(echo)  # bytes in, bytes out
+    }
+    store = None
+    if dsn is not None:
+        from tablier.bench_workloads import SyntheticMatches
+        from tablier.store.postgres import open_store
+
+        store = await open_store(dsn)
+        matches = SyntheticMatches(store)
+
+        async def durable(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+            await matches.append_one()
+            return request
+
+        methods["Durable"] = grpc.unary_unary_rpc_method_handler(durable)
+    handler = grpc.method_handlers_generic_handler("tablier.bench.Echo", methods)
     server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     server.add_generic_rpc_handlers((handler,))
     port = server.add_insecure_port(f"{LOOPBACK}:0")
@@ -46,6 +64,8 @@ async def _echo_main() -> None:
     print(f"echo listening on {LOOPBACK}:{port}", flush=True)
     await stop.wait()
     await server.stop(0)
+    if store is not None:
+        await store.close()
 
 
 # --------------------------------------------------------------------------- processes

@@ -129,4 +129,7 @@ def test_bench_service_measures_every_call_against_the_echo(fresh_database_url, 
     assert set(rows) == {"EvaluatePosition [1 worker]", "PlayMove [1 worker]", "GetView [1 worker]",
                          "GetView at_seq=40 [1 worker]", "WatchGame after_seq=79 [1 worker]"}, done.stdout
     assert all(rate > 0 and ratio > 0 for rate, ratio in rows.values()), done.stdout
+    # The floor of a durable move: the echo answering after an append through the store.
+    floor = re.search(r"^echo \+ durable append\s+([\d,]+) \(", done.stdout, re.M)
+    assert floor and int(floor.group(1).replace(",", "")) > 0, done.stdout
     assert "error" not in done.stderr.lower(), done.stderr
