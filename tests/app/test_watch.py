@@ -19,6 +19,16 @@ async def _next(it, timeout: float = 10.0):
     return await asyncio.wait_for(anext(it), timeout)
 
 
+async def _play(app: GameApp, gid: str, tokens, moves: int, prefix: str = "c"):
+    """`moves` moves of the server's suggestion for the seat awaited; the last one played."""
+    for n in range(moves):
+        state = await app.get_view(gid, Credential())
+        token = tokens[state.to_act[0]]
+        action, seq = await app.suggest(gid, Credential(token))
+        played = await app.play(gid, Credential(token), f"{prefix}{n}", action, expected_seq=seq)
+    return played
+
+
 async def test_watchers_of_one_viewer_share_each_item():
     app = GameApp(MemoryStore(), OP)
     created = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
@@ -118,11 +128,7 @@ async def test_batched_responses_are_the_messages_protobuf_would_make():
     app = GameApp(MemoryStore(), OP)
     created = await app.create_game("grid_knock", 4, {}, SEED, Credential(OP))
     gid, tokens = created.game_id, created.seat_tokens
-    for i in range(10):
-        state = await app.get_view(gid, Credential())
-        token = tokens[state.to_act[0]]
-        action, seq = await app.suggest(gid, Credential(token))
-        await app.play(gid, Credential(token), f"c{i}", action, expected_seq=seq)
+    await _play(app, gid, tokens, 10)
     watch = app.watch_batches(gid, Credential())
     batch = await _next(watch)
     await watch.aclose()
@@ -167,13 +173,7 @@ async def test_watchers_resuming_at_the_same_place_share_the_catch_up():
     app = GameApp(MemoryStore(), OP)
     created = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
     gid, tokens = created.game_id, created.seat_tokens
-    for n in range(3):
-        state = await app.get_view(gid, Credential())
-        token = tokens[state.to_act[0]]
-        action, seq = await app.suggest(gid, Credential(token))
-        await app.play(gid, Credential(token), f"c{n}", action, expected_seq=seq)
-    head = (await app.get_view(gid, Credential())).seq
-    after = head - 2
+    after = (await _play(app, gid, tokens, 3)).state.seq - 2
 
     async def first_batch(cred: Credential, after_seq: int):
         stream = app.watch_batches(gid, cred, after_seq)
@@ -194,10 +194,7 @@ async def test_watchers_resuming_at_the_same_place_share_the_catch_up():
     assert earlier is not first and [item.seq for item in earlier] == [after, after + 1, after + 2]
     assert [item.state.view for item in earlier[1:]] == [item.state.view for item in first]
     # A move since: the catch-up to the new head is built afresh.
-    state = await app.get_view(gid, Credential())
-    token = tokens[state.to_act[0]]
-    action, seq = await app.suggest(gid, Credential(token))
-    played = await app.play(gid, Credential(token), "c-last", action, expected_seq=seq)
+    played = await _play(app, gid, tokens, 1, "later")
     later = await first_batch(Credential(), after)
     assert later is not first and [item.seq for item in later] == list(range(after + 1, played.state.seq + 1))
     assert app.feeds.watchers == 0 and app.limiter.open_watches == 0
