@@ -173,7 +173,7 @@ async def test_watchers_resuming_at_the_same_place_share_the_catch_up():
     app = GameApp(MemoryStore(), OP)
     created = await app.create_game("grid_knock", 2, {}, SEED, Credential(OP))
     gid, tokens = created.game_id, created.seat_tokens
-    after = (await _play(app, gid, tokens, 3)).state.seq - 2
+    after = (await _play(app, gid, tokens, 10)).state.seq - 2
 
     async def first_batch(cred: Credential, after_seq: int):
         stream = app.watch_batches(gid, cred, after_seq)
@@ -193,6 +193,11 @@ async def test_watchers_resuming_at_the_same_place_share_the_catch_up():
     earlier = await first_batch(Credential(), after - 1)
     assert earlier is not first and [item.seq for item in earlier] == [after, after + 1, after + 2]
     assert [item.state.view for item in earlier[1:]] == [item.state.view for item in first]
+    # A long catch-up is not kept (bounded memory): built again for each watcher.
+    assert after + 2 > 8
+    whole = await first_batch(Credential(), 0)
+    whole_again = await first_batch(Credential(), 0)
+    assert whole_again is not whole and [i.seq for i in whole_again] == [i.seq for i in whole] == list(range(1, after + 3))
     # A move since: the catch-up to the new head is built afresh.
     played = await _play(app, gid, tokens, 1, "later")
     later = await first_batch(Credential(), after)

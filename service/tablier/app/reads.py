@@ -47,9 +47,10 @@ log = logging.getLogger(__name__)
 
 # Events a watcher catching up from the log is sent per batch.
 CATCH_UP_BATCH = 64
-# Short catch-ups (at most one batch) kept, the most recent, for the watchers that resume at
-# the same place: those of a server that stops all resume after the same seq elsewhere.
-CATCH_UPS_KEPT = 256
+# Short catch-ups (at most 8 events) kept, the 256 most recent, for the watchers that resume
+# at the same place: those of a server that stops all resume after the same seq elsewhere,
+# a few events behind at most (bounded memory: 2,048 items however the resumes come).
+CATCH_UPS_KEPT, CATCH_UP_KEPT_EVENTS = 256, 8
 # ListGames: matches per page by default, and at most.
 GAMES_PAGE, MAX_GAMES_PAGE = 20, 100
 
@@ -337,7 +338,7 @@ class Reads:
                                 batch = WatchBatch()
                     # Every one checked: held for the next watcher's catch-up.
                     self.repo.keep_checked(game.game_id, later)
-                    if start - after_seq < CATCH_UP_BATCH:  # one batch at most, sent below
+                    if start - after_seq <= CATCH_UP_KEPT_EVENTS:  # one batch, sent below
                         self._catch_ups[(game.game_id, principal, after_seq)] = (game, start, batch or None)
                         if len(self._catch_ups) > CATCH_UPS_KEPT:
                             self._catch_ups.popitem(last=False)
