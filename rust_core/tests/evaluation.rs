@@ -19,6 +19,18 @@ fn started(m: &mut dyn DynMatch, seed: &[u8; 32]) -> u64 {
     events.len() as u64
 }
 
+/// Plays `bot`'s move for `seat` (one generator for its choice and for the decision, as the
+/// server's bot command does); the seq its events reach.
+fn bot_step(m: &mut dyn DynMatch, seat: u32, bot: &str, seed: &[u8; 32], mut seq: u64) -> u64 {
+    let r = &mut Rng::for_command(seed, seq + 1);
+    let action = m.bot_action(seat, bot, r).unwrap();
+    for e in m.decide(seat, &action, r).unwrap() {
+        m.apply(&e.payload).unwrap();
+        seq += 1;
+    }
+    seq
+}
+
 /// The seed of the `k`th of a series of seeded matches.
 fn seed_of(k: u64) -> [u8; 32] {
     let mut seed = [0u8; 32];
@@ -238,12 +250,7 @@ fn clocked_match(id: &str, policy: &str, seed: u8, skip: usize) -> (Box<dyn DynM
         if decisions >= skip && m.legal_actions(s).unwrap().len() >= 2 {
             return (m, s, seq + 1);
         }
-        let r = &mut Rng::for_command(&seed, seq + 1);
-        let action = m.bot_action(s, &bot, r).unwrap();
-        for e in m.decide(s, &action, r).unwrap() {
-            m.apply(&e.payload).unwrap();
-            seq += 1;
-        }
+        seq = bot_step(m.as_mut(), s, &bot, &seed, seq);
     }
     unreachable!()
 }
@@ -533,12 +540,7 @@ fn decisive_position(id: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
                     }
                 }
             }
-            let r = &mut Rng::for_command(&seed, seq + 1);
-            let action = m.bot_action(s, &bot, r).unwrap();
-            for e in m.decide(s, &action, r).unwrap() {
-                m.apply(&e.payload).unwrap();
-                seq += 1;
-            }
+            seq = bot_step(m.as_mut(), s, &bot, &seed, seq);
         }
     }
     panic!("{id}: no decisive position in 2000 seeded matches");
@@ -595,12 +597,7 @@ fn decisive_rat_a_tat_cat_position() -> (Vec<u8>, Vec<u8>, Vec<u8>) {
                 assert_eq!(in_every_deal(id, &pos, &draw), Some(false));
                 return (pos, take, draw);
             }
-            let r = &mut Rng::for_command(&seed, seq + 1);
-            let action = m.bot_action(s, &bot, r).unwrap();
-            for e in m.decide(s, &action, r).unwrap() {
-                m.apply(&e.payload).unwrap();
-                seq += 1;
-            }
+            seq = bot_step(m.as_mut(), s, &bot, &seed, seq);
         }
     }
     panic!("{id}: no call in 100 seeded matches");

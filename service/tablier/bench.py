@@ -10,7 +10,7 @@ flight:
 - echo: the bare server;
 - echo + durable append: the same echo server answering after one append of a synthetic
   event through the server's own store (`PostgresStore.append`: its group commit, its feed of
-  appends), 16 in flight as PlayMove is: the floor of a durable move with no game in it;
+  appends), as many in flight as PlayMove: the floor of a durable move with no game in it;
 - EvaluatePosition: one mid-game Qwirkle position (from a greedy self-play match);
 - PlayMove: Qwirkle matches whose moves were decided beforehand by the local core from the
   match's seed (the server decides the same events), so every call is one durable move;
