@@ -80,12 +80,18 @@ def tree_hash(hashes: Sequence[bytes]) -> bytes:
 
 def verify_inclusion(index: int, size: int, leaf_digest: bytes, path: Sequence[bytes], root: bytes) -> bool:
     """RFC 9162 section 2.1.3.2: does `path` prove the leaf hash at `index` in the tree `root`?"""
+    return root_of(index, size, leaf_digest, path) == root
+
+
+def root_of(index: int, size: int, leaf_digest: bytes, path: Sequence[bytes]) -> bytes | None:
+    """The root `path` leads to from the leaf hash at `index` of a tree of `size` leaves (RFC 9162
+    section 2.1.3.2), or None when the path does not fit such a tree."""
     if index >= size:
-        return False
+        return None
     fn, sn, r = index, size - 1, leaf_digest
     for p in path:
         if sn == 0:
-            return False
+            return None
         if fn & 1 or fn == sn:
             r = _h(b"\x01" + p + r)
             while not fn & 1 and fn:
@@ -95,7 +101,7 @@ def verify_inclusion(index: int, size: int, leaf_digest: bytes, path: Sequence[b
             r = _h(b"\x01" + r + p)
         fn >>= 1
         sn >>= 1
-    return sn == 0 and r == root
+    return r if sn == 0 else None
 
 
 class Tree:
@@ -151,13 +157,17 @@ class Tree:
 
     def proof(self, game_id: str) -> tuple[int, list[bytes]]:
         """The leaf's index and its audit path (RFC 6962 section 2.1.1), the nearest sibling first."""
-        index = i = self.index[game_id]
-        path = []
+        index = self.index[game_id]
+        return index, self.path(index)
+
+    def path(self, index: int) -> list[bytes]:
+        """The audit path of the leaf at `index` (RFC 6962 section 2.1.1), the nearest sibling first."""
+        path, i = [], index
         for level in self._levels[:-1]:
             if i ^ 1 < len(level):
                 path.append(level[i ^ 1])
             i >>= 1
-        return index, path
+        return path
 
 
 # --------------------------------------------------------------------------- checkpoints

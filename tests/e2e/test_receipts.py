@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import hashlib
 import os
 import struct
@@ -16,6 +18,7 @@ import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from tablier import receipts as receipts_module
 from tablier.public_verify import read_log, write_log
 from tablier_client import connect
 from tablier_client.v1 import service_pb2
@@ -55,6 +58,23 @@ def third_party_check(receipt: service_pb2.Receipt, public: bytes) -> None:
         + receipt.chain_head
         + struct.pack(">q", receipt.signed_at_ms)
     )
+    if receipt.batch_size:
+        # Signed with its batch: the path leads from the message's leaf to the root (RFC 9162
+        # section 2.1.3.2), and the signature covers the root.
+        h = lambda data: hashlib.sha256(data).digest()  # noqa: E731
+        fn, sn, node = receipt.batch_index, receipt.batch_size - 1, h(b"\x00" + message)
+        assert fn <= sn
+        for sibling in receipt.batch_path:
+            assert sn > 0
+            if fn & 1 or fn == sn:
+                node = h(b"\x01" + sibling + node)
+                while not fn & 1 and fn:
+                    fn, sn = fn >> 1, sn >> 1
+            else:
+                node = h(b"\x01" + node + sibling)
+            fn, sn = fn >> 1, sn >> 1
+        assert sn == 0
+        message = b"tablier/receipt-batch\0" + struct.pack(">I", receipt.batch_size) + node
     Ed25519PublicKey.from_public_bytes(public).verify(receipt.signature, message)
 
 
@@ -145,3 +165,50 @@ async def test_receipts_are_signed_kept_and_prove_a_cut_log(fresh_database_url, 
     assert caught.returncode == 1, caught.stdout
     beyond = next(s for s in seqs if s >= first)
     assert f"seq {beyond}: receipt" in caught.stdout and "(cut)" in caught.stdout, caught.stdout
+
+
+async def test_answers_completed_together_share_one_signature(fresh_database_url, tmp_path, keys):
+    """Moves of several matches committed together get their receipts signed together: one
+    signature over the root of their tree, each receipt with its own path to it. Each still
+    proves its own head alone, and nothing but its own."""
+    (k1, pub1), _ = keys
+    env = {"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN, "TABLIER_SIGNING_KEY": k1}
+    server = start_server(fresh_database_url, tmp_path, "batches", env=env)
+    try:
+        async with connect(server.address) as client:
+            created = [await client.create(GAME, seats=2) for _ in range(12)]
+            await asyncio.gather(*(play_out(c.seats) for c in created))
+        receipts = client.receipts
+    finally:
+        assert server.stop() == 0, server.log.read_text()
+
+    public = bytes.fromhex(pub1)
+    batched = [r for r in receipts if r.batch_size]
+    assert batched, "12 matches played at once, and no two moves were signed together"
+    for r in receipts:
+        third_party_check(r, public)
+        assert receipts_module.check(r, {r.key_id: public}) is None
+    shared = collections.Counter(r.signature for r in batched)
+    assert max(shared.values()) >= 2 and all(r.batch_size >= 2 and r.batch_index < r.batch_size for r in batched)
+
+    # Each receipt proves its own head only: another index, a changed sibling, or the head of
+    # another receipt of the batch no longer leads to the signed root.
+    r = batched[0]
+    for change in ("index", "path", "head"):
+        forged = service_pb2.Receipt()
+        forged.CopyFrom(r)
+        if change == "index":
+            forged.batch_index = (r.batch_index + 1) % r.batch_size
+        elif change == "path":
+            forged.batch_path[0] = bytes(32)
+        else:
+            forged.chain_head = bytes(32)
+        with pytest.raises((InvalidSignature, AssertionError)):
+            third_party_check(forged, public)
+        assert receipts_module.check(forged, {r.key_id: public}) is not None
+
+    kept = tmp_path / "receipts.json"
+    client.save_receipts(kept)
+    gid = r.game_id
+    ok = tablier(env, "verify", gid, "--receipts", str(kept), "--database-url", fresh_database_url)
+    assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -27,7 +27,7 @@ from tablier.app import (
 from tablier.app.clocks import SeatClock
 from tablier.app.errors import Unauthenticated
 from tablier.app.watch import WatchBatch, WatchItem
-from tablier.receipts import SigningKeys
+from tablier.receipts import BatchSigner, SigningKeys
 from tablier.v1 import service_pb2, service_pb2_grpc
 
 from .observe import CallContext, peer_of
@@ -179,24 +179,26 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         (`tablier.receipts`); without them the answers carry none."""
         self.app = app
         self.signing = signing if signing is not None else app.signing
+        self.signer = BatchSigner(self.signing) if self.signing is not None else None
         self.rendering = WatchRendering()
         # GetView responses by the state they render: a state shared by many reads (the
         # application builds each viewer's latest state once) is turned into protobuf once.
         self._views: OrderedDict[int, tuple[MatchState, service_pb2.GetViewResponse]] = OrderedDict()
 
-    def _sign(self, response: _Signed) -> None:
+    async def _sign(self, response: _Signed) -> None:
         """Adds the signed receipt of the response's state's seq and chain head, in place (none
-        for a match whose chain head is not published: integrity scheme 1)."""
+        for a match whose chain head is not published: integrity scheme 1). The receipts of the
+        answers completed together share one signature (`BatchSigner`)."""
         state = response.state
-        if self.signing is not None and state.chain_head:
-            self.signing.sign_into(response.receipt, state.game_id, state.seq, state.chain_head)
+        if self.signer is not None and state.chain_head:
+            await self.signer.sign_into(response.receipt, state.game_id, state.seq, state.chain_head)
 
-    def _played(self, response: _Played, played: Played) -> _Played:
+    async def _played(self, response: _Played, played: Played) -> _Played:
         """A PlayMove or HostCommand response, its messages built in place."""
         for e in played.events:
             fill_event(response.events.add(), e)
         fill_state(response.state, played.state)
-        self._sign(response)
+        await self._sign(response)
         return response
 
     async def ListSigningKeys(
@@ -267,7 +269,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             game_id=created.game_id, seat_tokens=created.seat_tokens, invite_codes=created.invite_codes
         )
         fill_state(response.state, created.state)
-        self._sign(response)
+        await self._sign(response)
         return response
 
     async def JoinGame(
@@ -284,7 +286,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             seat=joined.seat, seat_token=joined.seat_token, replayed=joined.replayed
         )
         fill_state(response.state, joined.state)
-        self._sign(response)
+        await self._sign(response)
         return response
 
     async def GetView(self, request: service_pb2.GetViewRequest, context: CallContext) -> service_pb2.GetViewResponse:
@@ -339,7 +341,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             from_any(request, "action"),
             request.expected_seq if request.HasField("expected_seq") else None,
         )
-        return self._played(service_pb2.PlayMoveResponse(replayed=played.replayed), played)
+        return await self._played(service_pb2.PlayMoveResponse(replayed=played.replayed), played)
 
     async def HostCommand(
         self, request: service_pb2.HostCommandRequest, context: CallContext
@@ -351,7 +353,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.command,
             request.expected_seq if request.HasField("expected_seq") else None,
         )
-        return self._played(service_pb2.HostCommandResponse(replayed=done.replayed), done)
+        return await self._played(service_pb2.HostCommandResponse(replayed=done.replayed), done)
 
     async def ListEvents(
         self, request: service_pb2.ListEventsRequest, context: CallContext
