@@ -137,6 +137,7 @@ class Commands:
         events = self._evolve(record, match, opening, seat=None)
         mark = self.repo.mark()
         stored = await self.repo.store.create_game(record, events)
+        self.repo.keep_record(record)  # its first move need not read it back
         if record.clocked:
             # The clock starts at the recorded time of the opening events.
             match = self.repo.blank(record)

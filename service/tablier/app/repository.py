@@ -99,7 +99,8 @@ class Repository:
     async def game(self, game_id: str) -> GameRecord:
         """The match record. A record changes only while it has vacant seats (a join fills
         one, possibly through another server): those are read afresh, the others cached."""
-        key = parse_game_id(game_id)
+        # A cached record is keyed by its id's canonical form: an id found as given is canonical.
+        key = game_id if game_id in self.records else parse_game_id(game_id)
         record = self.records.get(key)
         if record is not None:
             self.records.move_to_end(key)
