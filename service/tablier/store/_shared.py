@@ -11,6 +11,7 @@ Watchers coalesce: a watcher that is slow to resume gets the latest seq, not eve
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from datetime import datetime
@@ -21,9 +22,14 @@ from tablier.store.base import CommandInput, NewEvent, StoredEvent, UnknownGame,
 def game_key(game_id: str) -> str:
     """The canonical form of a match id (a UUID); UnknownGame when it is not one."""
     try:
-        return str(uuid.UUID(game_id))
+        return _canonical(game_id)
     except (ValueError, TypeError, AttributeError):
         raise UnknownGame(game_id) from None
+
+
+@functools.lru_cache(maxsize=8192)  # asked on every store call, mostly for ids of matches in play
+def _canonical(game_id: str) -> str:
+    return str(uuid.UUID(game_id))
 
 
 def new_game_key(game_id: str) -> str:
