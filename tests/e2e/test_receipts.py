@@ -212,3 +212,33 @@ async def test_answers_completed_together_share_one_signature(fresh_database_url
     gid = r.game_id
     ok = tablier(env, "verify", gid, "--receipts", str(kept), "--database-url", fresh_database_url)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+async def test_a_turn_with_more_receipts_than_a_batch_holds_is_signed_in_batches():
+    """70 receipts asked for in one turn of the event loop: batches of at most 64, each receipt
+    verifying alone, and a batch of one signed in the plain form."""
+    key = Ed25519PrivateKey.generate()
+    keys = receipts_module.SigningKeys(key)
+    public = keys.public
+    signer = receipts_module.BatchSigner(keys)
+    outs = [service_pb2.Receipt() for _ in range(receipts_module.BATCH_MAX + 6)]
+    gid = "00000000-0000-4000-8000-000000000000"
+    await asyncio.gather(*(signer.sign_into(r, gid, i + 1, bytes([i]) * 32) for i, r in enumerate(outs)))
+    assert [r.batch_size for r in outs] == [64] * 64 + [6] * 6
+    assert [r.batch_index for r in outs] == list(range(64)) + list(range(6))
+    assert len({r.signature for r in outs}) == 2
+    for r in outs:
+        third_party_check(r, public)
+        assert receipts_module.check(r, {r.key_id: public}) is None
+    alone = service_pb2.Receipt()
+    await signer.sign_into(alone, gid, 99, bytes(32))
+    assert alone.batch_size == 0 and not alone.batch_path
+    third_party_check(alone, public)
+    # A receipt claiming a batch of one, or a path longer than its batch needs, is refused.
+    for size, path in ((1, []), (6, list(outs[-1].batch_path) + [bytes(32)])):
+        forged = service_pb2.Receipt()
+        forged.CopyFrom(outs[-1])
+        forged.batch_size = size
+        del forged.batch_path[:]
+        forged.batch_path.extend(path)
+        assert "does not fit" in (receipts_module.check(forged, {r.key_id: public}) or "")
