@@ -245,7 +245,8 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const board = h("div", { class: "board" });
   const moves = h("div", { class: "moves", "aria-label": "legal moves" });
   const refused = h("p", { class: "refusal", id: "refusal", role: "alert" });
-  const log = h("ol", { class: "log", "aria-label": "move log", "aria-live": "polite" });
+  // data-follow: opened on its latest entry (`route`), as it is scrolled to each new one.
+  const log = h("ol", { class: "log", "aria-label": "move log", "aria-live": "polite", "data-follow": "" });
   const header = h("div", { class: "match-head" });
   const banner = h("div", { class: "banner", id: "turn-banner", role: "status" });
   const clocks = h("div", { class: "clocks" });
@@ -403,6 +404,7 @@ async function matchPage(gameId: string): Promise<HTMLElement> {
   const drawBanner = () => {
     let text: string, cls: string;
     if (state.over) { text = "Match over"; cls = "over"; }
+    else if (busy) { text = "Sending your move…"; cls = "sending"; }
     else if (viewer !== undefined && state.toAct.includes(viewer)) {
       text = state.toAct.length > 1 ? "Your turn (everyone chooses at once)" : "Your turn"; cls = "mine";
     } else {
@@ -782,6 +784,8 @@ async function route() {
     else if (parts[0] === "open" && parts[1]) return await join({ gameId: parts[1] });
     else page = await lobby();
     app.replaceChildren(page);
+    // A list built before the page was shown had no height to scroll: it starts at its end now.
+    page.querySelectorAll<HTMLElement>("[data-follow]").forEach((e) => { e.scrollTop = e.scrollHeight; });
     app.removeAttribute("aria-busy");
   } catch (err) {
     const r = refusal(err);

@@ -312,13 +312,39 @@ const scenarios = {
       await shoot(page, "qwirkle-build");
       const confirm = page.locator("#builder .confirm");
       check((await confirm.textContent()).startsWith("Confirm"), "a confirm button");
+      // While the move is on its way (held here until checked), the banner says so, not
+      // "Your turn".
+      let release;
+      const held = new Promise((r) => { release = r; });
+      let sent;
+      const arrived = new Promise((r) => { sent = r; });
+      await page.route("**/tablier.v1.GameService/PlayMove", async (route) => { sent(); await held; await route.continue(); });
       await confirm.click();
+      await arrived;
+      await page.waitForFunction(() => document.querySelector("#turn-banner")?.textContent === "Sending your move…");
+      await shoot(page, "qwirkle-sending");
+      release();
       await page.waitForFunction((n) => document.querySelectorAll(".log li").length > n, logBefore);
+      await page.unroute("**/tablier.v1.GameService/PlayMove");
+      // The banner moves on once the move is played.
+      await page.waitForFunction(() => document.querySelector("#turn-banner")?.textContent !== "Sending your move…");
       for (let i = 1; i < multi.length; i += 2) {
         check((await page.locator(`.board [data-key="${multi[i]}"] .tile`).count()) === 1, `a tile now at ${multi[i]}`);
       }
       const scoreAfter = Number(await page.locator('.board .player[data-seat="0"]').getAttribute("data-score"));
       check(scoreAfter - scoreBefore === preview, `the play scored what the preview said: ${scoreBefore} + ${preview} = ${scoreAfter}`);
+      // The match opened again: its move log, longer than its box on a phone, shows its latest entry.
+      await page.reload();
+      await page.waitForSelector(".log li.last");
+      const overflows = await page.evaluate(() => { const l = document.querySelector(".log"); return l.scrollHeight > l.clientHeight; });
+      check(overflows, "the move log is longer than its box");
+      await page.waitForFunction(() => {
+        const log = document.querySelector(".log");
+        const last = log.querySelector("li.last").getBoundingClientRect();
+        const box = log.getBoundingClientRect();
+        return last.bottom <= box.bottom + 1 && last.top >= box.top - 1;
+      });
+      await shoot(page, "qwirkle-reopened");
       check(!page.errors.length, page.errors.join("; "));
       console.log(`built and played ${placed} tiles: ${multi.join(" ")}`);
       return;
