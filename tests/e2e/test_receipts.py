@@ -19,7 +19,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from tablier import receipts as receipts_module
+from tablier.api.servicer import GameServicer
+from tablier.app.games import GameApp
 from tablier.public_verify import read_log, write_log
+from tablier.store.memory import MemoryStore
 from tablier_client import connect
 from tablier_client.v1 import service_pb2
 
@@ -242,3 +245,25 @@ async def test_a_turn_with_more_receipts_than_a_batch_holds_is_signed_in_batches
         del forged.batch_path[:]
         forged.batch_path.extend(path)
         assert "does not fit" in (receipts_module.check(forged, {r.key_id: public}) or "")
+
+
+async def test_a_chain_head_only_the_auditor_sees_is_never_a_leaf_of_a_shared_batch():
+    """A scheme-1 match in play publishes its chain head to the auditor alone: its receipt is
+    signed alone, so no path given to another caller carries a hash of it."""
+    app = GameApp(MemoryStore())
+    app.signing = receipts_module.SigningKeys(Ed25519PrivateKey.generate())
+    servicer = GameServicer(app)
+    answers = [service_pb2.PlayMoveResponse() for _ in range(4)]
+    for i, answer in enumerate(answers):
+        answer.state.game_id = f"00000000-0000-4000-8000-00000000000{i}"
+        answer.state.seq = 5
+        answer.state.chain_head = bytes([i + 1]) * 32
+        answer.state.integrity_scheme = 1 if i == 0 else 3
+    answers[3].state.integrity_scheme = 1
+    answers[3].state.over = True  # over: its chain head is anyone's
+    await asyncio.gather(*(servicer._sign(a) for a in answers))
+    public = app.signing.public
+    assert answers[0].receipt.batch_size == 0 and not answers[0].receipt.batch_path
+    assert [a.receipt.batch_size for a in answers[1:]] == [3, 3, 3]
+    for a in answers:
+        third_party_check(a.receipt, public)

@@ -201,10 +201,17 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def _sign(self, response: _Signed) -> None:
         """Adds the signed receipt of the response's state's seq and chain head, in place (none
         for a match whose chain head is not published: integrity scheme 1). The receipts of the
-        answers completed together share one signature (`BatchSigner`)."""
+        answers completed together share one signature (`BatchSigner`) when their chain heads
+        are public; the others are signed alone."""
         state = response.state
-        if self.signer is not None and state.chain_head:
+        if self.signing is None or self.signer is None or not state.chain_head:
+            return
+        if state.integrity_scheme >= 2 or state.over:
             await self.signer.sign_into(response.receipt, state.game_id, state.seq, state.chain_head)
+        else:
+            # A chain head of scheme 1 in play is the auditor's alone (it could be checked
+            # against guessed hidden cards): never a leaf whose hash other callers' paths carry.
+            self.signing.sign_into(response.receipt, state.game_id, state.seq, state.chain_head)
 
     async def _played(self, response: _Played, played: Played) -> _Played:
         """A PlayMove or HostCommand response, its messages built in place."""
