@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 from google.protobuf import any_pb2
 
 from tablier.benchkit import (
+    ASYNC_ECHO_METHOD,
     DURABLE_METHOD,
     ECHO_METHOD,
     LOOPBACK,
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
 
 PACED_ECHO = "echo at PlayMove's pace"
 DURABLE_ECHO = "echo + durable append"
+ASYNC_ECHO = "echo, async def handler"
 ON_ECHO = 0  # a figure's "workers" when the echo server made it
 
 
@@ -142,6 +144,9 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
     ]
     durable_calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
         ch.unary_unary(DURABLE_METHOD) for ch in echo_channels
+    ]
+    async_echo_calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+        ch.unary_unary(ASYNC_ECHO_METHOD) for ch in echo_channels
     ]
     per_server: dict[int, tuple[list[grpc.aio.Channel], list[GameServiceStub]]] = {}
     for workers, proc in servers.items():
@@ -238,6 +243,10 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
         paced_echo: Figure | None = None
         echo_a = await run_echo()
         measured: list[tuple[str, Figure, int]] = []
+        # The same echo from an `async def` handler: no thread pool, the floor of our handlers.
+        measured.append(
+            (ASYNC_ECHO, await _drive(_lanes(lambda c: _echo(c, echo_body), async_echo_calls), args.seconds), ON_ECHO)
+        )
         # Deeper queues: the echo and PlayMove with more calls in flight (lanes share channels).
         deep_echo: dict[int, Figure] = {d: await run_echo_deep(d) for d in deep} if "play" in args.only else {}
         for workers, (_, stubs) in per_server.items():

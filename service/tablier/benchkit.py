@@ -23,6 +23,7 @@ LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 90.0
 ECHO_METHOD = "/tablier.bench.Echo/Echo"
 DURABLE_METHOD = "/tablier.bench.Echo/Durable"
+ASYNC_ECHO_METHOD = "/tablier.bench.Echo/AsyncEcho"
 
 
 # --------------------------------------------------------------------------- the echo server
@@ -36,8 +37,15 @@ async def _echo_main(dsn: str | None = None) -> None:
     def echo(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
         return request
 
+    async def async_echo(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        return request
+
+    # "Echo", the baseline: a plain function, which grpc.aio runs in its thread pool (the echo
+    # the figures and every ratio before compare with). "AsyncEcho": the same answer
+    # from an `async def` handler on the event loop, as the service's handlers are.
     methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
-        "Echo": grpc.unary_unary_rpc_method_handler(echo)  # bytes in, bytes out
+        "Echo": grpc.unary_unary_rpc_method_handler(echo),  # bytes in, bytes out
+        "AsyncEcho": grpc.unary_unary_rpc_method_handler(async_echo),
     }
     store = None
     if dsn is not None:

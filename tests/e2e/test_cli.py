@@ -132,4 +132,7 @@ def test_bench_service_measures_every_call_against_the_echo(fresh_database_url, 
     # The floor of a durable move: the echo answering after an append through the store.
     floor = re.search(r"^echo \+ durable append\s+([\d,]+) \(", done.stdout, re.M)
     assert floor and int(floor.group(1).replace(",", "")) > 0, done.stdout
+    # The echo again from an `async def` handler, beside the baseline's plain function.
+    on_loop = re.search(r"^echo, async def handler\s+([\d,]+) \(", done.stdout, re.M)
+    assert on_loop and int(on_loop.group(1).replace(",", "")) > 0, done.stdout
     assert "error" not in done.stderr.lower(), done.stderr
