@@ -40,9 +40,9 @@ async def _echo_main(dsn: str | None = None) -> None:
     async def async_echo(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
         return request
 
-    # "Echo", the baseline: a plain function, which grpc.aio runs in its thread pool (the echo
-    # the figures and every ratio before compare with). "AsyncEcho": the same answer
-    # from an `async def` handler on the event loop, as the service's handlers are.
+    # "Echo", the baseline every ratio of the bench is given against: a plain function, which
+    # grpc.aio runs in its thread pool. "AsyncEcho": the same answer from an `async def`
+    # handler on the event loop, as the service's handlers are.
     methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
         "Echo": grpc.unary_unary_rpc_method_handler(echo),  # bytes in, bytes out
         "AsyncEcho": grpc.unary_unary_rpc_method_handler(async_echo),
