@@ -1,0 +1,388 @@
+// The match page (#/game/<id>): the table as this browser's seat sees it, live through
+// WatchGame; its legal moves played by pointer or keyboard; the log; clocks; the end screen.
+
+import { h } from "./dom";
+import { anyJson, asSeat, packAction, refusal, SeatKind, SeatStatus, type GameState } from "./api";
+import { eventSeat, gameUI, type Memory } from "./games/index";
+import { anyJsonOrUndefined, client, current, held, keep, sameBytes, say, types, type Held } from "./session";
+import type { Any } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+
+// Moves listed before "all N moves" (pick on the table to narrow them instead).
+const SHORT_LIST = 12;
+
+export async function matchPage(gameId: string): Promise<HTMLElement> {
+  const record = held(gameId);
+  const viewer = record.mine[0];
+  const token = viewer !== undefined ? record.tokens[viewer] : undefined;
+  const first = (await client.getView({ gameId }, asSeat(token))).state!;
+  const ui = gameUI(first.gameType);
+  const info = (await types()).find((t) => t.id === first.gameType);
+  const board = h("div", { class: "board" });
+  const moves = h("div", { class: "moves", "aria-label": "legal moves" });
+  const refused = h("p", { class: "refusal", id: "refusal", role: "alert" });
+  // data-follow: opened on its latest entry (`route`), as it is scrolled to each new one.
+  const log = h("ol", { class: "log", "aria-label": "move log", "aria-live": "polite", "data-follow": "" });
+  const header = h("div", { class: "match-head" });
+  const banner = h("div", { class: "banner", id: "turn-banner", role: "status" });
+  const clocks = h("div", { class: "clocks" });
+  const result = h("div", { class: "result" });
+  const shareLink = (label: string, link: string, attrs: Record<string, unknown>) =>
+    h("div", { class: "invite" }, label,
+      h("input", { readonly: true, value: link, size: 30, ...attrs, onclick: (e: Event) => (e.target as HTMLInputElement).select() }),
+      h("button", { type: "button", onclick: () => navigator.clipboard?.writeText(link) }, "copy"));
+  const here = `${location.origin}${location.pathname}`;
+  // Invite links while their seats are still free (redrawn with every state).
+  const invitesBox = h("div", { class: "invites" });
+  const drawInvites = (st: GameState) => {
+    const links = Object.entries(record.invites)
+      .filter(([s]) => st.seats[Number(s)]?.status === SeatStatus.INVITED)
+      .map(([s, code]) => shareLink(`Invite for seat ${s}: `, `${here}#/join/${encodeURIComponent(code)}`, { "data-invite-seat": s }));
+    if (st.seats.some((x) => x.status === SeatStatus.OPEN)) {
+      links.push(shareLink("Open seats, for anyone: ", `${here}#/open/${gameId}`, { "data-open-link": "" }));
+    }
+    invitesBox.replaceChildren(...links);
+  };
+  drawInvites(first);
+  const page = h("section", { class: "match", "data-game": first.gameType },
+    header, banner, clocks, invitesBox, result, board, refused, moves,
+    h("h2", { class: "log-title" }, "Moves"), log);
+
+  let state: GameState = first;
+  // The seat's legal moves at `seq`; `shared`: other seats were awaited too (their choices
+  // move the seq without changing these moves).
+  let legal: { seq: bigint; moves: Any[]; json: any[]; labels: string[]; shared: boolean } | undefined;
+  // Every event in the game's own words, as the server told them to this viewer; what the
+  // seat privately learnt from its own events (a peek) is kept in `memory` for the drawing.
+  const memory: Memory = new Map();
+  let lastTold = 0;
+  let lastKeys: string[] = [];
+  // The end screen's breakdown: points per seat under each row (a round), from the events.
+  const breakdown = new Map<string, number[]>();
+  // The seat's own Evaluation at its legal moves' seq (no rollouts): a built play's score.
+  let evaluation: { seq: bigint; json: any } | undefined;
+  const tell = (events: { seq: bigint; description: string; type: string; seat?: number; payload?: Any }[]) => {
+    let grew = false;
+    for (const e of events) {
+      if (Number(e.seq) <= lastTold) continue;
+      lastTold = Number(e.seq);
+      const payload = e.payload ? anyJsonOrUndefined(e.payload) : undefined;
+      if (viewer !== undefined) ui.learn?.(memory, { type: e.type, seat: e.seat, payload }, viewer);
+      const scored = payload && ui.score?.(payload, first.seatCount);
+      if (scored) {
+        const row = breakdown.get(scored.row) ?? Array.from({ length: first.seatCount }, () => 0);
+        breakdown.set(scored.row, row.map((x, s) => x + (scored.points[s] ?? 0)));
+      }
+      if (!e.description) continue;
+      // The board marks the latest event that touched it (a draw from the bag does not).
+      const touched = payload && ui.eventKeys ? ui.eventKeys(payload) : [];
+      if (touched.length) lastKeys = touched;
+      log.querySelector("li.last")?.classList.remove("last");
+      // Whose entry: the seat that moved, or the seat an automatic event is for, or the table.
+      const seat = eventSeat(e.seat, payload, ui);
+      const mine = seat !== undefined && seat === viewer;
+      log.append(h("li", { class: `last${mine ? " mine" : ""}`, "data-seq": String(e.seq), "data-seat": seat },
+        h("span", { class: "who" }, seat === undefined ? "table" : mine ? "you" : `seat ${seat}`), " ", e.description));
+      grew = true;
+    }
+    if (grew) log.scrollTop = log.scrollHeight;
+  };
+  let picked: string[] = [];
+  let showAll = false;
+  // A move of this seat is on its way (from its click until its PlayMove answered).
+  let busy = false;
+  // The seat's moves sent so far: a move list asked for before the latest of them was sent
+  // may be from before that move was applied (a card it played, a trick it ended).
+  let sent = 0;
+  let closed = false;
+  const abort = new AbortController();
+  current.stop = () => { closed = true; abort.abort(); clearInterval(ticker); };
+
+  const draw = () => {
+    const view = anyJson(state.view);
+    drawInvites(state);
+    drawBanner();
+    header.replaceChildren(
+      h("h1", {}, info?.name ?? state.gameType),
+      h("div", { class: "seq" }, `move ${state.seq}`),
+      viewer === undefined ? h("div", {}, "watching as a spectator") : h("div", {}, `you are seat ${viewer}`),
+      h("div", { class: "seats" }, state.seats.map((x, s) => h("span", { class: "seat", "data-seat": s },
+        `seat ${s}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? `bot (${x.bot})` :
+          x.status === SeatStatus.OPEN ? "open" : x.status === SeatStatus.INVITED ? "invited" : "player"}`))));
+    // Highlight what the seat's legal moves touch; the picked elements narrow the list.
+    const shown = legal;
+    const all = (shown?.json ?? []).map((m, i) => ({ i, m, keys: viewer === undefined ? [] : ui.keys(m, viewer) }));
+    const candidates = all.filter((c) => covers(c.keys, picked) && (ui.fits?.(c.m, picked) ?? true));
+    board.replaceChildren(ui.draw(view, viewer, all.flatMap((c) => c.keys), memory));
+    if (picked.length) ui.preview?.(board, picked);
+    // The last move on the table (what the game's drawing can point at).
+    board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => e.classList.toggle("last-move", lastKeys.includes(e.dataset.key!)));
+    // Elements with the same key (two identical tiles) are told apart by order: the first ones
+    // are the picked ones; the others stay targets while some candidate needs one more.
+    const need = new Map<string, number>();
+    for (const c of candidates) for (const k of new Set(c.keys)) need.set(k, Math.max(need.get(k) ?? 0, count(c.keys, k) - count(picked, k)));
+    const seen = new Map<string, number>();
+    board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => {
+      const key = e.dataset.key!;
+      const nth = seen.get(key) ?? 0;
+      seen.set(key, nth + 1);
+      const isPicked = nth < count(picked, key);
+      const isLegal = !isPicked && (need.get(key) ?? 0) > 0;
+      e.classList.toggle("legal", isLegal);
+      e.classList.toggle("picked", isPicked);
+      e.onclick = () => pick(key, isPicked);
+      if (isLegal || isPicked) {
+        // Reachable by keyboard: Tab to a target, Enter (or Space) to pick it.
+        e.tabIndex = 0;
+        e.setAttribute("role", "button");
+        e.onkeydown = (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(key, isPicked); } };
+      }
+    });
+    // A move built on the table (ui.build): previewed, then confirmed or cancelled.
+    const built = ui.build && picked.length ? candidates.filter((c) => c.keys.length === picked.length) : [];
+    // What the play scores at once, from the seat's own Evaluation of this position.
+    const points = built.length === 1 && evaluation && evaluation.seq === shown?.seq ? ui.playScore?.(evaluation.json, built[0].m) : undefined;
+    const builder = ui.build && picked.length ? h("div", { class: "builder", id: "builder" },
+      built.length === 1 ? h("button", { type: "button", class: "confirm", onclick: () => play(shown!.moves[built[0].i]) }, `Confirm: ${shown!.labels[built[0].i] ?? "play"}`)
+        : h("span", { class: "caption" }, candidates.length ? "Keep picking: tiles, then where they go" : "No legal move with these"),
+      points !== undefined ? h("span", { class: "preview-score", id: "preview-score", "data-points": points }, `scores ${points} point${points === 1 ? "" : "s"}`) : null,
+      h("button", { type: "button", class: "cancel", onclick: () => { picked = []; draw(); } }, "Cancel")) : null;
+    moves.replaceChildren(...[
+      busy ? h("p", { class: "caption sending" }, "Sending your move…") : null,
+      builder,
+      legal && legal.moves.length ? h("div", { class: "caption" }, picked.length ? "moves with your choice" : "your legal moves") : null,
+      (showAll ? candidates : candidates.slice(0, SHORT_LIST)).map((c) => h("button", { type: "button", class: "move", "data-move": c.i, "data-keys": c.keys.join(" "), onclick: () => play(shown!.moves[c.i]) }, shown!.labels[c.i] ?? "move")),
+      !showAll && candidates.length > SHORT_LIST
+        ? h("button", { type: "button", class: "more", onclick: () => { showAll = true; draw(); } }, `all ${candidates.length} moves`) : null,
+      picked.length && !ui.build ? h("button", { type: "button", class: "clear", onclick: () => { picked = []; draw(); } }, "clear choice") : null,
+    ].flat().filter((x): x is HTMLElement => !!x));
+    if (state.over) {
+      const o = state.outcome;
+      const winners = o?.winners ?? [];
+      const verdict = o?.aborted ? "The match was stopped." : viewer === undefined
+        ? (winners.length ? `${winners.map((s) => `Seat ${s}`).join(" and ")} won.` : "Nobody won.")
+        : winners.includes(viewer) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
+      result.replaceChildren(
+        h("h2", { class: "verdict" }, verdict),
+        h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "", "data-seat": s, "data-score": String(sc) },
+          h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, `${sc} point${sc === 1n || sc === -1n ? "" : "s"}`),
+          h("td", {}, winners.includes(s) ? "winner" : "")))),
+        ...(breakdown.size ? [breakdownTable(breakdown, state.seatCount, viewer)!] : []),
+        h("div", {}, `${o?.lowerIsBetter ? "Fewest points wins. " : ""}${o?.reason ? `Ended: ${o.reason.toLowerCase().replace(/_/g, " ")}.` : ""}`),
+        h("div", { class: "end-actions" },
+          viewer !== undefined ? h("button", { type: "button", class: "rematch", onclick: rematch }, "Rematch") : null,
+          h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"),
+          h("a", { href: "#/" }, "Lobby")));
+    }
+  };
+
+  // Whose turn, in a banner; a seat nobody has taken yet is waited for by name.
+  const drawBanner = () => {
+    let text: string, cls: string;
+    if (state.over) { text = "Match over"; cls = "over"; }
+    else if (busy) { text = "Sending your move…"; cls = "sending"; }
+    else if (viewer !== undefined && state.toAct.includes(viewer)) {
+      text = state.toAct.length > 1 ? "Your turn (everyone chooses at once)" : "Your turn"; cls = "mine";
+    } else {
+      const free = state.toAct.filter((s) => [SeatStatus.OPEN, SeatStatus.INVITED].includes(state.seats[s]?.status));
+      text = free.length ? `Waiting for seat ${free.join(" and seat ")} to join`
+        : `Waiting for ${state.toAct.map((s) => state.seats[s]?.status === SeatStatus.BOT ? `seat ${s} (bot)` : `seat ${s}`).join(" and ")}`;
+      cls = "theirs";
+    }
+    banner.className = `banner ${cls}`;
+    banner.textContent = text;
+  };
+
+  // Clocks: each awaited seat's time left to its deadline (GameState.clocks), every second.
+  const tick = () => {
+    if (!state.clocks.length || state.over) { clocks.replaceChildren(); return; }
+    clocks.replaceChildren(...state.clocks.map((c, s) => {
+      const left = c.deadline ? Math.max(0, Number(c.deadline.seconds) * 1000 + c.deadline.nanos / 1e6 - Date.now()) : undefined;
+      const bank = c.bank ? Number(c.bank.seconds) : undefined;
+      const who = s === viewer ? "you" : `seat ${s}`;
+      return h("span", { class: `clock${left !== undefined ? " running" : ""}${left !== undefined && left < 10_000 ? " low" : ""}`, "data-seat": s },
+        `${who}: `, left !== undefined ? clockText(left) : bank !== undefined ? `${clockText(bank * 1000)} left` : "waiting");
+    }));
+  };
+  // A join appends no event: while a seat is still free, the seats are read again now and then.
+  let seatsPolled = 0;
+  const ticker = setInterval(async () => {
+    tick();
+    const free = !state.over && state.seats.some((x) => x.status === SeatStatus.OPEN || x.status === SeatStatus.INVITED);
+    if (!free || ++seatsPolled % 3 !== 0) return;
+    try {
+      const now = (await client.getView({ gameId }, asSeat(token))).state!;
+      if (now.seq >= state.seq && now.seats.some((x, s) => x.status !== state.seats[s]?.status)) { state = now; draw(); }
+    } catch { /* the next tick tries again */ }
+  }, 1000);
+
+  // A new match like this one: the same game and options, this browser in its seat, the
+  // server's bots where bots played, the other players invited again.
+  const rematch = async () => {
+    try {
+      const seats = state.seats.map((x, s) => s === viewer ? { kind: SeatKind.CREATOR, bot: "" }
+        : x.status === SeatStatus.BOT ? { kind: SeatKind.BOT, bot: x.bot } : { kind: SeatKind.INVITE, bot: "" });
+      const created = await client.createGame({ gameType: state.gameType, options: state.options, seatAssignments: seats });
+      const next: Held = { tokens: {}, mine: [], invites: {}, gameType: state.gameType, at: Date.now() };
+      seats.forEach((a, s) => {
+        if (a.kind === SeatKind.CREATOR) { next.tokens[s] = created.seatTokens[s]; next.mine.push(s); }
+        if (a.kind === SeatKind.INVITE) next.invites[s] = created.inviteCodes[s];
+      });
+      keep(created.gameId, next);
+      location.hash = `#/game/${created.gameId}`;
+    } catch (err) {
+      refused.textContent = `Rematch refused: ${refusal(err).message}`;
+    }
+  };
+
+  const pick = async (key: string, wasPicked = false) => {
+    if (viewer === undefined || state.over || busy) return;
+    if (wasPicked) { const at = picked.lastIndexOf(key); picked = picked.filter((_, i) => i !== at); }
+    else picked = [...picked, key];
+    const shown = legal;
+    const matching = (shown?.json ?? []).map((m, i) => ({ i, m, keys: ui.keys(m, viewer) }))
+      .filter((c) => covers(c.keys, picked) && (ui.fits?.(c.m, picked) ?? true));
+    const exact = matching.filter((c) => c.keys.length === picked.length);
+    if (exact.length === 1 && !ui.build) return play(shown!.moves[exact[0].i]);
+    if (!matching.length && ui.compose) {
+      // No legal move has that: let the server say why (the rules are its, not ours).
+      const tried = ui.compose(picked, anyJson(state.view), viewer);
+      if (tried) return play(packAction(info!.actionType, tried));
+    }
+    draw();
+  };
+
+  // The seat's own position, evaluated without rollouts: the immediate points of every legal
+  // move, for the preview of a move being built. Without it the builder simply shows no score.
+  const evaluate = async (seq: bigint) => {
+    try {
+      const got = await client.getView({ gameId, withPosition: true }, asSeat(token));
+      if (got.state?.seq !== seq) return;
+      const ev = await client.evaluatePosition({ gameType: state.gameType, position: got.position });
+      evaluation = { seq, json: anyJson(ev.evaluation) };
+      if (picked.length && !busy) draw();
+    } catch { /* no preview score */ }
+  };
+
+  // Draws the table of `state` with the seat's legal moves, asked for now. A list is drawn
+  // only if it is from after every move this seat sent: one asked for before (a refresh from
+  // the watch while the move was on its way) can answer after the move was applied, and in a
+  // simultaneous phase nothing else would stop a click on the card just played (refused as
+  // not in hand). Nor does an older list replace a newer one. No list is asked for while a
+  // move is on its way: the refresh after it asks, at least at the seq it answered.
+  const refresh = async () => {
+    let next: typeof legal = undefined;
+    if (viewer !== undefined && !state.over && state.toAct.includes(viewer) && !busy) {
+      const asked = sent;
+      const got = await client.listLegalMoves({ gameId, minSeq: state.seq }, asSeat(token));
+      // Stale: the table of `state` is drawn with the list already there (none while a move is on its way).
+      if (asked !== sent || busy || (legal && got.seq < legal.seq)) { draw(); return; }
+      next = { seq: got.seq, moves: got.moves, json: got.moves.map(anyJson), labels: got.labels, shared: state.toAct.length > 1 };
+      if (ui.playScore && info?.positionType && evaluation?.seq !== got.seq) evaluate(got.seq);
+    }
+    legal = next;
+    showAll = false;
+    picked = [];
+    draw();
+  };
+
+  const play = async (action: Any) => {
+    if (busy) return;
+    busy = true;
+    sent++;
+    refused.textContent = "";
+    // Nothing more to pick until the table after this move is drawn with a list from after it.
+    const chosenFrom = legal;
+    legal = undefined;
+    picked = [];
+    draw();
+    try {
+      // In a simultaneous phase (other seats awaited too) their choices move the seq at any
+      // time without changing this seat's decision, and the match cannot pass that decision
+      // without this seat: the move goes without an expected seq (pinning one made a race
+      // with every other seat's choice, refused as ABORTED, a 409 in the console). With a
+      // clock a timeout may decide for the seat, so there the seq is pinned and re-checked.
+      const simultaneous = !!chosenFrom?.shared && !state.clocks.length;
+      let expectedSeq = simultaneous ? undefined : chosenFrom?.seq;
+      if (!simultaneous && (chosenFrom?.shared || state.seq !== chosenFrom?.seq)) {
+        // The move is checked against the latest seq first, and sent at that seq if still legal.
+        const now = await client.listLegalMoves({ gameId }, asSeat(token));
+        if (!now.moves.some((m) => m.typeUrl === action.typeUrl && sameBytes(m.value, action.value))) {
+          refused.textContent = "The table changed before your move: choose again.";
+          refused.dataset.reason = "SEQ_MISMATCH";
+          return;
+        }
+        expectedSeq = now.seq;
+      }
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const done = await client.playMove({ gameId, commandId: crypto.randomUUID(), action, expectedSeq }, asSeat(token));
+          if (done.state && done.state.seq >= state.seq) state = done.state;
+          tell(done.events);
+          break;
+        } catch (err) {
+          // Another seat moved first (simultaneous phases): if the chosen move is still
+          // legal now, play it at the new seq; otherwise the refusal stands.
+          if (attempt > 2 || refusal(err).code !== String(Code.Aborted)) throw err;
+          const now = await client.listLegalMoves({ gameId }, asSeat(token));
+          if (!now.moves.some((m) => m.typeUrl === action.typeUrl && sameBytes(m.value, action.value))) throw err;
+          expectedSeq = now.seq;
+        }
+      }
+    } catch (err) {
+      const r = refusal(err);
+      refused.textContent = r.code === String(Code.Aborted)
+        ? `The table changed before your move arrived (${r.message}): choose again.`
+        : `Refused: ${r.message}`;
+      refused.dataset.reason = r.reason;
+    } finally {
+      busy = false;
+      picked = [];
+      await refresh();
+    }
+  };
+
+  try {
+    const all = await client.listEvents({ gameId, afterSeq: 0n }, asSeat(token));
+    tell(all.events);
+  } catch { /* the board still works without the latest events */ }
+  // Live: every event anyone causes reaches this page through WatchGame (in batches: the page
+  // only needs the state after the last).
+  (async () => {
+    try {
+      for await (const item of client.watchGame({ gameId, afterSeq: first.seq, batches: true }, { ...asSeat(token), signal: abort.signal })) {
+        tell(item.events.length ? item.events : item.event ? [item.event] : []);
+        if (item.state && item.state.seq > state.seq) {
+          state = item.state;
+          await refresh();
+        }
+      }
+    } catch (err) {
+      if (!closed) say(`live updates stopped: ${refusal(err).message}`, "error");
+    }
+  })();
+  await refresh();
+  tick();
+  return page;
+}
+
+const count = (keys: string[], k: string) => keys.reduce((n, x) => n + (x === k ? 1 : 0), 0);
+/** `keys` holds every picked key, as many times as picked. */
+const covers = (keys: string[], picked: string[]) => picked.every((p) => count(keys, p) >= count(picked, p));
+
+/** The end screen's points per seat per round (rows from GameUI.score), with their sums. */
+function breakdownTable(rows: Map<string, number[]>, seats: number, viewer: number | undefined): HTMLElement | null {
+  if (!rows.size) return null;
+  const seatCols = Array.from({ length: seats }, (_, s) => s);
+  const cells = (points: number[], cls: string) => seatCols.map((s) => h("td", { class: cls, "data-seat": s, "data-points": points[s] ?? 0 }, String(points[s] ?? 0)));
+  const total = seatCols.map((s) => [...rows.values()].reduce((n, p) => n + (p[s] ?? 0), 0));
+  return h("table", { class: "breakdown", id: "breakdown", "aria-label": "points per round" },
+    h("thead", {}, h("tr", {}, h("th", {}, ""), seatCols.map((s) => h("th", { scope: "col" }, s === viewer ? "you" : `seat ${s}`)))),
+    h("tbody", {}, [...rows].map(([row, points]) => h("tr", { class: "round" }, h("th", { scope: "row" }, row), cells(points, "points")))),
+    h("tfoot", {}, h("tr", { class: "sum" }, h("th", { scope: "row" }, "sum"), cells(total, "sum"))));
+}
+
+function clockText(ms: number): string {
+  const s = Math.ceil(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
