@@ -8,11 +8,13 @@ the core registry's, for every game alike.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from tablier import _core
 from tablier.store.base import StoredEvent
+from tablier.v1.common_pb2 import GameType
 
 # Command ids of the server's timeouts: `timeout:<seat>:<seq the timeout was decided at>`.
 TIMEOUT_COMMAND_PREFIX = "timeout:"
@@ -52,3 +54,10 @@ def next_timeout(match: _core.Match) -> tuple[int, int] | None:
 def timeout_command(seat: int) -> str:
     """The core's host command that times out `seat`."""
     return f"{_core.TIMEOUT_COMMAND}{seat}"
+
+
+def awaits_server(info: GameType, match: _core.Match, bots: Sequence[str]) -> bool:
+    """Whether a match may await the server itself: a clock, a core timer (a game whose host
+    commands a timer may give) or a bot seat. Such a match is in the store's index of waits
+    (`GameRecord.clocked`) until it is over, and a starting server resumes it (`Repository.resume_all`)."""
+    return match.clock() is not None or bool(info.host_commands) or any(bots)

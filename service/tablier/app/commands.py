@@ -11,21 +11,17 @@ from collections.abc import Callable
 
 from tablier import _core
 from tablier._core import Match
-from tablier.integrity import chained_input
 from tablier.store.base import (
     HASH_SCHEME,
-    ChainBroken,
     CommandInput,
     GameRecord,
     NewEvent,
     SeqConflict,
     StoredCommand,
     StoredEvent,
-    genesis_hash,
     stored_state_hash,
 )
 
-from . import integrity
 from .access import Access, acting_seat
 from .auth import (
     ANONYMOUS,
@@ -39,7 +35,7 @@ from .auth import (
     token_game_id,
     token_hash,
 )
-from .clocks import apply_stored
+from .clocks import awaits_server
 from .errors import (
     AlreadyExists,
     AppError,
@@ -131,20 +127,13 @@ class Commands:
             invite_hashes=plan.invite_hashes,
             bots=plan.bots,
             hash_scheme=HASH_SCHEME,
-            clocked=match.clock() is not None,
+            # Indexed for the scheduler's `resume` at start-up while the match may await the server.
+            clocked=awaits_server(info, match, plan.bots),
         )
         opening = match.start(seed, 1)
         events = self._evolve(record, match, opening, seat=None)
-        mark = self.repo.mark()
-        stored = await self.repo.store.create_game(record, events)
-        self.repo.keep_record(record)  # its first move need not read it back
-        if record.clocked:
-            # The clock starts at the recorded time of the opening events.
-            match = self.repo.blank(record)
-            for ev in stored:
-                apply_stored(match, ev)
+        stored, match = await self.repo.create(record, events, match)
         seq = stored[-1].seq if stored else 0
-        self.repo.remember(record, seq, match, stored[-1].chain_hash if stored else genesis_hash(record), mark, stored)
         return Created(
             game_id,
             plan.tokens,
@@ -201,9 +190,8 @@ class Commands:
         if match.is_over():
             raise NotAllowedNow("the match is over", "GAME_OVER")
         for s in candidates:
-            claimed = await self.repo.store.claim_seat(game.game_id, s, token_hash(token))
+            claimed = await self.repo.claim_seat(game, s, token_hash(token))
             if claimed is not None:
-                self.repo.keep_record(claimed)
                 state = self._state(
                     claimed, seq, match, Principal(Role.SEAT, s), await self.repo.chain_at(claimed, seq)
                 )
@@ -329,7 +317,7 @@ class Commands:
                 decided = decide(match, seq, principal)
             except (AppError, _core.CoreError):
                 # A refusal: a retry of a command that was applied, or a state behind the log?
-                prior = await self.repo.store.command_events(gid, command_id)
+                prior = await self.repo.command_events(gid, command_id)
                 if prior is not None:
                     return await self._repeated(game, command_id, given(principal), prior, principal)
                 if fresh:
@@ -364,25 +352,10 @@ class Commands:
             raise RuntimeError(f"the core decided no events for a command in {game.game_id}")
         after = match.copy()
         events = self._evolve(game, after, decided, seat=given.seat)
-        mark = self.repo.mark()
-        try:
-            stored = await self.repo.store.append(
-                game.game_id, seq, events, command_id, given, chained_input(game.hash_scheme, command_id, given)
-            )
-        except ChainBroken:
-            # The log lost or changed the event this state was verified at: `_load` names the
-            # damage (DataLoss); if it finds none, the log simply moved on.
-            await self.repo.load(game)
-            raise SeqConflict(f"{game.game_id} is no longer at seq {seq}") from None
+        stored, after = await self.repo.save(game, seq, match, after, events, command_id, given)
         if not stored.written:
             return await self._repeated(game, command_id, given, stored, principal)
         last = stored[-1].seq
-        if after.clock() is not None:
-            # The clock steps with the recorded times, known only now.
-            after = match.copy()
-            for ev in stored:
-                apply_stored(after, ev)
-        self.repo.remember(game, last, after, stored[-1].chain_hash, mark, stored)
         return Played(
             events=[e for e in (self._event_out(game, after, ev, principal) for ev in stored) if e],
             state=self._state(game, last, after, principal, stored[-1].chain_hash),
@@ -403,7 +376,7 @@ class Commands:
     async def bot_move(self, game: GameRecord, seq: int, match: Match, seat: int) -> None:
         """The bot's move for `seat` at `seq`, recorded as that seat's command."""
         command_id = f"{BOT_COMMAND_PREFIX}{seat}:{seq}"
-        if await self.repo.store.command_events(game.game_id, command_id) is not None:
+        if await self.repo.command_events(game.game_id, command_id) is not None:
             return  # another server played it
         action = await asyncio.to_thread(match.bot_action, seat, game.bot(seat), bot_seed(game.seed, seat), seq + 1)
         decided = match.decide(seat, action, game.seed, seq + 1)
@@ -428,19 +401,14 @@ class Commands:
     ) -> Played:
         """A command id used before in this match: a retry of the same command gets the first
         result; another command under that id is refused (an id names one command)."""
-        first = next((c for c in await self.repo.store.commands(game.game_id) if c.command_id == command_id), None)
+        first = await self.repo.command(game.game_id, command_id)
         if first is not None and first.input is not None and first.input != given:
             raise AlreadyExists(f"command_id {command_id[:64]!r} was used for another command of this match")
         return await self._replayed(game, prior, principal)
 
     async def _replayed(self, game: GameRecord, prior: list[StoredEvent], principal: Principal) -> Played:
-        if not prior:
-            # Acknowledged once, its events are gone: never apply it again as new.
-            seq = await self.repo.store.last_seq(game.game_id) + 1
-            raise integrity.damaged(game, seq, "the events of an acknowledged command are missing")
+        match = await self.repo.state_after(game, prior)
         last = prior[-1].seq
-        entry = self.repo.cache.get(game.game_id)
-        match = entry[1] if entry is not None and entry[0] == last else await self.repo.replay(game, upto_seq=last)
         return Played(
             events=[e for e in (self._event_out(game, match, ev, principal) for ev in prior) if e],
             state=self._state(game, last, match, principal, prior[-1].chain_hash),

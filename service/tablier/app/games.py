@@ -1,14 +1,18 @@
 """The application: one object the transports call, made of four parts a reader can take one
 at a time (the eventsourcing library's `Application` beside its `Repository`):
 
-* `repository.Repository`: loads a match record and its state from the event store, checks the
-  log (`integrity`), and keeps the cache, the snapshots and the verified chain heads;
+* `repository.Repository`: the one door to the event store: `get` loads a match record and its
+  state, checks the log (`integrity`) and caches them (reads); `save` appends what a command
+  decided (commands); `resume` takes up a match's waits (start-up, failover);
 * `commands.Commands`: create, join, a seat's move, a host command: decided by the core on the
-  repository's state and appended to the log;
+  repository's state and saved;
 * `reads.Reads`: views, events, positions, advice and the watch streams (`watch.Feeds`, which
   read new events through the repository);
 * `scheduler.Scheduler`: core timers, match clocks and bot seats, armed by the states the
-  repository loads or commits, never by a read.
+  repository saves or resumes, never by a read.
+
+Its calls are plain methods, each handing over to one part, so a reader (or an editor's "go to
+definition") follows a call from the transport to the store.
 
 No gRPC types here: the API layer turns requests into these calls and the results and errors
 into messages and status codes. Everything a viewer receives goes through the core's `view` /
@@ -18,24 +22,27 @@ into messages and status codes. Everything a viewer receives goes through the co
 from __future__ import annotations
 
 import contextlib
-import functools
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from collections.abc import AsyncGenerator
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 from tablier.seeds import SeedUnreadable
 from tablier.store.base import EventStore, StoreError
 from tablier.v1.common_pb2 import GameType
 
 from .access import Access
+from .auth import ANONYMOUS, Credential
 from .cache import MatchCache
 from .catalogue import Catalogue
 from .commands import Commands
 from .errors import DataLoss, from_store
 from .limits import Limiter, Limits
+from .model import Created, EventOut, GameSummary, Joined, MatchState, Payload, Played
 from .reads import Reads
 from .repository import Repository
 from .scheduler import Scheduler
-from .watch import Feeds
+from .seats import SeatAssignment
+from .watch import Feeds, WatchBatch, WatchItem
 
 if TYPE_CHECKING:
     from tablier.receipts import SigningKeys
@@ -57,7 +64,7 @@ class GameApp:
         everything and changes nothing; `operator_token` (deprecated) is both. `creator_token`
         creates matches under the `token` creation policy, as the host token does; `limits`
         are the per-peer limits (`limits.Limits`)."""
-        self.store = store
+        self._store = store
         # The keys that sign the receipts of the answers that change a match
         # (`tablier.receipts.SigningKeys`, set by `tablier serve`); None: no receipts.
         self.signing: SigningKeys | None = None
@@ -69,21 +76,124 @@ class GameApp:
         self.commands = Commands(self.repository, self.access, self.limiter)
         self.reads = Reads(self.repository, self.access, self.limiter, self.feeds)
         self.scheduler = Scheduler(self.repository, self.commands)
-        # The calls, as the transports make them; a store error leaves them as an AppError.
-        self.create_game = _translated(self.commands.create_game, self.repository)
-        self.join_game = _translated(self.commands.join_game, self.repository)
-        self.play = _translated(self.commands.play, self.repository)
-        self.host_command = _translated(self.commands.host_command, self.repository)
-        self.get_view = _translated(self.reads.get_view, self.repository)
-        self.get_position = _translated(self.reads.get_position, self.repository)
-        self.legal_moves = _translated(self.reads.legal_moves, self.repository)
-        self.list_events = _translated(self.reads.list_events, self.repository)
-        self.list_games = _translated(self.reads.list_games, self.repository)
-        self.watch_batches = _translated_stream(self.reads.watch_batches, self.repository)
-        self.watch = _translated_stream(self.reads.watch, self.repository)
-        self.suggest = _translated(self.reads.suggest, self.repository)
-        self.evaluate = _translated(self.reads.evaluate, self.repository)
-        self.start_clocks = self.scheduler.start_clocks
+        self._translating = _Translating(self.repository)
+
+    @property
+    def store(self) -> EventStore:
+        """The event store, for the transports' health and metrics (the app reaches it only
+        through the repository)."""
+        return self._store
+
+    # ----------------------------------------------------------------- commands
+    # Each call: a store error leaves it as the application's (`errors.from_store`), a sealed
+    # seed that does not open as DataLoss refusing the match (`_Translating`).
+
+    async def create_game(
+        self,
+        game_type: str,
+        seats: int,
+        options: dict[str, str],
+        seed: bytes = b"",
+        cred: Credential = ANONYMOUS,
+        assignments: list[SeatAssignment] | None = None,
+        peer: str | None = None,
+    ) -> Created:
+        with self._translating:
+            return await self.commands.create_game(game_type, seats, options, seed, cred, assignments, peer)
+
+    async def join_game(
+        self, game_id: str, cred: Credential, invite_code: str = "", seat: int | None = None, join_key: str = ""
+    ) -> Joined:
+        with self._translating:
+            return await self.commands.join_game(game_id, cred, invite_code, seat, join_key)
+
+    async def play(
+        self, game_id: str, cred: Credential, command_id: str, action: Payload | None, expected_seq: int | None = None
+    ) -> Played:
+        with self._translating:
+            return await self.commands.play(game_id, cred, command_id, action, expected_seq)
+
+    async def host_command(
+        self, game_id: str, cred: Credential, command_id: str, command: str, expected_seq: int | None = None
+    ) -> Played:
+        with self._translating:
+            return await self.commands.host_command(game_id, cred, command_id, command, expected_seq)
+
+    # ----------------------------------------------------------------- reads
+
+    async def get_view(
+        self, game_id: str, cred: Credential, at_seq: int | None = None, min_seq: int | None = None
+    ) -> MatchState:
+        with self._translating:
+            return await self.reads.get_view(game_id, cred, at_seq, min_seq)
+
+    async def get_position(
+        self,
+        game_id: str,
+        cred: Credential,
+        at_seq: int | None = None,
+        seat: int | None = None,
+        min_seq: int | None = None,
+    ) -> tuple[MatchState, Payload, int, list[tuple[Payload, str]]]:
+        with self._translating:
+            return await self.reads.get_position(game_id, cred, at_seq, seat, min_seq)
+
+    async def legal_moves(
+        self, game_id: str, cred: Credential, min_seq: int | None = None
+    ) -> tuple[int, list[tuple[Payload, str]]]:
+        with self._translating:
+            return await self.reads.legal_moves(game_id, cred, min_seq)
+
+    async def list_events(
+        self, game_id: str, cred: Credential, after_seq: int = 0, limit: int = 0, min_seq: int | None = None
+    ) -> tuple[list[EventOut], int]:
+        with self._translating:
+            return await self.reads.list_events(game_id, cred, after_seq, limit, min_seq)
+
+    async def list_games(
+        self, game_type: str = "", page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[GameSummary], str]:
+        with self._translating:
+            return await self.reads.list_games(game_type, page_size, page_token)
+
+    async def suggest(
+        self, game_id: str, cred: Credential, bot: str = "", min_seq: int | None = None
+    ) -> tuple[Payload, int]:
+        with self._translating:
+            return await self.reads.suggest(game_id, cred, bot, min_seq)
+
+    async def evaluate(self, game_type: str, position: Payload | None, rollouts: bytes | None = None) -> Payload:
+        with self._translating:
+            return await self.reads.evaluate(game_type, position, rollouts)
+
+    async def watch_batches(
+        self, game_id: str, cred: Credential, after_seq: int = 0, peer: str | None = None, batched: bool = True
+    ) -> AsyncGenerator[WatchBatch, None]:
+        with self._translating:
+            async with contextlib.aclosing(
+                self.reads.watch_batches(game_id, cred, after_seq, peer, batched)
+            ) as batches:
+                async for batch in batches:
+                    yield batch
+
+    async def watch(
+        self, game_id: str, cred: Credential, after_seq: int = 0, peer: str | None = None
+    ) -> AsyncGenerator[WatchItem, None]:
+        with self._translating:
+            async with contextlib.aclosing(self.reads.watch(game_id, cred, after_seq, peer)) as items:
+                async for item in items:
+                    yield item
+
+    # ----------------------------------------------------------------- the server
+
+    def resume(self) -> None:
+        """A starting server resumes every match that may await it (clocks, core timers, bot
+        seats: `Repository.resume_all`), in the background."""
+        self.scheduler.resume()
+
+    def start_clocks(self) -> None:
+        """`resume` (the name the transports' server calls)."""
+        self.resume()
 
     @property
     def cache(self) -> MatchCache:
@@ -113,42 +223,22 @@ class GameApp:
         return self.catalogue.all()
 
 
-P = ParamSpec("P")
-R = TypeVar("R")
-T = TypeVar("T")
+class _Translating:
+    """Around each call of `GameApp`: a store error leaves it as the application's
+    (`errors.from_store`), and a sealed seed that does not open, whichever read met it, as
+    DataLoss refusing the match (`Repository.unreadable_seed`). A plain context manager: one
+    per app, nothing allocated per call."""
 
+    __slots__ = ("_repo",)
 
-def _translated(call: Callable[P, Awaitable[R]], repo: Repository) -> Callable[P, Awaitable[R]]:
-    """`call`, whose store errors are raised as the application's (`errors.from_store`), and a
-    sealed seed that does not open, whichever read met it, as DataLoss refusing the match
-    (`Repository.unreadable_seed`)."""
+    def __init__(self, repo: Repository) -> None:
+        self._repo = repo
 
-    @functools.wraps(call)
-    async def translating(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await call(*args, **kwargs)
-        except StoreError as exc:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if isinstance(exc, StoreError):
             raise from_store(exc) from exc
-        except SeedUnreadable as exc:
-            repo.unreadable_seed(exc)
-
-    return translating
-
-
-def _translated_stream(
-    call: Callable[P, AsyncGenerator[T, None]], repo: Repository
-) -> Callable[P, AsyncGenerator[T, None]]:
-    """`_translated` for a stream (closed with its consumer's `aclose`)."""
-
-    @functools.wraps(call)
-    async def translating(*args: P.args, **kwargs: P.kwargs) -> AsyncGenerator[T, None]:
-        try:
-            async with contextlib.aclosing(call(*args, **kwargs)) as items:
-                async for item in items:
-                    yield item
-        except StoreError as exc:
-            raise from_store(exc) from exc
-        except SeedUnreadable as exc:
-            repo.unreadable_seed(exc)
-
-    return translating
+        if isinstance(exc, SeedUnreadable):
+            self._repo.unreadable_seed(exc)

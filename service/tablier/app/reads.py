@@ -2,7 +2,7 @@
 legal moves, a suggested move, an evaluation, and the stream of a watched match. Reads change
 no match: they load states from the repository and never start a timer or a bot.
 
-A read of the present takes the repository's `latest` state: the cached one, without a
+A read of the present takes the repository's state (`get`): the cached one, without a
 database round trip, while the store's feed of appends says nothing newer was committed, and
 at least at the `min_seq` the client names (a seq it saw, e.g. its own write through another
 server); a match that has no such seq even in the database is OUT_OF_RANGE."""
@@ -21,16 +21,13 @@ from datetime import datetime
 
 from tablier import _core
 from tablier._core import Match
-from tablier.store.base import GameRecord, StoredCommand, StoredEvent, genesis_hash
+from tablier.store.base import GameRecord, StoredCommand, StoredEvent
 
-from . import integrity
 from .access import Access, acting_seat
 from .auth import Credential, Principal, Role
 from .errors import (
     AppError,
     BadRequest,
-    Conflict,
-    DataLoss,
     OutOfRange,
     PermissionDenied,
     ResourceExhausted,
@@ -100,8 +97,8 @@ class Reads:
         return event_out(self.catalogue, game, match, ev, who, command)
 
     async def _latest(self, game: GameRecord, min_seq: int | None) -> tuple[int, Match]:
-        """The match now (`Repository.latest`), at least at `min_seq`."""
-        seq, match = await self.repo.latest(game, min_seq or None)
+        """The match now (`Repository.get`), at least at `min_seq`."""
+        seq, match = await self.repo.get(game, min_seq or None)
         _reached(seq, min_seq)
         return seq, match
 
@@ -154,14 +151,14 @@ class Reads:
         game = await self.repo.game(game_id)
         # A past seq this server's state has not reached yet may still be in the log; with
         # at_seq, min_seq is moot (the answer is at at_seq).
-        seq, match = await self.repo.latest(game, (at_seq or min_seq) or None)
+        seq, match = await self.repo.get(game, (at_seq or min_seq) or None)
         if not at_seq:
             _reached(seq, min_seq)
         principal = self.access.principal(game, cred, over=match.is_over(), read_only=True)
         if at_seq and at_seq != seq:
             if at_seq > seq:
                 raise OutOfRange(f"the match is at seq {seq}; there is no seq {at_seq} yet")
-            match, chain, _ = await self.repo.state_at(game, at_seq)
+            match, chain, _ = await self.repo.get_at(game, at_seq)
             return game, self._state(game, at_seq, match, principal, chain), match
         return game, self._latest_state(game, seq, match, principal, await self.repo.chain_at(game, seq)), match
 
@@ -178,12 +175,12 @@ class Reads:
             self.catalogue.get(game_type)  # refuses an unknown game type, in words
         limit = page_size or GAMES_PAGE
         before = _page_position(page_token) if page_token else None
-        records = await self.repo.store.game_page(limit + 1, game_type or None, before)
+        records = await self.repo.page(limit + 1, game_type or None, before)
         more = len(records) > limit
         out = []
         for page_record in records[:limit]:
             try:
-                seq, match = await self.repo.latest(await self.repo.game(page_record.game_id))
+                seq, match = await self.repo.get(await self.repo.game(page_record.game_id))
             except AppError:
                 continue
             out.append(
@@ -216,7 +213,7 @@ class Reads:
     ) -> tuple[list[EventOut], int]:
         game = await self.repo.game(game_id)
         # A later after_seq than this server's state may still be in the log: asked there.
-        seq, match = await self.repo.latest(game, max(min_seq or 0, after_seq) or None)
+        seq, match = await self.repo.get(game, max(min_seq or 0, after_seq) or None)
         _reached(seq, min_seq)
         principal = self.access.principal(game, cred, over=match.is_over(), read_only=True)
         # Bounded by the seq just loaded: one consistent snapshot, and no client number
@@ -224,30 +221,9 @@ class Reads:
         upto = min(after_seq + limit, seq) if limit else seq
         if after_seq >= upto:
             return [], seq
-        stored = await self.repo.store.load_events(game.game_id, after_seq=max(after_seq - 1, 0), upto_seq=upto)
-        if after_seq > 0 and stored and stored[0].seq == after_seq:
-            prev, stored = stored[0].chain_hash, stored[1:]
-        else:
-            prev = genesis_hash(game)
-        head = self.repo.verified_head(game.game_id)
-        if upto == seq and head is not None and head[0] == seq:
-            # What is served must be the log that was verified: it chains to the verified head.
-            # Each stored chain hash too: a read of the present answered from the held state
-            # does not read the log, so this is where a changed column of it shows first.
-            stored_chain_ok = True
-            for ev in stored:
-                prev = integrity.event_chain(game, prev, ev)
-                stored_chain_ok = stored_chain_ok and ev.chain_hash == prev
-            if (
-                prev != head[1]
-                or not stored_chain_ok
-                or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1))
-            ):
-                log.error("events of %s served from the log no longer chain to the verified head", game.game_id)
-                self.repo.forget(game.game_id)
-                await self.repo.load(game)
-                raise Conflict("the match's log changed while it was read: retry", "SEQ_CONFLICT")
-        commands = {c.first_seq: c for c in await self.repo.store.commands(game.game_id)} if principal.auditor else {}
+        # What is served must be the log that was verified: it chains to the verified head.
+        stored = await self.repo.events(game, after_seq, upto, seq)
+        commands = {c.first_seq: c for c in await self.repo.commands(game.game_id)} if principal.auditor else {}
         blank = self.repo.blank(game)
         return [
             e for e in (self._event_out(game, blank, ev, principal, commands.get(ev.seq)) for ev in stored) if e
@@ -290,7 +266,7 @@ class Reads:
         game = await self.repo.game(game_id)
         release = self.limiter.open_watch(peer, game.game_id, batched)
         try:
-            last, current = await self.repo.latest(game, after_seq or None)
+            last, current = await self.repo.get(game, after_seq or None)
             principal = self.access.principal(game, cred, over=current.is_over(), read_only=False)
             if after_seq > last:
                 raise OutOfRange(f"the match is at seq {last}; cannot resume after seq {after_seq}")
@@ -318,13 +294,7 @@ class Reads:
                     # Catching up: this watcher's own replay, up to where the feed took over,
                     # checked as it is read: chained from the genesis hash, and equal to the
                     # verified head when it reaches it (see `_load`).
-                    verified = self.repo.verified_head(game.game_id)
-                    match, chain, later = await self.repo.state_at(game, seq, then=start)
-                    try:
-                        if verified is not None and verified[0] == seq and chain != verified[1]:
-                            raise integrity.damaged(game, seq, "the log was rewritten after it was verified")
-                    except DataLoss as exc:
-                        self.repo.refuse(game.game_id, exc)
+                    match, chain, later = await self.repo.get_at(game, seq, then=start)
                     batch = WatchBatch()
                     for ev in later:
                         chain = self.repo.checked_step(game, ev, match, chain, seq)
@@ -408,7 +378,7 @@ class Reads:
 
 
 def _reached(seq: int, min_seq: int | None) -> None:
-    """OUT_OF_RANGE when the match (read from the database, `Repository.latest`) is below the
+    """OUT_OF_RANGE when the match (read from the database, `Repository.get`) is below the
     seq the client asked for at least."""
     if min_seq and seq < min_seq:
         raise OutOfRange(f"the match is at seq {seq}; it has no seq {min_seq}", "MIN_SEQ_NOT_REACHED")

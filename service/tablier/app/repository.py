@@ -1,18 +1,27 @@
-"""The repository of matches: a match record and its state at the last seq, loaded from the
-event store and checked, as the eventsourcing library's `Repository` serves an `Application`.
+"""The repository of matches: the one door of the application to the event store, as the
+eventsourcing library's `Repository` serves an `Application`. Nothing else in `app/` touches
+the store.
+
+* `get` (and `get_at`, `events`, `page`, `watch`): reads. A match record and its state, loaded
+  from the log and checked (`integrity`), kept in the cache; they tell nobody and start nothing.
+* `create`, `claim_seat`, `save`: commands. What the core decided, appended to the log at the
+  next seq (`save`), and the new state cached.
+* `resume`: a match looked at again by the server that runs its waits: at start-up (every match
+  in the store's index of waits, `resume_all`), and when it takes over from a server that
+  stopped (a watch feed saw a bot seat awaited, a timer's command failed).
+
+Only `save`, `create` and `resume` tell the `on_state` listeners (the scheduler's timers, clocks
+and bot seats); `on_seen` hears every state a watch feed applied from the log.
 
 It keeps what makes loads cheap and safe: the cache of states at their last seq, the snapshots
 at past seqs, the verified chain head of each cached state, the match records that no longer
-change, and the matches refused for a damaged log. Whoever must react to a match's new state
-(the scheduler's timers, clocks and bot seats) listens here: `on_state` hears every state that
-was loaded or committed, `on_seen` every state a watch feed applied from the log. A read that
-finds its state cached, with nothing new in the log, tells nobody.
+change, and the matches refused for a damaged log.
 
-Reads (`latest`) take a cached state without asking the database while the store's feed of
+Reads (`get`) take a cached state without asking the database while the store's feed of
 appends says it is still the latest (`EventLog.current`: for PostgreSQL, no notification of a
 later seq since the state was read or written, with the listener connected all along), and at
 least the seq the client asks for (`min_seq`); otherwise, and always without a feed, they load
-it as `load` does. Commands and timers `load`: they check the log whenever they read it.
+it as `load` does. Commands `load`: they check the log whenever they read it.
 """
 
 from __future__ import annotations
@@ -21,20 +30,35 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, NoReturn
 
 from tablier import _core
 from tablier._core import Match
+from tablier.integrity import chained_input
 from tablier.seeds import SeedUnreadable
-from tablier.store.base import EventStore, GameRecord, StoredEvent, UnknownGame, genesis_hash, stored_state_hash
+from tablier.store.base import (
+    Appended,
+    ChainBroken,
+    CommandInput,
+    EventStore,
+    GameRecord,
+    NewEvent,
+    SeqConflict,
+    StoredCommand,
+    StoredEvent,
+    UnknownGame,
+    genesis_hash,
+    stored_state_hash,
+)
 from tablier.store.feed import Mark
 
 from . import integrity
 from .cache import MatchCache, Snapshots
 from .catalogue import Catalogue
 from .clocks import apply_stored
-from .errors import DataLoss, MatchNotFound
+from .errors import Conflict, DataLoss, MatchNotFound
 from .model import parse_game_id
 
 if TYPE_CHECKING:
@@ -52,7 +76,7 @@ StateListener = Callable[[GameRecord, int, Match], None]
 
 class Repository:
     def __init__(self, store: EventStore, catalogue: Catalogue | None = None, cache_size: int = 1024) -> None:
-        self.store = store
+        self._store = store
         self.catalogue = catalogue or Catalogue()
         self.cache = MatchCache(cache_size)
         self.snapshots = Snapshots()
@@ -67,7 +91,7 @@ class Repository:
         # Matches answered from the held state since the last recheck (`recheck`), and the
         # task that rechecks them (`start_rechecks`).
         self._answered_held: set[str] = set()
-        # Matches some of whose held events were answered (`state_at`) since the last recheck.
+        # Matches some of whose held events were answered (`get_at`) since the last recheck.
         self._events_held: set[str] = set()
         self._rechecks: asyncio.Task[None] | None = None
         self.rechecked = 0
@@ -81,8 +105,8 @@ class Repository:
         self._on_seen: list[StateListener] = []
 
     def on_state(self, listener: StateListener) -> None:
-        """Calls `listener` with each state this repository loads or commits (newer than the
-        one it had, or loaded cold)."""
+        """Calls `listener` with each state saved (`save`, `create`) or resumed (`resume`);
+        never with a state a read or a command's load found."""
         self._on_state.append(listener)
 
     def on_seen(self, listener: StateListener) -> None:
@@ -109,15 +133,15 @@ class Repository:
         if failure is not None:
             raise failure
         try:
-            record = await self.store.get_game(key)
+            record = await self._store.get_game(key)
         except UnknownGame:
             raise MatchNotFound(f"no match {game_id}") from None
         except SeedUnreadable as exc:
             self.unreadable_seed(exc, key)
-        self.keep_record(record)
+        self._keep_record(record)
         return record
 
-    def keep_record(self, record: GameRecord) -> None:
+    def _keep_record(self, record: GameRecord) -> None:
         """Caches a record once no seat of it is vacant (it no longer changes)."""
         if any(record.vacant(s) for s in range(record.seats)):
             return
@@ -147,18 +171,18 @@ class Repository:
     def vouch_held(self, gid: str, after_seq: int, upto_seq: int) -> bool:
         """Whether the events after `after_seq` up to `upto_seq` are still held as verified
         (`keep_checked`); if so, an answer built from them stands, and the next `recheck`
-        reads them again in the database as if they had been read (`state_at`)."""
+        reads them again in the database as if they had been read (`get_at`)."""
         if not self.snapshots.holds(gid, after_seq, upto_seq):
             return False
         self._answered_held.add(gid)
         self._events_held.add(gid)
         return True
 
-    def current_seq(self, gid: str) -> int | None:
+    def _current_seq(self, gid: str) -> int | None:
         """The seq of the verified head while the store's feed says it is still the match's
-        latest (`EventLog.current`, as `latest` asks it), else None: for a watch's first seq."""
+        latest (`EventLog.current`, as `get` asks it), else None: for a watch's first seq."""
         head = self._heads.get(gid)
-        if head is None or gid in self.damaged or not self.store.current(gid, head[0], self._marks.get(gid)):
+        if head is None or gid in self.damaged or not self._store.current(gid, head[0], self._marks.get(gid)):
             return None
         return head[0]
 
@@ -166,16 +190,16 @@ class Repository:
         """(seq, chain hash) of the cached state, as verified."""
         return self._heads.get(gid)
 
-    def forget(self, gid: str) -> None:
+    def _forget(self, gid: str) -> None:
         """Drops the cached state: the next `load` checks the whole log again."""
         self.cache.drop(gid)
         self._heads.pop(gid, None)
         self._marks.pop(gid, None)
 
-    async def replay(self, game: GameRecord, upto_seq: int | None = None) -> Match:
+    async def _replay(self, game: GameRecord, upto_seq: int | None = None) -> Match:
         """The match replayed from its first event, unchecked (for comparisons in tests and tools)."""
         match = self.blank(game)
-        stored = await self.store.load_events(game.game_id, upto_seq=upto_seq)
+        stored = await self._store.load_events(game.game_id, upto_seq=upto_seq)
 
         def replay() -> None:
             for ev in stored:
@@ -184,7 +208,7 @@ class Repository:
         await asyncio.to_thread(replay)
         return match
 
-    async def state_at(
+    async def get_at(
         self, game: GameRecord, seq: int, then: int | None = None
     ) -> tuple[Match, bytes | None, list[StoredEvent]]:
         """The match at a past `seq` (at most the verified head) and the chain hash there (None
@@ -192,8 +216,10 @@ class Repository:
         `seq` up to `then`, read in the same query (unchecked: the caller checks them as it
         applies them). Starts from the nearest snapshot at or before `seq` (else from the first
         event) and checks every event after it, chained to the snapshot's verified chain hash
-        (integrity.replay_checked), leaving snapshots on the way; DataLoss refuses the match."""
+        (integrity.replay_checked), and equal to the verified head when it reaches it, leaving
+        snapshots on the way; DataLoss refuses the match."""
         gid = game.game_id
+        verified = self._heads.get(gid)
         snap = self.snapshots.before(gid, seq)
         if snap is None:
             at, match, chain = 0, self.blank(game), None
@@ -202,18 +228,20 @@ class Repository:
             match = base.copy()
         upto = seq if then is None else max(then, seq)
         if at == upto:
+            self._check_head(game, verified, seq, chain)
             return match, chain, []
         events = self.snapshots.events(gid, at, upto)
         if events is not None:
             # Verified when held: the recheck reads them again in the database within its
-            # bound and compares them, as it checks a state answered from the cache (`latest`).
+            # bound and compares them, as it checks a state answered from the cache (`get`).
             self._answered_held.add(gid)
             self._events_held.add(gid)
         else:
-            events = await self.store.load_events(gid, after_seq=at, upto_seq=upto)
+            events = await self._store.load_events(gid, after_seq=at, upto_seq=upto)
         cut = next((i for i, ev in enumerate(events) if ev.seq > seq), len(events))
         events, later = events[:cut], events[cut:]
         if at == seq:
+            self._check_head(game, verified, seq, chain)
             return match, chain, later
         step = self.snapshots.every
 
@@ -235,6 +263,7 @@ class Repository:
             kept = replay() if len(events) <= _INLINE_REPLAY else await asyncio.to_thread(replay)
         except DataLoss as exc:
             self.refuse(gid, exc)
+        self._check_head(game, verified, seq, chain)
         for snap in kept:
             self.snapshots.offer(gid, *snap)
         if chain is not None:
@@ -242,7 +271,13 @@ class Repository:
             self.snapshots.keep_read(gid, seq, match.copy(), chain)
         return match, chain, later
 
-    async def latest(self, game: GameRecord, min_seq: int | None = None) -> tuple[int, Match]:
+    def _check_head(self, game: GameRecord, verified: tuple[int, bytes] | None, seq: int, chain: bytes | None) -> None:
+        """DataLoss (the match refused) when a state replayed to `seq` does not end at the chain
+        hash `verified` there (the head as it was before the replay)."""
+        if verified is not None and verified[0] == seq and chain != verified[1]:
+            self.refuse(game.game_id, integrity.damaged(game, seq, "the log was rewritten after it was verified"))
+
+    async def get(self, game: GameRecord, min_seq: int | None = None) -> tuple[int, Match]:
         """The match at its last seq, for a read: the cached state when the store's feed says
         it is still the latest (`EventLog.current`) and it is at least at `min_seq` (a seq the
         client saw, e.g. from a write through another server), without a database round trip;
@@ -259,7 +294,7 @@ class Repository:
             and head[0] == entry[0]
             and (min_seq is None or entry[0] >= min_seq)
             and gid not in self.damaged
-            and self.store.current(gid, entry[0], self._marks.get(gid))
+            and self._store.current(gid, entry[0], self._marks.get(gid))
         ):
             self.cache.get(gid)  # counted as a hit, kept as recently used
             self.reads_cached += 1
@@ -270,7 +305,7 @@ class Repository:
 
     async def recheck(self) -> int:
         """Checks again, in the database, the last events of every match answered from the held
-        state since the last call (`latest` trusts the feed of appends, which says nothing of a
+        state since the last call (`get` trusts the feed of appends, which says nothing of a
         row changed in place): `load` reads the anchor and what follows it, as any read did
         before the feed, and the held events a watch's catch-up was answered from are read
         again and compared with what this server verified. A changed row is DataLoss, the match
@@ -306,7 +341,7 @@ class Repository:
         held = self.snapshots.held_events(gid)
         if not held:
             return
-        stored = await self.store.load_events(gid, after_seq=held[0].seq - 1, upto_seq=held[-1].seq)
+        stored = await self._store.load_events(gid, after_seq=held[0].seq - 1, upto_seq=held[-1].seq)
         for i, ev in enumerate(held):
             if i >= len(stored) or stored[i] != ev:
                 self.refuse(
@@ -336,8 +371,8 @@ class Repository:
         (integrity.replay_checked, check_commands). A cached state is trusted only while the log
         still holds the event it was verified at, with the state hash and chain hash seen then;
         newer events are checked from that chain head. Anything else is DataLoss: logged,
-        counted, and the match refused by this process from then on. A state loaded cold or
-        brought forward goes to the `on_state` listeners; a cached one still current does not."""
+        counted, and the match refused by this process from then on. Tells nobody: a command
+        decides on the state and `save`s what it decided; a read only reads."""
         gid = game.game_id
         failure = self.damaged.get(gid)
         if failure is not None:
@@ -376,7 +411,7 @@ class Repository:
     async def _load_checked(self, game: GameRecord) -> tuple[int, Match]:
         gid = game.game_id
         # Taken before the store is read: a later append is either in what is read or heard of.
-        mark = self.store.mark()
+        mark = self._store.mark()
         entry = self.cache.get(gid)
         head = self._heads.get(gid)
         rewritten = None
@@ -384,7 +419,7 @@ class Repository:
             cached_seq, cached = entry
             # The event before the cached seq too: its chain hash and the anchor's content must
             # give the verified head again, so a change to the anchor is seen.
-            stored = await self.store.load_events(gid, after_seq=max(cached_seq - 2, 0))
+            stored = await self._store.load_events(gid, after_seq=max(cached_seq - 2, 0))
             if cached_seq >= 2 and stored and stored[0].seq == cached_seq - 1:
                 prev_chain, stored = stored[0].chain_hash, stored[1:]
             else:
@@ -408,7 +443,7 @@ class Repository:
                 last_chain = await asyncio.to_thread(
                     integrity.replay_checked, game, newer, forward, head[1], cached_seq
                 )
-                self.remember(game, newer[-1].seq, forward, last_chain, mark, newer)
+                self._remember(game, newer[-1].seq, forward, last_chain, mark, newer)
                 return newer[-1].seq, forward
             log.error("the log of %s changed under the state verified at seq %d: checking it whole", gid, cached_seq)
             rewritten = head
@@ -417,13 +452,13 @@ class Repository:
             self._marks.pop(gid, None)
         # Commands before and after the events (see integrity.check_commands): other servers
         # may append meanwhile.
-        commands = await self.store.commands(gid)
-        stored = await self.store.load_events(gid)
+        commands = await self._store.commands(gid)
+        stored = await self._store.load_events(gid)
         match = self.blank(game)
         last_chain = await asyncio.to_thread(integrity.replay_checked, game, stored, match)
         known = {c.command_id for c in commands}
         later = (
-            await self.store.commands(gid)
+            await self._store.commands(gid)
             if any(e.command_id is not None and e.command_id not in known for e in stored)
             else commands
         )
@@ -446,14 +481,165 @@ class Repository:
                 # Consistent in itself, but not the log this server verified: rewritten whole.
                 raise integrity.damaged(game, rewritten[0], "the log was rewritten after this server verified it")
             # Else the log is the one verified and the cached state was wrong: the log wins.
-        self.remember(game, seq, match, last_chain, mark, stored[-self.snapshots.tail :])
+        self._remember(game, seq, match, last_chain, mark, stored[-self.snapshots.tail :])
         return seq, match
 
-    def mark(self) -> Mark | None:
-        """The store's mark (`EventLog.mark`): take it before appending, give it to `remember`."""
-        return self.store.mark()
+    # ----------------------------------------------------------------- commands
 
-    def remember(
+    async def create(self, record: GameRecord, events: list[NewEvent], match: Match) -> tuple[list[StoredEvent], Match]:
+        """Stores a new match and its opening events (decided on `match`), caches the state
+        after them and tells the `on_state` listeners. Returns the stored events and that state."""
+        mark = self._store.mark()
+        stored = await self._store.create_game(record, events)
+        self._keep_record(record)  # its first move need not read it back
+        if match.clock() is not None:
+            # The clock starts at the recorded time of the opening events.
+            match = self.blank(record)
+            for ev in stored:
+                apply_stored(match, ev)
+        seq = stored[-1].seq if stored else 0
+        chain = stored[-1].chain_hash if stored else genesis_hash(record)
+        self._remember(record, seq, match, chain, mark, stored, tell=True)
+        return stored, match
+
+    async def claim_seat(self, game: GameRecord, seat: int, token_hash: bytes) -> GameRecord | None:
+        """`EventStore.claim_seat`: the record with `seat` held, or None when it was not vacant."""
+        claimed = await self._store.claim_seat(game.game_id, seat, token_hash)
+        if claimed is not None:
+            self._keep_record(claimed)
+        return claimed
+
+    async def save(
+        self,
+        game: GameRecord,
+        seq: int,
+        before: Match,
+        after: Match,
+        events: list[NewEvent],
+        command_id: str,
+        given: CommandInput,
+    ) -> tuple[Appended, Match]:
+        """Appends `events` (decided on `before`, the state at `seq`, and applied to `after`)
+        at seq+1, and once the append committed caches the new state and tells the `on_state`
+        listeners. Returns what the store gave (`written` False: the command id was used before,
+        these are its first events, nothing was cached) and the state after them (the clock
+        stepped with the recorded times). SeqConflict when the match is no longer at seq."""
+        mark = self._store.mark()  # before the append: a later one is either seen or heard of
+        try:
+            stored = await self._store.append(
+                game.game_id, seq, events, command_id, given, chained_input(game.hash_scheme, command_id, given)
+            )
+        except ChainBroken:
+            # The log lost or changed the event this state was verified at: `load` names the
+            # damage (DataLoss); if it finds none, the log simply moved on.
+            await self.load(game)
+            raise SeqConflict(f"{game.game_id} is no longer at seq {seq}") from None
+        if not stored.written:
+            return stored, after
+        if after.clock() is not None:
+            # The clock steps with the recorded times, known only now.
+            after = before.copy()
+            for ev in stored:
+                apply_stored(after, ev)
+        self._remember(game, stored[-1].seq, after, stored[-1].chain_hash, mark, stored, tell=True)
+        return stored, after
+
+    async def command_events(self, gid: str, command_id: str) -> list[StoredEvent] | None:
+        """The events a command id wrote in the match, or None if it is new there."""
+        return await self._store.command_events(gid, command_id)
+
+    async def command(self, gid: str, command_id: str) -> StoredCommand | None:
+        """The `commands` row of a command id in the match (what it asked), or None."""
+        return next((c for c in await self._store.commands(gid) if c.command_id == command_id), None)
+
+    async def state_after(self, game: GameRecord, prior: list[StoredEvent]) -> Match:
+        """The state after a command's first events (`command_events`), for answering its
+        retry: the cached one when it is still there, else replayed. An acknowledged command
+        whose events are gone is DataLoss: it is never applied again as new."""
+        if not prior:
+            seq = await self._store.last_seq(game.game_id) + 1
+            raise integrity.damaged(game, seq, "the events of an acknowledged command are missing")
+        last = prior[-1].seq
+        entry = self.cache.get(game.game_id)
+        return entry[1] if entry is not None and entry[0] == last else await self._replay(game, upto_seq=last)
+
+    # ----------------------------------------------------------------- resume
+
+    async def resume(self, game: GameRecord) -> tuple[int, Match]:
+        """Loads the match (`load`) and tells the `on_state` listeners of its state, new or not:
+        the server takes up its waits (a starting server, or one taking over from another)."""
+        seq, match = await self.load(game)
+        for listener in self._on_state:
+            listener(game, seq, match)
+        return seq, match
+
+    async def resume_all(self) -> None:
+        """Resumes every match in the store's index of matches awaiting the server (a clock, a
+        core timer or a bot seat: `GameRecord.clocked`), as a starting server does. A match
+        that fails is logged and left to its next command."""
+        try:
+            waiting = await self._store.running_clocks()
+        except Exception:
+            log.exception("could not list the matches awaiting the server")
+            return
+        for gid in waiting:
+            try:
+                await self.resume(await self.game(gid))
+            except Exception:
+                log.exception("could not resume match %s", gid)
+
+    async def settled(self, gid: str) -> None:
+        """The match is over: the index of matches awaiting the server drops it."""
+        await self._store.clock_stopped(gid)
+
+    # ----------------------------------------------------------------- reads
+
+    async def page(self, limit: int, game_type: str | None, before: tuple[datetime, str] | None) -> list[GameRecord]:
+        """A lobby's page of match records (`MatchDirectory.game_page`: no seeds)."""
+        return await self._store.game_page(limit, game_type, before)
+
+    async def commands(self, gid: str) -> list[StoredCommand]:
+        """Every command of the match, with what it asked."""
+        return await self._store.commands(gid)
+
+    async def events(self, game: GameRecord, after_seq: int, upto: int, seq: int) -> list[StoredEvent]:
+        """The stored events after `after_seq` up to `upto` (at most `seq`, the state the
+        caller just read). When they end at the verified head, they must chain to it, each
+        stored chain hash too (a read answered from the held state does not read the log, so
+        this is where a changed column of it shows first): else the match is loaded again
+        (DataLoss if the log is damaged) and the read gets Conflict (SEQ_CONFLICT), to retry."""
+        gid = game.game_id
+        stored = await self._store.load_events(gid, after_seq=max(after_seq - 1, 0), upto_seq=upto)
+        if after_seq > 0 and stored and stored[0].seq == after_seq:
+            prev, stored = stored[0].chain_hash, stored[1:]
+        else:
+            prev = genesis_hash(game)
+        head = self._heads.get(gid)
+        if upto == seq and head is not None and head[0] == seq:
+            chain_ok = True
+            for ev in stored:
+                prev = integrity.event_chain(game, prev, ev)
+                chain_ok = chain_ok and ev.chain_hash == prev
+            if prev != head[1] or not chain_ok or [e.seq for e in stored] != list(range(after_seq + 1, upto + 1)):
+                log.error("events of %s served from the log no longer chain to the verified head", gid)
+                self._forget(gid)
+                await self.load(game)
+                raise Conflict("the match's log changed while it was read: retry", "SEQ_CONFLICT")
+        return stored
+
+    def watch(self, gid: str) -> AsyncGenerator[int, None]:
+        """The match's latest seq whenever events are appended to it, by any server
+        (`EventLog.watch`), the first from the verified head when the feed says it is current."""
+        return self._store.watch(gid, known=lambda: self._current_seq(gid))
+
+    async def new_events(self, gid: str, after_seq: int, upto_seq: int) -> list[StoredEvent]:
+        """The stored events after `after_seq` up to `upto_seq`, unchecked: the caller applies
+        each with `checked_step`."""
+        return await self._store.load_events(gid, after_seq=after_seq, upto_seq=upto_seq)
+
+    # ----------------------------------------------------------------- the cache
+
+    def _remember(
         self,
         game: GameRecord,
         seq: int,
@@ -461,12 +647,13 @@ class Repository:
         chain: bytes,
         mark: Mark | None = None,
         events: Sequence[StoredEvent] = (),
+        tell: bool = False,
     ) -> None:
         """Caches a verified state with the chain hash of its last event (states only move
-        forward), and tells the `on_state` listeners. `mark`: taken before the state was read
-        from the store or appended (then `latest` may answer it without asking the store);
-        None: the next read asks the store. `events`: the verified (or just written) events
-        that led to it, kept as the match's tail (`Snapshots.keep_events`)."""
+        forward); `tell`: and tells the `on_state` listeners (a state saved). `mark`: taken
+        before the state was read from the store or appended (then `get` may answer it without
+        asking the store); None: the next read asks the store. `events`: the verified (or just
+        written) events that led to it, kept as the match's tail (`Snapshots.keep_events`)."""
         gid = game.game_id
         current = self._heads.get(gid)
         if current is not None and current[0] > seq:
@@ -487,10 +674,11 @@ class Repository:
         while len(self._heads) > max(self.cache.capacity, 0):
             dropped, _ = self._heads.popitem(last=False)
             self._marks.pop(dropped, None)
-        for listener in self._on_state:
-            listener(game, seq, match)
+        if tell:
+            for listener in self._on_state:
+                listener(game, seq, match)
 
-    # ----------------------------------------------------------------- timers
+    # ----------------------------------------------------------------- checks
 
     def checked_step(self, game: GameRecord, ev: StoredEvent, match: Match, chain: bytes | None, seq: int) -> bytes:
         """Applies one streamed event (the one after `seq`, chained from `chain`) to `match`,
@@ -511,7 +699,7 @@ class Repository:
             return verified[1]
         if seq == 0:
             return genesis_hash(game)
-        found = await self.store.load_events(game.game_id, after_seq=seq - 1, upto_seq=seq)
+        found = await self._store.load_events(game.game_id, after_seq=seq - 1, upto_seq=seq)
         return found[0].chain_hash
 
     async def chain_at(self, game: GameRecord, seq: int) -> bytes | None:
@@ -520,5 +708,5 @@ class Repository:
             return head[1]
         if seq == 0:
             return None
-        found = await self.store.load_events(game.game_id, after_seq=seq - 1, upto_seq=seq)
+        found = await self._store.load_events(game.game_id, after_seq=seq - 1, upto_seq=seq)
         return found[0].chain_hash if found else None

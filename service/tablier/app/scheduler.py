@@ -2,13 +2,14 @@
 host command when its wait runs out, a match clock times out the seat whose time is up, and the
 server plays its bot seats when the match awaits them.
 
-It reacts to states, never to reads: the repository tells it each state that was committed or
-loaded (`arm`), and each state a watch feed of this process applied from the log, which another
-server appended (`seen`: a bot seat still awaited after a grace period is played here, in case
+It reacts to states, never to reads: the repository tells it each state that was saved or
+resumed (`arm`), and each state a watch feed of this process applied from the log, which another
+server appended (`seen`: a bot seat still awaited after a grace period is resumed here, in case
 that server stopped). Timers, clocks and bot players live in the process; a server that starts
-finds the waits still open when it loads the matches (`start_clocks` loads every match with a
-running clock at once), and counts their deadlines from the recorded times. Several servers may
-run the same wait: its command id (`timer:`, `timeout:`, `bot:`) makes it happen once.
+resumes every match in the store's index of waits (`resume`: those with a clock, a core timer
+or a bot seat, until they are over), and counts their deadlines from the recorded times.
+Several servers may run the same wait: its command id (`timer:`, `timeout:`, `bot:`) makes it
+happen once.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from datetime import UTC, datetime
 from tablier import _core
 from tablier._core import Match
 from tablier.store.base import CommandInput, GameRecord
+from tablier.v1.common_pb2 import GameType
 
 from .auth import AUDITOR, Principal
-from .clocks import TIMEOUT_COMMAND_PREFIX, ms, next_timeout, timeout_command
+from .clocks import TIMEOUT_COMMAND_PREFIX, awaits_server, ms, next_timeout, timeout_command
 from .commands import Commands
 from .errors import AlreadyExists, AppError, Conflict, NotAllowedNow
 from .model import SERVER_COMMAND_PREFIX
@@ -79,10 +81,8 @@ class Scheduler:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _look(self, game: GameRecord) -> None:
-        """Loads the match and arms what its state awaits (the repository tells `arm` of a new
-        state only; this arms a state it had already too)."""
-        seq, match = await self.repo.load(game)
-        self.arm(game, seq, match)
+        """Resumes the match (`Repository.resume`): its state, loaded, goes to `arm`."""
+        await self.repo.resume(game)
 
     # ----------------------------------------------------------------- core timers
 
@@ -126,24 +126,12 @@ class Scheduler:
 
     # ----------------------------------------------------------------- match clocks
 
-    def start_clocks(self) -> None:
-        """Arms the clock of every running match that has one (a starting server): their
-        deadlines derive from the recorded times, so a wait open across a restart keeps its
-        original deadline."""
+    def resume(self) -> None:
+        """Resumes every match that may await the server (`Repository.resume_all`: a starting
+        server): clocks, core timers and bot seats, their deadlines from the recorded times, so
+        a wait open across a restart keeps its original deadline."""
         if self._clock_scan is None:
-            self._clock_scan = asyncio.get_running_loop().create_task(self._scan_clocks())
-
-    async def _scan_clocks(self) -> None:
-        try:
-            running = await self.repo.store.running_clocks()
-        except Exception:
-            log.exception("could not list the matches with a running clock")
-            return
-        for gid in running:
-            try:
-                await self._look(await self.repo.game(gid))  # arms it, or says the clock stopped
-            except Exception:
-                log.exception("could not arm the clock of match %s", gid)
+            self._clock_scan = asyncio.get_running_loop().create_task(self.repo.resume_all())
 
     def _arm_clock(self, game: GameRecord, match: Match, seq: int) -> None:
         """Gives the timeout of the wait that ends first, at its deadline (from the recorded
@@ -151,6 +139,10 @@ class Scheduler:
         timeout: its command id (`timeout:<seat>:<seq>`) and expected seq make it happen once."""
         gid = game.game_id
         if match.clock() is None:
+            if match.is_over() and gid not in self._clocks and awaits_server(self._info(game), match, game.bots):
+                # Out of the index of waits (a timer's or a bot's match, over).
+                task = asyncio.get_running_loop().create_task(self._clock_stopped(gid))
+                self._clocks[gid] = ((seq, 0, -1), task)
             return
         due = next_timeout(match)
         armed = self._clocks.get(gid)
@@ -171,7 +163,7 @@ class Scheduler:
 
     async def _clock_stopped(self, gid: str) -> None:
         try:
-            await self.repo.store.clock_stopped(gid)
+            await self.repo.settled(gid)
         except Exception:
             log.exception("could not mark the clock of %s stopped (the next scan does)", gid)
 
@@ -236,6 +228,9 @@ class Scheduler:
             return await asyncio.to_thread(match.host_command, timeout_command(seat), game.seed, seq + 1)
         except _core.CoreError:
             return None  # decided (and refused) again on the loop, with its usual handling
+
+    def _info(self, game: GameRecord) -> GameType:
+        return self.repo.catalogue.get(game.game_type)
 
     # ----------------------------------------------------------------- bot seats
 

@@ -1,6 +1,6 @@
 """Watching a match: one feed per match and process, shared by all its watchers.
 
-A `MatchFeed` follows one match in the store (one `store.watch`), loads each new event once,
+A `MatchFeed` follows one match in the store (one `Repository.watch`), loads each new event once,
 applies it to one shared state, and redacts it once per distinct viewer (every spectator is
 the same viewer; each seat is one; the auditor is one): the (event, state) item is built once
 per viewer and appended to that viewer's log (`Viewer`). An append therefore costs a
@@ -246,13 +246,12 @@ class MatchFeed:
 
     async def _run(self) -> None:
         repo, gid = self._feeds.repository, self.game.game_id
-        store = repo.store
         try:
             # The first seq from the held head when the feed of appends says it is current.
-            async with aclosing(store.watch(gid, known=lambda: repo.current_seq(gid))) as latest_seqs:
+            async with aclosing(repo.watch(gid)) as latest_seqs:
                 async for latest in latest_seqs:
                     if latest > self.seq:
-                        events = await store.load_events(gid, after_seq=self.seq, upto_seq=latest)
+                        events = await repo.new_events(gid, self.seq, latest)
                         if any(self.game.vacant(s) for s in range(self.game.seats)):
                             # A seat joined since (through any server) shows in the states sent
                             # from now on: the record is read after the events, so it is as
