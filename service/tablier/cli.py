@@ -25,14 +25,13 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from rich.console import Console
-
 from tablier.cli_options import (
+    DEFAULT_DATA_DIR,
     LOG_LEVELS,
     ConfigError,
     OneLineParser,
@@ -40,6 +39,8 @@ from tablier.cli_options import (
     _host_port,
     _VersionAction,
     add_command,
+    err_console,
+    open_database,
     serve_options,
 )
 
@@ -48,45 +49,14 @@ if TYPE_CHECKING:
     from tablier.api.server import TlsFiles
     from tablier.app import GameApp
     from tablier.app.limits import Limits
-    from tablier.store.base import EventStore
     from tablier.web import WebServer
 
 # The embedded PostgreSQL runs pg_ctl in subprocesses; gRPC's fork handlers are not needed.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
-
 DEFAULT_LISTEN = "127.0.0.1:50051"
-DEFAULT_DATA_DIR = "./.tablier"
 ENTRY_POINTS = "tablier.commands"
 PROTOSET = Path(__file__).resolve().parent / "v1" / "tablier.protoset"
-
-
-@contextlib.asynccontextmanager
-async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
-    """The event store of `--database-url`, or of the embedded server in the data dir
-    (started here, or joined if another process runs it), migrations applied."""
-    from tablier import embedded
-    from tablier.seeds import SeedKeys
-    from tablier.store import open_store
-
-    keys = SeedKeys.from_env(args.data_dir)
-    pg = None
-    dsn = args.database_url
-    if not dsn:
-        pg = await asyncio.to_thread(embedded.start, Path(args.data_dir) / "pgdata", temporary=False)
-        dsn = pg.dsn
-    try:
-        serving = args.command == "serve"
-        store = await open_store(dsn, seed_keys=keys, timeout=getattr(args, "database_timeout", 5.0), monitor=serving)
-        try:
-            yield store
-        finally:
-            await store.close()
-    finally:
-        if pg is not None:
-            await asyncio.to_thread(pg.stop)
 
 
 # --------------------------------------------------------------------------- serve
@@ -435,13 +405,20 @@ def register(sub: Subcommands) -> None:
             "still be in the log; repeatable",
         )
         receipt_options(sp, "default: this server's signing keys (TABLIER_SIGNING_KEY, TABLIER_SIGNING_OLD_KEYS)")
-        sp.add_argument(
+        witness = sp.add_mutually_exclusive_group()
+        witness.add_argument(
             "--witness",
             default=None,
             metavar="DIR|URL",
             help="the witness (tablier serve --witness-dir or --witness-url): its checkpoints must "
             "chain and be signed, and the log must reach, and hold, the latest head they name for "
-            "the match, which must be in the last checkpoint's tree",
+            "the match, which must be in the last checkpoint's tree. Default: where tablier serve "
+            "keeps it (env TABLIER_WITNESS_URL, else TABLIER_WITNESS_DIR, else <data dir>/witness), "
+            "if it is there, read as a server loading a match cold reads it (the chain's own "
+            "problems are warnings)",
+        )
+        witness.add_argument(
+            "--no-witness", action="store_true", help="do not consult the witness where the server keeps it"
         )
         database_options(sp)
         sp.set_defaults(run=cli_audit.verify)

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from tablier.cli import console, err_console, open_database
-from tablier.cli_options import ConfigError, Subcommands
+from tablier.cli_options import DEFAULT_DATA_DIR, ConfigError, Subcommands, console, err_console, open_database
 
 if TYPE_CHECKING:
     from tablier import _core
@@ -154,14 +153,17 @@ async def verify(args: argparse.Namespace) -> int:
     if kept and not keys:
         keys = signed.SigningKeys.from_env(args.data_dir).listed()
     witnessed = None
-    if args.witness is not None:
-        witnessed = read_witness(args.witness, keys or signed.SigningKeys.from_env(args.data_dir).listed())
-        if witnessed is None:
+    where = None if args.no_witness else args.witness or default_witness(args)
+    if where is not None:
+        given = args.witness is not None
+        witnessed = read_witness(where, keys or signed.SigningKeys.from_env(args.data_dir).listed(), strict=given)
+        if witnessed is None and given:
             return 1
     async with open_database(args) as store:
         ids = await store.list_games() if args.all else [args.game_id]
         results = [await verify_game(store, gid, transcripts, kept, keys, witnessed) for gid in ids]
     table = Table(title=f"verified {len(results)} match(es)")
+
     for col in ("match", "game", "events", "re-decided", "result"):
         table.add_column(col)
     bad = 0
@@ -172,29 +174,56 @@ async def verify(args: argparse.Namespace) -> int:
         redecided = str(r.redecided) + (f" ({r.without_input} without input)" if r.without_input else "")
         table.add_row(r.game_id, r.game_type, str(r.events), redecided, verdict)
     console.print(table)
+    if witnessed is not None:
+        console.print(f"against the witness {where}", markup=False, soft_wrap=True)
     if bad:
         err_console.print(f"[red]{bad} match(es) failed verification[/red]")
         return 1
     return 0
 
 
-def read_witness(location: str, keys: dict[str, bytes]) -> Chain | None:
+def default_witness(args: argparse.Namespace) -> str | None:
+    """Where `tablier serve` keeps its witness when given no option (TABLIER_WITNESS_URL, else
+    TABLIER_WITNESS_DIR, '' for none, else <data dir>/witness), if it is there."""
+    import os
+
+    if os.environ.get("TABLIER_WITNESS_URL"):
+        return os.environ["TABLIER_WITNESS_URL"]
+    directory = os.environ.get("TABLIER_WITNESS_DIR")
+    if directory == "":
+        return None
+    path = Path(directory) if directory else Path(args.data_dir) / "witness"
+    return str(path) if path.is_dir() else None
+
+
+def read_witness(location: str, keys: dict[str, bytes], strict: bool = True) -> Chain | None:
     """The witness's chain of checkpoints, checked; None (the problems printed) when a record is
-    not a valid link, or the heads do not hash to the last root."""
+    not a valid link, or the heads do not hash to the last root. Not `strict` (the witness
+    found where the server keeps it, not one asked for): as a server loading cold reads it, the
+    heads of the checkpoints signed by a trusted key count, and the chain's own problems are
+    warnings; one that cannot be read is a warning and None."""
     from tablier import witness
     from tablier.witness_backends import open_backend
 
-    backend = open_backend(location)
     try:
-        chain = witness.read_chain(backend, keys)
-    finally:
-        backend.close()
-    for problem in chain.problems:
-        err_console.print(f"[red]witness {backend.where}: {problem}[/red]")
-    if chain.last is None and not chain.problems:
-        err_console.print(f"[red]witness {backend.where}: no checkpoint[/red]")
+        backend = open_backend(location)
+        try:
+            chain = witness.read_chain(backend, keys)
+        finally:
+            backend.close()
+    except Exception as exc:  # any backend's error, said in one line
+        if strict:
+            raise
+        err_console.print(f"[yellow]witness {location} cannot be read, not consulted: {exc}[/yellow]")
         return None
-    return None if chain.problems else chain
+    style = "red" if strict else "yellow"
+    for problem in chain.problems:
+        err_console.print(f"[{style}]witness {backend.where}: {problem}[/{style}]")
+    if chain.last is None and not chain.problems:
+        if strict:
+            err_console.print(f"[red]witness {backend.where}: no checkpoint[/red]")
+        return None
+    return None if chain.problems and strict else chain
 
 
 def open_witness(args: argparse.Namespace, signing: SigningKeys) -> Witness | None:
@@ -214,8 +243,6 @@ def open_witness(args: argparse.Namespace, signing: SigningKeys) -> Witness | No
 
 def add_witness_proof(sub: Subcommands, add_command: Callable[..., Any]) -> None:
     import os
-
-    from tablier.cli import DEFAULT_DATA_DIR
 
     sp = add_command(
         sub,

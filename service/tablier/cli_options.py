@@ -1,12 +1,55 @@
-"""The `tablier` command's parsing: one-line errors, option types, `--version`, and the options
-of `serve` (each also read from a TABLIER_<OPTION> variable)."""
+"""What every `tablier` command shares: the consoles, the database (`open_database`), the
+parsing (one-line errors, option types, `--version`) and the options of `serve` (each also read
+from a TABLIER_<OPTION> variable). `cli` (the entry point and `serve`) and `cli_audit` (the
+commands that read a match's log) both import it, and neither imports the other's module at
+import time (`cli.register` imports `cli_audit` when it builds the parser)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import os
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeAlias, TypeVar
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
+
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from tablier.store.base import EventStore
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+DEFAULT_DATA_DIR = "./.tablier"
+
+
+@contextlib.asynccontextmanager
+async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
+    """The event store of `--database-url`, or of the embedded server in the data dir
+    (started here, or joined if another process runs it), migrations applied."""
+    from tablier import embedded
+    from tablier.seeds import SeedKeys
+    from tablier.store import open_store
+
+    keys = SeedKeys.from_env(args.data_dir)
+    pg = None
+    dsn = args.database_url
+    if not dsn:
+        pg = await asyncio.to_thread(embedded.start, Path(args.data_dir) / "pgdata", temporary=False)
+        dsn = pg.dsn
+    try:
+        serving = args.command == "serve"
+        store = await open_store(dsn, seed_keys=keys, timeout=getattr(args, "database_timeout", 5.0), monitor=serving)
+        try:
+            yield store
+        finally:
+            await store.close()
+    finally:
+        if pg is not None:
+            await asyncio.to_thread(pg.stop)
+
 
 _N = TypeVar("_N", int, float)
 

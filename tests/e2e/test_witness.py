@@ -455,3 +455,37 @@ def test_a_position_is_taken_once_in_each_store(witness_at):
     finally:
         a.close()
         b.close()
+
+
+def test_verify_consults_the_witness_where_the_server_keeps_it_by_default(fresh_database_url, tmp_path):
+    """A server given no witness option keeps its witness in <data dir>/witness; `tablier verify`
+    with the same data dir reads it there, so a log cut together with its command rows (consistent
+    in itself) is reported without any flag. `--no-witness` leaves it out."""
+    env = {"TABLIER_OPERATOR_TOKEN": OPERATOR_TOKEN, "TABLIER_SIGNING_KEY": KEY}
+    data_dir = tmp_path / "data"
+    server = start_server(fresh_database_url, tmp_path, "server", "--data-dir", str(data_dir), "--witness-every",
+                          "0.05", env=env)
+    try:
+        with grpc.insecure_channel(server.address) as ch:
+            gid, state, _ = play(rpc.GameServiceStub(ch), 4)
+            deadline = time.monotonic() + WAIT
+            while witnessed_heads(str(data_dir / "witness")).get(gid, (0,))[0] < state.seq:
+                assert time.monotonic() < deadline, "no checkpoint of the head in <data dir>/witness"
+                time.sleep(0.05)
+    finally:
+        assert server.stop() == 0, server.log.read_text()
+    where = ("--database-url", fresh_database_url, "--data-dir", str(data_dir))
+    intact = tablier(env, "verify", gid, *where)
+    assert intact.returncode == 0 and f"against the witness {data_dir / 'witness'}" in intact.stdout, intact.stdout
+
+    first = cut_last_command(fresh_database_url, gid)
+    caught = tablier(env, "verify", gid, *where)
+    assert caught.returncode == 1, caught.stdout + caught.stderr
+    assert f"seq {first}: the witness saw the log at seq {state.seq}" in caught.stdout, caught.stdout
+    skipped = tablier(env, "verify", gid, "--no-witness", *where)
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    # No witness, as for the server (TABLIER_WITNESS_DIR=''): nothing to consult.
+    unset = tablier({**env, "TABLIER_WITNESS_DIR": ""}, "verify", gid, *where)
+    assert unset.returncode == 0 and "against the witness" not in unset.stdout, unset.stdout
+    both = tablier(env, "verify", gid, "--no-witness", "--witness", str(data_dir / "witness"), *where)
+    assert both.returncode == 2, both.stdout + both.stderr
