@@ -54,7 +54,15 @@ def web_app_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
         assert code == 0, srv.log.read_text()
 
 
-SCENARIOS = ["lobby", "lobby_pages", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite", "refusal", "replay"]
+SCENARIOS = [
+    "lobby", "lobby_pages", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite",
+    "refusal", "replay",
+    # The browser transport stalls ~45 ms a call (issue 45, item 11: fixed on the server's side).
+    pytest.param("latency", marks=pytest.mark.xfail(strict=False, reason="the Connect call stall, fixed server-side")),
+    # The core words this refusal with the options' ids ("option clock_increment_seconds needs
+    # clock_bank_seconds", rust_core/src/clock.rs `configure`): the client shows what it is sent.
+    pytest.param("option_words", marks=pytest.mark.xfail(strict=True, reason="the core's refusal names option ids")),
+]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -2,7 +2,7 @@
 // and a form per game to start one.
 
 import { h } from "./dom";
-import { refusal, SeatKind, type GameSummary } from "./api";
+import { asSeat, refusal, SeatKind, SeatStatus, type GameState, type GameSummary } from "./api";
 import { client, heldMatches, keep, types, type Held } from "./session";
 
 const when = (g: GameSummary) => g.createdAt ? new Date(Number(g.createdAt.seconds) * 1000).toLocaleString() : "";
@@ -27,31 +27,71 @@ function matchList(names: Map<string, string>): HTMLElement {
   let token = "";
   let showAllOwn = false;
   let generation = 0;
-  const line = (id: string, type: string, what: string, at: string, action: HTMLElement) => h("li", { "data-game-id": id, "data-game-type": type },
-    h("span", { class: "what" }, `${names.get(type) ?? (type || "a match")}${what}`), h("span", { class: "when" }, at), action);
+  // Each match's state (whose turn, or the result), read once per match shown.
+  const states = new Map<string, GameState | null>();
+  const asked = new Set<string>();
+  const ask = (ids: string[]) => {
+    const todo = ids.filter((id) => !asked.has(id));
+    todo.forEach((id) => asked.add(id));
+    if (!todo.length) return;
+    Promise.all(todo.map(async (id) => {
+      const r = mine.get(id);
+      const token = r && r.mine.length ? r.tokens[r.mine[0]] : undefined;
+      try { states.set(id, (await client.getView({ gameId: id }, asSeat(token))).state ?? null); } catch { states.set(id, null); }
+    })).then(drawLists);
+  };
+  // Who plays (from the summary or the state) and where the match stands, in words.
+  const who = (s: number, mySeats: number[]) => (mySeats.includes(s) ? "you" : `seat ${s}`);
+  const players = (seats: { status: SeatStatus; bot: string }[], mySeats: number[]) => seats.map((x, s) =>
+    mySeats.includes(s) ? "you" : x.status === SeatStatus.BOT ? `bot (${x.bot.replace(/_/g, " ")})` :
+      x.status === SeatStatus.OPEN ? "open seat" : x.status === SeatStatus.INVITED ? "invited" : "player").join(", ");
+  const standing = (st: GameState | null | undefined, mySeats: number[]) => {
+    if (!st) return "";
+    if (st.over) {
+      const w = st.outcome?.winners ?? [];
+      if (st.outcome?.aborted) return "stopped";
+      return w.length ? `${w.map((s) => who(s, mySeats)).join(" and ")} won` : "nobody won";
+    }
+    if (mySeats.some((s) => st.toAct.includes(s))) return "your turn";
+    return st.toAct.length > 1 ? "everyone chooses" : st.toAct.length ? `${who(st.toAct[0], mySeats)}'s turn` : "";
+  };
+  const line = (id: string, type: string, seats: { status: SeatStatus; bot: string }[] | undefined, mySeats: number[], at: string, action: HTMLElement) => {
+    const st = states.get(id);
+    const stand = standing(st, mySeats);
+    const who = seats ?? st?.seats;
+    return h("li", { "data-game-id": id, "data-game-type": type },
+      h("span", { class: "what" }, names.get(type) ?? (type || "a match")),
+      stand ? h("span", { class: `standing${stand === "your turn" ? " mine" : ""}` }, stand) : null,
+      who ? h("span", { class: "players" }, players(who, mySeats)) : null,
+      h("span", { class: "when" }, at), action);
+  };
+  // A list with nothing in it stays folded.
   const list = (title: string, id: string, items: HTMLElement[], empty: string, extra?: HTMLElement | null) =>
-    h("div", { class: "list", id }, h("h2", {}, title), items.length ? h("ul", {}, items) : h("p", { class: "caption" }, empty), extra);
+    h("details", { class: "list", id, open: items.length > 0 }, h("summary", {}, h("h2", {}, `${title} (${items.length})`)),
+      items.length ? h("ul", {}, items) : h("p", { class: "caption" }, empty), extra);
   const drawLists = () => {
     const games = [...seen.values()];
     const type = filter.value;
     // (A seat kept before the game type was recorded: the type from a page, if listed there.)
     const typeOf = (id: string, r: Held) => r.gameType ?? seen.get(id)?.gameType ?? "";
     const own = [...mine].filter(([id, r]) => !type || typeOf(id, r) === type);
-    const ownItems = (showAllOwn ? own : own.slice(0, OWN_SHORT)).map(([id, r]) => {
+    const ownShown = showAllOwn ? own : own.slice(0, OWN_SHORT);
+    const ownItems = ownShown.map(([id, r]) => {
       const g = seen.get(id);
-      return line(id, typeOf(id, r), r.mine.length ? ` · seat ${r.mine.join(", ")}` : "", r.at ? new Date(r.at).toLocaleString() : "",
-        h("a", { href: `#/game/${id}`, class: "resume" }, g?.over ? "See the end" : "Resume"));
+      return line(id, typeOf(id, r), g?.seats, r.mine, r.at ? new Date(r.at).toLocaleString() : "",
+        h("a", { href: `#/game/${id}`, class: "resume" }, g?.over || states.get(id)?.over ? "See the end" : "Resume"));
     });
     const others = games.filter((g) => !mine.has(g.gameId));
-    const seats = (g: GameSummary) => ` · ${g.seats.length} seats`;
+    ask([...ownShown.map(([id]) => id), ...others.map((g) => g.gameId)]);
+    const seats = (g: GameSummary) => g.seats;
     lists.replaceChildren(
       list("Your matches", "my-matches", ownItems, "None yet: start one below.",
         !showAllOwn && own.length > OWN_SHORT ? h("button", { type: "button", class: "all-own", onclick: () => { showAllOwn = true; drawLists(); } }, `all ${own.length}`) : null),
-      list("Open seats", "open-seats", others.filter((g) => !g.over && g.openSeats > 0).map((g) => line(g.gameId, g.gameType, seats(g), when(g),
+      list("Open seats", "open-seats", others.filter((g) => !g.over && g.openSeats > 0).map((g) => line(g.gameId, g.gameType, seats(g), [], when(g),
         h("a", { href: `#/open/${g.gameId}`, class: "join" }, `Join (${g.openSeats} open seat${g.openSeats > 1 ? "s" : ""})`))), "No match is waiting for players."),
-      list("Running matches", "running", others.filter((g) => !g.over && g.openSeats === 0).map((g) => line(g.gameId, g.gameType, seats(g), when(g),
+      list("Running matches", "running", others.filter((g) => !g.over && g.openSeats === 0).map((g) => line(g.gameId, g.gameType, seats(g), [], when(g),
         h("a", { href: `#/game/${g.gameId}`, class: "watch" }, "Watch"))), "No match is running."),
-      list("Finished matches", "finished", others.filter((g) => g.over).map((g) => line(g.gameId, g.gameType, seats(g), when(g),
+      list("Finished matches", "finished", others.filter((g) => g.over).map((g) => line(g.gameId, g.gameType, seats(g), [], when(g),
         h("a", { href: `#/replay/${g.gameId}`, class: "replay" }, "Replay"))), "None finished yet."));
   };
   const page = async () => {
@@ -85,10 +125,10 @@ function matchList(names: Map<string, string>): HTMLElement {
 export async function lobby(): Promise<HTMLElement> {
   const list = await types();
   const names = new Map(list.map((t) => [t.id, t.name]));
-  return h("section", { class: "lobby" },
-    matchList(names),
-    h("h1", {}, "New match"),
-    list.map((t) => {
+  // One form in sight: the game chosen (the last one chosen, kept in local storage).
+  const chosen = list.some((t) => t.id === localStorage.getItem("tablier:new-game")) ? localStorage.getItem("tablier:new-game")! : list[0]?.id;
+  const chooser = h("select", { id: "new-game", "aria-label": "game" }, list.map((t) => h("option", { value: t.id, selected: t.id === chosen }, t.name))) as HTMLSelectElement;
+  const forms = list.map((t) => {
       const seatsSel = h("select", { name: "seats", "aria-label": `${t.name} seats` },
         Array.from({ length: t.maxPlayers - t.minPlayers + 1 }, (_, i) => t.minPlayers + i).map((n) => h("option", { value: n }, `${n} players`))) as HTMLSelectElement;
       const seatRoles = h("div", { class: "seat-roles" });
@@ -97,9 +137,10 @@ export async function lobby(): Promise<HTMLElement> {
           h("label", {}, `seat ${s} `, h("select", { "data-seat": s, "aria-label": `seat ${s}` },
             h("option", { value: "me", selected: s === 0 }, "you"),
             // "bot": the strongest (the last listed); or a chosen one.
-            h("option", { value: "bot", selected: s !== 0 }, "server bot (strongest)"),
+            // Bots only where the game has them: "bot" is the strongest (the last listed).
+            t.bots.length ? h("option", { value: "bot", selected: s !== 0 }, "server bot (strongest)") : null,
             t.bots.map((b) => h("option", { value: `bot:${b}` }, `server bot: ${b.replace(/_/g, " ")}`)),
-            h("option", { value: "invite" }, "invite a friend"),
+            h("option", { value: "invite", selected: s !== 0 && !t.bots.length }, "invite a friend"),
             h("option", { value: "open" }, "open to anyone")))));
       };
       seatsSel.addEventListener("change", drawRoles);
@@ -149,6 +190,15 @@ export async function lobby(): Promise<HTMLElement> {
           formError.dataset.reason = refusal(err).reason;
         }
       });
+      form.hidden = t.id !== chosen;
       return form;
-    }));
+    });
+  chooser.onchange = () => {
+    localStorage.setItem("tablier:new-game", chooser.value);
+    forms.forEach((f) => { f.hidden = f.dataset.game !== chooser.value; });
+  };
+  // The form first (on a phone, what one comes to do), then the matches.
+  return h("section", { class: "lobby" },
+    h("section", { class: "new-match" }, h("div", { class: "filter" }, h("h1", {}, "New match"), h("label", {}, "of ", chooser)), forms),
+    matchList(names));
 }

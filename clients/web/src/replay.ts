@@ -3,7 +3,8 @@
 
 import { h } from "./dom";
 import { anyJson, asAuditorRole, refusal } from "./api";
-import { evaluatedMoves, eventSeat, gameUI } from "./games/index";
+import { evaluatedMoves, gameUI } from "./games/index";
+import { MoveLog } from "./log";
 import { anyJsonOrUndefined, client, current, sameBytes, types } from "./session";
 import type { Any } from "@bufbuild/protobuf/wkt";
 
@@ -24,10 +25,16 @@ const VALUE_BUDGET_MS = 15_000;
 const actionKey = (json: any) => { const { ["@type"]: _t, ...rest } = json ?? {}; return JSON.stringify(rest); };
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
+// Moves of the value table in sight before "the other N moves" (the move played always is).
+const BEST_FEW = 5;
+
 /** The value of each legal move of the seat to act at `seq` of a finished match, for its
  *  auditor: GetView(at_seq, with_position) as the auditor, then EvaluatePosition with rollouts.
- *  Best first; the move the seat actually played is marked. */
-async function moveValues(gameId: string, gameType: string, seq: number, events: { seq: bigint; command?: { seat?: number; action?: Any } }[]): Promise<HTMLElement> {
+ *  Best first, the few best in sight and the rest folded; the move the seat actually played is
+ *  marked. Hovering, focusing or selecting a row shows its move on the board (`show`, with the
+ *  drawing's keys of the move; undefined: back to the selected one). */
+async function moveValues(gameId: string, gameType: string, seq: number, events: { seq: bigint; command?: { seat?: number; action?: Any } }[],
+  show: (action: any | undefined, seat: number) => void, choose: (action: any | undefined, seat: number) => void): Promise<HTMLElement> {
   const at = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
   const seat = at.toAct[0];
   if (seat === undefined) return h("p", { class: "caption" }, "No seat decides anything here.");
@@ -38,19 +45,39 @@ async function moveValues(gameId: string, gameType: string, seq: number, events:
   // The move played from here: the next seat action of that seat in the log.
   const next = events.slice(seq).find((e) => e.command?.action && e.command.seat === seat);
   const played = next?.command?.action ? actionKey(anyJson(next.command.action)) : undefined;
-  const rows = evaluatedMoves(anyJson(ev.evaluation)).map((m) => ({ key: actionKey(m.action), v: m.value ?? {} }))
+  const rows = evaluatedMoves(anyJson(ev.evaluation)).map((m) => ({ key: actionKey(m.action), action: m.action, v: m.value ?? {} }))
     .sort((a, b) => (b.v.winProbability ?? 0) - (a.v.winProbability ?? 0) || (b.v.margin ?? 0) - (a.v.margin ?? 0));
   if (!rows.length) return h("p", { class: "caption" }, `Seat ${seat} has no choice here.`);
   const samples = Math.min(...rows.map((r) => r.v.samples ?? 0));
-  return h("div", {},
-    h("p", { class: "caption" }, `Seat ${seat} to act: each move's chance of winning and final margin over ${samples} simulated endings (± standard error), best first.`),
-    h("table", { class: "values" },
-      h("thead", {}, h("tr", {}, h("th", {}, "move"), h("th", {}, "win chance"), h("th", {}, "margin"), h("th", {}, ""))),
-      h("tbody", {}, rows.map((r) => h("tr", { class: `value-row${r.key === played ? " was-played" : ""}` },
-        h("td", {}, labels.get(r.key) ?? "a move"),
+  let selected: HTMLElement | undefined;
+  const select = (tr: HTMLElement, action: any) => {
+    selected?.classList.remove("selected");
+    selected?.setAttribute("aria-selected", "false");
+    selected = tr === selected ? undefined : tr;
+    selected?.classList.add("selected");
+    selected?.setAttribute("aria-selected", "true");
+    choose(selected ? action : undefined, seat);
+  };
+  const folded = rows.length - rows.filter((r, i) => i < BEST_FEW || r.key === played).length;
+  const table = h("table", { class: "values folded", "aria-label": "value of each move" },
+    h("thead", {}, h("tr", {}, h("th", {}, "move"), h("th", {}, "win chance"), h("th", {}, "margin"))),
+    h("tbody", {}, rows.map((r, i) => {
+      const tr = h("tr", { class: `value-row${r.key === played ? " was-played" : ""}${i < BEST_FEW || r.key === played ? "" : " more"}`,
+        tabindex: 0, "aria-selected": "false",
+        onmouseenter: () => show(r.action, seat), onmouseleave: () => show(undefined, seat),
+        onfocus: () => show(r.action, seat), onblur: () => show(undefined, seat),
+        onclick: () => select(tr, r.action),
+        onkeydown: (e: KeyboardEvent) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); select(tr, r.action); } } },
+        h("td", { class: "label" }, labels.get(r.key) ?? "a move", r.key === played ? h("span", { class: "played-mark" }, " (played)") : null),
         h("td", { class: "num" }, `${pct(r.v.winProbability ?? 0)} ± ${pct(r.v.winStderr ?? 0)}`),
-        h("td", { class: "num" }, `${(r.v.margin ?? 0).toFixed(1)} ± ${(r.v.marginStderr ?? 0).toFixed(1)}`),
-        h("td", {}, r.key === played ? "played" : ""))))));
+        h("td", { class: "num" }, `${(r.v.margin ?? 0).toFixed(1)} ± ${(r.v.marginStderr ?? 0).toFixed(1)}`));
+      return tr;
+    })));
+  const more = folded ? h("button", { type: "button", class: "values-more", id: "values-more",
+    onclick: () => { table.classList.remove("folded"); more!.remove(); } }, `the other ${folded} moves`) : null;
+  return h("div", {},
+    h("p", { class: "caption" }, `Seat ${seat} to act: each move's chance of winning and final margin over ${samples} simulated endings (± standard error), best first. Point at a move, or select it, to see it on the table.`),
+    table, more);
 }
 
 export async function replayPage(gameId: string): Promise<HTMLElement> {
@@ -72,12 +99,31 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
   const verdict = h("p", { class: `verify ${problems.length ? "bad" : "ok"}`, id: "verification" },
     problems.length ? `Not verified: ${problems.join("; ")}` : `Verified: seed matches its commitment, ${events.length} events, chain head matches`);
   const max = Number(last.seq);
-  const slider = h("input", { type: "range", min: 1, max, value: max, id: "seq-slider", "aria-label": "move number" }) as HTMLInputElement;
+  const slider = h("input", { type: "range", min: 1, max, value: max, id: "seq-slider", "aria-label": "step" }) as HTMLInputElement;
   const label = h("span", { class: "seq" });
   const board = h("div", { class: "board" });
   const eventLine = h("div", { class: "event", "aria-live": "polite" });
   const loading = h("span", { class: "loading", hidden: true }, "loading…");
   let shown = 0;
+  // The view drawn (at `shown`) and what the event shown touched, to draw it again with a
+  // move of the value table shown on it.
+  let drawn: { view: any; touched: string[] } | undefined;
+  const drawBoard = (action?: any, seat?: number) => {
+    if (!drawn) return;
+    board.replaceChildren(ui.draw(drawn.view, undefined));
+    const keys = action !== undefined && seat !== undefined ? ui.keys(action, seat) : [];
+    if (keys.length) ui.preview?.(board, keys);
+    board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => {
+      e.classList.toggle("last-move", !keys.length && drawn!.touched.includes(e.dataset.key!));
+      e.classList.toggle("shown-move", keys.includes(e.dataset.key!));
+    });
+  };
+  let selectedMove: { action: any; seat: number } | undefined;
+  const showMove = (action: any | undefined, seat: number, sticky = false) => {
+    if (sticky) selectedMove = action === undefined ? undefined : { action, seat };
+    const m = action ?? selectedMove?.action;
+    drawBoard(m, action !== undefined ? seat : selectedMove?.seat);
+  };
   // Move values: only for a finished match (the auditor role is allowed on it alone).
   const valuesBox = h("div", { class: "move-values", id: "move-values", "aria-live": "polite" });
   let valuesFor = 0;
@@ -89,7 +135,7 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
       valuesBox.setAttribute("aria-busy", "true");
       valuesBox.replaceChildren(h("p", { class: "loading", id: "values-loading" }, "Computing the value of each move… (a few seconds)"));
       try {
-        const table = await moveValues(gameId, last.gameType, seq, events);
+        const table = await moveValues(gameId, last.gameType, seq, events, (a, seat) => showMove(a, seat, false), (a, seat) => showMove(a, seat, true));
         if (valuesFor === seq) valuesBox.replaceChildren(table);
       } catch (err) {
         if (valuesFor === seq) valuesBox.replaceChildren(h("p", { class: "refusal" }, `No values: ${refusal(err).message}`));
@@ -97,34 +143,31 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
         if (valuesFor === seq) { valuesBox.removeAttribute("aria-busy"); valuesBtn!.removeAttribute("disabled"); }
       }
     } }, "Value of the moves here") : null;
-  const eventList = h("ol", { class: "log replay-log", "aria-label": "every event" },
-    events.map((e) => {
-      const seat = eventSeat(e.seat, e.payload ? anyJsonOrUndefined(e.payload) : undefined, ui);
-      return h("li", { "data-seq": String(e.seq), "data-seat": seat }, h("span", { class: "who" }, seat === undefined ? "table" : `seat ${seat}`), " ",
-        h("a", { href: "#", onclick: (ev: Event) => { ev.preventDefault(); stop(); go(Number(e.seq)); } }, e.description || e.type.replace(/_/g, " ")));
-    }));
+  const moveLog = new MoveLog(ui, undefined, { "aria-label": "every step", id: "replay-log" }, (seq) => { stop(); go(seq); });
+  for (const e of events) {
+    const payload = e.payload ? anyJsonOrUndefined(e.payload) : undefined;
+    moveLog.add({ ...e, payload, description: e.description || e.type.replace(/_/g, " ") });
+  }
   const show = async () => {
     const seq = Number(slider.value);
     loading.hidden = false;
     try {
       const st = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
       if (Number(slider.value) !== seq) return;
-      if (shown !== seq) { valuesFor = 0; valuesBox.replaceChildren(); valuesBox.removeAttribute("aria-busy"); valuesBtn?.removeAttribute("disabled"); }
+      if (shown !== seq) { valuesFor = 0; valuesBox.replaceChildren(); valuesBox.removeAttribute("aria-busy"); valuesBtn?.removeAttribute("disabled"); selectedMove = undefined; }
       shown = seq;
-      label.textContent = `seq ${seq} / ${max}`;
-      // The auditor's view: every hand is in it, and the drawing shows each one.
-      board.replaceChildren(ui.draw(anyJson(st.view), undefined));
+      label.textContent = `step ${seq} of ${max}`;
+      // Values only where a seat decides.
+      if (valuesBtn) valuesBtn.hidden = !st.toAct.length;
       const ev = events[seq - 1];
       // What the event shown touched, marked on the table as on the match page.
       const payload = ev?.payload ? anyJsonOrUndefined(ev.payload) : undefined;
-      const touched = payload && ui.eventKeys ? ui.eventKeys(payload) : [];
-      board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => e.classList.toggle("last-move", touched.includes(e.dataset.key!)));
+      // The auditor's view: every hand is in it, and the drawing shows each one.
+      drawn = { view: anyJson(st.view), touched: payload && ui.eventKeys ? ui.eventKeys(payload) : [] };
+      drawBoard(selectedMove?.action, selectedMove?.seat);
       eventLine.textContent = ev?.description ?? "";
-      // The event shown, marked in the list of every event.
-      eventList.querySelector("li.last")?.classList.remove("last");
-      const at = eventList.querySelector<HTMLElement>(`li[data-seq="${seq}"]`);
-      at?.classList.add("last");
-      if (at) eventList.scrollTop = at.offsetTop - eventList.offsetTop - eventList.clientHeight / 2;
+      // The step shown, marked in the log.
+      moveLog.mark(seq);
     } finally {
       if (Number(slider.value) === seq) loading.hidden = true;
     }
@@ -152,6 +195,6 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
       step("next ▶", "replay-next", () => shown + 1), step("end »", "replay-last", () => max), loading),
     h("div", { class: "slider" }, slider, label), eventLine, board,
     valuesBtn ? h("div", { class: "values-row" }, valuesBtn) : null, valuesBox,
-    h("h2", {}, "Every event"), eventList,
+    h("h2", {}, "Every step"), moveLog.el,
     h("a", { href: `#/game/${gameId}` }, "back to the match"));
 }

@@ -2,14 +2,15 @@
 // WatchGame; its legal moves played by pointer or keyboard; the log; clocks; the end screen.
 
 import { h } from "./dom";
-import { anyJson, asSeat, packAction, refusal, SeatKind, SeatStatus, type GameState } from "./api";
-import { eventSeat, gameUI, type Memory } from "./games/index";
+import { anyJson, asSeat, packAction, refusal, SeatKind, SeatStatus, type GameState, type GameType } from "./api";
+import { MoveLog } from "./log";
+import { gameUI, type Memory } from "./games/index";
 import { anyJsonOrUndefined, client, current, held, keep, sameBytes, say, types, type Held } from "./session";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 
-// Moves listed before "all N moves" (pick on the table to narrow them instead).
-const SHORT_LIST = 12;
+// Moves narrowed by a pick are listed in sight up to this many (else folded with the rest).
+const NARROWED = 8;
 
 export async function matchPage(gameId: string): Promise<HTMLElement> {
   const record = held(gameId);
@@ -17,12 +18,15 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   const token = viewer !== undefined ? record.tokens[viewer] : undefined;
   const first = (await client.getView({ gameId }, asSeat(token))).state!;
   const ui = gameUI(first.gameType);
+  // The unit of the game's scores (Démocratie counts tribes).
+  const unit = ui.unit ?? ["point", "points"];
   const info = (await types()).find((t) => t.id === first.gameType);
   const board = h("div", { class: "board" });
   const moves = h("div", { class: "moves", "aria-label": "legal moves" });
   const refused = h("p", { class: "refusal", id: "refusal", role: "alert" });
   // data-follow: opened on its latest entry (`route`), as it is scrolled to each new one.
-  const log = h("ol", { class: "log", "aria-label": "move log", "aria-live": "polite", "data-follow": "" });
+  const moveLog = new MoveLog(ui, viewer, { "aria-label": "move log", "aria-live": "polite", "data-follow": "" });
+  const log = moveLog.el;
   const header = h("div", { class: "match-head" });
   const banner = h("div", { class: "banner", id: "turn-banner", role: "status" });
   const clocks = h("div", { class: "clocks" });
@@ -46,7 +50,8 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   drawInvites(first);
   const page = h("section", { class: "match", "data-game": first.gameType },
     header, banner, clocks, invitesBox, result, board, refused, moves,
-    h("h2", { class: "log-title" }, "Moves"), log);
+    h("h2", { class: "log-title" }, "What happened"), log);
+  page.insertBefore(help(info), banner);
 
   let state: GameState = first;
   // The seat's legal moves at `seq`; `shared`: other seats were awaited too (their choices
@@ -73,22 +78,19 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
         const row = breakdown.get(scored.row) ?? Array.from({ length: first.seatCount }, () => 0);
         breakdown.set(scored.row, row.map((x, s) => x + (scored.points[s] ?? 0)));
       }
-      if (!e.description) continue;
       // The board marks the latest event that touched it (a draw from the bag does not).
       const touched = payload && ui.eventKeys ? ui.eventKeys(payload) : [];
-      if (touched.length) lastKeys = touched;
-      log.querySelector("li.last")?.classList.remove("last");
-      // Whose entry: the seat that moved, or the seat an automatic event is for, or the table.
-      const seat = eventSeat(e.seat, payload, ui);
-      const mine = seat !== undefined && seat === viewer;
-      log.append(h("li", { class: `last${mine ? " mine" : ""}`, "data-seq": String(e.seq), "data-seat": seat },
-        h("span", { class: "who" }, seat === undefined ? "table" : mine ? "you" : `seat ${seat}`), " ", e.description));
-      grew = true;
+      if (e.description && touched.length) lastKeys = touched;
+      if (moveLog.add({ ...e, payload })) grew = true;
     }
-    if (grew) log.scrollTop = log.scrollHeight;
+    if (grew) moveLog.follow();
   };
   let picked: string[] = [];
-  let showAll = false;
+  // The list of every move (the board's fallback for keyboard and screen readers) left open.
+  let listOpen = false;
+  // The board element that had the keyboard focus (its key, and which of that key), given
+  // back to it, or to the first target, after each redraw.
+  let boardFocus: { key: string; nth: number } | undefined;
   // A move of this seat is on its way (from its click until its PlayMove answered).
   let busy = false;
   // The seat's moves sent so far: a move list asked for before the latest of them was sent
@@ -104,7 +106,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
     drawBanner();
     header.replaceChildren(
       h("h1", {}, info?.name ?? state.gameType),
-      h("div", { class: "seq" }, `move ${state.seq}`),
+      h("div", { class: "seq", title: "steps recorded in the match so far" }, `step ${state.seq}`),
       viewer === undefined ? h("div", {}, "watching as a spectator") : h("div", {}, `you are seat ${viewer}`),
       h("div", { class: "seats" }, state.seats.map((x, s) => h("span", { class: "seat", "data-seat": s },
         `seat ${s}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? `bot (${x.bot})` :
@@ -113,6 +115,11 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
     const shown = legal;
     const all = (shown?.json ?? []).map((m, i) => ({ i, m, keys: viewer === undefined ? [] : ui.keys(m, viewer) }));
     const candidates = all.filter((c) => covers(c.keys, picked) && (ui.fits?.(c.m, picked) ?? true));
+    const active = document.activeElement as HTMLElement | null;
+    if (active && board.contains(active) && active.dataset.key) {
+      const key = active.dataset.key;
+      boardFocus = { key, nth: [...board.querySelectorAll<HTMLElement>("[data-key]")].filter((e) => e.dataset.key === key).indexOf(active) };
+    } else if (active && active !== document.body && !board.contains(active)) boardFocus = undefined;
     board.replaceChildren(ui.draw(view, viewer, all.flatMap((c) => c.keys), memory));
     if (picked.length) ui.preview?.(board, picked);
     // The last move on the table (what the game's drawing can point at).
@@ -138,6 +145,11 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
         e.onkeydown = (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(key, isPicked); } };
       }
     });
+    if (boardFocus) {
+      const targets = [...board.querySelectorAll<HTMLElement>("[data-key][tabindex='0']")];
+      const same = targets.filter((e) => e.dataset.key === boardFocus!.key);
+      (same[Math.min(boardFocus.nth, same.length - 1)] ?? targets[0])?.focus({ preventScroll: true });
+    }
     // A move built on the table (ui.build): previewed, then confirmed or cancelled.
     const built = ui.build && picked.length ? candidates.filter((c) => c.keys.length === picked.length) : [];
     // What the play scores at once, from the seat's own Evaluation of this position.
@@ -147,13 +159,25 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
         : h("span", { class: "caption" }, candidates.length ? "Keep picking: tiles, then where they go" : "No legal move with these"),
       points !== undefined ? h("span", { class: "preview-score", id: "preview-score", "data-points": points }, `scores ${points} point${points === 1 ? "" : "s"}`) : null,
       h("button", { type: "button", class: "cancel", onclick: () => { picked = []; draw(); } }, "Cancel")) : null;
+    // The board is the interface: what it can play is played there. In sight: the moves it
+    // cannot show (no element to click), and once a pick narrows them, the few left. The rest
+    // is folded in a list, for the keyboard and screen readers. One button per label.
+    const onBoard = new Set([...board.querySelectorAll<HTMLElement>("[data-key]")].map((e) => e.dataset.key!));
+    const labelled = new Map<string, (typeof candidates)[number]>();
+    for (const c of candidates) { const l = shown!.labels[c.i] ?? "move"; if (!labelled.has(l)) labelled.set(l, c); }
+    const listed = [...labelled.values()];
+    const loose = listed.filter((c) => !c.keys.length || c.keys.some((k) => !onBoard.has(k)));
+    const inSight = picked.length && listed.length <= NARROWED ? listed : loose;
+    const folded = listed.filter((c) => !inSight.includes(c));
+    const button = (c: (typeof candidates)[number]) => h("button", { type: "button", class: "move", "data-move": c.i, "data-keys": c.keys.join(" "), onclick: () => play(shown!.moves[c.i]) }, shown!.labels[c.i] ?? "move");
+    const list = folded.length ? h("details", { class: "move-list", id: "move-list", open: listOpen, ontoggle: (ev: Event) => { listOpen = (ev.target as HTMLDetailsElement).open; } },
+      h("summary", {}, inSight.length ? `the other ${folded.length} moves as a list` : `all ${folded.length} moves as a list`), h("div", { class: "move-buttons" }, folded.map(button))) : null;
     moves.replaceChildren(...[
       busy ? h("p", { class: "caption sending" }, "Sending your move…") : null,
       builder,
-      legal && legal.moves.length ? h("div", { class: "caption" }, picked.length ? "moves with your choice" : "your legal moves") : null,
-      (showAll ? candidates : candidates.slice(0, SHORT_LIST)).map((c) => h("button", { type: "button", class: "move", "data-move": c.i, "data-keys": c.keys.join(" "), onclick: () => play(shown!.moves[c.i]) }, shown!.labels[c.i] ?? "move")),
-      !showAll && candidates.length > SHORT_LIST
-        ? h("button", { type: "button", class: "more", onclick: () => { showAll = true; draw(); } }, `all ${candidates.length} moves`) : null,
+      legal && legal.moves.length ? h("div", { class: "caption" }, picked.length ? "Moves with your choice: pick on the table or here." : onBoard.size && folded.length ? "Your move: pick one of the lit places on the table." : "Your move:") : null,
+      inSight.length ? h("div", { class: "move-buttons in-sight" }, inSight.map(button)) : null,
+      list,
       picked.length && !ui.build ? h("button", { type: "button", class: "clear", onclick: () => { picked = []; draw(); } }, "clear choice") : null,
     ].flat().filter((x): x is HTMLElement => !!x));
     if (state.over) {
@@ -165,10 +189,10 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
       result.replaceChildren(
         h("h2", { class: "verdict" }, verdict),
         h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "", "data-seat": s, "data-score": String(sc) },
-          h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, `${sc} point${sc === 1n || sc === -1n ? "" : "s"}`),
+          h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, `${sc} ${sc === 1n || sc === -1n ? unit[0] : unit[1]}`),
           h("td", {}, winners.includes(s) ? "winner" : "")))),
         ...(breakdown.size ? [breakdownTable(breakdown, state.seatCount, viewer)!] : []),
-        h("div", {}, `${o?.lowerIsBetter ? "Fewest points wins. " : ""}${o?.reason ? `Ended: ${o.reason.toLowerCase().replace(/_/g, " ")}.` : ""}`),
+        h("div", {}, `${o?.lowerIsBetter ? `Fewest ${unit[1]} wins. ` : ""}${o?.reason ? `Ended: ${o.reason.toLowerCase().replace(/_/g, " ")}.` : ""}`),
         h("div", { class: "end-actions" },
           viewer !== undefined ? h("button", { type: "button", class: "rematch", onclick: rematch }, "Rematch") : null,
           h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"),
@@ -194,14 +218,26 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   };
 
   // Clocks: each awaited seat's time left to its deadline (GameState.clocks), every second.
+  // Clocks: every seat's per-move time and bank, drawn the same way, counting down for the
+  // seats awaited (GameState.clocks, with the match's clock options), every second.
   const tick = () => {
     if (!state.clocks.length || state.over) { clocks.replaceChildren(); return; }
+    const moveMs = Number(state.options["clock_move_seconds"] ?? 0) * 1000;
     clocks.replaceChildren(...state.clocks.map((c, s) => {
-      const left = c.deadline ? Math.max(0, Number(c.deadline.seconds) * 1000 + c.deadline.nanos / 1e6 - Date.now()) : undefined;
-      const bank = c.bank ? Number(c.bank.seconds) : undefined;
-      const who = s === viewer ? "you" : `seat ${s}`;
-      return h("span", { class: `clock${left !== undefined ? " running" : ""}${left !== undefined && left < 10_000 ? " low" : ""}`, "data-seat": s },
-        `${who}: `, left !== undefined ? clockText(left) : bank !== undefined ? `${clockText(bank * 1000)} left` : "waiting");
+      const deadline = c.deadline ? Number(c.deadline.seconds) * 1000 + c.deadline.nanos / 1e6 : undefined;
+      const bankMs = c.bank ? Number(c.bank.seconds) * 1000 + c.bank.nanos / 1e6 : undefined;
+      // An awaited seat's wait started at its deadline less the smaller of the two limits.
+      const limit = Math.min(moveMs || Infinity, bankMs ?? Infinity);
+      const spent = deadline !== undefined && Number.isFinite(limit) ? Math.max(0, Date.now() - (deadline - limit)) : 0;
+      const move = moveMs ? Math.max(0, moveMs - spent) : undefined;
+      const bank = bankMs !== undefined ? Math.max(0, bankMs - spent) : undefined;
+      const left = Math.min(move ?? Infinity, bank ?? Infinity);
+      const running = deadline !== undefined;
+      return h("span", { class: `clock${running ? " running" : ""}${running && left < 10_000 ? " low" : ""}`, "data-seat": s,
+        "aria-label": `${s === viewer ? "your" : `seat ${s}'s`} clock${running ? ", running" : ""}` },
+        h("span", { class: "who" }, s === viewer ? "you" : `seat ${s}`),
+        bank !== undefined ? h("span", { class: "bank", title: "time bank" }, `bank ${clockText(bank)}`) : null,
+        move !== undefined ? h("span", { class: "per-move", title: "time for this move" }, `move ${clockText(move)}`) : null);
     }));
   };
   // A join appends no event: while a seat is still free, the seats are read again now and then.
@@ -243,7 +279,8 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
     const matching = (shown?.json ?? []).map((m, i) => ({ i, m, keys: ui.keys(m, viewer) }))
       .filter((c) => covers(c.keys, picked) && (ui.fits?.(c.m, picked) ?? true));
     const exact = matching.filter((c) => c.keys.length === picked.length);
-    if (exact.length === 1 && !ui.build) return play(shown!.moves[exact[0].i]);
+    // The picks name one move and no other move goes on from them: it is played.
+    if (exact.length === 1 && matching.length === 1 && !ui.build) return play(shown!.moves[exact[0].i]);
     if (!matching.length && ui.compose) {
       // No legal move has that: let the server say why (the rules are its, not ours).
       const tried = ui.compose(picked, anyJson(state.view), viewer);
@@ -281,7 +318,6 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
       if (ui.playScore && info?.positionType && evaluation?.seq !== got.seq) evaluate(got.seq);
     }
     legal = next;
-    showAll = false;
     picked = [];
     draw();
   };
@@ -380,6 +416,18 @@ function breakdownTable(rows: Map<string, number[]>, seats: number, viewer: numb
     h("thead", {}, h("tr", {}, h("th", {}, ""), seatCols.map((s) => h("th", { scope: "col" }, s === viewer ? "you" : `seat ${s}`)))),
     h("tbody", {}, [...rows].map(([row, points]) => h("tr", { class: "round" }, h("th", { scope: "row" }, row), cells(points, "points")))),
     h("tfoot", {}, h("tr", { class: "sum" }, h("th", { scope: "row" }, "sum"), cells(total, "sum"))));
+}
+
+/** The game's summary (its own words, GameType.summary) and how this page is played. */
+function help(info: GameType | undefined): HTMLElement {
+  return h("details", { class: "help", id: "help" }, h("summary", {}, "How to play"),
+    info?.summary ? h("p", { class: "summary" }, info.summary) : null,
+    h("ul", {},
+      h("li", {}, "When it is your turn, what you may play is lit on the table: click it (or Tab to it and press Enter). A move that needs two picks (a card, then where it goes) lights the second once you made the first; pick again to take a pick back."),
+      h("li", {}, "Moves the table cannot show are buttons under it; every move is also in the folded list, for the keyboard and screen readers."),
+      h("li", {}, "“What happened” tells every step in words, a turn per line, the steps that followed by themselves folded; yours are marked “you”."),
+      h("li", {}, "A step is one thing recorded in the match (a move, a draw, a score): the replay goes through them one by one."),
+      info?.rulesPath ? h("li", {}, `The full rules: ${info.rulesPath} in tablier's source.`) : null));
 }
 
 function clockText(ms: number): string {

@@ -62,6 +62,7 @@ async function newPage(ctx) {
 /** Creates a match in the lobby: `roles[s]` is "me", "bot" or "invite". */
 async function create(page, game, roles, options = SHORT[game] ?? {}) {
   await page.goto(`${base}/#/`);
+  await page.locator("#new-game").selectOption(game);
   const form = page.locator(`form[data-game="${game}"]`);
   await form.locator('select[name="seats"]').selectOption(String(roles.length));
   for (const [s, role] of roles.entries()) await form.locator(`select[data-seat="${s}"]`).selectOption(role);
@@ -115,6 +116,66 @@ async function breakdownSums(page) {
   });
 }
 
+/** Carré's cells: a stack's size never covers a card, and a face-down card is not outlined as
+ *  a target is. */
+async function carreCells(page) {
+  const bad = await page.evaluate(() => {
+    const over = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const out = [];
+    for (const cell of document.querySelectorAll(".carre .cell")) {
+      const badge = cell.querySelector(".stack")?.getBoundingClientRect();
+      const c = cell.querySelector(".card")?.getBoundingClientRect();
+      if (badge && c && over(badge, c)) out.push(`badge over the card in ${cell.dataset.key}`);
+    }
+    for (const c of document.querySelectorAll(".carre .card.facedown:not(.legal)")) {
+      if (getComputedStyle(c).outlineStyle !== "none") out.push(`a face-down card outlined in ${c.closest("[data-key]")?.dataset.key}`);
+    }
+    return out;
+  });
+  check(!bad.length, bad.join("; "));
+}
+
+/** Plays the first move of the folded list (opened if need be), or the first in sight. */
+async function playFromList(page) {
+  const click = (locator) => locator.click({ timeout: 3000 }).then(() => true, () => false);
+  const inSight = page.locator(".moves .in-sight .move");
+  if (await inSight.count()) return click(inSight.first());
+  const list = page.locator("#move-list");
+  if (!(await list.count())) return false;
+  if (!(await list.evaluate((d) => d.open))) await click(list.locator("summary"));
+  return click(list.locator(".move").first());
+}
+
+/** The log is grouped: fewer turns than lines, and a heading per round where the game has rounds. */
+async function logGrouped(page, rounds) {
+  const g = await page.evaluate(() => ({
+    lines: document.querySelectorAll(".log .line").length, turns: document.querySelectorAll(".log li.turn").length,
+    rounds: document.querySelectorAll(".log .round h3").length, folded: document.querySelectorAll(".log details.auto").length,
+  }));
+  check(g.turns < g.lines, `the log groups its lines by turn: ${g.turns} turns, ${g.lines} lines`);
+  if (rounds) check(g.rounds >= 1, `the log has a heading per round (${g.rounds})`);
+  return g;
+}
+
+/** Every tile of the Qwirkle board is inside its box (the board is fitted to its tiles). */
+async function boardFits(page, where) {
+  const measure = () => {
+    const box = document.querySelector(".zoom-box")?.getBoundingClientRect();
+    if (!box) return { tiles: -1, outside: 0 };
+    const tiles = [...document.querySelectorAll(".zoom-box .qcell .tile")].map((t) => t.getBoundingClientRect());
+    const outside = tiles.filter((r) => r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1);
+    return { tiles: tiles.length, outside: outside.length };
+  };
+  // (A new size is fitted at the next frame.)
+  await page.waitForFunction(() => {
+    const box = document.querySelector(".zoom-box")?.getBoundingClientRect();
+    return box && [...document.querySelectorAll(".zoom-box .qcell .tile")].every((t) => { const r = t.getBoundingClientRect();
+      return r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1; });
+  }, undefined, { timeout: 3000 }).catch(() => {});
+  const out = await page.evaluate(measure);
+  check(out.tiles > 0 && out.outside === 0, `the board shows all its tiles ${where}: ${out.outside} of ${out.tiles} outside`);
+}
+
 /** Plays seat `me`'s moves by pointer until the final scores show. Prefers a highlighted
  *  element on the table (pick it, then its move), else the first legal move's button. After
  *  each move: the log grew, its last entry is marked, the text is in words. */
@@ -122,7 +183,7 @@ async function playToTheEnd(page, deadline, shotName) {
   let moves = 0;
   let shot = false;
   while (Date.now() < deadline) {
-    await page.waitForSelector(".move, .result h2", { timeout: Math.max(1, deadline - Date.now()) });
+    await page.waitForSelector(".move, .result h2", { state: "attached", timeout: Math.max(1, deadline - Date.now()) });
     // The middle picture: the table once the seat has moved, before its next move (or the
     // end, should the match end first: a bot's early call in Rat-a-Tat Cat can end it after
     // the seat's first move).
@@ -136,18 +197,29 @@ async function playToTheEnd(page, deadline, shotName) {
       return [...document.querySelectorAll(".moves .move")].flatMap((b) => (b.dataset.keys ?? "").split(" ").filter((k) => k && !hand.has(k)));
     });
     check(!notInHand.length, `the cards offered are in the hand: ${notInHand.join(", ")} not in it`);
+    // The move list repeats nothing: one button per label.
+    const labels = await page.locator(".moves .move").allTextContents();
+    check(new Set(labels).size === labels.length, `no move label twice: ${labels.join(" | ")}`);
     const before = await seqOf(page);
-    const logBefore = await page.locator(".log li").count();
+    const logBefore = await page.locator(".log .line").count();
     // The table can change under the pointer (a bot's move, the end of the match): a click
     // that finds nothing to click is tried again from the top.
     const click = (locator) => locator.click({ timeout: 3000 }).then(() => true, () => false);
-    const lit = page.locator(".board .legal");
     let clicked;
-    if (moves % 2 === 0 && (await lit.count())) {
-      clicked = await click(lit.first()); // the move list narrows to moves using it (or it plays the only one)
-      if (clicked && (await seqOf(page)) === before && (await page.locator(".move").count())) clicked = await click(page.locator(".move").first());
+    if (moves % 2 === 0 && (await page.locator(".board .legal").count())) {
+      // By the board: lit elements until a move is played (a move built on the board is
+      // confirmed; the few moves a pick leaves are in sight).
+      for (let step = 0; step < 8 && (await seqOf(page)) === before && !(await page.locator("#refusal").textContent()); step++) {
+        const confirm = page.locator("#builder .confirm");
+        const narrowed = page.locator(".moves .in-sight .move");
+        if (await confirm.count()) clicked = await click(confirm);
+        else if (step > 0 && (await narrowed.count())) clicked = await click(narrowed.first());
+        else if (await page.locator(".board .legal").count()) clicked = await click(page.locator(".board .legal").first());
+        else break;
+        if (!clicked) break;
+      }
     } else {
-      clicked = await click(page.locator(".move").first());
+      clicked = await playFromList(page);
     }
     if (!clicked) continue;
     moves++;
@@ -161,12 +233,12 @@ async function playToTheEnd(page, deadline, shotName) {
     check(!refused || (await page.locator("#refusal").getAttribute("data-reason")) === "SEQ_MISMATCH",
       `a legal move was refused: ${refused}`);
     if (!refused) {
-      const grew = await page.waitForFunction((n) => document.querySelectorAll(".log li").length > n, logBefore, { timeout: WAIT }).then(() => true, () => false);
+      const grew = await page.waitForFunction((n) => document.querySelectorAll(".log .line").length > n, logBefore, { timeout: WAIT }).then(() => true, () => false);
       check(grew, `the move log grew with the move (from ${logBefore})`);
-      check((await page.locator(".log li.last").count()) === 1, "the last move is marked in the log");
-      const unmarked = await page.locator(".log li:not(:has(.who))").count();
-      check(unmarked === 0, `every log entry says whose it is (${unmarked} do not)`);
-      check((await page.locator(".log li.mine .who").first().textContent()) === "you", "the seat's own entries say you");
+      check((await page.locator(".log .line.last").count()) === 1, "the last step is marked in the log");
+      const unmarked = await page.locator(".log li.turn:not(:has(> .who))").count();
+      check(unmarked === 0, `every turn in the log says whose it is (${unmarked} do not)`);
+      check((await page.locator(".log li.turn.mine > .who").first().textContent()) === "you", "the seat's own turns say you");
     }
     await readable(page);
   }
@@ -180,11 +252,29 @@ const scenarios = {
     await page.waitForSelector("form.game-type");
     const games = await page.locator("form.game-type").evaluateAll((fs) => fs.map((f) => f.dataset.game));
     check(games.length === 5, `five game types in the lobby, got ${games}`);
+    // On a phone the form to start a match comes first, then the lists of matches.
+    const order = await page.evaluate(() => document.querySelector(".new-match").getBoundingClientRect().top < document.querySelector(".lobby-matches").getBoundingClientRect().top);
+    check(order, "the new match form comes before the lists");
+    await page.waitForFunction(() => !document.querySelector(".lobby-matches[aria-busy]"));
+    const emptyOpen = await page.evaluate(() => [...document.querySelectorAll("details.list")].filter((d) => d.open && !d.querySelector("li")).map((d) => d.id));
+    check(!emptyOpen.length, `empty lists are folded: ${emptyOpen}`);
     for (const g of games) {
+      await page.locator("#new-game").selectOption(g);
       const form = page.locator(`form[data-game="${g}"]`);
+      check(await form.isVisible(), `${g}'s form shows when chosen`);
+      check((await page.locator("form.game-type:visible").count()) === 1, "one form in sight");
       check(await form.locator("h2").textContent(), `${g} has a name`);
       check(await form.locator('button[type="submit"]').isVisible(), `${g} can be created`);
+      await form.locator("details summary").click();
       check((await form.locator(".option").count()) > 0, `${g} shows its options`);
+      // Options in the game's words: no option's id in what a player reads.
+      const ids = await form.locator("[name]").evaluateAll((es) => es.map((e) => e.getAttribute("name")).filter((n) => n.includes("_")));
+      const text = await page.locator("main").innerText();
+      const shown = ids.filter((id) => text.includes(id));
+      check(!shown.length, `${g}: no option id in the visible text, found ${shown}`);
+      // Bots offered only where the game has some.
+      const botOffered = await form.locator('select[data-seat="1"] option[value="bot"]').count();
+      check(botOffered <= 1, "one strongest bot option");
     }
     // Nothing is wider than a phone.
     const wide = await page.evaluate(() => document.documentElement.scrollWidth);
@@ -207,31 +297,37 @@ const scenarios = {
       const peeked = await page.locator(`.card.peek`).evaluateAll((cs) => cs.map((c) => c.dataset.key));
       check(peeked.length === 2 && peeked.every((k) => /^slot:0:[14]$/.test(k)), `the peek shows cards 1 and 4: ${peeked}`);
       const faces = await page.locator(".card.peek").allTextContents();
-    check(faces.every((f) => f.trim().length > 0), `the peeked cards show their faces: ${faces}`);
+      check(faces.every((f) => f.trim().length > 0), `the peeked cards show their faces: ${faces}`);
+      // They stay in sight through the seat's turn (a draw), until the turn ends.
+      await page.locator('.board [data-key="pile"].legal').waitFor();
+      const before = await seqOf(page);
+      await page.locator('.board [data-key="pile"].legal').click();
+      await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b, before);
+      await page.waitForSelector('.board [data-key="pending"]');
+      check((await page.locator(".card.peek").count()) === 2, "the peeked cards stay in sight after the draw");
     }
     if (game === "grid_knock") {
       // The seat's first sealed choice is marked on its card (only it knows it) until the reveal.
-      await page.waitForSelector(".move");
+      await page.waitForSelector(".move", { state: "attached" });
       const before = await seqOf(page);
-      await page.locator(".move").first().click();
+      check(await playFromList(page), "a move played from the list");
       await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b, before);
       const chosen = await page.locator(".gcell .card.chosen").evaluateAll((cs) => cs.map((c) => c.closest("[data-key]").dataset.key));
       check(chosen.length === 1 && chosen[0].startsWith("slot:0:"), `the seat's own chosen card is marked: ${chosen}`);
       check(await page.locator("#peek-note").count() === 1, "and said in words");
     }
+    if (game === "carre") await carreCells(page);
     await shoot(page, `${game}-start`);
     // Move values are for a finished match's replay only, never on a live match's page.
     check((await page.locator("#move-values-btn, #move-values table").count()) === 0, "no move values on a live match");
     const moves = await playToTheEnd(page, Date.now() + MATCH_DEADLINE, game);
     // The events are told in the game's own words (the server's), never in enum names.
     // A draw belongs to the drawer, whoever's move caused it.
-    const draws = await page.locator(".log li").evaluateAll((ls) => ls.map((l) => {
-      const mark = l.querySelector(".who")?.textContent ?? "";
-      return [mark, (l.textContent.slice(mark.length).trim().match(/^(You|Seat \d+) drew\b/) ?? [])[1]];
-    }).filter(([, who]) => who));
+    const draws = await page.locator(".log .line").evaluateAll((ls) => ls.map((l) =>
+      [l.dataset.seat ?? "", (l.textContent.trim().match(/^(You|Seat \d+) drew\b/) ?? [])[1]]).filter(([, who]) => who));
     check(draws.length > 0 || game === "democratie", "some draws in the log");
-    check(draws.every(([mark, who]) => mark === (who === "You" ? "you" : who.toLowerCase())), `draws marked as the drawer's: ${JSON.stringify(draws)}`);
-    const told = await page.locator(".log li").allTextContents();
+    check(draws.every(([seat, who]) => seat === (who === "You" ? "0" : who.slice(5))), `draws marked as the drawer's: ${JSON.stringify(draws)}`);
+    const told = await page.locator(".log .line").allTextContents();
     check(told.length > 0 && told.every(plain), `events in words: ${told.join(" | ")}`);
     const rows = await page.locator(".result table.scores tr").count();
     check(rows === roles.length, `final scores for every seat (${rows})`);
@@ -247,8 +343,19 @@ const scenarios = {
       check(b.rows > 0, "the end screen breaks the scores down per round");
       check(b.sums.every((x, s) => x === b.finals[s]), `the breakdown sums to the final scores: ${b.sums} vs ${b.finals}`);
     }
+    if (game === "carre") await carreCells(page);
+    // The log is grouped by turn (and round, where the game has rounds).
+    const grouped = await logGrouped(page, game !== "qwirkle");
+    // Qwirkle's board is fitted to its tiles, on a phone and on a desktop.
+    if (game === "qwirkle") {
+      await boardFits(page, "at the end on a phone");
+      await page.setViewportSize(DESKTOP);
+      await boardFits(page, "at the end on a desktop");
+      await page.setViewportSize(PHONE);
+    }
     await shoot(page, `${game}-end`);
     check(!page.errors.length, page.errors.join("; "));
+    console.log(`${game} log: ${JSON.stringify(grouped)}`);
     // The replay, as the auditor: every seat's hand is drawn in the middle of the match, and
     // every event says whose it is.
     await page.locator(".replay-link").click();
@@ -259,12 +366,26 @@ const scenarios = {
     let handsAt;
     for (let seq = mid; seq > Math.max(0, mid - 12) && handsAt === undefined; seq--) {
       await page.locator("#seq-slider").fill(String(seq));
-      await page.waitForFunction((m) => document.querySelector(".replay .seq")?.textContent?.startsWith(`seq ${m} /`), seq);
+      await page.waitForFunction((m) => document.querySelector(".replay .seq")?.textContent?.startsWith(`step ${m} of`), seq);
       if (await everyHandShown(page, roles.length)) handsAt = seq;
     }
     check(handsAt !== undefined, `the replay shows every seat's hand at some seq from ${mid} back`);
-    check((await page.locator(".replay-log li:not(:has(.who))").count()) === 0, "every replayed event says whose it is");
+    check((await page.locator("#replay-log li.turn:not(:has(> .who))").count()) === 0, "every replayed turn says whose it is");
     await readable(page);
+    if (game === "qwirkle") {
+      await boardFits(page, "in the replay on a phone");
+      await page.setViewportSize(DESKTOP);
+      await boardFits(page, "in the replay on a desktop");
+      await page.setViewportSize(PHONE);
+      // Zoom: in by a button, fitted again by the keyboard.
+      const size = async () => page.locator(".zoom-box .qcell").first().evaluate((c) => c.getBoundingClientRect().width);
+      const fitted = await size();
+      await page.locator(".zoom-in").click();
+      check((await size()) > fitted * 1.1, "the board zooms in");
+      await page.locator(".zoom-box").focus();
+      await page.keyboard.press("0");
+      check(Math.abs((await size()) - fitted) < 1, "0 fits it again");
+    }
     await shoot(page, `${game}-replay`);
     check(!page.errors.length, page.errors.join("; "));
     console.log(`${game} ${gameId}: ${moves} moves by pointer`);
@@ -277,18 +398,17 @@ const scenarios = {
     await create(page, "qwirkle", ["me", "bot"]);
     const deadline = Date.now() + MATCH_DEADLINE;
     while (Date.now() < deadline) {
-      await page.waitForSelector(".move, .result h2");
+      await page.waitForSelector(".move, .result h2", { state: "attached" });
       check(!(await page.locator(".result h2").count()), "the match ended before a multi-tile play came up");
-      if (await page.locator(".more").count()) await page.locator(".more").click();
       const keys = await page.locator(".move").evaluateAll((bs) => bs.map((b) => b.dataset.keys.split(" ")));
       const multi = keys.find((k) => k.filter((x) => x.startsWith("at:")).length >= 2);
       if (!multi) {
         const before = await seqOf(page);
-        await page.locator(".move").first().click();
+        await playFromList(page);
         await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b, before);
         continue;
       }
-      const logBefore = await page.locator(".log li").count();
+      const logBefore = await page.locator(".log .line").count();
       const build = async () => {
         for (let i = 0; i < multi.length; i += 2) {
           await page.locator(`.hand [data-key="${multi[i]}"].legal`).first().click();
@@ -324,7 +444,7 @@ const scenarios = {
       await page.waitForFunction(() => document.querySelector("#turn-banner")?.textContent === "Sending your move…");
       await shoot(page, "qwirkle-sending");
       release();
-      await page.waitForFunction((n) => document.querySelectorAll(".log li").length > n, logBefore);
+      await page.waitForFunction((n) => document.querySelectorAll(".log .line").length > n, logBefore);
       await page.unroute("**/tablier.v1.GameService/PlayMove");
       // The banner moves on once the move is played.
       await page.waitForFunction(() => document.querySelector("#turn-banner")?.textContent !== "Sending your move…");
@@ -335,12 +455,12 @@ const scenarios = {
       check(scoreAfter - scoreBefore === preview, `the play scored what the preview said: ${scoreBefore} + ${preview} = ${scoreAfter}`);
       // The match opened again: its move log, longer than its box on a phone, shows its latest entry.
       await page.reload();
-      await page.waitForSelector(".log li.last");
+      await page.waitForSelector(".log .line.last");
       const overflows = await page.evaluate(() => { const l = document.querySelector(".log"); return l.scrollHeight > l.clientHeight; });
       check(overflows, "the move log is longer than its box");
       await page.waitForFunction(() => {
         const log = document.querySelector(".log");
-        const last = log.querySelector("li.last").getBoundingClientRect();
+        const last = log.querySelector(".line.last").getBoundingClientRect();
         const box = log.getBoundingClientRect();
         return last.bottom <= box.bottom + 1 && last.top >= box.top - 1;
       });
@@ -435,6 +555,9 @@ const scenarios = {
     const secs = (t) => { const [m, s] = t.split(" ").pop().split(":").map(Number); return m * 60 + s; };
     const later = (await clock.textContent()).trim();
     check(secs(later) <= secs(first) && secs(first) <= 120, `it counts down: ${first} then ${later}`);
+    // Every seat's clock drawn the same way: its time for a move (and its bank, if any).
+    const all = await page.locator(".clock").evaluateAll((cs) => cs.map((c) => [c.querySelector(".per-move")?.textContent ?? "", !!c.querySelector(".bank")]));
+    check(all.length === 2 && all.every(([m, bank]) => /^move \d+:\d\d$/.test(m) && !bank), `each seat's move time: ${JSON.stringify(all)}`);
     await shoot(page, "clock");
     check(!page.errors.length, page.errors.join("; "));
   },
@@ -457,11 +580,11 @@ const scenarios = {
       for (let i = 0; i < 4; i++) {
         const mover = (await host.locator(".move").count()) ? host : guest;
         const watcher = mover === host ? guest : host;
-        await mover.waitForSelector(".move");
+        await mover.waitForSelector(".move", { state: "attached" });
         const before = await seqOf(watcher);
-        await mover.locator(".move").first().click();
+        await playFromList(mover);
         await watcher.waitForFunction((b) => (document.querySelector(".match-head .seq")?.textContent ?? "") !== b, before);
-        await Promise.race([host.waitForSelector(".move"), guest.waitForSelector(".move")]);
+        await Promise.race([host.waitForSelector(".move", { state: "attached" }), guest.waitForSelector(".move", { state: "attached" })]);
       }
       await guest.screenshot({ path: join(shots, "invite-guest.png"), fullPage: true });
       // The invite was good for one join: opening it again is refused, in words.
@@ -483,18 +606,60 @@ const scenarios = {
     check(!host.errors.length, host.errors.join("; "));
   },
 
+  // A Connect call from the page answers without a stall: 40 calls one after another on the
+  // page's own connection (ListGameTypes, the smallest read), their median under 20 ms
+  // (a stall of the delayed-ACK kind costs 40 ms a call). A static file of the same server in
+  // the same run is the baseline printed beside it.
+  async latency(ctx) {
+    const page = await newPage(ctx);
+    await page.goto(`${base}/#/`);
+    await page.waitForSelector("form.game-type");
+    const got = await page.evaluate(async () => {
+      const time = async (f) => { const out = []; for (let i = 0; i < 40; i++) { const t0 = performance.now(); await f(); out.push(performance.now() - t0); } return out.sort((a, b) => a - b); };
+      const call = await time(async () => { const r = await fetch("/tablier.v1.GameService/ListGameTypes", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }); await r.text(); });
+      const file = await time(async () => { const r = await fetch(`favicon.svg?${Math.random()}`, { cache: "no-store" }); await r.text(); });
+      const q = (xs, p) => xs[Math.floor(p * (xs.length - 1))];
+      return { call: [q(call, 0.25), q(call, 0.5), q(call, 0.75)], file: [q(file, 0.25), q(file, 0.5), q(file, 0.75)] };
+    });
+    console.log(`Connect call ms (q1, median, q3): ${got.call.map((x) => x.toFixed(1))}; static file: ${got.file.map((x) => x.toFixed(1))}`);
+    check(got.call[1] < 20, `a Connect call's median under 20 ms: ${got.call[1].toFixed(1)} ms (static file ${got.file[1].toFixed(1)} ms)`);
+    check(!page.errors.length, page.errors.join("; "));
+  },
+
+  // A refusal of the options, in the game's words: no option id in it.
+  async option_words(ctx) {
+    const page = await newPage(ctx);
+    page.allowConsoleErrors = true;
+    await page.goto(`${base}/#/`);
+    await page.locator("#new-game").selectOption("carre");
+    const form = page.locator('form[data-game="carre"]');
+    await form.locator("details summary").click();
+    await form.locator('[name="clock_increment_seconds"]').fill("5");
+    const ids = await form.locator("[name]").evaluateAll((es) => es.map((e) => e.getAttribute("name")).filter((n) => n.includes("_")));
+    await form.locator('button[type="submit"]').click();
+    await page.waitForFunction(() => document.querySelector("form[data-game=carre] .form-error")?.textContent);
+    const text = await form.locator(".form-error").textContent();
+    await page.screenshot({ path: join(shots, "option-refusal.png"), fullPage: true });
+    const shown = ids.filter((id) => text.includes(id));
+    check(!shown.length, `the refusal names no option id: "${text}" (${shown})`);
+  },
+
   async refusal(ctx) {
     const page = await newPage(ctx);
     await create(page, "carre", ["me", "bot"]);
-    await page.waitForSelector(".move");
+    await page.waitForSelector(".board .legal");
     // Pick a card in hand, then a cell no legal move puts it on: the server refuses, in words.
     // By keyboard: a legal card is a tab stop with a label; Enter picks it.
     const handCard = page.locator('.hand [data-key^="card:"].legal').first();
     check((await handCard.getAttribute("tabindex")) === "0", "a legal card is reachable by Tab");
     check(/^card /.test((await handCard.getAttribute("aria-label")) ?? ""), "a card has a label for screen readers");
+    const cardKey = await handCard.getAttribute("data-key");
     await handCard.focus();
     await page.keyboard.press("Enter");
     await page.locator('.hand [data-key^="card:"].picked').waitFor();
+    // The table was drawn again: the keyboard focus is still on the card picked.
+    const focused = await page.evaluate(() => document.activeElement?.dataset?.key);
+    check(focused === cardKey, `the focus stays on the picked card: ${focused} (picked ${cardKey})`);
     const cell = page.locator('.board [data-key^="cell:"]:not(.legal)').first();
     await cell.click();
     await page.waitForFunction(() => document.querySelector("#refusal")?.textContent);
@@ -504,8 +669,8 @@ const scenarios = {
     check(/^[A-Z_]+$/.test(reason ?? ""), `the server's reason: ${reason}`);
     check(!/\b[A2-9TJQK][SHDC]\b/.test(text), `the refusal names cards in words: ${text}`);
     await page.screenshot({ path: join(shots, "refusal.png"), fullPage: true });
-    // The match goes on: the legal moves are offered again.
-    await page.waitForSelector(".move");
+    // The match goes on: the legal moves are offered again, and the keyboard focus is on the table.
+    await page.waitForSelector(".board .legal");
     console.log(`refused: ${text} (${reason})`);
   },
 
@@ -523,7 +688,7 @@ const scenarios = {
     const boardAt = async () => page.locator(".replay .board").innerHTML();
     const last = await boardAt();
     await slider.fill("3");
-    await page.waitForFunction(() => document.querySelector(".replay .seq")?.textContent?.startsWith("seq 3 /"));
+    await page.waitForFunction(() => document.querySelector(".replay .seq")?.textContent?.startsWith("step 3 of"));
     check((await boardAt()) !== last, "an earlier seq draws an earlier table");
     const said = (await page.locator(".replay .event").textContent()) ?? "";
     check(plain(said), `the replay tells the event in words: ${said}`);
@@ -539,10 +704,16 @@ const scenarios = {
     let found = false;
     for (let tries = 0; tries < 12 && !found; tries++) {
       const at = (await page.locator(".replay .seq").textContent()).split(" ")[1];
+      // Offered only where a seat decides.
+      if (await page.locator("#move-values-btn").isHidden()) {
+        await stepWith("#replay-next");
+        continue;
+      }
       // A loading sign from the click until the values arrive.
       const loading = await page.evaluate(() => { document.querySelector("#move-values-btn").click(); return !!document.querySelector("#values-loading"); });
       check(loading, "a loading sign while the values are computed");
       await page.waitForSelector("#move-values:not([aria-busy])", { timeout: 120_000 });
+      check(!/No seat decides/.test(await page.locator("#move-values").textContent()), `values offered at seq ${at}, where nobody decides`);
       if (await page.locator("#move-values table").count()) {
         found = true;
         const rows = await page.locator("#move-values tr.value-row").count();
@@ -554,6 +725,20 @@ const scenarios = {
         check(wins.every((t) => /^\d+\.\d% ± \d+\.\d%$/.test(t)), `win chance with its standard error: ${wins}`);
         const labels = await page.locator("#move-values tr.value-row td:first-child").allTextContents();
         check(labels.every((l) => plain(l) && l !== "a move"), `moves in words: ${labels}`);
+        // The few best in sight, the rest folded (the move played always in sight).
+        const inSight = await page.locator("#move-values tr.value-row:visible").count();
+        check(rows <= 6 || inSight <= 6, `the best few in sight: ${inSight} of ${rows}`);
+        if (await page.locator("#values-more").count()) {
+          await page.locator("#values-more").click();
+          check((await page.locator("#move-values tr.value-row:visible").count()) === rows, "the rest unfolds");
+        }
+        // Linked to the board: pointing at a move shows it on the table.
+        let linked = false;
+        for (let i = 0; i < Math.min(rows, 8) && !linked; i++) {
+          await page.locator("#move-values tr.value-row").nth(i).hover();
+          linked = (await page.locator(".replay .board .shown-move").count()) > 0;
+        }
+        check(linked, "a move of the table shows on the board when pointed at");
       } else await stepWith("#replay-next");
     }
     check(found, "a seq with move values");

@@ -15,6 +15,13 @@ function carreCard(c: any): [string, boolean] {
 const carreKey = (c: any) => `card:${c.rank}:${c.suit}`;
 
 const carre: GameUI = {
+  round(e) {
+    const [k, b] = kind(e);
+    return k === "roundDealt" ? `round ${b.round}` : undefined;
+  },
+  follows(e) {
+    return ["turnPassed", "matchEnded"].includes(kind(e)[0]);
+  },
   // A face-down card the seat placed stays known to it (and only to it) until the round ends
   // or a card covers it.
   learn(memory, e, viewer) {
@@ -35,23 +42,29 @@ const carre: GameUI = {
     const me = viewer ?? -1;
     const squares = (v.squares ?? []).map((sq: any) =>
       h("div", { class: "square-wrap" },
-        h("div", { class: "caption" }, `${seatName(sq.owner, viewer)} · ${sq.rawPoints} pts`),
+        // The round's value of the square as it stands (what it would score if the round ended
+        // now), apart from the match total of the rounds before.
+        h("div", { class: "caption" }, `${seatName(sq.owner, viewer)} · this round: ${count(sq.baseScore, "point")}`),
         h("div", { class: "grid3" }, (sq.cells ?? []).map((cell: any) => {
-          const top = cell.pile?.[cell.pile.length - 1];
+          const pile = cell.pile ?? [];
+          const top = pile[pile.length - 1];
           const key = `cell:${sq.owner}:${cell.cell}`;
           const down = cell.state === "CELL_STATE_FACE_DOWN";
           const remembered = down && memory?.get(key);
           const [label, red] = carreCard(top?.card ?? (remembered ? JSON.parse(remembered) : undefined));
+          // The card just under the top, when this viewer may see it (face up, or its own).
+          const [under, underRed] = pile.length > 1 ? carreCard(pile[pile.length - 2]?.card) : ["", false];
           return h("div", { class: "cell", "data-key": key },
-            h("small", {}, cell.cell),
+            h("span", { class: "cell-head" }, h("small", {}, cell.cell),
+              pile.length > 1 ? h("span", { class: "stack", title: `${pile.length} cards stacked here` }, `×${pile.length}`) : null),
             cell.state === "CELL_STATE_EMPTY" ? null : card(label, {
               red, down: down && !label, cls: down ? (label ? "facedown known" : "facedown") : "",
               title: down && label ? (viewer === undefined ? `face down: ${label}` : `your face-down card ${label} (only you see it)`) : undefined,
             }),
-            cell.pile?.length > 1 ? h("sub", {}, `×${cell.pile.length}`) : null);
+            under ? h("span", { class: `under${underRed ? " red" : ""}`, title: `covers ${under}` }, `on ${under}`) : null);
         }))));
     const players = (v.players ?? []).map((p: any) =>
-      player(p.seat, viewer, (v.toAct ?? []).includes(p.seat), `${count(p.handCount, "card")}, total ${p.total}`, p.total));
+      player(p.seat, viewer, (v.toAct ?? []).includes(p.seat), `${count(p.handCount, "card")} · match total ${count(p.total, "point")}`, p.total));
     const mine = (v.players ?? []).find((p: any) => p.seat === me);
     const top = v.discard?.[v.discard.length - 1];
     const [dl, dr] = carreCard(top);
@@ -66,7 +79,7 @@ const carre: GameUI = {
         mine.hand.map((c: any) => { const [l, r] = carreCard(c); return card(l, { red: r, key: carreKey(c) }); })) : null,
       // The auditor (a replay) sees every hand.
       (v.players ?? []).filter((p: any) => p.seat !== me && p.hand?.length).map((p: any) => hand(p.seat, viewer, "hand",
-        p.hand.map((c: any) => { const [l, r] = carreCard(c); return card(l, { red: r }); }))),
+        p.hand.map((c: any) => { const [l, r] = carreCard(c); return card(l, { red: r, key: carreKey(c) }); }))),
     );
   },
   eventKeys(e) {

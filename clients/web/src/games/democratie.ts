@@ -16,6 +16,11 @@ const demoCards = (cards: string[], key = false) =>
   (cards ?? []).map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r, key: key ? `card:${c}` : undefined }); });
 
 const democratie: GameUI = {
+  unit: ["tribe", "tribes"],
+  round(e) {
+    const [k, b] = kind(e);
+    return k === "deckShuffled" ? `deal ${b.dealNo}` : undefined;
+  },
   score(e, seats) {
     const [k, b] = kind(e);
     if (k !== "dealScored") return undefined;

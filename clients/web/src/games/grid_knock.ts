@@ -1,9 +1,16 @@
 import { h, words } from "../dom";
-import { card, kind, perSeat, seatName, type GameUI } from "./shared";
+import { card, count, kind, perSeat, seatName, type GameUI } from "./shared";
 
 // ------------------------------------------------------------------ Grid Knock
 
 const gridKnock: GameUI = {
+  round(e) {
+    const [k, b] = kind(e);
+    return k === "dealt" ? `round ${b.round}` : undefined;
+  },
+  follows(e) {
+    return ["triplesEnded", "turnEnded", "exchangedCardDiscarded", "knockWindowClosed", "reshuffled", "initialRevealed", "emptyPassed"].includes(kind(e)[0]);
+  },
   actor(e) {
     const [, b] = kind(e);
     return typeof b.knocker === "number" ? b.knocker : undefined;
@@ -24,6 +31,9 @@ const gridKnock: GameUI = {
     const blocks = [];
     for (let o = 0; o < n; o++) {
       const cells = [];
+      // The round as it shows: the sum of this block's face-up cards (the auditor's face-down
+      // values are not counted), apart from the match total of the rounds before.
+      let showing = 0;
       for (let r = 1; r <= 3; r++) for (let c = 1; c <= 4; c++) {
         const s = v.slots?.[o * 12 + (r - 1) * 4 + (c - 1)] ?? {};
         const key = `slot:${o}:${r}:${c}`;
@@ -31,6 +41,7 @@ const gridKnock: GameUI = {
         const seenDown = s.value !== undefined && s.state === "SLOT_STATE_FACE_DOWN";
         const up = s.state === "SLOT_STATE_FACE_UP" || seenDown;
         const chosen = memory?.get(key) === "chosen";
+        if (s.state === "SLOT_STATE_FACE_UP") showing += Number(s.value ?? 0);
         cells.push(h("div", { class: "gcell", "data-key": key },
           s.state === "SLOT_STATE_EMPTY" ? "" : card(up ? String(s.value) : "", {
             down: !up, cls: [c === 4 ? "shared" : "", seenDown ? "known" : "", chosen ? "chosen" : ""].filter(Boolean).join(" "),
@@ -38,7 +49,7 @@ const gridKnock: GameUI = {
           })));
       }
       blocks.push(h("div", { class: `block${(v.toAct ?? []).includes(o) ? " active" : ""}`, "data-hand": o, "data-seat": o, "data-score": v.totals?.[o] ?? 0 },
-        h("div", { class: "caption" }, `${seatName(o, viewer)} · total ${v.totals?.[o] ?? 0}`),
+        h("div", { class: "caption" }, `${seatName(o, viewer)} · showing ${showing} · match ${count(v.totals?.[o] ?? 0, "point")}`),
         h("div", { class: "grid4" }, cells)));
     }
     const top = v.discardPile?.[v.discardPile.length - 1];

@@ -1,4 +1,5 @@
 import { h } from "../dom";
+import { zoomable } from "../zoom";
 import { count, hand, kind, perSeat, player, type GameUI } from "./shared";
 
 // ------------------------------------------------------------------ Qwirkle
@@ -82,12 +83,12 @@ const qwirkle: GameUI = {
       rows.push(h("div", { class: "qrow" }, row));
     }
     const seats = (v.seats ?? []).map((s: any) =>
-      player(s.seat, viewer, (v.toAct ?? []).includes(s.seat), `${count(s.score, "pt")}, ${count(s.handCount, "tile")}`, s.score));
+      player(s.seat, viewer, (v.toAct ?? []).includes(s.seat), `${count(s.score, "point")}, ${count(s.handCount, "tile")} in hand`, s.score));
     const mine = (v.seats ?? []).find((s: any) => s.seat === viewer && s.handVisible);
     return h("div", { class: "table qwirkle" },
       h("div", { class: "info" }, `bag ${v.bagCount} · turn ${v.turns}`),
       h("div", { class: "players" }, seats),
-      h("div", { class: "board-scroll" }, h("div", { class: "qboard" }, rows)),
+      zoomable("qwirkle", h("div", { class: "qboard" }, rows), "the board"),
       mine ? hand(mine.seat, viewer, "tiles", (mine.handTileTypes ?? []).map((t: number) => tile(t, `tile:${t}`)),
         h("span", { "data-key": "bag", class: "pile" }, "bag")) : null,
       (v.seats ?? []).filter((s: any) => s.seat !== viewer && s.handVisible && s.handTileTypes?.length).map((s: any) =>

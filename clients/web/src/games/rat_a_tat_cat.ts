@@ -1,5 +1,5 @@
 import { h, words } from "../dom";
-import { card, kind, perSeat, seatName, type GameUI } from "./shared";
+import { card, count, kind, perSeat, seatName, type GameUI } from "./shared";
 
 // ------------------------------------------------------------------ Rat-a-Tat Cat
 
@@ -14,6 +14,13 @@ function ratCard(c: string): [string, boolean] {
 }
 
 const ratATatCat: GameUI = {
+  round(e) {
+    const [k, b] = kind(e);
+    return k === "roundDealt" ? `round ${b.round}` : undefined;
+  },
+  follows(e) {
+    return ["turnEnded", "pileReshuffled", "roundRevealed", "matchEnded"].includes(kind(e)[0]);
+  },
   // A seat sees its peeks (the two outer cards at the deal, a Peek card) until its next
   // move: then they are face down again and the seat has to remember them (unless the table
   // plays with memory_aid=on, where the view lists them).
@@ -25,7 +32,11 @@ const ratATatCat: GameUI = {
       memory.set(`slot:${viewer}:1`, b.slot1);
       memory.set(`slot:${viewer}:4`, b.slot4);
     } else if (k === "cardPeeked" && b.seat === viewer) memory.set(`slot:${viewer}:${b.slot}`, b.card);
-    else if (e.seat === viewer) memory.clear();
+    // What the seat peeked at stays in sight until its turn ends (the rules let it look then).
+    else if (k === "turnEnded" && b.seat === viewer) memory.clear();
+    // A card that left its slot is no longer the one peeked at.
+    else if ((k === "discardTaken" || k === "cardReplaced") && b.seat === viewer) memory.delete(`slot:${viewer}:${b.slot}`);
+    else if (k === "cardsSwapped") { memory.delete(`slot:${b.seat}:${b.ownSlot}`); memory.delete(`slot:${b.targetSeat}:${b.targetSlot}`); }
   },
   score(e, seats) {
     const [k, b] = kind(e);
@@ -43,7 +54,7 @@ const ratATatCat: GameUI = {
   draw(v, viewer, _hints, memory) {
     const rows = (v.players ?? []).map((p: any) =>
       h("div", { class: `player-row${(v.toAct ?? []).includes(p.seat) ? " active" : ""}`, "data-hand": p.seat, "data-seat": p.seat, "data-score": p.totalScore },
-        h("div", { class: "caption" }, `${seatName(p.seat, viewer)} · total ${p.totalScore}${p.active ? "" : " (out)"}`),
+        h("div", { class: "caption" }, `${seatName(p.seat, viewer)} · match total ${count(p.totalScore, "point")}${v.round > 1 ? ` (last round ${p.lastRoundScore})` : ""}${p.active ? "" : " (out)"}`),
         h("div", { class: "row" }, (v.over && p.lastRoundRow?.length ? p.lastRoundRow : p.row ?? []).map((c: string, i: number) => {
           const peeked = memory?.get(`slot:${p.seat}:${i + 1}`);
           const known = !ratUnseen(p.known?.[i]) ? p.known[i] : peeked;
@@ -58,7 +69,7 @@ const ratATatCat: GameUI = {
     const top = v.discardPile?.[v.discardPile.length - 1];
     return h("div", { class: "table ratcat" },
       h("div", { class: "info" }, `round ${v.round} · ${words(v.phase, "PHASE_")}${v.hasCaller ? ` · seat ${v.caller} called` : ""}`),
-      memory?.size ? h("div", { class: "peek-note", id: "peek-note" }, "You peek at your cards: remember them, they turn face down after your move.") : null,
+      memory?.size ? h("div", { class: "peek-note", id: "peek-note" }, "You peek at your cards: remember them, they turn face down when your turn ends.") : null,
       h("div", { class: "row" },
         h("span", { class: "pile", "data-key": "pile" }, `draw pile (${v.drawPileSize})`),
         h("span", { class: "pile", "data-key": "discard" }, "discard ", top ? card(ratCard(top)[0]) : "—"),

@@ -29,6 +29,14 @@ export interface GameUI {
   /** The seat an event (payload JSON) belongs to when its payload names it otherwise than by
    *  a `seat` field (see eventSeat). */
   actor?(event: any): number | undefined;
+  /** The heading of the log's part that an event (payload JSON) begins: "round 2" at a
+   *  round's deal. */
+  round?(event: any): string | undefined;
+  /** Whether an event (payload JSON) is a step the table took by itself after a seat's move
+   *  (a turn ending, a card turned up by the rules): folded in the log under that move. */
+  follows?(event: any): boolean;
+  /** The unit of the game's scores, singular and plural (default: point, points). */
+  unit?: [string, string];
   /** The drawn elements an event (payload JSON) touched: the last move, highlighted. */
   eventKeys?(event: any): string[];
   /** The points an event (payload JSON) scores, per seat, under a row of the end screen's
