@@ -16,6 +16,9 @@ flight:
   match's seed (the server decides the same events), so every call is one durable move;
 - GetView, GetView at the middle seq, and WatchGame resumed one event before the end, on one
   6-player Démocratie match of about 1,000 events;
+- the same GetView over Connect (binary, as the web app speaks it) to the server's browser
+  address (`--web-listen`), on kept-alive HTTP/1.1 connections: as many in flight, then one
+  call in flight on each transport, whose median latencies give the Connect/gRPC ratio;
 - with `--deep` (64 and 256 by default), the echo and PlayMove again with that many calls in
   flight (lanes sharing the channels), each PlayMove compared with the echo at its depth;
   PlayMove on every worker count, the other calls on the first only;
@@ -40,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import secrets
 import statistics
@@ -80,6 +84,9 @@ PACED_ECHO = "echo at PlayMove's pace"
 DURABLE_ECHO = "echo + durable append"
 ASYNC_ECHO = "echo, async def handler"
 ON_ECHO = 0  # a figure's "workers" when the echo server made it
+CONNECT_VIEW = "GetView over Connect"
+ONE_VIEW = "GetView, 1 in flight"
+ONE_CONNECT_VIEW = "GetView over Connect, 1 in flight"
 
 
 @dataclass
@@ -116,8 +123,11 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
         GAME,
         _call,
         _cold_rebuilds,
+        _connect_client,
+        _connect_get_view,
         _create_planned,
         _echo,
+        _get_view,
         _long_match,
         _mid_game_position,
         _play_lane,
@@ -325,6 +335,33 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
                         workers,
                     )
                 )
+            if "web" in args.only and servers[workers].web_url:
+                # The browser transport beside gRPC: the same read over kept-alive connections.
+                web = _connect_client(servers[workers].web_url)
+                view = pb.GetViewRequest(game_id=long_id)
+                measured.append(
+                    (
+                        f"{CONNECT_VIEW} {tag}",
+                        await _drive([functools.partial(_connect_get_view, web, view)] * n, args.seconds),
+                        workers,
+                    )
+                )
+                # One call in flight: a call's latency, each transport on a connection it reuses.
+                measured.append(
+                    (
+                        f"{ONE_VIEW} {tag}",
+                        await _drive([functools.partial(_get_view, stubs[0], view)], args.seconds),
+                        workers,
+                    )
+                )
+                measured.append(
+                    (
+                        f"{ONE_CONNECT_VIEW} {tag}",
+                        await _drive([functools.partial(_connect_get_view, web, view)], args.seconds),
+                        workers,
+                    )
+                )
+                await web.close()
             await play_deep()
         echo_b = await run_echo()
         base = (echo_a.rate + echo_b.rate) / 2
@@ -428,6 +465,7 @@ def run(args: argparse.Namespace) -> int:
             METER.add("echo", echo.proc.pid)
             servers = {}
             for w in workers:
+                web = "web" in args.only and w == workers[0]  # the browser transport on the first only
                 servers[w] = _start(
                     f"tablier serve --workers {w}",
                     [
@@ -445,9 +483,11 @@ def run(args: argparse.Namespace) -> int:
                         "1",
                         "--data-dir",
                         str(logs),
+                        *(["--web-listen", f"{LOOPBACK}:0"] if web else []),
                     ],
                     env,
                     logs / f"serve-{w}.log",
+                    lines=2 if web else 1,
                 )
                 procs.append(servers[w])
                 METER.add(f"serve-{w}", servers[w].proc.pid)
@@ -463,7 +503,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print("median (range) over the rounds\n")
     print(
-        f"{'what':<34} {'calls/s':>22} {'ratio to echo':>18} {'p50 ms':>18} {'p99 ms':>20} "
+        f"{'what':<46} {'calls/s':>22} {'ratio to echo':>18} {'p50 ms':>18} {'p99 ms':>20} "
         f"{'CPU ms/call client/server/db':>30} {'server CPU x echo':>18} {'appends/commit':>16}"
     )
     echo_server = {r.label: statistics.median(r.cpu["server"]) for r in rows if r.cpu.get("server")}
@@ -477,7 +517,7 @@ def run(args: argparse.Namespace) -> int:
             else "-"
         )
         print(
-            f"{r.label:<34} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
+            f"{r.label:<46} {_span(r.rates, ',.0f'):>22} {_span(r.ratios, '.2f'):>18} "
             f"{_span(r.p50, '.1f'):>18} {_span(r.p99, '.1f'):>20} {r.cpu_text():>30} {times:>18} "
             f"{_span(r.grouped, '.1f'):>16}"
         )
@@ -486,6 +526,15 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"\n{moves.label}: server CPU per call {statistics.median(moves.cpu['server']) / echo_server[PACED_ECHO]:.2f}x"
             f" the echo's at the same pace ({statistics.median(moves.rates):,.0f} calls/s)"
+        )
+    by_label = {r.label: r for r in rows}
+    grpc_one = by_label.get(f"{ONE_VIEW} [{workers[0]} worker{'s' if workers[0] > 1 else ''}]")
+    web_one = by_label.get(f"{ONE_CONNECT_VIEW} [{workers[0]} worker{'s' if workers[0] > 1 else ''}]")
+    if grpc_one is not None and web_one is not None and grpc_one.p50 and web_one.p50:
+        ratios = [w / g for w, g in zip(web_one.p50, grpc_one.p50, strict=True)]
+        print(
+            f"\nGetView, one call in flight on a kept-alive connection: Connect p50 {_span(web_one.p50, '.2f')} ms,"
+            f" gRPC {_span(grpc_one.p50, '.2f')} ms; Connect/gRPC {_span(ratios, '.2f')}"
         )
     if args.groups:
         print(
@@ -530,7 +579,7 @@ def add_parser(sub: Subcommands, add_command: Callable[..., argparse.ArgumentPar
         help="PostgreSQL to use (default: a temporary embedded server)",
     )
     sp.add_argument("--log-dir", default=None, help="where the servers' logs go")
-    sp.add_argument("--only", default="evaluate,play,reads", help="which of evaluate,play,reads to measure")
+    sp.add_argument("--only", default="evaluate,play,reads,web", help="which of evaluate,play,reads,web to measure")
     sp.set_defaults(run=run)
 
 

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from connectrpc.client import ConnectClient
+from connectrpc.compat import google_protobuf_binary_codec
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from google.protobuf import any_pb2
 
 from tablier.v1 import service_pb2 as pb
@@ -170,6 +173,35 @@ async def _resume(stub: GameServiceStub, game_id: str, after: int, upto: int) ->
 
 async def _call(awaitable: Awaitable[object]) -> bool:
     await awaitable
+    return True
+
+
+async def _get_view(stub: GameServiceStub, request: pb.GetViewRequest) -> bool:
+    """GetView over gRPC."""
+    await stub.GetView(request)
+    return True
+
+
+def _connect_client(url: str) -> ConnectClient:
+    """A Connect client speaking as the web app does (binary protobuf, nothing compressed) to
+    `tablier serve`'s browser address; its HTTP/1.1 connections are kept alive and reused
+    (one per call in flight)."""
+    return ConnectClient(url, codec=google_protobuf_binary_codec(), send_compression=None, accept_compression=[])
+
+
+_GET_VIEW = MethodInfo(
+    name="GetView",
+    service_name="tablier.v1.GameService",
+    input=pb.GetViewRequest,
+    output=pb.GetViewResponse,
+    idempotency_level=IdempotencyLevel.UNKNOWN,
+    stream_type=StreamType.UNARY,
+)
+
+
+async def _connect_get_view(client: ConnectClient, request: pb.GetViewRequest) -> bool:
+    """GetView over Connect."""
+    await client.execute_unary(request=request, method=_GET_VIEW)
     return True
 
 

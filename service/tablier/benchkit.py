@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import grpc
+from connectrpc.errors import ConnectError
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 90.0
@@ -84,6 +85,7 @@ class Proc:
     name: str
     proc: subprocess.Popen[bytes]
     address: str
+    web_url: str = ""  # its browser address (Connect), when started with one
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -95,8 +97,9 @@ class Proc:
                 self.proc.wait()
 
 
-def _start(name: str, cmd: list[str], env: dict[str, str], log: Path) -> Proc:
-    """Starts `cmd` and waits for its '... listening on HOST:PORT' line."""
+def _start(name: str, cmd: list[str], env: dict[str, str], log: Path, lines: int = 1) -> Proc:
+    """Starts `cmd` and waits for its '... listening on HOST:PORT' line (and, with `lines=2`,
+    for `tablier serve`'s 'tablier web on URL' after it)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log.open("wb"), env=env)
     assert proc.stdout is not None
     sel = selectors.DefaultSelector()
@@ -104,7 +107,7 @@ def _start(name: str, cmd: list[str], env: dict[str, str], log: Path) -> Proc:
     deadline = time.monotonic() + START_TIMEOUT
     line = b""
     try:
-        while not line.endswith(b"\n"):
+        while line.count(b"\n") < lines:
             left = deadline - time.monotonic()
             if left <= 0 or proc.poll() is not None or not sel.select(left):
                 raise RuntimeError(f"{name} did not start:\n{log.read_text()}")
@@ -118,7 +121,8 @@ def _start(name: str, cmd: list[str], env: dict[str, str], log: Path) -> Proc:
         raise
     finally:
         sel.close()
-    return Proc(name, proc, line.decode().strip().rsplit(" ", 1)[1])
+    words = [text.rsplit(" ", 1)[1] for text in line.decode().strip().splitlines()]
+    return Proc(name, proc, words[0], words[1].rstrip("/") if lines > 1 else "")
 
 
 # --------------------------------------------------------------------------- measuring
@@ -201,10 +205,15 @@ async def _drive(lanes: list[Callable[[], Awaitable[bool]]], seconds: float) -> 
             t = loop.time()
             try:
                 more = await call()
-            except grpc.aio.AioRpcError as exc:
+            except (grpc.aio.AioRpcError, ConnectError) as exc:
                 fig.errors += 1
                 if fig.errors <= 3:
-                    print(f"  error: {exc.code().name} {exc.details()}", file=sys.stderr)
+                    code, details = (
+                        (exc.code().name, exc.details())
+                        if isinstance(exc, grpc.aio.AioRpcError)
+                        else (exc.code.name, exc.message)
+                    )
+                    print(f"  error: {code} {details}", file=sys.stderr)
                 continue
             fig.latencies.append(loop.time() - t)
             fig.calls += 1

@@ -127,8 +127,15 @@ def test_bench_service_measures_every_call_against_the_echo(fresh_database_url, 
         if m:
             rows[m.group(1)] = (int(m.group(2).replace(",", "")), float(m.group(3)))
     assert set(rows) == {"EvaluatePosition [1 worker]", "PlayMove [1 worker]", "GetView [1 worker]",
-                         "GetView at_seq=40 [1 worker]", "WatchGame after_seq=79 [1 worker]"}, done.stdout
+                         "GetView at_seq=40 [1 worker]", "WatchGame after_seq=79 [1 worker]",
+                         "GetView over Connect [1 worker]", "GetView, 1 in flight [1 worker]",
+                         "GetView over Connect, 1 in flight [1 worker]"}, done.stdout
     assert all(rate > 0 and ratio > 0 for rate, ratio in rows.values()), done.stdout
+    # The browser transport beside gRPC: one call in flight on a kept-alive connection each, and
+    # the ratio of their median latencies.
+    web = re.search(r"^GetView, one call in flight on a kept-alive connection: Connect p50 (\d+\.\d+) .*"
+                    r" gRPC (\d+\.\d+) .*; Connect/gRPC (\d+\.\d+) ", done.stdout, re.M)
+    assert web and all(float(x) > 0 for x in web.groups()), done.stdout
     # The floor of a durable move: the echo answering after an append through the store.
     floor = re.search(r"^echo \+ durable append\s+([\d,]+) \(", done.stdout, re.M)
     assert floor and int(floor.group(1).replace(",", "")) > 0, done.stdout

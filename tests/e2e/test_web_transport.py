@@ -288,6 +288,35 @@ def test_json_clients_are_served(web_server):
     assert all(f'"{g}"'.encode() in body for g in GAME_IDS)
 
 
+def test_calls_on_a_kept_alive_connection_answer_without_waiting_for_an_ack(web_server):
+    """A response goes out as headers then body: with Nagle's algorithm on the server's socket
+    the body waited for the client's delayed ACK of the headers, 40-44 ms a call on a reused
+    connection (2 ms on a fresh one). Calls on one kept-alive connection answer well inside it."""
+    import http.client
+    import statistics
+    from urllib.parse import urlsplit
+
+    url = urlsplit(web_server.web_url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=WAIT)
+    try:
+        times = []
+        for i in range(31):
+            started = time.perf_counter()
+            conn.request("POST", "/tablier.v1.GameService/ListGameTypes", body=b"{}",
+                         headers={"content-type": "application/json", "connect-protocol-version": "1"})
+            response = conn.getresponse()
+            body = response.read()
+            assert response.status == 200 and all(f'"{g}"'.encode() in body for g in GAME_IDS), body[:200]
+            if i == 0:
+                sock = conn.sock  # the connection every later call reuses
+            else:
+                assert conn.sock is sock, "the connection was not kept alive"
+                times.append(time.perf_counter() - started)
+    finally:
+        conn.close()
+    assert statistics.median(times) < 0.020, sorted(times)
+
+
 def test_cors_allows_the_listed_origin_only(web_server):
     url = f"{web_server.web_url}/tablier.v1.GameService/PlayMove"
     ask = {"access-control-request-method": "POST",
