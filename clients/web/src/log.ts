@@ -88,7 +88,7 @@ export class MoveLog {
     const fold = line.closest("details");
     if (fold) (fold as HTMLDetailsElement).open = true;
     this.last = line;
-    this.el.scrollTop = line.offsetTop - this.el.offsetTop - this.el.clientHeight / 2;
+    this.el.scrollTop += line.getBoundingClientRect().top - this.el.getBoundingClientRect().top - this.el.clientHeight / 2;
   }
 
   follow() { this.el.scrollTop = this.el.scrollHeight; }

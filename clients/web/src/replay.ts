@@ -143,7 +143,7 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
         if (valuesFor === seq) { valuesBox.removeAttribute("aria-busy"); valuesBtn!.removeAttribute("disabled"); }
       }
     } }, "Value of the moves here") : null;
-  const moveLog = new MoveLog(ui, undefined, { "aria-label": "every step", id: "replay-log" }, (seq) => { stop(); go(seq); });
+  const moveLog = new MoveLog(ui, undefined, { "aria-label": "every step", id: "replay-log", "data-follow": "" }, (seq) => { stop(); go(seq); });
   for (const e of events) {
     const payload = e.payload ? anyJsonOrUndefined(e.payload) : undefined;
     moveLog.add({ ...e, payload, description: e.description || e.type.replace(/_/g, " ") });

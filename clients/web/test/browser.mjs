@@ -279,7 +279,7 @@ const scenarios = {
     // Nothing is wider than a phone.
     const wide = await page.evaluate(() => document.documentElement.scrollWidth);
     check(wide <= PHONE.width, `the lobby fits ${PHONE.width} px (scrollWidth ${wide})`);
-    await page.screenshot({ path: join(shots, "lobby.png"), fullPage: true });
+    await shoot(page, "lobby");
     check(!page.errors.length, page.errors.join("; "));
   },
 
@@ -305,6 +305,7 @@ const scenarios = {
       await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b, before);
       await page.waitForSelector('.board [data-key="pending"]');
       check((await page.locator(".card.peek").count()) === 2, "the peeked cards stay in sight after the draw");
+      await page.waitForFunction(() => document.querySelector("#turn-banner")?.textContent !== "Sending your move…");
     }
     if (game === "grid_knock") {
       // The seat's first sealed choice is marked on its card (only it knows it) until the reveal.
