@@ -119,7 +119,8 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
     if (active && board.contains(active) && active.dataset.key) {
       const key = active.dataset.key;
       boardFocus = { key, nth: [...board.querySelectorAll<HTMLElement>("[data-key]")].filter((e) => e.dataset.key === key).indexOf(active) };
-    } else if (active && active !== document.body && !board.contains(active)) boardFocus = undefined;
+    } else if (active && board.contains(active) && active.classList.contains("zoom-box")) boardFocus = { key: "", nth: 0 };
+    else if (active && active !== document.body && !board.contains(active)) boardFocus = undefined;
     board.replaceChildren(ui.draw(view, viewer, all.flatMap((c) => c.keys), memory));
     if (picked.length) ui.preview?.(board, picked);
     // The last move on the table (what the game's drawing can point at).
@@ -145,7 +146,8 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
         e.onkeydown = (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); pick(key, isPicked); } };
       }
     });
-    if (boardFocus) {
+    if (boardFocus?.key === "") board.querySelector<HTMLElement>(".zoom-box")?.focus({ preventScroll: true });
+    else if (boardFocus) {
       const targets = [...board.querySelectorAll<HTMLElement>("[data-key][tabindex='0']")];
       const same = targets.filter((e) => e.dataset.key === boardFocus!.key);
       (same[Math.min(boardFocus.nth, same.length - 1)] ?? targets[0])?.focus({ preventScroll: true });
