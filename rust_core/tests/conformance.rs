@@ -180,6 +180,7 @@ fn play_through_registry(game: &dyn DynGame, seats: u32, seed: u64, bot: Option<
                     "{id}: a legal action decodes to itself"
                 );
             }
+            assert_distinct_labels(&*m, s);
         }
         let seat = awaited[choice.index(awaited.len())];
         let legal = m.legal_actions(seat).unwrap();
@@ -218,6 +219,63 @@ fn play_through_registry(game: &dyn DynGame, seats: u32, seed: u64, bot: Option<
         "accepted",
         "{id}: a move after the end"
     );
+}
+
+/// No two legal actions of `seat` share a label: a player choosing by its words must be
+/// choosing between different moves (moves that differ only in how they are written, such as
+/// the order of a set's items, are listed once).
+fn assert_distinct_labels(m: &dyn DynMatch, seat: u32) {
+    let moves = m.legal_moves(seat).unwrap();
+    let mut labels: Vec<&str> = moves.iter().map(|(_, label)| label.as_str()).collect();
+    labels.sort_unstable();
+    let twice: Vec<&str> = labels
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "{}: seat {seat} has legal actions sharing a label: {twice:?}",
+        m.game_id()
+    );
+}
+
+/// Random matches of every game at every seat count (uniformly chosen legal actions, so every
+/// kind of move and phase is met): every state's legal moves carry distinct labels.
+#[test]
+fn legal_moves_have_distinct_labels() {
+    std::thread::scope(|scope| {
+        for game in games() {
+            scope.spawn(move || {
+                let id = game.id();
+                for seats in seat_counts(*game) {
+                    for seed in 0..matches() / 10 {
+                        let mut rng = Rng::from_u64(seed * 31 + u64::from(seats));
+                        let mut m = game.new_match(seats, &Options::new()).unwrap();
+                        let mut evs = m.start(&mut rng).unwrap();
+                        for _ in 0..2_000 {
+                            for e in evs {
+                                m.apply(&e.payload).unwrap();
+                            }
+                            let awaited = m.to_act();
+                            if awaited.is_empty() {
+                                break;
+                            }
+                            for &s in &awaited {
+                                assert_distinct_labels(&*m, s);
+                            }
+                            let seat = awaited[rng.index(awaited.len())];
+                            let legal = m.legal_actions(seat).unwrap();
+                            let a = &legal[rng.index(legal.len())];
+                            evs = m
+                                .decide(seat, a, &mut rng)
+                                .unwrap_or_else(|e| panic!("{id}: a legal action refused: {e}"));
+                        }
+                    }
+                }
+            });
+        }
+    });
 }
 
 #[test]

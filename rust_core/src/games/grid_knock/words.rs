@@ -94,12 +94,21 @@ pub(super) fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> 
             view.held_card.map_or("the card you received".into(), the),
             slot(a.slot.as_ref(), me)
         ),
+        // Whose grid each cell is in: column 4 of a grid is also in the next seat's domain, so
+        // "row 1, column 4" alone names two places (two moves with one label).
         Some(A::DiscardTriple(a)) => format!(
             "Discard the three equal cards at {}",
             list(
                 &a.cells
                     .iter()
-                    .map(|c| format!("row {}, column {}", c.row, c.col))
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let at = format!("row {}, column {}", c.row, c.col);
+                        match a.cells.get(i + 1) {
+                            Some(next) if next.owner == c.owner => at,
+                            _ => format!("{at} of {} grid", whose(c.owner, me)),
+                        }
+                    })
                     .collect::<Vec<_>>()
             )
         ),

@@ -22,6 +22,11 @@
 //! * **AMB21 Hands after the end.** Other seats' hands stay hidden after GAME_OVER (the spec allows
 //!   revealing them; nothing needs it). The auditor sees everything.
 //! * **AMB22 Evaluator on an empty board.** It lists no play (the opening play is not a board play).
+//! * **AMB23 Opening orders.** The legal moves (and so the bots, the timeout policy and the
+//!   evaluator) list each opening group once, its tiles in ascending type order: the orders of one
+//!   group are one move with one label and one value. `decide` still lays the tiles of an opening
+//!   in the order sent (R9, TV02), so a client may let its user order them, as it may place them
+//!   (AMB3).
 
 use crate::error::{CoreError, CoreResult};
 use crate::game::{Game, OptionSpec, OptionValues, Seat, Seats, Viewer};

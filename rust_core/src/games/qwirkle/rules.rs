@@ -143,6 +143,9 @@ fn exchange_options(counts: &[u8; TYPES], max_k: u32) -> Vec<Vec<u32>> {
     }
 }
 
+/// The opening plays of a hand holding `types` whose announced group has `g` types: each group
+/// of `g` once, its tiles in ascending type order (AMB23: the orders of one group are one move
+/// in the legal moves and in evaluation; `decide` still lays tiles in the order sent, R9, TV02).
 pub(super) fn opening_options(types: u64, g: u32) -> Vec<Vec<u32>> {
     let mut groups: Vec<u64> = Vec::new();
     if g == 1 {
@@ -161,30 +164,18 @@ pub(super) fn opening_options(types: u64, g: u32) -> Vec<Vec<u32>> {
         }
         groups.sort_unstable();
     }
-    let mut out = Vec::new();
-    for m in groups {
-        let mut items: Vec<u32> = Vec::new();
-        let mut r = m;
-        while r != 0 {
-            items.push(r.trailing_zeros());
-            r &= r - 1;
-        }
-        permutations(&mut items, 0, &mut out);
-    }
-    out
-}
-
-fn permutations(items: &mut Vec<u32>, k: usize, out: &mut Vec<Vec<u32>>) {
-    if k == items.len() {
-        out.push(items.clone());
-        return;
-    }
-    // Lexicographic order: rotate the chosen element into place.
-    for i in k..items.len() {
-        items[k..=i].rotate_right(1);
-        permutations(items, k + 1, out);
-        items[k..=i].rotate_left(1);
-    }
+    groups
+        .into_iter()
+        .map(|m| {
+            let mut items: Vec<u32> = Vec::with_capacity(g as usize);
+            let mut r = m;
+            while r != 0 {
+                items.push(r.trailing_zeros());
+                r &= r - 1;
+            }
+            items
+        })
+        .collect()
 }
 
 pub(super) fn start(state: &State, rng: &mut Rng) -> CoreResult<Vec<pb::Event>> {

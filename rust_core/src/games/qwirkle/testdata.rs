@@ -11,7 +11,7 @@ pub(super) const TEST_DATA: TestData = TestData {
     known_violations: &[],
     golden: &[(2, &[]), (3, &[])],
     pinned_matches: 10,
-    pinned_digest: "9691239f7e36914b700deb322200c1e6196fabfe1e8c5ae87734be55a1244f85",
+    pinned_digest: "a6de8bd6395845b3f5877f15358bbacfc7f015682ae293664a78529e1d831319",
     short: &[],
     silent: &[Silent {
         policy: "pass",

@@ -331,6 +331,12 @@ fn tv02_opening_play_legality() {
         reason(decide(&st, 0, &opening_action(&["GC", "BC", "YC", "PC"]))),
         "NOT_YOUR_TURN"
     );
+    // One opening per group (AMB23): the 24 orders of the circles are one listed move, its
+    // tiles in ascending type order; another order sent is still laid as sent (below).
+    assert_eq!(
+        Qwirkle::legal_actions(&st, 2),
+        vec![opening_action(&["YC", "GC", "BC", "PC"])]
+    );
     let evs = decide(&st, 2, &opening_action(&["GC", "BC", "YC", "PC"])).unwrap();
     assert_eq!(points(&evs), 4);
     let mut st = st;
