@@ -57,8 +57,7 @@ def web_app_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
 SCENARIOS = [
     "lobby", "lobby_pages", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite",
     "refusal", "replay",
-    # The browser transport stalls ~45 ms a call (issue 45, item 11: fixed on the server's side).
-    pytest.param("latency", marks=pytest.mark.xfail(strict=False, reason="the Connect call stall, fixed server-side")),
+    "latency",
     # The core words this refusal with the options' ids ("option clock_increment_seconds needs
     # clock_bank_seconds", rust_core/src/clock.rs `configure`): the client shows what it is sent.
     pytest.param("option_words", marks=pytest.mark.xfail(strict=True, reason="the core's refusal names option ids")),

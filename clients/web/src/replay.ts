@@ -69,8 +69,8 @@ async function moveValues(gameId: string, gameType: string, seq: number, events:
         onclick: () => select(tr, r.action),
         onkeydown: (e: KeyboardEvent) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); select(tr, r.action); } } },
         h("td", { class: "label" }, labels.get(r.key) ?? "a move", r.key === played ? h("span", { class: "played-mark" }, " (played)") : null),
-        h("td", { class: "num" }, `${pct(r.v.winProbability ?? 0)} ± ${pct(r.v.winStderr ?? 0)}`),
-        h("td", { class: "num" }, `${(r.v.margin ?? 0).toFixed(1)} ± ${(r.v.marginStderr ?? 0).toFixed(1)}`));
+        h("td", { class: "num" }, `${pct(r.v.winProbability ?? 0)} `, h("small", {}, `± ${pct(r.v.winStderr ?? 0)}`)),
+        h("td", { class: "num" }, `${(r.v.margin ?? 0).toFixed(1)} `, h("small", {}, `± ${(r.v.marginStderr ?? 0).toFixed(1)}`)));
       return tr;
     })));
   const more = folded ? h("button", { type: "button", class: "values-more", id: "values-more",

@@ -1,7 +1,8 @@
 // Pan and zoom for a board larger than its box (Qwirkle's open board): fitted to its content by
 // default; zoomed by buttons, the keyboard (+, -, 0 to fit; arrows pan the focused box), a
-// pinch or ctrl+wheel. The content is sized in em, so a zoom is its font size. The zoom of a
-// board (by its name) outlives its redraws: a drawing builds a new box every time.
+// pinch or ctrl+wheel; panned by scrolling, a touch or a mouse drag. The content is sized in
+// em, so a zoom is its font size. The zoom of a board (by its name) outlives its redraws: a
+// drawing builds a new box every time.
 
 import { h } from "./dom";
 
@@ -57,16 +58,25 @@ export function zoomable(name: string, content: HTMLElement, label: string): HTM
   const pointers = new Map<number, { x: number; y: number }>();
   let pinch: { d: number; s: number } | undefined;
   const distance = () => { const [a, b] = [...pointers.values()]; return Math.hypot(a.x - b.x, a.y - b.y); };
+  // A mouse drag pans (a touch pans by itself); a drag is not a click on what it started on.
+  let drag: { x: number; y: number; left: number; top: number; moved: boolean } | undefined;
   box.addEventListener("pointerdown", (e) => {
     pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
     if (pointers.size === 2) pinch = { d: distance(), s: scale() };
+    if (e.pointerType === "mouse" && e.button === 0) drag = { x: e.clientX, y: e.clientY, left: box.scrollLeft, top: box.scrollTop, moved: false };
   });
   box.addEventListener("pointermove", (e) => {
     if (!pointers.has(e.pointerId)) return;
     pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
     if (pinch && pointers.size === 2 && pinch.d > 0) zoomTo(pinch.s * distance() / pinch.d);
+    if (drag && (drag.moved || Math.hypot(e.clientX - drag.x, e.clientY - drag.y) > 6)) {
+      drag.moved = true;
+      box.scrollLeft = drag.left - (e.clientX - drag.x);
+      box.scrollTop = drag.top - (e.clientY - drag.y);
+    }
   });
-  const up = (e: PointerEvent) => { pointers.delete(e.pointerId); if (pointers.size < 2) pinch = undefined; };
+  box.addEventListener("click", (e) => { if (drag?.moved) { e.stopPropagation(); e.preventDefault(); } drag = undefined; }, true);
+  const up = (e: PointerEvent) => { pointers.delete(e.pointerId); if (pointers.size < 2) pinch = undefined; if (drag && !drag.moved) drag = undefined; };
   box.addEventListener("pointerup", up);
   box.addEventListener("pointercancel", up);
   // Sized once the box is on the page, and again when its width changes.

@@ -383,6 +383,18 @@ const scenarios = {
       const fitted = await size();
       await page.locator(".zoom-in").click();
       check((await size()) > fitted * 1.1, "the board zooms in");
+      // Zoomed in past its box, a mouse drag pans it.
+      await page.locator(".zoom-in").click();
+      const zb = page.locator(".zoom-box");
+      const r = await zb.boundingBox();
+      const at = () => zb.evaluate((b) => [b.scrollLeft, b.scrollTop, b.scrollWidth > b.clientWidth || b.scrollHeight > b.clientHeight]);
+      const from = await at();
+      await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(r.x + r.width / 2 - 60, r.y + r.height / 2 - 40, { steps: 6 });
+      await page.mouse.up();
+      const to = await at();
+      check(!from[2] || to[0] !== from[0] || to[1] !== from[1], `a drag pans the zoomed board: ${from} to ${to}`);
       await page.locator(".zoom-box").focus();
       await page.keyboard.press("0");
       check(Math.abs((await size()) - fitted) < 1, "0 fits it again");
@@ -608,22 +620,22 @@ const scenarios = {
   },
 
   // A Connect call from the page answers without a stall: 40 calls one after another on the
-  // page's own connection (ListGameTypes, the smallest read), their median under 20 ms
-  // (a stall of the delayed-ACK kind costs 40 ms a call). A static file of the same server in
+  // page's own connection (ListGameTypes, the smallest read; 10 more before them to warm up),
+  // their median under 30 ms (a stall of the delayed-ACK kind costs 40 ms or more a call). A static file of the same server in
   // the same run is the baseline printed beside it.
   async latency(ctx) {
     const page = await newPage(ctx);
     await page.goto(`${base}/#/`);
     await page.waitForSelector("form.game-type");
     const got = await page.evaluate(async () => {
-      const time = async (f) => { const out = []; for (let i = 0; i < 40; i++) { const t0 = performance.now(); await f(); out.push(performance.now() - t0); } return out.sort((a, b) => a - b); };
+      const time = async (f) => { const out = []; for (let i = 0; i < 50; i++) { const t0 = performance.now(); await f(); if (i >= 10) out.push(performance.now() - t0); } return out.sort((a, b) => a - b); };
       const call = await time(async () => { const r = await fetch("/tablier.v1.GameService/ListGameTypes", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }); await r.text(); });
       const file = await time(async () => { const r = await fetch(`favicon.svg?${Math.random()}`, { cache: "no-store" }); await r.text(); });
       const q = (xs, p) => xs[Math.floor(p * (xs.length - 1))];
       return { call: [q(call, 0.25), q(call, 0.5), q(call, 0.75)], file: [q(file, 0.25), q(file, 0.5), q(file, 0.75)] };
     });
     console.log(`Connect call ms (q1, median, q3): ${got.call.map((x) => x.toFixed(1))}; static file: ${got.file.map((x) => x.toFixed(1))}`);
-    check(got.call[1] < 20, `a Connect call's median under 20 ms: ${got.call[1].toFixed(1)} ms (static file ${got.file[1].toFixed(1)} ms)`);
+    check(got.call[1] < 30, `a Connect call's median under 30 ms: ${got.call[1].toFixed(1)} ms (static file ${got.file[1].toFixed(1)} ms)`);
     check(!page.errors.length, page.errors.join("; "));
   },
 
