@@ -1,10 +1,12 @@
 """The integrity of a match's log, in one place: the formulas (the genesis hash, the chain of
 event hashes, the salted state hashes, the seed commitment) and the one loop that replays a log
-and checks it against them (`replay`). The server runs it when it loads a match
-(`app/integrity.py`: the first problem refuses the match), `tablier verify` over a stored log
-(`verify.py`) and `tablier verify-public` over a finished match's public log
-(`public_verify.py`): the same checks, each caller adding what only it has (the commands'
-inputs to decide again, the viewers' transcripts). docs/verifying.md states the scheme for
+and checks it against them (`replay`), with the checks around it: the `commands` rows against
+the events (`check_commands`), and the strict replay the server runs when it loads a match
+(`replay_strict`: the first problem raises `Damaged`, which the repository turns into DataLoss
+refusing the match). Its callers are the server's repository (`app/repository.py`), `tablier
+verify` over a stored log (`verify.py`) and `tablier verify-public` over a finished match's
+public log (`public_verify.py`): the same checks, each caller adding what only it has (the
+commands' inputs to decide again, the viewers' transcripts, the verified heads it holds). docs/verifying.md states the scheme for
 anyone writing their own verifier.
 
 It stays in the server's distribution: replaying a log needs the rules core (`tablier._core`),
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 from tablier import _core
 
 if TYPE_CHECKING:
-    from tablier.store.base import GameRecord
+    from tablier.store.base import GameRecord, StoredCommand, StoredEvent
 
 
 class EventFields(Protocol):
@@ -314,3 +316,100 @@ def opening(game: GameRecord, match: _core.Match) -> dict[int, tuple[str, bytes]
     """The opening events the match's seed deals, by seq (for `replay`'s `expected`); raises
     the core's error when it refuses the match record."""
     return {i: (k, bytes(p)) for i, (k, p) in enumerate(match.copy().start(game.seed, 1), start=1)}
+
+
+# --------------------------------------------------------------------------- the server's checks
+
+
+class Damaged(Exception):
+    """The first problem a strict check met (`replay_strict`, `first_problem`)."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+def event_chain(game: GameRecord, prev: bytes, ev: StoredEvent) -> bytes:
+    """The chain hash `ev` should carry after an event whose chain hash is `prev` (under
+    scheme 3, over what its command asked as the `commands` row keeps it)."""
+    return chain_hash(prev, ev.seq, ev, ev.command_id, chained_input(game.hash_scheme, ev.command_id, ev.command))
+
+
+def replay_strict(
+    game: GameRecord,
+    events: list[StoredEvent],
+    match: _core.Match,
+    prev_chain: bytes | None = None,
+    after_seq: int = 0,
+    check_opening: bool = True,
+) -> bytes:
+    """What the live server checks of the events it loads: applies `events` (those after
+    `after_seq`, whose chain continues from `prev_chain`, the genesis hash when None) to `match`,
+    checking each (`replay`, the match clock stepped with the recorded times); returns the last
+    chain hash. From seq 1, the opening events must also be what the match's seed deals (when
+    written by this core version: another may deal differently). Raises `Damaged` at the first
+    bad event (`match` is then unusable)."""
+    expected = None
+    if after_seq == 0 and check_opening:
+        try:
+            expected = opening(game, match)
+        except _core.CoreError as exc:
+            raise Damaged(Problem(1, f"the core refuses the match record ({exc})")) from None
+
+    def refuse(problem: Problem) -> None:
+        raise Damaged(problem)
+
+    return replay(
+        game,
+        events,
+        match,
+        prev=prev_chain,
+        after_seq=after_seq,
+        expected=expected,
+        current_only=True,
+        clock=True,
+        inputs={ev.command_id: ev.command for ev in events if ev.command_id is not None},
+        on_problem=refuse,
+    ).chain
+
+
+def check_commands(
+    events: list[StoredEvent],
+    commands: list[StoredCommand],
+    later: list[StoredCommand] | None = None,
+) -> Problem | None:
+    """Whether the `commands` rows agree with the events: each acknowledged command's events
+    exist and carry its id, and each event of a command has its row. The problem at the first
+    bad seq, or None.
+
+    On a live database, read `commands` before the events and `later` after them: a command row
+    commits with its events, so every command read before has its events in what was read, and
+    every event read has its row in what is read after (commands appended in between are in
+    neither check's way)."""
+    later = commands if later is None else later
+    last = events[-1].seq if events else 0
+    by_seq = {ev.seq: ev for ev in events}
+    problems: list[Problem] = []
+    rows = {c.command_id for c in later}
+    for c in commands:
+        if c.last_seq < c.first_seq:
+            continue
+        if c.last_seq > last:
+            problems.append(
+                Problem(
+                    max(c.first_seq, last + 1),
+                    f"command {c.command_id[:64]!r} was acknowledged with events up to seq "
+                    f"{c.last_seq}, but the log ends at seq {last}",
+                )
+            )
+            continue
+        for seq in range(c.first_seq, c.last_seq + 1):
+            ev = by_seq.get(seq)
+            if ev is None or ev.command_id != c.command_id:
+                problems.append(Problem(seq, f"the event is not the one command {c.command_id[:64]!r} wrote"))
+                break
+    for ev in events:
+        if ev.command_id is not None and ev.command_id not in rows:
+            problems.append(Problem(ev.seq, f"the event's command {ev.command_id[:64]!r} has no commands row"))
+            break
+    return min(problems, key=lambda p: (p.seq, p.why)) if problems else None

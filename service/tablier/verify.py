@@ -22,9 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tablier import _core, receipts, witness
-from tablier.app.errors import DataLoss
-from tablier.app.integrity import check_commands
-from tablier.integrity import LogEvent, opening, replay
+from tablier.integrity import LogEvent, check_commands, opening, replay
 from tablier.seeds import SeedUnreadable
 from tablier.store.base import EventStore, StoredCommand, StoredEvent, UnknownGame
 from tablier.v1.service_pb2 import MatchLog, Receipt
@@ -69,10 +67,9 @@ async def verify_game(
     stored_commands = await store.commands(game.game_id)
     commands = {c.first_seq: c for c in stored_commands if c.last_seq >= c.first_seq}
     problems = verdict.problems
-    try:
-        check_commands(game, events, stored_commands)
-    except DataLoss as exc:
-        problems.append(f"seq {exc.seq}: {exc.message.partition(': ')[2]}")
+    mismatch = check_commands(events, stored_commands)
+    if mismatch is not None:
+        problems.append(str(mismatch))
     problems.extend(check_transcripts(game.game_id, events, transcripts))
     chains = {e.seq: e.chain_hash for e in events}
     problems.extend(receipts.check_log(game.game_id, chains, kept, keys or {}))

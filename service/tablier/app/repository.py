@@ -34,7 +34,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, NoReturn
 
-from tablier import _core
+from tablier import _core, integrity
 from tablier._core import Match
 from tablier.integrity import chained_input
 from tablier.seeds import SeedUnreadable
@@ -54,7 +54,6 @@ from tablier.store.base import (
 )
 from tablier.store.feed import Mark
 
-from . import integrity
 from .cache import MatchCache, Snapshots
 from .catalogue import Catalogue
 from .clocks import apply_stored
@@ -72,6 +71,25 @@ _INLINE_REPLAY = 128
 
 # (match record, seq, the match's state there): never change the state.
 StateListener = Callable[[GameRecord, int, Match], None]
+
+
+def _damaged(game: GameRecord, seq: int, why: str) -> DataLoss:
+    return DataLoss(f"the event log of match {game.game_id} is damaged at seq {seq}: {why}", seq=seq)
+
+
+def _replay_checked(
+    game: GameRecord,
+    events: list[StoredEvent],
+    match: Match,
+    prev_chain: bytes | None = None,
+    after_seq: int = 0,
+    check_opening: bool = True,
+) -> bytes:
+    """`integrity.replay_strict`, its first problem as DataLoss."""
+    try:
+        return integrity.replay_strict(game, events, match, prev_chain, after_seq, check_opening)
+    except integrity.Damaged as exc:
+        raise _damaged(game, exc.problem.seq, exc.problem.why) from None
 
 
 class Repository:
@@ -250,12 +268,12 @@ class Repository:
             kept = []
             for i in range(0, len(events), step):
                 chunk = events[i : i + step]
-                chain = integrity.replay_checked(game, chunk, match, chain, at, False)
+                chain = _replay_checked(game, chunk, match, chain, at, False)
                 at = chunk[-1].seq
                 if at < seq:
                     kept.append((at, match.copy(), chain))
             if at != seq:
-                raise integrity.damaged(game, at + 1, f"the log ends at seq {at}, before seq {seq}")
+                raise _damaged(game, at + 1, f"the log ends at seq {at}, before seq {seq}")
             return kept
 
         try:
@@ -275,7 +293,7 @@ class Repository:
         """DataLoss (the match refused) when a state replayed to `seq` does not end at the chain
         hash `verified` there (the head as it was before the replay)."""
         if verified is not None and verified[0] == seq and chain != verified[1]:
-            self.refuse(game.game_id, integrity.damaged(game, seq, "the log was rewritten after it was verified"))
+            self.refuse(game.game_id, _damaged(game, seq, "the log was rewritten after it was verified"))
 
     async def get(self, game: GameRecord, min_seq: int | None = None) -> tuple[int, Match]:
         """The match at its last seq, for a read: the cached state when the store's feed says
@@ -344,9 +362,7 @@ class Repository:
         stored = await self._store.load_events(gid, after_seq=held[0].seq - 1, upto_seq=held[-1].seq)
         for i, ev in enumerate(held):
             if i >= len(stored) or stored[i] != ev:
-                self.refuse(
-                    gid, integrity.damaged(game, ev.seq, "the log changed under the events this server verified")
-                )
+                self.refuse(gid, _damaged(game, ev.seq, "the log changed under the events this server verified"))
 
     def start_rechecks(self, every: float) -> None:
         """Runs `recheck` every `every` seconds until `close`: a row changed under a held state
@@ -440,9 +456,7 @@ class Repository:
                     self._marks[gid] = mark
                     return cached_seq, cached
                 forward = cached.copy()
-                last_chain = await asyncio.to_thread(
-                    integrity.replay_checked, game, newer, forward, head[1], cached_seq
-                )
+                last_chain = await asyncio.to_thread(_replay_checked, game, newer, forward, head[1], cached_seq)
                 self._remember(game, newer[-1].seq, forward, last_chain, mark, newer)
                 return newer[-1].seq, forward
             log.error("the log of %s changed under the state verified at seq %d: checking it whole", gid, cached_seq)
@@ -455,31 +469,31 @@ class Repository:
         commands = await self._store.commands(gid)
         stored = await self._store.load_events(gid)
         match = self.blank(game)
-        last_chain = await asyncio.to_thread(integrity.replay_checked, game, stored, match)
+        last_chain = await asyncio.to_thread(_replay_checked, game, stored, match)
         known = {c.command_id for c in commands}
         later = (
             await self._store.commands(gid)
             if any(e.command_id is not None and e.command_id not in known for e in stored)
             else commands
         )
-        integrity.check_commands(game, stored, commands, later)
+        mismatch = integrity.check_commands(stored, commands, later)
+        if mismatch is not None:
+            raise _damaged(game, mismatch.seq, mismatch.why)
         seq = stored[-1].seq if stored else 0
         witnessed = await self.witness.head(gid) if self.witness is not None else None
         if witnessed is not None:
             if seq < witnessed[0]:
-                raise integrity.damaged(
+                raise _damaged(
                     game, seq + 1, f"the witness saw the log at seq {witnessed[0]}; it now ends at seq {seq}"
                 )
             if witnessed[0] > 0 and stored[witnessed[0] - 1].chain_hash != witnessed[1]:
-                raise integrity.damaged(game, witnessed[0], "the log differs from the head the witness saw there")
+                raise _damaged(game, witnessed[0], "the log differs from the head the witness saw there")
         if rewritten is not None:
             if seq < rewritten[0]:
-                raise integrity.damaged(
-                    game, seq + 1, f"this server served seq {rewritten[0]}; the log now ends at seq {seq}"
-                )
+                raise _damaged(game, seq + 1, f"this server served seq {rewritten[0]}; the log now ends at seq {seq}")
             if stored[rewritten[0] - 1].chain_hash != rewritten[1]:
                 # Consistent in itself, but not the log this server verified: rewritten whole.
-                raise integrity.damaged(game, rewritten[0], "the log was rewritten after this server verified it")
+                raise _damaged(game, rewritten[0], "the log was rewritten after this server verified it")
             # Else the log is the one verified and the cached state was wrong: the log wins.
         self._remember(game, seq, match, last_chain, mark, stored[-self.snapshots.tail :])
         return seq, match
@@ -558,7 +572,7 @@ class Repository:
         whose events are gone is DataLoss: it is never applied again as new."""
         if not prior:
             seq = await self._store.last_seq(game.game_id) + 1
-            raise integrity.damaged(game, seq, "the events of an acknowledged command are missing")
+            raise _damaged(game, seq, "the events of an acknowledged command are missing")
         last = prior[-1].seq
         entry = self.cache.get(game.game_id)
         return entry[1] if entry is not None and entry[0] == last else await self._replay(game, upto_seq=last)
@@ -684,10 +698,10 @@ class Repository:
         """Applies one streamed event (the one after `seq`, chained from `chain`) to `match`,
         checked; and equal to the verified head when it is at its seq. Returns its chain hash."""
         try:
-            chain = integrity.replay_checked(game, [ev], match, chain, seq, False)
+            chain = _replay_checked(game, [ev], match, chain, seq, False)
             verified = self._heads.get(game.game_id)
             if verified is not None and ev.seq == verified[0] and chain != verified[1]:
-                raise integrity.damaged(game, ev.seq, "the log was rewritten after it was verified")
+                raise _damaged(game, ev.seq, "the log was rewritten after it was verified")
         except DataLoss as exc:
             self.refuse(game.game_id, exc)
         return chain
