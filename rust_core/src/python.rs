@@ -398,6 +398,14 @@ fn evaluate<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// The options that keep a match of `game_type` short (its test data's `short`, declared in
+/// the game's folder): what end-to-end tests and load tools play, with no table of games.
+#[pyfunction]
+fn short_options(game_type: &str) -> PyResult<Vec<(&'static str, &'static str)>> {
+    let game = registry::find(game_type).map_err(to_py)?;
+    Ok(game.test_data().short.to_vec())
+}
+
 /// The action as the rules decode it, re-encoded: what a server stores of a client's move.
 #[pyfunction]
 fn canonical_action<'py>(
@@ -424,6 +432,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(game_types, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_action, m)?)?;
+    m.add_function(wrap_pyfunction!(short_options, m)?)?;
     m.add("CoreError", py.get_type::<CoreException>())?;
     m.add("MalformedInput", py.get_type::<MalformedInput>())?;
     m.add("InvalidOption", py.get_type::<InvalidOption>())?;

@@ -20,15 +20,31 @@ use crate::rollout;
 use crate::testdata::TestData;
 use crate::words;
 
-/// Every game the server offers, one line each.
+/// Every game the server offers, one line each (`<folder>::<type>`): expands
+/// `$callback!(qwirkle::Qwirkle, ...)`, with each type a path under `crate::games`. [`games`]
+/// lists them, and a test harness that needs each game's own types (not the registry's bytes)
+/// expands its code over them with this macro rather than a table of its own.
+#[macro_export]
+macro_rules! with_games {
+    ($callback:ident) => {
+        $callback!(
+            qwirkle::Qwirkle,
+            rat_a_tat_cat::RatATatCat,
+            democratie::Democratie,
+            grid_knock::GridKnock,
+            carre::Carre,
+        )
+    };
+}
+
+/// Every game the server offers ([`with_games`]).
 pub fn games() -> &'static [&'static dyn DynGame] {
-    static GAMES: &[&dyn DynGame] = &[
-        &Registered::<games::qwirkle::Qwirkle>::NEW,
-        &Registered::<games::rat_a_tat_cat::RatATatCat>::NEW,
-        &Registered::<games::democratie::Democratie>::NEW,
-        &Registered::<games::grid_knock::GridKnock>::NEW,
-        &Registered::<games::carre::Carre>::NEW,
-    ];
+    macro_rules! registered {
+        ($($folder:ident :: $game:ident),* $(,)?) => {
+            &[$(&Registered::<games::$folder::$game>::NEW),*]
+        };
+    }
+    static GAMES: &[&dyn DynGame] = with_games!(registered);
     GAMES
 }
 

@@ -415,39 +415,88 @@ fn a_qwirkle_position_the_rules_cannot_reach_is_refused_with_rollouts() {
     refused(&|p| p.view = None, "rollouts need the position's seat");
 }
 
-/// Every move the evaluation lists, encoded, with its value (rollouts asked for).
-fn valued_moves(id: &str, evaluation: &[u8]) -> Vec<(Vec<u8>, MoveValue)> {
-    use tablier_core::proto::{carre, democratie, grid_knock, qwirkle, rat_a_tat_cat};
-    macro_rules! moves {
-        ($pkg:ident, $field:ident) => {
-            $pkg::Evaluation::decode(evaluation)
-                .unwrap()
-                .$field
-                .into_iter()
-                .map(|m| (m.action.unwrap().encode_to_vec(), m.value.unwrap()))
-                .collect()
+/// A field of an encoded message: its tag, and its bytes if it is length-delimited.
+type Field<'a> = (u32, Option<&'a [u8]>);
+
+/// The top-level fields of an encoded protobuf message, in order: (tag, the bytes of a
+/// length-delimited field; None for a number). None when the bytes are not a message.
+fn fields(mut buf: &[u8]) -> Option<Vec<Field<'_>>> {
+    use prost::encoding::{decode_key, decode_varint, WireType};
+    let mut out = Vec::new();
+    while !buf.is_empty() {
+        let (tag, wire) = decode_key(&mut buf).ok()?;
+        let width = match wire {
+            WireType::Varint => {
+                decode_varint(&mut buf).ok()?;
+                0
+            }
+            WireType::SixtyFourBit => 8,
+            WireType::ThirtyTwoBit => 4,
+            WireType::LengthDelimited => usize::try_from(decode_varint(&mut buf).ok()?).ok()?,
+            _ => return None,
         };
+        let field = buf.get(..width)?;
+        buf = &buf[width..];
+        out.push((tag, (wire == WireType::LengthDelimited).then_some(field)));
     }
-    match id {
-        "carre" => moves!(carre, moves),
-        "democratie" => moves!(democratie, moves),
-        "grid_knock" => moves!(grid_knock, moves),
-        "qwirkle" => moves!(qwirkle, actions),
-        "rat_a_tat_cat" => moves!(rat_a_tat_cat, moves),
-        other => panic!("{other}: no decoder for its evaluation"),
-    }
+    Some(out)
 }
 
-/// The options that keep a match of `id` to one round or deal (as in the strength runs).
-fn one_round(id: &str) -> tablier_core::game::Options {
-    let pairs: &[(&str, &str)] = match id {
-        "carre" => &[("rounds_per_match", "1")],
-        "democratie" => &[("target", "1")],
-        "grid_knock" => &[("target_score", "1")],
-        "rat_a_tat_cat" => &[("match_mode", "fixed_rounds"), ("rounds", "1")],
-        _ => &[],
+/// Every move an evaluation of game `G` lists, encoded, with its value (rollouts asked for).
+/// Whatever its names, every game's `Evaluation` lists them as one repeated message whose field
+/// 1 is the `Action` and whose one other message field is its `tablier.v1.MoveValue`
+/// (docs/evaluator.md): the repeated field whose every element decodes so, with samples.
+fn valued<G: tablier_core::game::Game>(evaluation: &[u8]) -> Vec<(Vec<u8>, MoveValue)> {
+    let as_move = |m: &[u8]| -> Option<(Vec<u8>, MoveValue)> {
+        let inner = fields(m)?;
+        let action = inner.iter().find(|(t, _)| *t == 1)?.1?;
+        let mut others = inner.iter().filter(|(t, b)| *t != 1 && b.is_some());
+        let value = MoveValue::decode(others.next()?.1?).ok()?;
+        let canonical = G::Action::decode(action).ok()?.encode_to_vec();
+        (others.next().is_none() && value.samples > 0 && canonical == action)
+            .then_some((canonical, value))
     };
-    pairs
+    let top = fields(evaluation).expect("an Evaluation message");
+    let tags: std::collections::BTreeSet<u32> = top.iter().map(|(t, _)| *t).collect();
+    let found: Vec<Vec<(Vec<u8>, MoveValue)>> = tags
+        .into_iter()
+        .filter_map(|tag| {
+            top.iter()
+                .filter(|(t, _)| *t == tag)
+                .map(|(_, b)| b.and_then(as_move))
+                .collect::<Option<Vec<_>>>()
+        })
+        .filter(|moves| !moves.is_empty())
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{}: one list of valued moves in its evaluation",
+        G::ID
+    );
+    found.into_iter().next().unwrap()
+}
+
+/// [`valued`] for the game `id` (each registered game's type, [`tablier_core::with_games`]).
+fn valued_moves(id: &str, evaluation: &[u8]) -> Vec<(Vec<u8>, MoveValue)> {
+    macro_rules! each {
+        ($($folder:ident :: $game:ident),* $(,)?) => {
+            $(if id == <tablier_core::games::$folder::$game as tablier_core::game::Game>::ID {
+                return valued::<tablier_core::games::$folder::$game>(evaluation);
+            })*
+        };
+    }
+    tablier_core::with_games!(each);
+    panic!("{id}: not a registered game")
+}
+
+/// The options that keep a match of `id` to one round or deal (as in the strength runs): its
+/// test data's `short`.
+fn one_round(id: &str) -> tablier_core::game::Options {
+    registry::find(id)
+        .unwrap()
+        .test_data()
+        .short
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
@@ -483,32 +532,30 @@ fn ends_at_once<G: Analysis>(position: &[u8], action: &[u8], deal: u64) -> Optio
     }
 }
 
+/// [`ends_at_once`] for the game `id` (each registered game's type, [`tablier_core::with_games`]).
+fn in_deal(id: &str, position: &[u8], action: &[u8], deal: u64) -> Option<bool> {
+    macro_rules! each {
+        ($($folder:ident :: $game:ident),* $(,)?) => {
+            $(if id == <tablier_core::games::$folder::$game as tablier_core::game::Game>::ID {
+                return ends_at_once::<tablier_core::games::$folder::$game>(position, action, deal);
+            })*
+        };
+    }
+    tablier_core::with_games!(each);
+    panic!("{id}: not a registered game")
+}
+
 /// The same outcome of `action` in each of 16 deals of the position, if it has one.
 fn in_every_deal(id: &str, position: &[u8], action: &[u8]) -> Option<bool> {
-    use tablier_core::games::{carre, democratie, grid_knock, qwirkle, rat_a_tat_cat};
-    let once = |deal: u64| match id {
-        "carre" => ends_at_once::<carre::Carre>(position, action, deal),
-        "democratie" => ends_at_once::<democratie::Democratie>(position, action, deal),
-        "grid_knock" => ends_at_once::<grid_knock::GridKnock>(position, action, deal),
-        "qwirkle" => ends_at_once::<qwirkle::Qwirkle>(position, action, deal),
-        "rat_a_tat_cat" => ends_at_once::<rat_a_tat_cat::RatATatCat>(position, action, deal),
-        other => panic!("{other}: no rules to deal its positions with"),
-    };
-    let first = once(0)?;
-    (1..16).all(|d| once(d) == Some(first)).then_some(first)
+    let first = in_deal(id, position, action, 0)?;
+    (1..16)
+        .all(|d| in_deal(id, position, action, d) == Some(first))
+        .then_some(first)
 }
 
 /// The outcome of `action` in the first deal of the position (a cheap first look).
 fn in_first_deal(id: &str, position: &[u8], action: &[u8]) -> Option<bool> {
-    use tablier_core::games::{carre, democratie, grid_knock, qwirkle, rat_a_tat_cat};
-    match id {
-        "carre" => ends_at_once::<carre::Carre>(position, action, 0),
-        "democratie" => ends_at_once::<democratie::Democratie>(position, action, 0),
-        "grid_knock" => ends_at_once::<grid_knock::GridKnock>(position, action, 0),
-        "qwirkle" => ends_at_once::<qwirkle::Qwirkle>(position, action, 0),
-        "rat_a_tat_cat" => ends_at_once::<rat_a_tat_cat::RatATatCat>(position, action, 0),
-        other => panic!("{other}: no rules to deal its positions with"),
-    }
+    in_deal(id, position, action, 0)
 }
 
 /// A position found in seeded one-round matches of the strongest bot: the first decision (of

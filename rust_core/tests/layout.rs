@@ -328,3 +328,155 @@ fn every_game_has_its_proto_rules_and_test_data() {
         }
     }
 }
+
+/// Copies `from` into `to` (directories whole), skipping build output.
+fn copy_tree(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name() != "target" {
+                copy_tree(&entry.path(), &to.join(entry.file_name()));
+            }
+        }
+    } else {
+        std::fs::copy(from, to).unwrap();
+    }
+}
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// `text` with `old` replaced by `new` where it stands as a whole word.
+fn replace_word(text: &str, old: &str, new: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(old) {
+        let (before, after) = (
+            rest[..at].chars().last(),
+            rest[at + old.len()..].chars().next(),
+        );
+        out.push_str(&rest[..at]);
+        out.push_str(if word(before) || word(after) {
+            old
+        } else {
+            new
+        });
+        rest = &rest[at + old.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What `docs/adding-a-game.md` promises: a new game is its own folders (the Rust folder, the
+/// proto package, the rules document) and one line in each registry (`games/mod.rs`,
+/// `with_games!`), with its row in the rules index; no harness holds a table of games. A copy of
+/// the workspace gets a throw-away game (Carré's folder, proto and rules under another id), and
+/// the harnesses that iterate the registry build and pass with it: this page's checks, the
+/// conformance and timeout harnesses, and the evaluator's. Builds a copy of the crate (minutes).
+#[test]
+#[ignore = "builds a copy of the crate (minutes): cargo test --release --test layout -- --ignored"]
+fn a_throwaway_game_joins_with_its_own_folders_and_one_registry_line() {
+    let (from, id, ty) = ("carre", "throwaway", "Throwaway");
+    let repo = root().join("..");
+    let copy = std::env::temp_dir().join(format!("tablier-throwaway-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copy);
+    for part in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "rust_core",
+        "proto",
+        "docs/rules",
+    ] {
+        copy_tree(&repo.join(part), &copy.join(part));
+    }
+    let core = copy.join("rust_core");
+    let edit = |path: PathBuf, change: &dyn Fn(String) -> String| {
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, change(text)).unwrap();
+    };
+    let renamed = |text: String| {
+        let text = replace_word(&text, from, id);
+        replace_word(&text, "Carre", ty)
+    };
+
+    // Its own folders: the Rust folder, the proto package, the rules document.
+    let dir = core.join("src/games").join(id);
+    copy_tree(&game_dir(from), &dir);
+    let mut files = Vec::new();
+    files_under(&dir, &mut files);
+    for path in files {
+        if path.extension().is_some_and(|e| e == "rs" || e == "txt") {
+            edit(path.clone(), &renamed);
+        }
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with(&format!("{from}-")) {
+            std::fs::rename(&path, path.with_file_name(name.replacen(from, id, 1))).unwrap();
+        }
+    }
+    let proto = copy.join("proto/tablier").join(id).join("v1");
+    std::fs::create_dir_all(&proto).unwrap();
+    let text = std::fs::read_to_string(repo.join(format!("proto/tablier/{from}/v1/{from}.proto")))
+        .unwrap();
+    std::fs::write(proto.join(format!("{id}.proto")), renamed(text)).unwrap();
+    let rules = copy.join("docs/rules");
+    std::fs::copy(
+        rules.join(format!("{from}.md")),
+        rules.join(format!("{id}.md")),
+    )
+    .unwrap();
+    edit(rules.join("README.md"), &|text| {
+        text.replacen(
+            &format!("| `{from}` |"),
+            &format!("| `{id}` | [{id}.md]({id}.md) | a throw-away copy | - |\n| `{from}` |"),
+            1,
+        )
+    });
+
+    // One line in each registry.
+    edit(core.join("src/games/mod.rs"), &|text| {
+        text.replacen(
+            &format!("pub mod {from};"),
+            &format!("pub mod {from};\npub mod {id};"),
+            1,
+        )
+    });
+    edit(core.join("src/registry.rs"), &|text| {
+        text.replacen(
+            &format!("{from}::Carre,"),
+            &format!("{from}::Carre,\n            {id}::{ty},"),
+            1,
+        )
+    });
+
+    // The workspace's build directory: the dependencies are built already.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("target"));
+    let run = std::process::Command::new(env!("CARGO"))
+        .args([
+            "test",
+            "--release",
+            "--test",
+            "layout",
+            "--test",
+            "conformance",
+        ])
+        .args(["--test", "timeouts", "--test", "evaluation"])
+        .current_dir(&copy)
+        .env("CARGO_TARGET_DIR", target)
+        .status()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&copy);
+    assert!(run.success(), "the harnesses with a throw-away game: {run}");
+}

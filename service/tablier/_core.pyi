@@ -16,6 +16,7 @@ __all__ = [
     "game_types",
     "evaluate",
     "canonical_action",
+    "short_options",
     "CoreError",
     "MalformedInput",
     "InvalidOption",
@@ -118,6 +119,9 @@ def game_types() -> list[bytes]: ...
 def evaluate(game_type: str, position: bytes, rollouts: bytes | None = None) -> bytes:
     """Every legal move of `position` with its immediate effect; with `rollouts`
     (`tablier.v1.RolloutSettings` bytes), each move's value by determinized rollouts too."""
+
+def short_options(game_type: str) -> list[tuple[str, str]]:
+    """The options that keep a match of the game short (its test data's `short`)."""
 
 def canonical_action(game_type: str, action: bytes) -> bytes:
     """The action re-encoded from what the rules decode of it (unknown fields dropped);
