@@ -5,6 +5,7 @@ one database give each timeout once."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from datetime import UTC, datetime
@@ -13,30 +14,28 @@ import grpc
 import psycopg
 import pytest
 
+from tablier import _core
 from tablier.v1 import common_pb2, grid_knock_pb2
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
-from .conftest import GAME_IDS, START_TIMEOUT, start_server, tablier_cmd
+from .conftest import GAME_IDS, ROOT, START_TIMEOUT, start_server, tablier_cmd
 from .helpers import INFO, OPERATOR, bot_move, expect_error, raw_events
 
-# Options that keep each match short (the clocks are what is tested, not the length of a match).
-SHORT = {
-    "qwirkle": {},
-    "rat_a_tat_cat": {"match_mode": "fixed_rounds", "rounds": "1"},
-    "democratie": {"target": "1"},
-    "grid_knock": {"target_score": "1"},
-    "carre": {"rounds_per_match": "1"},
-}
-# The timeout policies each game offers (docs/rules/<game>.md section 11), `bot` first, and
-# `evaluator` last in every game whose evaluator has rollouts (docs/evaluator.md).
-POLICIES = {
-    "qwirkle": ["bot", "pass", "forfeit", "evaluator"],
-    "rat_a_tat_cat": ["bot", "draw_and_discard", "forfeit", "evaluator"],
-    "democratie": ["bot", "weakest_card", "forfeit", "evaluator"],
-    "grid_knock": ["bot", "default_move", "forfeit", "evaluator"],
-    "carre": ["bot", "discard", "forfeit", "evaluator"],
-}
+# Options that keep each match short (the clocks are what is tested, not the length of a match):
+# each game's own, declared in its folder (its test data's `short`).
+SHORT = {g: dict(_core.short_options(g)) for g in GAME_IDS}
+
+
+def _policies(info: common_pb2.GameType) -> list[str]:
+    """The timeout policies a game offers, from its rules document (docs/rules/<game>.md section
+    11, `bot` first), and `evaluator` last in every game with an evaluator (docs/evaluator.md)."""
+    section = re.search(r"^## 11\..*?(?=^## |\Z)", (ROOT / info.rules_path).read_text(), re.S | re.M)
+    assert section is not None, f"{info.rules_path} has no section 11 (timeouts)"
+    return re.findall(r"^- `([a-z_]+)`", section.group(0), re.M) + (["evaluator"] if info.position_type else [])
+
+
+POLICIES = {g: _policies(INFO[g]) for g in GAME_IDS}
 # Events a policy other than `bot` never records for the seat: the moves it never makes.
 NEVER = {
     "pass": {"exchanged"},

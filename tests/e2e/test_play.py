@@ -14,6 +14,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Select, Static
 
+from tablier import _core
 from tablier_client import connect, games
 from tablier_client.sdk import creator_seat, invited_seat
 from tablier_client.play.app import LobbyScreen, MatchScreen, PlayApp, ReplayScreen, Start
@@ -25,14 +26,9 @@ WAIT = 20.0  # seconds: the deadline of any single wait below
 MATCH_DEADLINE = 180.0  # seconds: a whole match played through the screen
 SIZE = (170, 50)
 
-# Small matches where the game has options for it (ListGameTypes).
-SMALL = {
-    "qwirkle": {},
-    "rat_a_tat_cat": {"match_mode": "fixed_rounds", "rounds": "1", "max_turns_per_round": "40"},
-    "democratie": {"target": "1"},
-    "grid_knock": {"target_score": "1", "turn_cap": "300"},
-    "carre": {"rounds_per_match": "1"},
-}
+# Small matches: each game's own options for a short match, declared in its folder (its test
+# data's `short`).
+SMALL = {g: dict(_core.short_options(g)) for g in GAME_IDS}
 
 
 async def until(pilot: Pilot[Any], condition: Callable[[], object], what: str, timeout: float = WAIT) -> None:
@@ -317,7 +313,14 @@ async def test_replay_steps_through_a_finished_match(server):
         await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "back in the lobby")
 
 
-def test_every_game_has_a_drawing():
-    from tablier_client.play.games import DRAWINGS
+def test_every_drawing_is_a_games_and_a_game_without_one_is_shown_as_text():
+    """A drawing is optional (docs/adding-a-game.md): each one names a registered game, and a game
+    without one is shown as its view's fields."""
+    from google.protobuf import text_format
+    from tablier_client.play.games import DRAWINGS, draw
 
-    assert sorted(DRAWINGS) == sorted(GAME_IDS) == sorted(games.BY_ID)
+    assert sorted(GAME_IDS) == sorted(games.BY_ID)
+    assert set(DRAWINGS) <= set(GAME_IDS)
+    view = qwirkle_pb2.View(to_act=[1], current_seat=1, bag_count=42)
+    shown = draw("a_game_without_a_drawing", view, 0)
+    assert getattr(shown, "plain", None) == text_format.MessageToString(view) and "bag_count: 42" in shown.plain
