@@ -204,10 +204,6 @@ class Repository:
             return None
         return head[0]
 
-    def verified_head(self, gid: str) -> tuple[int, bytes] | None:
-        """(seq, chain hash) of the cached state, as verified."""
-        return self._heads.get(gid)
-
     def _forget(self, gid: str) -> None:
         """Drops the cached state: the next `load` checks the whole log again."""
         self.cache.drop(gid)
@@ -280,7 +276,7 @@ class Repository:
             # Tens of microseconds an event: a long replay runs in a thread.
             kept = replay() if len(events) <= _INLINE_REPLAY else await asyncio.to_thread(replay)
         except DataLoss as exc:
-            self.refuse(gid, exc)
+            self._refuse(gid, exc)
         self._check_head(game, verified, seq, chain)
         for snap in kept:
             self.snapshots.offer(gid, *snap)
@@ -293,7 +289,7 @@ class Repository:
         """DataLoss (the match refused) when a state replayed to `seq` does not end at the chain
         hash `verified` there (the head as it was before the replay)."""
         if verified is not None and verified[0] == seq and chain != verified[1]:
-            self.refuse(game.game_id, _damaged(game, seq, "the log was rewritten after it was verified"))
+            self._refuse(game.game_id, _damaged(game, seq, "the log was rewritten after it was verified"))
 
     async def get(self, game: GameRecord, min_seq: int | None = None) -> tuple[int, Match]:
         """The match at its last seq, for a read: the cached state when the store's feed says
@@ -362,7 +358,7 @@ class Repository:
         stored = await self._store.load_events(gid, after_seq=held[0].seq - 1, upto_seq=held[-1].seq)
         for i, ev in enumerate(held):
             if i >= len(stored) or stored[i] != ev:
-                self.refuse(gid, _damaged(game, ev.seq, "the log changed under the events this server verified"))
+                self._refuse(gid, _damaged(game, ev.seq, "the log changed under the events this server verified"))
 
     def start_rechecks(self, every: float) -> None:
         """Runs `recheck` every `every` seconds until `close`: a row changed under a held state
@@ -396,7 +392,7 @@ class Repository:
         try:
             return await self._load_checked(game)
         except DataLoss as exc:
-            self.refuse(gid, exc)
+            self._refuse(gid, exc)
 
     def unreadable_seed(self, exc: SeedUnreadable, gid: str = "") -> NoReturn:
         """A sealed seed that no longer opens (changed, another match's, a key this server lacks),
@@ -406,9 +402,9 @@ class Repository:
         failure = DataLoss(str(exc), exc.reason, seq=0)
         if not gid:
             raise failure from None
-        self.refuse(gid, failure)
+        self._refuse(gid, failure)
 
-    def refuse(self, gid: str, exc: DataLoss) -> NoReturn:
+    def _refuse(self, gid: str, exc: DataLoss) -> NoReturn:
         """Refuses the match from now on (until this process restarts), logs and counts it once
         (a recheck and a read may find the same damage together)."""
         first = gid not in self.damaged
@@ -703,7 +699,7 @@ class Repository:
             if verified is not None and ev.seq == verified[0] and chain != verified[1]:
                 raise _damaged(game, ev.seq, "the log was rewritten after it was verified")
         except DataLoss as exc:
-            self.refuse(game.game_id, exc)
+            self._refuse(game.game_id, exc)
         return chain
 
     async def chain_at_verified(self, game: GameRecord, seq: int) -> bytes:
