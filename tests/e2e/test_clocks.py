@@ -253,7 +253,7 @@ def test_two_servers_give_each_timeout_once(serving):
 def test_a_knock_window_keeps_its_deadline_across_a_restart(e2e_database_url, tmp_path):
     """A core timer (Grid Knock's knock window, option knock_timeout) also counts from the
     recorded time its wait started: restarted in the middle of a window, the server closes it
-    at the original deadline once the match is loaded again."""
+    at the original deadline (a starting server resumes the matches a core timer may await)."""
     srv = start_server(e2e_database_url, tmp_path, "before-knock")
     try:
         with grpc.insecure_channel(srv.address) as ch:
@@ -278,7 +278,7 @@ def test_a_knock_window_keeps_its_deadline_across_a_restart(e2e_database_url, tm
     srv = start_server(e2e_database_url, tmp_path, "after-knock")
     try:
         with grpc.insecure_channel(srv.address) as ch:
-            rpc.GameServiceStub(ch).GetView(pb.GetViewRequest(game_id=created.game_id))  # loads the match
+            rpc.GameServiceStub(ch).GetView(pb.GetViewRequest(game_id=created.game_id))  # starts nothing
 
         def closed():
             with psycopg.connect(e2e_database_url) as conn:
