@@ -124,3 +124,24 @@ async def test_a_match_that_never_awaits_the_server_is_not_indexed_and_one_over_
         assert await asyncio.wait_for(over(), timeout=30)
     finally:
         await app.close()
+
+
+def test_only_the_repository_touches_the_store():
+    """The one door: no module of the application but the repository calls the event store
+    (GameApp keeps it only to hand the transports for health and metrics)."""
+    import ast
+    from pathlib import Path
+
+    import tablier.app
+
+    for path in sorted(Path(tablier.app.__file__).parent.glob("*.py")):
+        if path.name == "repository.py":
+            continue
+        calls = [
+            ast.unparse(node)
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute | ast.Name)
+            and ast.unparse(node.value).split(".")[-1] in ("store", "_store")
+        ]
+        assert calls == [], f"{path.name} calls the store: {calls}"
