@@ -131,16 +131,77 @@ pub fn legal_moves<G: Analysis>(known: &G::Known) -> (G::State, Vec<G::Action>) 
 }
 
 /// `evaluate` of a game with an [`Analysis`]: the encoded Evaluation of an encoded Position.
+/// With rollouts, an answer whose every deal was played (none cut by a time budget) is kept
+/// ([`ValueCache`]): the same position and settings are answered again from it, the very
+/// same bytes (they depend on the game, the position, `rollouts`, `seed` and `screen_to`
+/// alone, not on the threads or a budget that cut nothing).
 pub fn evaluate<G: Analysis>(position: &[u8], settings: &RolloutSettings) -> CoreResult<Vec<u8>> {
     let settings = checked(settings)?;
+    let Some(s) = settings else {
+        let known = G::known(position)?;
+        let (_, moves) = legal_moves::<G>(&known);
+        return G::evaluation(&known, &moves, None);
+    };
+    let key = CacheKey {
+        game: G::ID,
+        position: position.to_vec(),
+        rollouts: s.rollouts,
+        seed: s.seed,
+        screen_to: s.screen_to,
+    };
+    if s.rollouts > 0 {
+        if let Some(hit) = VALUE_CACHE.get(&key) {
+            return Ok(hit);
+        }
+    }
     let known = G::known(position)?;
     let (_, moves) = legal_moves::<G>(&known);
-    match settings {
-        None => G::evaluation(&known, &moves, None),
-        Some(s) => {
-            let values = values::<G>(&known, &moves, &s)?;
-            G::evaluation(&known, &moves, Some(&values))
+    let (values, complete) = values_complete::<G>(&known, &moves, &s)?;
+    let out = G::evaluation(&known, &moves, Some(&values))?;
+    if complete && s.rollouts > 0 {
+        VALUE_CACHE.put(key, out.clone());
+    }
+    Ok(out)
+}
+
+/// What an Evaluation with rollouts was computed from (the threads left out: they change
+/// nothing in the values).
+#[derive(PartialEq, Eq)]
+struct CacheKey {
+    game: &'static str,
+    position: Vec<u8>,
+    rollouts: u32,
+    seed: u64,
+    screen_to: u32,
+}
+
+/// The last [`VALUE_CACHE_SIZE`] Evaluations with rollouts, most recent last: a replay's
+/// value table asked again (the page revisited, another viewer of the same seq) is answered
+/// at once instead of in a second of CPU.
+struct ValueCache(std::sync::Mutex<std::collections::VecDeque<(CacheKey, Vec<u8>)>>);
+
+const VALUE_CACHE_SIZE: usize = 64;
+
+static VALUE_CACHE: ValueCache =
+    ValueCache(std::sync::Mutex::new(std::collections::VecDeque::new()));
+
+impl ValueCache {
+    fn get(&self, key: &CacheKey) -> Option<Vec<u8>> {
+        let mut held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let at = held.iter().position(|(k, _)| k == key)?;
+        let entry = held.remove(at)?;
+        let out = entry.1.clone();
+        held.push_back(entry);
+        Some(out)
+    }
+
+    fn put(&self, key: CacheKey, evaluation: Vec<u8>) {
+        let mut held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|(k, _)| k != &key);
+        if held.len() >= VALUE_CACHE_SIZE {
+            held.pop_front();
         }
+        held.push_back((key, evaluation));
     }
 }
 
@@ -300,8 +361,17 @@ pub fn values<G: Analysis>(
     moves: &[G::Action],
     settings: &RolloutSettings,
 ) -> CoreResult<Vec<MoveValue>> {
+    values_complete::<G>(known, moves, settings).map(|(v, _)| v)
+}
+
+/// [`values`], and whether every deal asked for was played (no time budget cut any).
+fn values_complete<G: Analysis>(
+    known: &G::Known,
+    moves: &[G::Action],
+    settings: &RolloutSettings,
+) -> CoreResult<(Vec<MoveValue>, bool)> {
     if moves.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), true));
     }
     if settings.screen_to > 0
         && settings.rollouts > 0
@@ -334,8 +404,14 @@ pub fn values<G: Analysis>(
         }
     };
     let mut sums = vec![[0f64; 5]; moves.len()];
-    add_up(&mut sums, in_parallel(threads, work));
-    Ok(sums.iter().map(summary).collect())
+    let results = in_parallel(threads, work);
+    // Complete: every rollout asked for, and the budget (every check of it came before now)
+    // never ran out, so no move was left out of any.
+    let complete = settings.rollouts > 0
+        && results.len() == limit
+        && deadline.is_none_or(|d| Instant::now() < d);
+    add_up(&mut sums, results);
+    Ok((sums.iter().map(summary).collect(), complete))
 }
 
 /// The results of `work` run on `threads` threads (each takes rollouts until none are left),
@@ -387,7 +463,7 @@ fn screened<G: Analysis>(
     known: &G::Known,
     moves: &[G::Action],
     settings: &RolloutSettings,
-) -> Vec<MoveValue> {
+) -> (Vec<MoveValue>, bool) {
     let seat = G::seat(known);
     let keep_at_least = settings.screen_to as usize;
     let total = settings.rollouts as usize;
@@ -451,7 +527,9 @@ fn screened<G: Analysis>(
         ranked.sort_unstable();
         alive = ranked;
     }
-    sums.iter().map(summary).collect()
+    // Complete when the budget (every check of it came before now) never ran out.
+    let complete = deadline.is_none_or(|t| Instant::now() < t);
+    (sums.iter().map(summary).collect(), complete)
 }
 
 /// The move of highest value (win share, then margin) among those valued on at least three

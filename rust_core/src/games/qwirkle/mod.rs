@@ -121,6 +121,24 @@ impl Game for Qwirkle {
         state::evolve(state, event)
     }
 
+    /// `decide`, then its events applied in place: a refused action changes nothing (`decide`
+    /// is pure), and after it only a bug can fail (`Corrupt`, the state then discarded). The
+    /// default copies the whole table (its 43 KB grid) at every decision of a rollout.
+    fn play(
+        state: &mut State,
+        seat: Seat,
+        action: &pb::Action,
+        rng: &mut Rng,
+        events: &mut Vec<pb::Event>,
+    ) -> CoreResult<()> {
+        let decided = rules::decide(state, seat, action, rng)?;
+        for e in &decided {
+            state::evolve(state, e)?;
+        }
+        events.extend(decided);
+        Ok(())
+    }
+
     fn to_act(state: &State) -> Seats {
         match state.phase {
             Phase::Opening | Phase::Turn => Seats::one(state.current),

@@ -37,15 +37,15 @@ struct Dfs<'a, F> {
     emit: &'a mut F,
 }
 
-impl<F: FnMut(&PlayRef)> Dfs<'_, F> {
-    fn go(&mut self, depth: usize, set: LineSet, used: u64) {
+impl<F: FnMut(&PlayRef) -> bool> Dfs<'_, F> {
+    /// True when `emit` asked to stop (the rest of the span is not wanted).
+    fn go(&mut self, depth: usize, set: LineSet, used: u64) -> bool {
         if depth == self.k {
-            (self.emit)(&PlayRef {
+            return (self.emit)(&PlayRef {
                 cells: &self.cells[..self.k],
                 types: &self.types[..self.k],
                 score: self.score,
             });
-            return;
         }
         let mut m = self.cands[depth] & !used;
         while m != 0 {
@@ -54,9 +54,12 @@ impl<F: FnMut(&PlayRef)> Dfs<'_, F> {
             let s = set.with(t);
             if s.valid() {
                 self.types[depth] = t;
-                self.go(depth + 1, s, used | (1 << t));
+                if self.go(depth + 1, s, used | (1 << t)) {
+                    return true;
+                }
             }
         }
+        false
     }
 }
 
@@ -65,6 +68,27 @@ impl<F: FnMut(&PlayRef)> Dfs<'_, F> {
 /// by first then last cell, types ascending. Single-tile plays come with the rows.
 /// Scores exclude the end-of-game bonus (the caller knows whether the bag is empty).
 pub(super) fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut emit: F) {
+    walk_plays(
+        board,
+        hand,
+        |_| true,
+        |p| {
+            emit(p);
+            false
+        },
+    );
+}
+
+/// [`enumerate_plays`] for a caller that wants only some spans: the plays of one span (the
+/// same cells, different types) all score the same, so `want(score)` is asked once per span
+/// before its types are tried, and `emit` returns true when it wants no more of that span.
+/// The plays given are those of `enumerate_plays`, in its order, less the ones declined.
+fn walk_plays<W: FnMut(u32) -> bool, F: FnMut(&PlayRef) -> bool>(
+    board: &Board,
+    hand: u64,
+    mut want: W,
+    mut emit: F,
+) {
     if board.is_empty() || hand == 0 {
         return;
     }
@@ -225,7 +249,8 @@ pub(super) fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut 
                             if total > 6 || (full.n >= 2 && !full.valid()) {
                                 break;
                             }
-                            if (touch || r > 0) && !(dir == 1 && k == 1) {
+                            let score = line_points(total) + perp_points;
+                            if (touch || r > 0) && !(dir == 1 && k == 1) && want(score) {
                                 // `full` holds the existing tiles of the whole run; the DFS adds
                                 // the placed ones.
                                 let line_accept = full.accepts();
@@ -235,7 +260,7 @@ pub(super) fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut 
                                         cells: dfs_cells,
                                         cands,
                                         types: [0; 6],
-                                        score: line_points(total) + perp_points,
+                                        score,
                                         emit: &mut emit,
                                     };
                                     for c in dfs.cands[..k].iter_mut() {
@@ -271,17 +296,26 @@ pub fn count_plays(board: &Board, hand: u64) -> ([u32; 6], u32) {
 type Cell = (i32, i32, u8);
 
 /// The first play of the highest score (deterministic), as (x, y, type) and its score.
+/// Every play of a span scores the same, so only a span that would beat the best so far is
+/// searched, and only for its first play: the play `enumerate_plays` would have kept.
 pub(super) fn best_play(board: &Board, hand: u64) -> Option<(Vec<Cell>, u32)> {
     let mut best: Option<([u32; 6], [u8; 6], usize, u32)> = None;
-    enumerate_plays(board, hand, |p| {
-        if best.as_ref().is_none_or(|b| p.score > b.3) {
+    // The best score so far (none yet: any span is wanted), read by `want`, set by `emit`.
+    let beat = std::cell::Cell::new(None::<u32>);
+    walk_plays(
+        board,
+        hand,
+        |score| beat.get().is_none_or(|b| score > b),
+        |p| {
             let mut c = [0u32; 6];
             let mut t = [0u8; 6];
             c[..p.len()].copy_from_slice(p.cells);
             t[..p.len()].copy_from_slice(p.types);
             best = Some((c, t, p.len(), p.score));
-        }
-    });
+            beat.set(Some(p.score));
+            true
+        },
+    );
     best.map(|(c, t, k, s)| {
         (
             (0..k)

@@ -1825,3 +1825,38 @@ fn timeout_pass_is_a_pass_even_with_tiles_in_the_bag() {
     assert!(Qwirkle::timeout_events(&state, next, "pass", &mut Rng::from_u64(5)).is_err());
     assert!(Qwirkle::timeout_events(&state, seat, "resign", &mut Rng::from_u64(5)).is_err());
 }
+
+/// The greedy bot's play (`best_play`, which searches only the spans that beat the best score
+/// so far) is the first play of the highest score in the rules' order, as every play listed
+/// gives it, in random matches' positions (many hands, boards and scores).
+#[test]
+fn best_play_is_the_first_play_of_the_best_score() {
+    use super::plays::{best_play, enumerate_plays};
+    let mut checked = 0;
+    for seed in 0..40u64 {
+        let cfg = Qwirkle::checked_config(2 + (seed % 3) as u32, &Options::new()).unwrap();
+        let mut st = Qwirkle::initial(&cfg);
+        let mut rng = Rng::from_u64(seed);
+        let evs = Qwirkle::start(&st, &mut rng).unwrap();
+        apply(&mut st, &evs);
+        while Qwirkle::outcome(&st).is_none() {
+            let seat = st.current;
+            for s in 0..st.seats() {
+                let hand = st.hand_types(s);
+                let mut want: Option<(Vec<(i32, i32, u8)>, u32)> = None;
+                enumerate_plays(&st.board, hand, |p| {
+                    if want.as_ref().is_none_or(|w| p.score > w.1) {
+                        want = Some((p.placements().collect(), p.score));
+                    }
+                });
+                assert_eq!(best_play(&st.board, hand), want, "seed {seed}");
+                checked += 1;
+            }
+            let moves = Qwirkle::legal_actions(&st, seat);
+            let a = &moves[rng.index(moves.len())];
+            let evs = Qwirkle::decide(&st, seat, a, &mut rng).unwrap();
+            apply(&mut st, &evs);
+        }
+    }
+    assert!(checked > 1000, "{checked} positions");
+}
