@@ -32,6 +32,12 @@ pub const EVALUATOR: &str = "evaluator";
 pub const EVALUATOR_HELP: &str = "evaluator: the move evaluator's bot moves for them, from what \
      they may see only, with a fixed number of rollouts (about 50 ms of one core).";
 
+/// The clock options' names for people (`OptionSpec::label`).
+const MOVE_LABEL: &str = "Seconds per move";
+const BANK_LABEL: &str = "Time bank in seconds";
+const INCREMENT_LABEL: &str = "Seconds added after each move";
+const POLICY_LABEL: &str = "What happens when time runs out";
+
 const MAX_MOVE: u32 = 7 * 86_400;
 const MAX_BANK: u32 = 30 * 86_400;
 const MAX_INCREMENT: u32 = 86_400;
@@ -42,19 +48,20 @@ pub fn options(policies: &[&'static str], help: &str) -> Vec<OptionSpec> {
     let mut allowed = vec![BOT];
     allowed.extend(policies);
     vec![
-        OptionSpec::int(MOVE, 0, 0, MAX_MOVE, format!(
+        OptionSpec::int(MOVE, MOVE_LABEL, 0, 0, MAX_MOVE, format!(
             "Match clock: the most seconds a player may take for one move (0 to {MAX_MOVE}; 0: no limit per move). Default: 0."
         )),
-        OptionSpec::int(BANK, 0, 0, MAX_BANK, format!(
+        OptionSpec::int(BANK, BANK_LABEL, 0, 0, MAX_BANK, format!(
             "Match clock: each player's time bank in seconds, spent while the table waits for them (0 to {MAX_BANK}; \
              0: no bank). A move must come before the bank is spent. Default: 0."
         )),
-        OptionSpec::int(INCREMENT, 0, 0, MAX_INCREMENT, format!(
+        OptionSpec::int(INCREMENT, INCREMENT_LABEL, 0, 0, MAX_INCREMENT, format!(
             "Match clock: seconds added to a player's bank after each of their moves (0 to {MAX_INCREMENT}; \
              needs a bank). Default: 0."
         )),
         OptionSpec {
             name: POLICY,
+            label: POLICY_LABEL,
             kind: OptionKind::Choice(allowed),
             default: BOT.into(),
             description: format!(
@@ -81,13 +88,13 @@ pub fn configure(options: &OptionValues) -> CoreResult<Option<ClockConfig>> {
     let (move_s, bank_s, inc_s) = (options.int(MOVE), options.int(BANK), options.int(INCREMENT));
     if inc_s > 0 && bank_s == 0 {
         return Err(CoreError::option(format!(
-            "option {INCREMENT} needs {BANK} (an increment adds to a bank)"
+            "{INCREMENT_LABEL} need a time bank (they are added to it)"
         )));
     }
     if move_s == 0 && bank_s == 0 {
         if options.given(POLICY) {
             return Err(CoreError::option(format!(
-                "option {POLICY} needs a clock ({MOVE} or {BANK})"
+                "{POLICY_LABEL} needs a clock: seconds per move or a time bank"
             )));
         }
         return Ok(None);
@@ -216,15 +223,30 @@ mod tests {
         );
         assert!(clock_of(&[], &[]).unwrap().is_none());
         for (bad, why) in [
-            (opts(&[(MOVE, "-1")]), "must be an integer from 0 to"),
-            (opts(&[(BANK, "many")]), "must be an integer from 0 to"),
-            (opts(&[(INCREMENT, "5")]), "needs clock_bank_seconds"),
-            (opts(&[(POLICY, "bot")]), "needs a clock"),
+            (
+                opts(&[(MOVE, "-1")]),
+                "Seconds per move must be a whole number from 0 to",
+            ),
+            (
+                opts(&[(BANK, "many")]),
+                "Time bank in seconds must be a whole number from 0 to",
+            ),
+            (
+                opts(&[(INCREMENT, "5")]),
+                "Seconds added after each move need a time bank",
+            ),
+            (
+                opts(&[(POLICY, "bot")]),
+                "What happens when time runs out needs a clock",
+            ),
             (
                 opts(&[(MOVE, "5"), (POLICY, "forfeit")]),
-                "must be one of bot",
+                "What happens when time runs out must be one of bot",
             ),
-            (opts(&[("clock_typo", "5")]), "unknown clock option"),
+            (
+                opts(&[("clock_typo", "5")]),
+                "There is no clock option \"clock_typo\"",
+            ),
         ] {
             let err = OptionValues::check(&options(&[], ""), &bad)
                 .and_then(|v| configure(&v))
@@ -233,6 +255,9 @@ mod tests {
                 matches!(err, CoreError::InvalidOption(_)) && err.to_string().contains(why),
                 "{err}"
             );
+            if !why.starts_with("There is no") {
+                assert!(!err.to_string().contains("clock_"), "{err}");
+            }
         }
         assert!(clock_of(&[(MOVE, "5"), (POLICY, "pass")], &["pass"]).is_ok());
     }

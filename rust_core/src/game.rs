@@ -129,7 +129,11 @@ pub enum OptionKind {
 /// in `ListGameTypes`; `configure` receives the checked values ([`OptionValues`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OptionSpec {
+    /// The key a client sends (`CreateGameRequest.options`): for programs, never shown.
     pub name: &'static str,
+    /// What people call it, a few words with a capital ("Time bank"): the option's name in
+    /// every refusal and in `GameOption.label`.
+    pub label: &'static str,
     pub kind: OptionKind,
     pub default: String,
     pub description: String,
@@ -138,6 +142,7 @@ pub struct OptionSpec {
 impl OptionSpec {
     pub fn int(
         name: &'static str,
+        label: &'static str,
         default: u32,
         lo: u32,
         hi: u32,
@@ -146,6 +151,7 @@ impl OptionSpec {
         debug_assert!((lo..=hi).contains(&default), "{name}");
         OptionSpec {
             name,
+            label,
             kind: OptionKind::Int { lo, hi },
             default: default.to_string(),
             description: description.into(),
@@ -153,6 +159,7 @@ impl OptionSpec {
     }
     pub fn choice(
         name: &'static str,
+        label: &'static str,
         values: &[&'static str],
         default: &'static str,
         description: impl Into<String>,
@@ -160,6 +167,7 @@ impl OptionSpec {
         debug_assert!(values.contains(&default), "{name}");
         OptionSpec {
             name,
+            label,
             kind: OptionKind::Choice(values.to_vec()),
             default: default.into(),
             description: description.into(),
@@ -167,41 +175,44 @@ impl OptionSpec {
     }
     pub fn text(
         name: &'static str,
+        label: &'static str,
         max_len: usize,
         default: &'static str,
         description: impl Into<String>,
     ) -> OptionSpec {
         OptionSpec {
             name,
+            label,
             kind: OptionKind::Text { max_len },
             default: default.into(),
             description: description.into(),
         }
     }
 
-    /// The value `given` (trimmed) checked against the kind.
+    /// The value `given` (trimmed) checked against the kind; a refusal names the option by
+    /// its label.
     fn check(&self, given: &str) -> CoreResult<OptionValue> {
-        let name = self.name;
+        let label = self.label;
         let v = given.trim();
         match &self.kind {
             OptionKind::Int { lo, hi } => match v.parse::<u32>() {
                 Ok(x) if (lo..=hi).contains(&&x) => Ok(OptionValue::Int(x)),
                 _ => Err(CoreError::option(format!(
-                    "option {name} must be an integer from {lo} to {hi}, not {given:?}"
+                    "{label} must be a whole number from {lo} to {hi}, not {given:?}"
                 ))),
             },
             OptionKind::Choice(values) if values.contains(&v) => {
                 Ok(OptionValue::Text(v.to_string()))
             }
             OptionKind::Choice(values) => Err(CoreError::option(format!(
-                "option {name} must be one of {}, not {given:?}",
+                "{label} must be one of {}, not {given:?}",
                 values.join(", ")
             ))),
             OptionKind::Text { max_len } if v.len() <= *max_len => {
                 Ok(OptionValue::Text(v.to_string()))
             }
             OptionKind::Text { max_len } => Err(CoreError::option(format!(
-                "option {name} takes at most {max_len} characters, not {}",
+                "{label} takes at most {max_len} characters, not {}",
                 v.len()
             ))),
         }
@@ -229,15 +240,16 @@ impl OptionValues {
             .keys()
             .find(|k| !specs.iter().any(|s| s.name == k.as_str()))
         {
+            // The key came from a program: the known ones are listed by key, each with its label.
             let clock = unknown.starts_with(CLOCK_PREFIX);
-            let names: Vec<&str> = specs
+            let names: Vec<String> = specs
                 .iter()
-                .map(|s| s.name)
-                .filter(|n| n.starts_with(CLOCK_PREFIX) == clock)
+                .filter(|s| s.name.starts_with(CLOCK_PREFIX) == clock)
+                .map(|s| format!("{} ({})", s.name, s.label))
                 .collect();
             let what = if clock { "clock option" } else { "option" };
             return Err(CoreError::option(format!(
-                "unknown {what} {unknown:?} ({what}s: {})",
+                "There is no {what} {unknown:?}; the {what}s are {}",
                 names.join(", ")
             )));
         }
@@ -338,6 +350,9 @@ pub trait Game: 'static {
     const SUMMARY: &'static str;
     /// The rules document, relative to the repository root (e.g. `docs/rules/qwirkle.md`).
     const RULES_PATH: &'static str;
+    /// What the game's scores count, singular and plural (`("tribe", "tribes")`): the
+    /// `GameType.score_unit` people read beside a score (`words.rs` of the game's folder).
+    const SCORE_UNIT: (&'static str, &'static str);
     /// What the shared harnesses (conformance, golden matches, pinned digests, timeouts) play
     /// of the game: the game folder's `testdata.rs`.
     const TEST_DATA: crate::testdata::TestData;
@@ -351,6 +366,11 @@ pub trait Game: 'static {
     /// the viewer's own cards named, another seat's hidden card worded as hidden. Written in
     /// the game's `words.rs`, from the redacted event alone.
     fn event_sentence(event: &Self::Event, viewer: Viewer) -> String;
+
+    /// How the match ended, in one sentence for anyone (`Outcome.description`), from the
+    /// outcome the game gave (its `reason`, `winners`, `aborted`): "A player laid their last
+    /// tile with the bag empty." Written in the game's `words.rs`.
+    fn outcome_sentence(outcome: &crate::proto::Outcome) -> String;
 
     /// The names of every card or tile `event` holds, exactly as [`Game::event_sentence`]
     /// writes them: the conformance harness checks that a sentence names none that the
@@ -647,14 +667,14 @@ pub fn decode<M: prost::Message + Default>(bytes: &[u8], what: &str) -> CoreResu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry;
+    use crate::{registry, words};
 
     #[test]
     fn options_are_checked_and_filled_alike_in_every_game() {
         let one = |k: &str, v: &str| Options::from([(k.to_string(), v.to_string())]);
         let spec = [
-            OptionSpec::int("n", 7, 1, 9, ""),
-            OptionSpec::choice("c", &["on", "off"], "on", ""),
+            OptionSpec::int("n", "Number", 7, 1, 9, ""),
+            OptionSpec::choice("c", "Choice", &["on", "off"], "on", ""),
         ];
         let filled = OptionValues::check(&spec, &Options::new()).unwrap();
         assert_eq!(
@@ -667,24 +687,31 @@ mod tests {
             let e = OptionValues::check(&spec, &one("n", bad)).unwrap_err();
             assert_eq!(
                 e.to_string(),
-                format!("invalid option: option n must be an integer from 1 to 9, not {bad:?}")
+                format!("invalid option: Number must be a whole number from 1 to 9, not {bad:?}")
             );
         }
         let e = OptionValues::check(&spec, &one("c", "maybe")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "invalid option: option c must be one of on, off, not \"maybe\""
+            "invalid option: Choice must be one of on, off, not \"maybe\""
         );
         let e = OptionValues::check(&spec, &one("x", "1")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "invalid option: unknown option \"x\" (options: n, c)"
+            "invalid option: There is no option \"x\"; the options are n (Number), c (Choice)"
         );
         // Every game's options go through the registry's checks: each default (with spaces
         // around it) is accepted, a word where an integer belongs and an unknown name refused.
         for game in registry::games() {
             let info = game.info();
             for o in &info.options {
+                assert!(
+                    words::plain(&o.label).is_ok() && o.label.len() <= 40,
+                    "{} {}: label {:?}",
+                    info.id,
+                    o.name,
+                    o.label
+                );
                 // (A timeout policy is refused without a clock, even the default one.)
                 let padded = one(&o.name, &format!(" {} ", o.default_value));
                 assert!(
@@ -700,10 +727,11 @@ mod tests {
                     crate::proto::OptionKind::Integer => {
                         let err = err.as_ref().expect("refused").to_string();
                         let bounds = format!(
-                            "option {} must be an integer from {} to {}",
-                            o.name, o.min_value, o.max_value
+                            "{} must be a whole number from {} to {}",
+                            o.label, o.min_value, o.max_value
                         );
                         assert!(err.contains(&bounds), "{err}");
+                        assert!(!err.contains(&o.name), "{err}");
                     }
                     crate::proto::OptionKind::Choice => {
                         assert!(o.allowed_values.contains(&o.default_value))
@@ -728,7 +756,7 @@ mod tests {
                 .expect("refused");
             assert!(
                 err.to_string()
-                    .contains("unknown option \"no-such-option\""),
+                    .contains("There is no option \"no-such-option\""),
                 "{err}"
             );
             for seats in [info.min_players - 1, info.max_players + 1] {

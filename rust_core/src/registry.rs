@@ -223,6 +223,7 @@ impl<G: Game> DynGame for Registered<G> {
                 .map(|o| {
                     let mut option = GameOption {
                         name: o.name.into(),
+                        label: o.label.into(),
                         description: o.description,
                         default_value: o.default,
                         ..GameOption::default()
@@ -261,6 +262,8 @@ impl<G: Game> DynGame for Registered<G> {
             host_commands: G::HOST_COMMANDS.iter().map(|s| s.to_string()).collect(),
             summary: G::SUMMARY.into(),
             rules_path: G::RULES_PATH.into(),
+            score_unit: G::SCORE_UNIT.0.into(),
+            score_unit_plural: G::SCORE_UNIT.1.into(),
         }
     }
 
@@ -626,8 +629,12 @@ impl<G: Game> DynMatch for Match<G> {
             .map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;
         Ok(G::event_type(&event))
     }
+    /// The game's outcome, with its description in the game's words.
     fn outcome(&self) -> Option<Outcome> {
-        G::outcome(&self.state)
+        G::outcome(&self.state).map(|mut o| {
+            o.description = G::outcome_sentence(&o);
+            o
+        })
     }
     fn timer(&self) -> Option<Timer> {
         if G::outcome(&self.state).is_some() {

@@ -226,7 +226,7 @@ def test_long_client_strings_are_cut_in_error_messages(stub):
     code, reason, message = expect_error(stub.CreateGame, pb.CreateGameRequest(
         game_type="qwirkle", seats=2, options={"x" * 64: "y" * 64}))
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION")
-    assert message.startswith("unknown option") and len(message) <= 1001
+    assert message.startswith("There is no option") and len(message) <= 1001
 
 
 def test_host_commands_check_the_credential_before_the_match(stub):

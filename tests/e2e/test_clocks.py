@@ -87,18 +87,22 @@ def test_a_policy_the_game_does_not_offer_is_refused(stub):
 
 
 @pytest.mark.parametrize("options, why", [
-    ({"clock_bank_seconds": "soon"}, "clock_bank_seconds must be an integer"),
-    ({"clock_move_seconds": "-3"}, "clock_move_seconds must be an integer"),
-    ({"clock_increment_seconds": "5"}, "needs clock_bank_seconds"),
-    ({"clock_move_seconds": "5", "clock_timeout": "resign"}, "clock_timeout must be one of"),
+    ({"clock_bank_seconds": "soon"}, "Time bank in seconds must be a whole number"),
+    ({"clock_move_seconds": "-3"}, "Seconds per move must be a whole number"),
+    ({"clock_increment_seconds": "5"}, "Seconds added after each move need a time bank"),
+    ({"clock_move_seconds": "5", "clock_timeout": "resign"}, "What happens when time runs out must be one of"),
     ({"clock_timeout": "bot"}, "needs a clock"),
-    ({"clock_bank": "5"}, "unknown clock option"),
+    ({"clock_bank": "5"}, 'There is no clock option "clock_bank"'),
 ])
 def test_bad_clock_options_are_refused_with_a_reason(stub, options, why):
+    """Refused in the game's words: an option is named by its label (GameOption.label), never
+    by its key, unless the key is one nobody knows."""
     code, reason, message = expect_error(stub.CreateGame, pb.CreateGameRequest(
         game_type="qwirkle", seats=2, options=options))
     assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION")
     assert why in message
+    if "clock_bank" not in options:
+        assert "clock_" not in message, message
 
 
 def test_timeouts_are_the_servers_own(stub):

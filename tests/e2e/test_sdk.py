@@ -83,11 +83,15 @@ async def test_a_whole_match_through_the_sdk(server, kind):
         assert len(first.labels) == len(first.moves) and all(plain(label) for label in first.labels)
         assert str(first).splitlines() == first.labels and first.label(first.moves[0]) == first.labels[0]
         assert plain(info.summary) and info.rules_path.startswith("docs/rules/")
+        # Options named for people, and what the scores count, in the game's words.
+        assert all(plain(o.label) for o in info.options) and plain(info.score_unit_plural)
 
         moves = await play_out(created.seats)
 
         final = await created.seats[0].state()
         assert final.over and final.outcome is not None and len(final.outcome.scores) == info.min_players
+        # How it ended, in words beside the machine reason.
+        assert plain(final.outcome.description) and final.outcome.reason not in final.outcome.description
         assert final.seat == 0 and isinstance(final.view, kind.view)
         events = await created.seats[1].events()
         assert [e.seq for e in events] == list(range(1, final.seq + 1))

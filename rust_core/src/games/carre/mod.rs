@@ -102,6 +102,7 @@ impl Game for Carre {
     const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
+    const SCORE_UNIT: (&'static str, &'static str) = words::SCORE_UNIT;
 
     fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
         words::action_label(view, seat, action)
@@ -113,6 +114,9 @@ impl Game for Carre {
 
     fn card_words(event: &pb::Event) -> Vec<String> {
         words::card_words(event)
+    }
+    fn outcome_sentence(outcome: &Outcome) -> String {
+        words::outcome(outcome)
     }
     const PROTO_PACKAGE: &'static str = "tablier.carre.v1";
     const MIN_PLAYERS: u32 = 2;

@@ -422,5 +422,6 @@ pub(super) fn outcome(s: &State) -> Option<Outcome> {
         .into(),
         lower_is_better: false,
         aborted: s.aborted,
+        description: String::new(), // worded by the registry (Game::outcome_sentence)
     })
 }

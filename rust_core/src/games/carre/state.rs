@@ -32,10 +32,14 @@ impl Default for Config {
     }
 }
 
+/// The `cell_of_rank` option's name for people.
+const CELL_OF_RANK: &str = "Cells of the ranks";
+
 pub(super) fn options() -> Vec<OptionSpec> {
     vec![
         OptionSpec::int(
             "rounds_per_match",
+            "Rounds per match",
             4,
             1,
             MAX_ROUNDS_OPTION as u32,
@@ -43,24 +47,28 @@ pub(super) fn options() -> Vec<OptionSpec> {
         ),
         OptionSpec::choice(
             "allow_go_out_without_draw",
+            "Going out without a draw",
             &["true", "false"],
             "true",
             "true: once the stock is empty, a player may go out without drawing first; false: going out always follows a draw. Default: true.",
         ),
         OptionSpec::choice(
             "tiebreak_extra_rounds",
+            "Extra rounds to break a tie",
             &["true", "false"],
             "false",
             "true: when the totals are equal after the last round, extra rounds are played (at most 8) until they differ; false: equal totals are a draw. Default: false.",
         ),
         OptionSpec::text(
             "cell_of_rank",
+            CELL_OF_RANK,
             32,
             "123456789",
             "Which cell of the square (1 to 9, left to right and top to bottom) belongs to the ace, the 2, ... the 9, written as nine different digits. Default: 123456789 (the ace on cell 1, the 9 on cell 9).",
         ),
         OptionSpec::choice(
             "first_starter",
+            "Who starts the first round",
             &["random", "0", "1"],
             "random",
             "Who starts the first round: random, or seat 0 or 1. Default: random.",
@@ -84,7 +92,7 @@ pub(super) fn configure(_seats: u32, options: &OptionValues) -> CoreResult<Confi
         });
     if !ok {
         return Err(CoreError::option(format!(
-            "cell_of_rank must be nine digits forming a permutation of 1..9 (e.g. \"123456789\"), not {v:?}"
+            "{CELL_OF_RANK} must be the nine digits 1 to 9, each once (e.g. \"123456789\"), not {v:?}"
         )));
     }
     Ok(Config {

@@ -13,7 +13,7 @@ pub(super) const TEST_DATA: TestData = TestData {
     known_violations: &[],
     golden: &[(2, &[("rounds_per_match", "1")])],
     pinned_matches: 40,
-    pinned_digest: "d4b42280908bbcb511e52e0de89cc7e21ee5b60e24dd0bed9fa72d8215cbae34",
+    pinned_digest: "1083c0ae9b7818aa7ad9691e8c15754d00910e477effdd18c274840b84704e58",
     short: &[("rounds_per_match", "1")],
     silent: &[
         Silent {

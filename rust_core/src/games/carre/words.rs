@@ -16,6 +16,21 @@ score points; go out once yours is worth enough, and after the last round the hi
 
 pub(super) const RULES_PATH: &str = "docs/rules/carre.md";
 
+/// What the scores count (`GameType.score_unit`), singular and plural.
+pub(super) const SCORE_UNIT: (&str, &str) = ("point", "points");
+
+/// How the match ended (`Outcome.description`), from the outcome's reason.
+pub(super) fn outcome(o: &crate::proto::Outcome) -> String {
+    match o.reason.as_str() {
+        "HIGHER_TOTAL" => "The last round was played: the higher total wins.",
+        "DRAW" => "The last round was played and the totals are equal: a draw.",
+        "ROUND_CAP" => "The match was stopped after too many extra rounds without a winner.",
+        "FORFEIT" => "A player's time ran out and they forfeited the match.",
+        _ => "The match is over.",
+    }
+    .into()
+}
+
 const RANKS: [&str; 13] = [
     "ace", "2", "3", "4", "5", "6", "7", "8", "9", "10", "jack", "queen", "king",
 ];

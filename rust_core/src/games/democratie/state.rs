@@ -92,6 +92,7 @@ pub(super) fn options() -> Vec<OptionSpec> {
     vec![
         OptionSpec::int(
             "target",
+            "Tribes to win",
             DEFAULT_TARGET,
             1,
             1000,
@@ -100,6 +101,7 @@ pub(super) fn options() -> Vec<OptionSpec> {
         ),
         OptionSpec::int(
             "max_deals",
+            "Deals before the match stops",
             DEFAULT_MAX_DEALS,
             1,
             100_000,

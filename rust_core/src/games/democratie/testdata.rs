@@ -10,7 +10,7 @@ pub(super) const TEST_DATA: TestData = TestData {
     known_violations: &[],
     golden: &[(2, &[("target", "1")]), (3, &[("target", "1")])],
     pinned_matches: 40,
-    pinned_digest: "da6b02e31138437840d3c913b08852511c106a99a056121b12c4c0f21f9099bd",
+    pinned_digest: "155d17fe8b15ab0c5212efce3799d67388da4175cc01bad073253bbefff3761a",
     short: &[("target", "1")],
     silent: &[Silent {
         policy: "weakest_card",

@@ -17,6 +17,20 @@ tribes wins.";
 
 pub(super) const RULES_PATH: &str = "docs/rules/democratie.md";
 
+/// What the scores count (`GameType.score_unit`), singular and plural.
+pub(super) const SCORE_UNIT: (&str, &str) = ("tribe", "tribes");
+
+/// How the match ended (`Outcome.description`), from the outcome's reason.
+pub(super) fn outcome(o: &crate::proto::Outcome) -> String {
+    match o.reason.as_str() {
+        "TARGET_REACHED" => "A player gathered the target number of tribes, more than anyone else.",
+        "DEAL_CAP" => "The match was stopped after too many deals without a winner.",
+        "FORFEIT" => "A player's time ran out and they forfeited the match.",
+        _ => "The match is over.",
+    }
+    .into()
+}
+
 const RANKS: [&str; 12] = [
     "5", "4", "3", "ace", "king", "queen", "jack", "10", "9", "8", "7", "6",
 ];
@@ -56,7 +70,7 @@ fn cards(cs: &[i32]) -> String {
 
 pub(super) fn action_label(_view: &pb::View, _seat: Seat, action: &pb::Action) -> String {
     match &action.kind {
-        Some(A::CommitCard(a)) => format!("Commit {}", some(a.card)),
+        Some(A::CommitCard(a)) => format!("Seal {}", some(a.card)),
         None => "An empty move".into(),
     }
 }

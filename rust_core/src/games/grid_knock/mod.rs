@@ -87,6 +87,7 @@ impl Game for GridKnock {
     const TEST_DATA: crate::testdata::TestData = testdata::TEST_DATA;
     const SUMMARY: &'static str = words::SUMMARY;
     const RULES_PATH: &'static str = words::RULES_PATH;
+    const SCORE_UNIT: (&'static str, &'static str) = words::SCORE_UNIT;
 
     fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> String {
         words::action_label(view, seat, action)
@@ -98,6 +99,9 @@ impl Game for GridKnock {
 
     fn card_words(event: &pb::Event) -> Vec<String> {
         words::card_words(event)
+    }
+    fn outcome_sentence(outcome: &Outcome) -> String {
+        words::outcome(outcome)
     }
     const PROTO_PACKAGE: &'static str = "tablier.grid_knock.v1";
     const MIN_PLAYERS: u32 = 2;
@@ -233,6 +237,7 @@ impl Game for GridKnock {
                 .into(),
                 lower_is_better: true,
                 aborted: false,
+                description: String::new(), // worded by the registry (Game::outcome_sentence)
             }),
             Phase::Aborted => Some(Outcome {
                 scores,
@@ -240,6 +245,7 @@ impl Game for GridKnock {
                 reason: "TURN_CAP".into(),
                 lower_is_better: true,
                 aborted: true,
+                description: String::new(), // worded by the registry (Game::outcome_sentence)
             }),
             _ => None,
         }

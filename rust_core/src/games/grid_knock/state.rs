@@ -48,6 +48,7 @@ pub(super) fn options() -> Vec<OptionSpec> {
     vec![
         OptionSpec::int(
             "target_score",
+            "Target score",
             100,
             1,
             1000,
@@ -55,18 +56,21 @@ pub(super) fn options() -> Vec<OptionSpec> {
         ),
         OptionSpec::choice(
             "closer_penalty",
+            "Penalty for closing",
             &["double", "none"],
             "double",
             "double: the player who turns up all their cards first has their round score doubled unless it is the lowest; none: no penalty. Default: double.",
         ),
         OptionSpec::choice(
             "knocking",
+            "Knocking",
             &["on", "off"],
             "on",
             "on: after a draw from the pile the other players may knock to trade a card (not with 2 players); off: nobody knocks. Default: on.",
         ),
         OptionSpec::int(
             "turn_cap",
+            "Turns before the match stops",
             3000,
             10,
             100_000,
@@ -74,6 +78,7 @@ pub(super) fn options() -> Vec<OptionSpec> {
         ),
         OptionSpec::int(
             "knock_timeout",
+            "Seconds to decide on a knock",
             60,
             0,
             86_400,

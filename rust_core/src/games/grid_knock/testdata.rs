@@ -14,7 +14,7 @@ pub(super) const TEST_DATA: TestData = TestData {
     known_violations: &[],
     golden: &[(2, &[("target_score", "1")]), (3, &[("target_score", "1")])],
     pinned_matches: 5,
-    pinned_digest: "1b598803fe2fed810a8534f659ec5f9e6a66b7477024253e51067c234328d67f",
+    pinned_digest: "9bcec4c35c469a187766c373bc8c930c396320a91641a57345e6b5d9c6159713",
     short: &[("target_score", "1")],
     silent: &[
         Silent {

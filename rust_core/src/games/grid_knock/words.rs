@@ -17,6 +17,22 @@ target score.";
 
 pub(super) const RULES_PATH: &str = "docs/rules/grid_knock.md";
 
+/// What the scores count (`GameType.score_unit`), singular and plural.
+pub(super) const SCORE_UNIT: (&str, &str) = ("point", "points");
+
+/// How the match ended (`Outcome.description`), from the outcome's reason.
+pub(super) fn outcome(o: &crate::proto::Outcome) -> String {
+    match o.reason.as_str() {
+        "TARGET_SCORE_REACHED" => {
+            "A player's total reached the target score: the lowest total wins."
+        }
+        "TURN_CAP" => "The match was stopped after too many turns.",
+        "FORFEIT" => "A player's time ran out and they forfeited the match.",
+        _ => "The match is over.",
+    }
+    .into()
+}
+
 /// A card value in words: "a 7", "an 8", "a \u{2212}2".
 pub(super) fn value(v: i32) -> String {
     match v {

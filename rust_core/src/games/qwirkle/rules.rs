@@ -425,5 +425,6 @@ pub(super) fn outcome(state: &State) -> Option<Outcome> {
         .into(),
         lower_is_better: false,
         aborted: state.aborted,
+        description: String::new(), // worded by the registry (Game::outcome_sentence)
     })
 }

@@ -71,6 +71,9 @@ impl State {
     }
 }
 
+/// The `ages` option's name for people.
+const AGES: &str = "Players' ages";
+
 pub(super) fn parse_options(seats: u32, options: &OptionValues) -> CoreResult<Config> {
     let mut config = Config {
         seats,
@@ -82,14 +85,14 @@ pub(super) fn parse_options(seats: u32, options: &OptionValues) -> CoreResult<Co
         let parts: Vec<&str> = ages.split(',').map(str::trim).collect();
         if parts.len() != seats as usize {
             return Err(CoreError::option(format!(
-                "ages: expected {seats} comma-separated ages, got {}",
+                "{AGES} must give one age per player, {seats} separated by commas, not {}",
                 parts.len()
             )));
         }
         let mut parsed = [0u32; 4];
         for (i, p) in parts.iter().enumerate() {
             parsed[i] = p.parse::<u32>().map_err(|_| {
-                CoreError::option(format!("ages: {p:?} is not a non-negative integer"))
+                CoreError::option(format!("{AGES} must be whole numbers, not {p:?}"))
             })?;
         }
         config.ages = Some(parsed);
@@ -101,12 +104,14 @@ pub(super) fn options() -> Vec<OptionSpec> {
     vec![
         OptionSpec::text(
             "ages",
+            AGES,
             64,
             "",
             "Each player's age, in seat order and separated by commas (e.g. 30,40). When two players tie for the longest opening group, the older starts; left empty, the lower seat starts. Default: empty.",
         ),
         OptionSpec::int(
             "max_idle_turns",
+            "Idle turns before the match stops",
             1000,
             1,
             1_000_000,

@@ -11,7 +11,7 @@ pub(super) const TEST_DATA: TestData = TestData {
     known_violations: &[],
     golden: &[(2, &[]), (3, &[])],
     pinned_matches: 10,
-    pinned_digest: "a6de8bd6395845b3f5877f15358bbacfc7f015682ae293664a78529e1d831319",
+    pinned_digest: "2bb41654b3557cc965b84d03b6a073515991e2b25ff35ca763c494233f29d9f2",
     short: &[],
     silent: &[Silent {
         policy: "pass",

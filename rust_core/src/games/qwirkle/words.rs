@@ -17,6 +17,21 @@ use up all their tiles ends the game.";
 
 pub(super) const RULES_PATH: &str = "docs/rules/qwirkle.md";
 
+/// What the scores count (`GameType.score_unit`), singular and plural.
+pub(super) const SCORE_UNIT: (&str, &str) = ("point", "points");
+
+/// How the match ended (`Outcome.description`), from the outcome's reason.
+pub(super) fn outcome(o: &crate::proto::Outcome) -> String {
+    match o.reason.as_str() {
+        "HAND_EMPTIED" => "A player laid their last tile with the bag empty.",
+        "BLOCKED" => "No tile left could be laid anywhere.",
+        "IDLE_CAP" => "The match was stopped after too many turns without a tile laid.",
+        "FORFEIT" => "A player's time ran out and they forfeited the match.",
+        _ => "The match is over.",
+    }
+    .into()
+}
+
 const COLOURS: [&str; 6] = ["red", "orange", "yellow", "green", "blue", "purple"];
 const SHAPES: [&str; 6] = ["circle", "cross", "diamond", "square", "star", "clover"];
 const SHAPES_PLURAL: [&str; 6] = [

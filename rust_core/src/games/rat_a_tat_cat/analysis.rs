@@ -656,7 +656,7 @@ mod tests {
                     .insert("rounds".into(), "0".into())
                     .map_or((), drop)
             },
-            "rounds",
+            "Rounds must be",
         );
         // A state the rules cannot reach: the caller takes another turn.
         refused(&|p| view(p).caller = 0, "the caller takes another turn");

@@ -472,32 +472,39 @@ impl State {
 
 // ------------------------------------------------------------------ options
 
+/// The `first_dealer` option's name for people.
+const FIRST_DEALER: &str = "First dealer";
+
 pub(super) fn options() -> Vec<OptionSpec> {
     vec![
         OptionSpec::choice(
             "match_mode",
+            "How the match ends",
             &["elimination", "fixed_rounds", "timed"],
             "elimination",
             "How the match ends. elimination: a player whose total reaches the point limit is out, and the last player left wins; fixed rounds: the lowest total after the set number of rounds wins; timed: the host ends the match after the round in progress, and the lowest total wins. Default: elimination.",
         ),
-        OptionSpec::int("point_limit", 100, 1, 10_000, "In an elimination match, the total at which a player is out (1 to 10000). Default: 100."),
-        OptionSpec::int("rounds", 3, 1, 1000, "In a fixed-rounds match, how many rounds are played (1 to 1000). Default: 3."),
+        OptionSpec::int("point_limit", "Point limit", 100, 1, 10_000, "In an elimination match, the total at which a player is out (1 to 10000). Default: 100."),
+        OptionSpec::int("rounds", "Rounds", 3, 1, 1000, "In a fixed-rounds match, how many rounds are played (1 to 1000). Default: 3."),
         OptionSpec::int(
             "max_turns_per_round",
+            "Turns before a round ends",
             0,
             0,
             100_000,
             "A round in which nobody calls ends after this many turns (0: no limit; up to 100000). Default: 0.",
         ),
-        OptionSpec::text("first_dealer", 16, "random", "Who deals the first round: random, or a seat number. Default: random."),
+        OptionSpec::text("first_dealer", FIRST_DEALER, 16, "random", "Who deals the first round: random, or a seat number. Default: random."),
         OptionSpec::choice(
             "memory_aid",
+            "Memory aid",
             &["off", "on"],
             "off",
             "on: the table reminds each player of the cards in their row they have already seen (a help, not part of the rules); off: play from memory. Default: off.",
         ),
         OptionSpec::int(
             "admin_turn_cap",
+            "Turns before the match stops",
             20_000,
             1,
             1_000_000,
@@ -518,7 +525,7 @@ pub(super) fn configure(seats: u32, options: &OptionValues) -> CoreResult<Config
             Ok(d) if d < seats => Some(d as u8),
             _ => {
                 return Err(CoreError::option(format!(
-                    "first_dealer must be random or a seat from 0 to {}, not {v:?}",
+                    "{FIRST_DEALER} must be random or a seat from 0 to {}, not {v:?}",
                     seats - 1
                 )))
             }

@@ -17,7 +17,7 @@ pub(super) const TEST_DATA: TestData = TestData {
     known_violations: &[],
     golden: &[(2, ONE_ROUND), (3, ONE_ROUND)],
     pinned_matches: 40,
-    pinned_digest: "deda978f7aeb0cd267d370a6013cb817e41571f68ec15b2b937909f5be3ff7ca",
+    pinned_digest: "42eb9c943f28e9cc6f7038b2c7b8f8417e6efd6794219112802b1acc97a45602",
     short: ONE_ROUND,
     silent: &[
         Silent {

@@ -16,6 +16,23 @@ call \u{201c}Rat-a-tat cat!\u{201d}: everyone else plays one more turn, then the
 
 pub(super) const RULES_PATH: &str = "docs/rules/rat_a_tat_cat.md";
 
+/// What the scores count (`GameType.score_unit`), singular and plural.
+pub(super) const SCORE_UNIT: (&str, &str) = ("point", "points");
+
+/// How the match ended (`Outcome.description`), from the outcome's reason.
+pub(super) fn outcome(o: &crate::proto::Outcome) -> String {
+    match o.reason.as_str() {
+        "LAST_PLAYER_STANDING" => "Every other player reached the point limit: one player is left.",
+        "ALL_ELIMINATED" => "Every player reached the point limit in the same round.",
+        "ROUNDS_COMPLETED" => "The set number of rounds was played: the lowest total wins.",
+        "TIME_CALLED" => "The host called time and the round in progress was finished.",
+        "ADMIN_TURN_CAP" => "The match was stopped after too many turns.",
+        "FORFEIT" => "A player's time ran out and they forfeited the match.",
+        _ => "The match is over.",
+    }
+    .into()
+}
+
 /// A card's name as a sentence writes it ("a 7", "an 8", "a Peek card"); None for a card the
 /// message does not show (face down, not sent, or a number whose value is hidden).
 fn card(c: i32) -> Option<String> {
@@ -145,7 +162,7 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
             ),
         },
         E::DrawnDiscarded(e) => format!("{} discarded {}.", who(e.seat, v), some(e.card)),
-        E::PowerUsed(e) => format!("{} played {}.", who(e.seat, v), some(e.power)),
+        E::PowerUsed(e) => format!("{} used {}.", who(e.seat, v), some(e.power)),
         E::CardPeeked(e) => match card(e.card) {
             Some(c) => format!(
                 "{} at {} card in slot {}: it is {c}.",
