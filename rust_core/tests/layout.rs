@@ -476,8 +476,8 @@ fn a_throwaway_game_joins_with_its_own_folders_and_one_registry_line() {
         }
         command.output().unwrap()
     };
-    // As the guide says for a new game: its golden recordings recorded, its digest pinned (its
-    // matches deal from seeds of its own id, so Carré's recordings are not its).
+    // As the guide says for a new game: its golden recording recorded from it and its digest
+    // pinned from what it prints, rather than trusted from the folder it was copied from.
     let recorded = cargo(&["--test", "conformance", "golden"], true);
     assert!(
         recorded.status.success(),
