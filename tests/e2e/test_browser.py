@@ -58,9 +58,8 @@ SCENARIOS = [
     "lobby", "lobby_pages", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite",
     "refusal", "replay",
     "latency",
-    # The core words this refusal with the options' ids ("option clock_increment_seconds needs
-    # clock_bank_seconds", rust_core/src/clock.rs `configure`): the client shows what it is sent.
-    pytest.param("option_words", marks=pytest.mark.xfail(strict=True, reason="the core's refusal names option ids")),
+    # An option refusal names options by their labels (GameOption.label), never by their ids.
+    "option_words",
 ]
 
 

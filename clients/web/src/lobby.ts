@@ -146,11 +146,12 @@ export async function lobby(): Promise<HTMLElement> {
       seatsSel.addEventListener("change", drawRoles);
       drawRoles();
       const options = t.options.map((o) => h("label", { class: "option" },
-        h("span", { class: "option-words" }, o.description || o.name.replace(/_/g, " ")), " ",
+        // The option's name for people (GameOption.label), its description under it.
+        h("span", { class: "option-words" }, h("strong", {}, o.label || o.name.replace(/_/g, " ")), o.description ? h("small", {}, o.description) : null), " ",
         o.allowedValues.length
-          ? h("select", { name: o.name, "aria-label": o.description || o.name }, h("option", { value: "" }, `default: ${(o.defaultValue || "none").replace(/_/g, " ")}`),
+          ? h("select", { name: o.name, "aria-label": o.label || o.description || o.name }, h("option", { value: "" }, `default: ${(o.defaultValue || "none").replace(/_/g, " ")}`),
             o.allowedValues.map((v) => h("option", { value: v }, v.replace(/_/g, " "))))
-          : h("input", { name: o.name, placeholder: `default: ${o.defaultValue || "none"}`, size: 10, "aria-label": o.description || o.name })));
+          : h("input", { name: o.name, placeholder: `default: ${o.defaultValue || "none"}`, size: 10, "aria-label": o.label || o.description || o.name })));
       const formError = h("p", { class: "refusal form-error", role: "alert" });
       const form = h("form", { class: "game-type", "data-game": t.id },
         h("h2", {}, t.name),

@@ -18,9 +18,9 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   const token = viewer !== undefined ? record.tokens[viewer] : undefined;
   const first = (await client.getView({ gameId }, asSeat(token))).state!;
   const ui = gameUI(first.gameType);
-  // The unit of the game's scores (Démocratie counts tribes).
-  const unit = ui.unit ?? ["point", "points"];
   const info = (await types()).find((t) => t.id === first.gameType);
+  // The unit of the game's scores, in the game's words (GameType.score_unit: Démocratie counts tribes).
+  const unit = [info?.scoreUnit || "point", info?.scoreUnitPlural || "points"];
   const board = h("div", { class: "board" });
   const moves = h("div", { class: "moves", "aria-label": "legal moves" });
   const refused = h("p", { class: "refusal", id: "refusal", role: "alert" });
@@ -194,7 +194,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
           h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, `${sc} ${sc === 1n || sc === -1n ? unit[0] : unit[1]}`),
           h("td", {}, winners.includes(s) ? "winner" : "")))),
         ...(breakdown.size ? [breakdownTable(breakdown, state.seatCount, viewer)!] : []),
-        h("div", {}, `${o?.lowerIsBetter ? `Fewest ${unit[1]} wins. ` : ""}${o?.reason ? `Ended: ${o.reason.toLowerCase().replace(/_/g, " ")}.` : ""}`),
+        h("div", {}, `${o?.lowerIsBetter ? `Fewest ${unit[1]} wins. ` : ""}${o?.description ?? ""}`),
         h("div", { class: "end-actions" },
           viewer !== undefined ? h("button", { type: "button", class: "rematch", onclick: rematch }, "Rematch") : null,
           h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"),

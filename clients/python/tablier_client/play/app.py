@@ -83,7 +83,8 @@ def outcome_text(state: State[Any], me: int | None) -> Text:
     verdict = "stopped by an administrative cap" if o.aborted else f"won by {who}"
     return Text(
         f"Match over, {verdict}. Scores{better}: {scores}."
-        + (f" ({o.reason.replace('_', ' ').lower()})" if o.reason else ""),
+        # How it ended, in the game's words (Outcome.description; a server without it: none).
+        + (f" {o.description}" if o.description else ""),
         style="bold",
     )
 

@@ -16,7 +16,6 @@ const demoCards = (cards: string[], key = false) =>
   (cards ?? []).map((c: string) => { const [l, r] = demoCard(c); return card(l, { red: r, key: key ? `card:${c}` : undefined }); });
 
 const democratie: GameUI = {
-  unit: ["tribe", "tribes"],
   round(e) {
     const [k, b] = kind(e);
     return k === "deckShuffled" ? `deal ${b.dealNo}` : undefined;

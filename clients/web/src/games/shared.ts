@@ -35,8 +35,6 @@ export interface GameUI {
   /** Whether an event (payload JSON) is a step the table took by itself after a seat's move
    *  (a turn ending, a card turned up by the rules): folded in the log under that move. */
   follows?(event: any): boolean;
-  /** The unit of the game's scores, singular and plural (default: point, points). */
-  unit?: [string, string];
   /** The drawn elements an event (payload JSON) touched: the last move, highlighted. */
   eventKeys?(event: any): string[];
   /** The points an event (payload JSON) scores, per seat, under a row of the end screen's
