@@ -531,7 +531,9 @@ class LobbyScreen(Screen[None]):
         for option in t.options:
             widgets.append(
                 Label(
-                    Text(option.name.replace("_", " "), style="bold").append(f" — {option.description}", style="grey62")
+                    Text(option.label or option.name.replace("_", " "), style="bold").append(
+                        f" — {option.description}", style="grey62"
+                    )
                 )
             )
             hint = option.default_value or "(empty)"
