@@ -1,7 +1,8 @@
 //! Compiles proto/tablier/**/*.proto (the shared `tablier.v1` files and one
 //! `tablier.<game>.v1` package per game) with the pure-Rust `protox` (no system protoc needed),
 //! and writes the module tree of the packages found (`proto_modules.rs`, included by
-//! `lib.rs` as `crate::proto`): a game's proto directory is all it takes to appear there.
+//! `lib.rs` as `crate::proto`): a game's proto directory is all it takes to appear there. The
+//! service's own files (`service.proto`, `players.proto`) are the Python service's, not the core's.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,9 @@ fn protos(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         if path.is_dir() {
             protos(&path, out);
-        } else if path.extension().is_some_and(|x| x == "proto") && !path.ends_with("service.proto")
+        } else if path.extension().is_some_and(|x| x == "proto")
+            && !path.ends_with("service.proto")
+            && !path.ends_with("players.proto")
         {
             println!("cargo:rerun-if-changed={}", path.display());
             out.push(path);

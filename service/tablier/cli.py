@@ -142,6 +142,8 @@ async def serve_one(args: argparse.Namespace) -> int:
     creator = os.environ.get("TABLIER_CREATOR_TOKEN") or None
     if args.create_policy == "token" and not (creator or host or operator):
         raise ConfigError("--create-policy token needs TABLIER_CREATOR_TOKEN (or the host token)")
+    if bool(args.oidc_issuer) != bool(args.oidc_audience):
+        raise ConfigError("--oidc-issuer and --oidc-audience go together")
     limits = limits_of(args)
     tls = None
     if args.tls_cert:
@@ -166,6 +168,10 @@ async def serve_one(args: argparse.Namespace) -> int:
             creator_token=creator,
         )
         app.signing = signing
+        if args.oidc_issuer:
+            from tablier.app.players import Oidc
+
+            app.players.oidc = Oidc(args.oidc_issuer, args.oidc_audience)
         witnessing = None
         if witness is not None:
             app.repository.witness = witness

@@ -174,6 +174,19 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
         " are refused (env TABLIER_DRAIN; a second signal cuts it short)",
     )
     sp.add_argument(
+        "--oidc-issuer",
+        default=_env("OIDC_ISSUER", None),
+        metavar="URL",
+        help="trust ID tokens of this OpenID Connect issuer (PlayerService.SignInWithOidc): its keys are read"
+        " from the JWKS its discovery document names (env TABLIER_OIDC_ISSUER)",
+    )
+    sp.add_argument(
+        "--oidc-audience",
+        default=_env("OIDC_AUDIENCE", None),
+        help="the audience (client id) an ID token must be issued for; needed with --oidc-issuer"
+        " (env TABLIER_OIDC_AUDIENCE)",
+    )
+    sp.add_argument(
         "--recheck-every",
         type=_positive(float),
         default=_env("RECHECK_EVERY", "5"),

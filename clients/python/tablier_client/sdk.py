@@ -36,7 +36,7 @@ from google.protobuf.message import Message
 
 from . import errors, games, values
 from .kinds import A, E, GameKind, V
-from .v1 import common_pb2, service_pb2, service_pb2_grpc
+from .v1 import common_pb2, players_pb2, players_pb2_grpc, service_pb2, service_pb2_grpc
 from .values import MoveValues
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
@@ -241,6 +241,12 @@ class Client:
     ) -> None:
         self.channel = channel
         self.stub = service_pb2_grpc.GameServiceStub(channel)
+        self.player_stub = players_pb2_grpc.PlayerServiceStub(channel)
+        # The signed-in player (`sign_in_guest`, `sign_in_oidc`, `use_credential`) and its
+        # credential: sent with CreateGame and JoinGame (the seat is bound to the player) and
+        # by the handles of its matches (`my_matches`, `rejoin`).
+        self.player: players_pb2.Player | None = None
+        self.credential: str | None = None
         # The default credential of calls that take one without a match (CreateGame with a
         # seed, EvaluatePosition): the host's or creator's token (creation without the
         # server's rate), the auditor's (a seed), or None for none.
@@ -334,6 +340,89 @@ class Client:
         response = await self.call(self.stub.ListSigningKeys, service_pb2.ListSigningKeysRequest())
         return list(response.keys)
 
+    # ------------------------------------------------------------------ players
+
+    async def sign_in_guest(self, display_name: str) -> players_pb2.Player:
+        """Creates a guest player named `display_name` and signs this client in as it: its
+        credential (`self.credential`, shown once: keep it to sign in again with
+        `use_credential`) goes with every later CreateGame and JoinGame, which bind the seat to
+        the player. A bad name is `errors.BadRequest` (BAD_DISPLAY_NAME). Not retried."""
+        response = await self.call(
+            self.player_stub.CreateGuestPlayer,
+            players_pb2.CreateGuestPlayerRequest(display_name=display_name),
+            repeatable=False,
+        )
+        self.player, self.credential = response.player, response.credential
+        return response.player
+
+    async def sign_in_oidc(self, id_token: str, display_name: str = "") -> players_pb2.Player:
+        """Signs in with an OpenID Connect ID token of the issuer the server trusts (the player
+        is created at its first sign-in), as `sign_in_guest` does."""
+        response = await self.call(
+            self.player_stub.SignInWithOidc,
+            players_pb2.SignInWithOidcRequest(id_token=id_token, display_name=display_name),
+            repeatable=False,
+        )
+        self.player, self.credential = response.player, response.credential
+        return response.player
+
+    async def use_credential(self, credential: str) -> players_pb2.Player:
+        """Signs in with a credential kept from an earlier sign-in (on any device)."""
+        self.credential = credential
+        self.player = await self.me()
+        return self.player
+
+    async def me(self) -> players_pb2.Player:
+        """The signed-in player's profile."""
+        response = await self.call(
+            self.player_stub.GetPlayer, players_pb2.GetPlayerRequest(), self._metadata(self.credential)
+        )
+        return response.player
+
+    async def player_profile(self, player_id: str) -> players_pb2.Player:
+        """Any player's public profile."""
+        response = await self.call(self.player_stub.GetPlayer, players_pb2.GetPlayerRequest(player_id=player_id))
+        return response.player
+
+    async def rename(self, display_name: str) -> players_pb2.Player:
+        """Changes the signed-in player's display name, everywhere it is shown."""
+        response = await self.call(
+            self.player_stub.RenamePlayer,
+            players_pb2.RenamePlayerRequest(display_name=display_name),
+            self._metadata(self.credential),
+        )
+        self.player = response.player
+        return response.player
+
+    async def sign_out(self, everywhere: bool = False) -> int:
+        """Revokes this client's credential (`everywhere`: every credential of the player);
+        every server refuses it at once. Returns how many were revoked."""
+        response = await self.call(
+            self.player_stub.RevokeCredential,
+            players_pb2.RevokeCredentialRequest(all_credentials=everywhere),
+            self._metadata(self.credential),
+        )
+        self.player, self.credential = None, None
+        return response.revoked
+
+    async def my_matches(
+        self, page_size: int = 0, page_token: str = "", game_type: str = ""
+    ) -> tuple[list[service_pb2.GameSummary], str]:
+        """A page of the signed-in player's matches, newest first: running, waiting for the
+        player (a seat of `your_seats` in `to_act`) and finished (with `outcome`), and the
+        token of the next page ("" on the last)."""
+        response = await self.call(
+            self.stub.ListGames,
+            service_pb2.ListGamesRequest(mine=True, page_size=page_size, page_token=page_token, game_type=game_type),
+            self._metadata(self.credential),
+        )
+        return list(response.games), response.next_page_token
+
+    def rejoin(self, game_id: str, kind: GameKind[Any, Any, Any] | None = None) -> Match[Any, Any, Any]:
+        """A handle on one of the signed-in player's matches, acting for the seat the player
+        holds there with the player's credential (from any device: no seat token needed)."""
+        return Match(self, game_id, kind, token=self.credential)
+
     # ------------------------------------------------------------------ game types
 
     async def game_types(self) -> list[common_pb2.GameType]:
@@ -396,7 +485,9 @@ class Client:
             seed=seed,
             seat_assignments=assignments,
         )
-        response = await self.call(self.stub.CreateGame, request, self._metadata(self.token), repeatable=False)
+        response = await self.call(
+            self.stub.CreateGame, request, self._metadata(self.token or self.credential), repeatable=False
+        )
         statuses = list(response.state.seats)
         matches = [
             Match(
@@ -455,7 +546,7 @@ class Client:
         )
         if seat is not None:
             request.seat = seat
-        response = await self.call(self.stub.JoinGame, request)
+        response = await self.call(self.stub.JoinGame, request, self._metadata(self.credential))
         kind = kind or games.BY_ID.get(response.state.game_type)
         return Joined(
             response.seat,

@@ -22,6 +22,7 @@ from tablier.app import (
     Played,
     Role,
     SeatAssignment,
+    SeatInfo,
     SeatKind,
     SeatStatus,
 )
@@ -137,11 +138,20 @@ def fill_state(out: service_pb2.GameState, state: MatchState) -> None:
     out.options.update(state.options)
     out.integrity_scheme = state.integrity_scheme
     for i in state.seats:
-        out.seats.add(status=_SEAT_STATUSES[i.status], bot=i.bot)
+        fill_seat(out.seats.add(), i)
     for c in state.clocks:
         _fill_seat_clock(out.clocks.add(), c)
     if state.outcome is not None:
         out.outcome.ParseFromString(state.outcome)
+
+
+def fill_seat(out: service_pb2.SeatInfo, seat: SeatInfo) -> None:
+    out.status = _SEAT_STATUSES[seat.status]
+    out.bot = seat.bot
+    if seat.player_id:
+        out.player.player_id = seat.player_id
+        out.player.display_name = seat.name
+        out.player.colour = seat.colour
 
 
 def _fill_seat_clock(out: service_pb2.SeatClock, clock: SeatClock) -> None:
@@ -221,6 +231,11 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         await self._sign(response)
         return response
 
+    async def _credential(self, context: CallContext) -> Credential:
+        """The call's credential, a player credential resolved to its player (UNAUTHENTICATED
+        BAD_TOKEN when unknown or revoked)."""
+        return await self.app.players.resolve(credential(context))
+
     async def ListSigningKeys(
         self, request: service_pb2.ListSigningKeysRequest, context: CallContext
     ) -> service_pb2.ListSigningKeysResponse:
@@ -247,17 +262,30 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def ListGames(
         self, request: service_pb2.ListGamesRequest, context: CallContext
     ) -> service_pb2.ListGamesResponse:
-        games, token = await self.app.list_games(request.game_type, request.page_size, request.page_token)
+        player = None
+        if request.mine:
+            cred = await self._credential(context)
+            if cred.player_id is None:
+                raise Unauthenticated(
+                    "ListGames(mine) needs 'authorization: Bearer <player credential>'", "PLAYER_CREDENTIAL_REQUIRED"
+                )
+            player = cred.player_id
+        games, token = await self.app.list_games(request.game_type, request.page_size, request.page_token, player)
         out = service_pb2.ListGamesResponse(next_page_token=token)
         for g in games:
             summary = out.games.add(
                 game_id=g.game_id,
                 game_type=g.game_type,
-                seats=[service_pb2.SeatInfo(status=_SEAT_STATUSES[i.status], bot=i.bot) for i in g.seats],
                 open_seats=sum(1 for i in g.seats if i.status is SeatStatus.OPEN),
                 over=g.over,
                 seq=g.seq,
+                to_act=g.to_act,
+                your_seats=g.your_seats,
             )
+            if g.outcome is not None:
+                summary.outcome.ParseFromString(g.outcome)
+            for i in g.seats:
+                fill_seat(summary.seats.add(), i)
             if g.created_at is not None:
                 summary.created_at.FromDatetime(g.created_at)
         return out
@@ -275,6 +303,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 cred = credential(context)
             except Unauthenticated:
                 cred = Credential()
+        cred = await self.app.players.resolve(cred)
         assignments = [SeatAssignment(_SEAT_KINDS.get(a.kind), a.bot) for a in request.seat_assignments]
         created = await self.app.create_game(
             request.game_type,
@@ -297,7 +326,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     ) -> service_pb2.JoinGameResponse:
         joined = await self.app.join_game(
             request.game_id,
-            credential(context),
+            await self._credential(context),
             request.invite_code,
             request.seat if request.HasField("seat") else None,
             request.join_key,
@@ -315,7 +344,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         if request.with_position:
             seat = request.position_seat if request.HasField("position_seat") else None
             state, position, seat, moves = await self.app.get_position(
-                request.game_id, credential(context), at_seq, seat, min_seq
+                request.game_id, await self._credential(context), at_seq, seat, min_seq
             )
             response = service_pb2.GetViewResponse(
                 position_seat=seat, position_move_labels=[label for _, label in moves]
@@ -325,7 +354,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             for move, _ in moves:
                 _fill_any(response.position_moves.add(), move)
             return response
-        state = await self.app.get_view(request.game_id, credential(context), at_seq, min_seq)
+        state = await self.app.get_view(request.game_id, await self._credential(context), at_seq, min_seq)
         if at_seq:  # a past state, built for this call
             response = service_pb2.GetViewResponse()
             fill_state(response.state, state)
@@ -344,7 +373,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self, request: service_pb2.ListLegalMovesRequest, context: CallContext
     ) -> service_pb2.ListLegalMovesResponse:
         seq, moves = await self.app.legal_moves(
-            request.game_id, credential(context), request.min_seq if request.HasField("min_seq") else None
+            request.game_id, await self._credential(context), request.min_seq if request.HasField("min_seq") else None
         )
         response = service_pb2.ListLegalMovesResponse(seq=seq, labels=[label for _, label in moves])
         for m, _ in moves:
@@ -356,7 +385,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     ) -> service_pb2.PlayMoveResponse:
         played = await self.app.play(
             request.game_id,
-            credential(context),
+            await self._credential(context),
             request.command_id,
             from_any(request, "action"),
             request.expected_seq if request.HasField("expected_seq") else None,
@@ -368,7 +397,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     ) -> service_pb2.HostCommandResponse:
         done = await self.app.host_command(
             request.game_id,
-            credential(context),
+            await self._credential(context),
             request.command_id,
             request.command,
             request.expected_seq if request.HasField("expected_seq") else None,
@@ -380,7 +409,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     ) -> service_pb2.ListEventsResponse:
         events, last_seq = await self.app.list_events(
             request.game_id,
-            credential(context),
+            await self._credential(context),
             request.after_seq,
             request.limit,
             request.min_seq if request.HasField("min_seq") else None,
@@ -416,7 +445,11 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
     async def _watch(self, request: service_pb2.WatchGameRequest, context: CallContext) -> AsyncIterator[WatchBatch]:
         # Closed as soon as the call ends, so the feed stops counting this client.
         watch = self.app.watch_batches(
-            request.game_id, credential(context), request.after_seq, peer=peer_of(context), batched=request.batches
+            request.game_id,
+            await self._credential(context),
+            request.after_seq,
+            peer=peer_of(context),
+            batched=request.batches,
         )
         async with aclosing(watch) as batches:
             async for batch in batches:
@@ -433,7 +466,10 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
         self, request: service_pb2.SuggestMoveRequest, context: CallContext
     ) -> service_pb2.SuggestMoveResponse:
         action, seq = await self.app.suggest(
-            request.game_id, credential(context), request.bot, request.min_seq if request.HasField("min_seq") else None
+            request.game_id,
+            await self._credential(context),
+            request.bot,
+            request.min_seq if request.HasField("min_seq") else None,
         )
         return service_pb2.SuggestMoveResponse(action=to_any(action), seq=seq)
 

@@ -40,6 +40,11 @@ class Access:
         principal = SPECTATOR
         if cred.token and self.is_host(cred):
             pass  # the host reads what a spectator reads, and holds no seat
+        elif cred.player_id is not None:
+            # A player acts for the seat it holds here (its first), else reads as a spectator.
+            held = game.seats_of(cred.player_id)
+            if held:
+                principal = Principal(Role.SEAT, held[0])
         elif cred.token:
             seat = seat_of(cred.token, game.token_hashes)
             if seat is None:

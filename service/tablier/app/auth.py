@@ -44,6 +44,8 @@ class Credential:
 
     token: str | None = None
     wants_auditor: bool = False
+    # The player a player credential names, once the transport resolved it (`players.Players.resolve`).
+    player_id: str | None = None
 
 
 ANONYMOUS = Credential()

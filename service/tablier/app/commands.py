@@ -58,7 +58,16 @@ from .model import (
     check_type,
 )
 from .repository import Repository
-from .seats import SeatAssignment, SeatStatus, bot_seed, invited_seat, join_token, plan_seats, seat_infos
+from .seats import (
+    SeatAssignment,
+    SeatStatus,
+    bot_seed,
+    bound_players,
+    invited_seat,
+    join_token,
+    plan_seats,
+    seat_infos,
+)
 from .views import event_out, match_state
 
 # (the match's state, its seq, who acts) -> the core's events; must not change the state.
@@ -129,6 +138,7 @@ class Commands:
             hash_scheme=HASH_SCHEME,
             # Indexed for the scheduler's `resume` at start-up while the match may await the server.
             clocked=awaits_server(info, match, plan.bots),
+            seat_players=bound_players(plan, cred.player_id),
         )
         opening = match.start(seed, 1)
         events = self._evolve(record, match, opening, seat=None)
@@ -156,7 +166,11 @@ class Commands:
         if invite_code and seat is not None:
             raise BadRequest("give an invite code or a seat, not both: the code names its seat", "BAD_JOIN")
         game = await self.repo.game(game_id)
-        if cred.token:
+        if cred.player_id is not None and game.seats_of(cred.player_id):
+            raise NotAllowedNow(
+                f"this player holds seat {game.seats_of(cred.player_id)[0] + 1} of the match already", "ALREADY_SEATED"
+            )
+        if cred.token and cred.player_id is None:
             held = seat_of(cred.token, game.token_hashes)
             if held is not None:
                 raise NotAllowedNow(f"this token holds seat {held} of the match already", "ALREADY_SEATED")
@@ -190,7 +204,7 @@ class Commands:
         if match.is_over():
             raise NotAllowedNow("the match is over", "GAME_OVER")
         for s in candidates:
-            claimed = await self.repo.claim_seat(game, s, token_hash(token))
+            claimed = await self.repo.claim_seat(game, s, token_hash(token), cred.player_id)
             if claimed is not None:
                 state = self._state(
                     claimed, seq, match, Principal(Role.SEAT, s), await self.repo.chain_at(claimed, seq)
@@ -206,7 +220,7 @@ class Commands:
         creator = self.access.is_creator(cred)
         if cred.token and not creator and self.limiter.limits.create_policy == "token":
             raise Unauthenticated("this token is not the creator token", "BAD_CREATOR_TOKEN")
-        self.limiter.admit_create(peer, creator)
+        self.limiter.admit_create(peer, creator, cred.player_id)
 
     # ----------------------------------------------------------------- reads
 

@@ -38,6 +38,7 @@ from .commands import Commands
 from .errors import DataLoss, from_store
 from .limits import Limiter, Limits
 from .model import Created, EventOut, GameSummary, Joined, MatchState, Payload, Played
+from .players import Players
 from .reads import Reads
 from .repository import Repository
 from .scheduler import Scheduler
@@ -71,6 +72,14 @@ class GameApp:
         self.access = Access(operator_token, host_token, auditor_token, creator_token)
         self.limiter = Limiter(limits)
         self.catalogue = Catalogue()
+        # Player accounts (`players.Players`): the store's directory; `tablier serve` sets its
+        # OpenID Connect issuer.
+        directory = getattr(store, "players", None)
+        if directory is None:
+            from tablier.store.players import MemoryPlayers
+
+            directory = MemoryPlayers()
+        self.players = Players(directory, self.limiter.limits)
         self.repository = Repository(store, self.catalogue, cache_size)
         self.feeds = Feeds(self.repository, pace=self.limiter.limits.watch_pace / 1000)
         self.commands = Commands(self.repository, self.access, self.limiter)
@@ -151,10 +160,10 @@ class GameApp:
             return await self.reads.list_events(game_id, cred, after_seq, limit, min_seq)
 
     async def list_games(
-        self, game_type: str = "", page_size: int = 0, page_token: str = ""
+        self, game_type: str = "", page_size: int = 0, page_token: str = "", player_id: str | None = None
     ) -> tuple[list[GameSummary], str]:
         with self._translating:
-            return await self.reads.list_games(game_type, page_size, page_token)
+            return await self.reads.list_games(game_type, page_size, page_token, player_id)
 
     async def suggest(
         self, game_id: str, cred: Credential, bot: str = "", min_seq: int | None = None

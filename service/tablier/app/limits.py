@@ -124,6 +124,8 @@ class Limiter:
     def __init__(self, limits: Limits | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits or Limits()
         self._create = PeerBuckets(self.limits.create_rate, self.limits.create_burst, clock)
+        # The same rate per signed-in player, whichever peers it creates from.
+        self._create_player = PeerBuckets(self.limits.create_rate, self.limits.create_burst, clock)
         self._bad = PeerBuckets(self.limits.bad_credential_rate, self.limits.bad_credential_burst, clock)
         self._watch_peer: dict[str, int] = {}
         self._watch_match: dict[str, int] = {}
@@ -144,10 +146,10 @@ class Limiter:
                     "OPTION_TOO_LONG",
                 )
 
-    def admit_create(self, peer: str | None, has_creator_credential: bool) -> None:
-        """The creation policy and the peer's creation rate (a creator credential is exempt
-        from the rate: it is the operator's to hand out). `peer` None is a caller in this
-        process, which no per-peer limit applies to."""
+    def admit_create(self, peer: str | None, has_creator_credential: bool, player: str | None = None) -> None:
+        """The creation policy and the peer's creation rate, and the player's when a signed-in
+        player creates (a creator credential is exempt from the rate: it is the operator's to
+        hand out). `peer` None is a caller in this process, which no per-peer limit applies to."""
         if has_creator_credential:
             return
         if self.limits.create_policy == "token":
@@ -155,6 +157,15 @@ class Limiter:
                 "creating a match needs 'authorization: Bearer <creator token>' on this server",
                 "CREATOR_TOKEN_REQUIRED",
             )
+        if player is not None:
+            wait = self._create_player.take(player)
+            if wait:
+                raise ResourceExhausted(
+                    f"too many matches created by this player: at most {self.limits.create_burst} at once,"
+                    f" then {self.limits.create_rate:g} per second; retry in {wait:.1f} s",
+                    "CREATE_RATE_LIMITED",
+                    _after(wait),
+                )
         if peer is None:
             return
         wait = self._create.take(peer)

@@ -33,6 +33,10 @@ class GameSummary:
     over: bool
     seq: int
     created_at: datetime | None
+    to_act: tuple[int, ...] = ()
+    outcome: bytes | None = None  # tablier.v1.Outcome, once over
+    # With ListGames(mine): the seats the caller's player holds.
+    your_seats: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

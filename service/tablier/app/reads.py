@@ -163,19 +163,20 @@ class Reads:
         return game, self._latest_state(game, seq, match, principal, await self.repo.chain_at(game, seq)), match
 
     async def list_games(
-        self, game_type: str = "", page_size: int = 0, page_token: str = ""
+        self, game_type: str = "", page_size: int = 0, page_token: str = "", player_id: str | None = None
     ) -> tuple[list[GameSummary], str]:
-        """A page of the server's matches, newest first, with public information only (seats
-        and whether the match is over), and the token of the next page ("" on the last). One
-        query for the page; each match's state comes from the repository (cached once loaded).
-        A match this process refuses (damaged) is left out."""
+        """A page of the server's matches, newest first, with public information only (seats,
+        who is awaited, the outcome once over), and the token of the next page ("" on the
+        last); with `player_id`, only the matches where that player holds a seat. One query for
+        the page; each match's state comes from the repository (cached once loaded). A match
+        this process refuses (damaged) is left out."""
         if page_size > MAX_GAMES_PAGE:
             raise BadRequest(f"page_size is at most {MAX_GAMES_PAGE}, not {page_size}", "BAD_PAGE_SIZE")
         if game_type:
             self.catalogue.get(game_type)  # refuses an unknown game type, in words
         limit = page_size or GAMES_PAGE
         before = _page_position(page_token) if page_token else None
-        records = await self.repo.page(limit + 1, game_type or None, before)
+        records = await self.repo.page(limit + 1, game_type or None, before, player_id)
         more = len(records) > limit
         out = []
         for page_record in records[:limit]:
@@ -191,6 +192,9 @@ class Reads:
                     over=match.is_over(),
                     seq=seq,
                     created_at=page_record.created_at,
+                    to_act=tuple(match.to_act()),
+                    outcome=match.outcome() if match.is_over() else None,
+                    your_seats=tuple(page_record.seats_of(player_id)) if player_id else (),
                 )
             )
         last = records[limit - 1] if more else None

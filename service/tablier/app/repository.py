@@ -512,9 +512,12 @@ class Repository:
         self._remember(record, seq, match, chain, mark, stored, tell=True)
         return stored, match
 
-    async def claim_seat(self, game: GameRecord, seat: int, token_hash: bytes) -> GameRecord | None:
-        """`EventStore.claim_seat`: the record with `seat` held, or None when it was not vacant."""
-        claimed = await self._store.claim_seat(game.game_id, seat, token_hash)
+    async def claim_seat(
+        self, game: GameRecord, seat: int, token_hash: bytes, player_id: str | None = None
+    ) -> GameRecord | None:
+        """`EventStore.claim_seat`: the record with `seat` held (bound to `player_id` when
+        given), or None when it was not vacant."""
+        claimed = await self._store.claim_seat(game.game_id, seat, token_hash, player_id)
         if claimed is not None:
             self._keep_record(claimed)
         return claimed
@@ -604,9 +607,16 @@ class Repository:
 
     # ----------------------------------------------------------------- reads
 
-    async def page(self, limit: int, game_type: str | None, before: tuple[datetime, str] | None) -> list[GameRecord]:
-        """A lobby's page of match records (`MatchDirectory.game_page`: no seeds)."""
-        return await self._store.game_page(limit, game_type, before)
+    async def page(
+        self,
+        limit: int,
+        game_type: str | None,
+        before: tuple[datetime, str] | None,
+        player_id: str | None = None,
+    ) -> list[GameRecord]:
+        """A lobby's page of match records (`MatchDirectory.game_page`: no seeds), of one
+        player's matches when `player_id` is given."""
+        return await self._store.game_page(limit, game_type, before, player_id)
 
     async def commands(self, gid: str) -> list[StoredCommand]:
         """Every command of the match, with what it asked."""

@@ -21,6 +21,7 @@ import hmac
 from dataclasses import dataclass
 
 from tablier.store.base import GameRecord
+from tablier.store.players import NAMES
 
 from .auth import new_seat_token, token_hash
 from .errors import BadRequest
@@ -58,6 +59,11 @@ class SeatAssignment:
 class SeatInfo:
     status: SeatStatus
     bot: str = ""
+    # The player bound to the seat (a signed-in player created or joined it), or None, with
+    # its display name and colour as this server knows them now.
+    player_id: str | None = None
+    name: str = ""
+    colour: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,13 +112,39 @@ def plan_seats(game_id: str, seats: int, assignments: list[SeatAssignment], bots
     )
 
 
+def bound_players(plan: SeatPlan, player_id: str | None) -> tuple[str | None, ...]:
+    """The seats a signed-in creator is bound to: the first seat it holds (its other seats, if
+    it holds several, stay anonymous: a player acts for one seat of a match)."""
+    if player_id is None or not any(plan.tokens):
+        return ()
+    first = next(s for s, t in enumerate(plan.tokens) if t)
+    return tuple(player_id if s == first else None for s in range(len(plan.tokens)))
+
+
+def seat_names(game: GameRecord) -> list[str] | None:
+    """Per seat, the display name of its player ("" for none), for the core's words; None when
+    no seat is bound to a player."""
+    if not any(game.seat_players):
+        return None
+    names = []
+    for player in game.seat_players:
+        named = NAMES.get(player) if player else None
+        names.append(named[0] if named else "")
+    return names
+
+
 def seat_infos(game: GameRecord) -> tuple[SeatInfo, ...]:
     out = []
     for seat in range(game.seats):
         if game.bot(seat):
             out.append(SeatInfo(SeatStatus.BOT, game.bot(seat)))
         elif game.token_hashes[seat]:
-            out.append(SeatInfo(SeatStatus.TAKEN))
+            player = game.player(seat)
+            named = NAMES.get(player) if player else None
+            if player and named:
+                out.append(SeatInfo(SeatStatus.TAKEN, player_id=player, name=named[0], colour=named[1]))
+            else:
+                out.append(SeatInfo(SeatStatus.TAKEN, player_id=player))
         elif seat < len(game.invite_hashes) and game.invite_hashes[seat]:
             out.append(SeatInfo(SeatStatus.INVITED))
         else:

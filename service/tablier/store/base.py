@@ -70,10 +70,21 @@ class GameRecord:
     # Created with a clock (options clock_*): listed by `running_clocks` until `clock_stopped`.
     # Set at creation only; a record read back does not say.
     clocked: bool = False
+    # Per seat, the id of the player bound to it (None: an anonymous or bot seat); () when no
+    # seat is bound (`store.players`).
+    seat_players: tuple[str | None, ...] = ()
 
     def bot(self, seat: int) -> str:
         """The bot that plays `seat`, or "" when a person does."""
         return self.bots[seat] if seat < len(self.bots) else ""
+
+    def player(self, seat: int) -> str | None:
+        """The player bound to `seat`, or None."""
+        return self.seat_players[seat] if seat < len(self.seat_players) else None
+
+    def seats_of(self, player_id: str) -> list[int]:
+        """The seats bound to a player, in seat order."""
+        return [s for s, p in enumerate(self.seat_players) if p == player_id]
 
     def vacant(self, seat: int) -> bool:
         """Nobody holds the seat yet and no bot plays it: JoinGame may fill it."""
@@ -200,9 +211,11 @@ class MatchDirectory(Protocol):
     async def get_game(self, game_id: str) -> GameRecord:
         """Raises UnknownGame."""
 
-    async def claim_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+    async def claim_seat(
+        self, game_id: str, seat: int, token_hash: bytes, player_id: str | None = None
+    ) -> GameRecord | None:
         """Gives the vacant `seat` (`GameRecord.vacant`) the holder whose token hashes to
-        `token_hash`, atomically: of several claims of one seat exactly one succeeds, whichever
+        `token_hash` (bound to `player_id` when given), atomically: of several claims of one seat exactly one succeeds, whichever
         store instance each goes through. Returns the record with the seat held, or None when
         the seat is not vacant (held already, a bot's, or no such seat). The same claim again
         (same seat and hash) returns the record again, so a retry is safe. Raises UnknownGame."""
@@ -211,10 +224,14 @@ class MatchDirectory(Protocol):
         """Ids of every stored match, oldest first."""
 
     async def game_page(
-        self, limit: int, game_type: str | None = None, before: tuple[datetime, str] | None = None
+        self,
+        limit: int,
+        game_type: str | None = None,
+        before: tuple[datetime, str] | None = None,
+        player_id: str | None = None,
     ) -> list[GameRecord]:
         """Up to `limit` match records, newest first (by created_at, then game_id), of
-        `game_type` when given, strictly older than `before` (created_at, game_id) when given,
+        `game_type` when given, with a seat bound to `player_id` when given, strictly older than `before` (created_at, game_id) when given,
         in one query: a lobby's page. The records hold no seed (b"")."""
 
 

@@ -25,6 +25,7 @@ from tablier.store.base import (
     UnknownGame,
     genesis_hash,
 )
+from tablier.store.players import MemoryPlayers
 
 
 class MemoryStore:
@@ -36,6 +37,7 @@ class MemoryStore:
         self._lock = asyncio.Lock()
         self._hub = WatchHub()
         self._clocks: set[str] = set()
+        self.players = MemoryPlayers()
 
     async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
         key = new_game_key(game.game_id)
@@ -65,7 +67,9 @@ class MemoryStore:
         except KeyError:
             raise UnknownGame(game_id) from None
 
-    async def claim_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+    async def claim_seat(
+        self, game_id: str, seat: int, token_hash: bytes, player_id: str | None = None
+    ) -> GameRecord | None:
         key = game_key(game_id)
         async with self._lock:
             game = self._games.get(key)
@@ -78,6 +82,10 @@ class MemoryStore:
             hashes = list(game.token_hashes)
             hashes[seat] = token_hash
             claimed = replace(game, token_hashes=tuple(hashes))
+            if player_id is not None:
+                bound = list(game.seat_players or (None,) * game.seats)
+                bound[seat] = player_id
+                claimed = replace(claimed, seat_players=tuple(bound))
             self._games[key] = claimed
             return claimed
 
@@ -157,7 +165,11 @@ class MemoryStore:
         return list(self._games)
 
     async def game_page(
-        self, limit: int, game_type: str | None = None, before: tuple[datetime, str] | None = None
+        self,
+        limit: int,
+        game_type: str | None = None,
+        before: tuple[datetime, str] | None = None,
+        player_id: str | None = None,
     ) -> list[GameRecord]:
         records = sorted(
             self._games.values(),
@@ -168,6 +180,7 @@ class MemoryStore:
             replace(g, seed=b"")
             for g in records
             if (game_type is None or g.game_type == game_type)
+            and (player_id is None or player_id in g.seat_players)
             and (before is None or (g.created_at or datetime.min.replace(tzinfo=UTC), g.game_id) < before)
         ]
         return page[:limit]

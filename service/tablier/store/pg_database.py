@@ -45,6 +45,9 @@ from tablier.store.base import StoreUnavailable
 from tablier.store.feed import Mark, NoteFeed
 from tablier.store.pg_append import CHANNEL
 
+# The players' notifications (revocations, renames): `players.PgPlayers`.
+PLAYERS_CHANNEL = "tablier_players"
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -76,6 +79,8 @@ class Database:
         self._hub = WatchHub()
         # What the LISTEN connection heard: the freshness of the states read (`mark`, `current`).
         self.feed = NoteFeed()
+        # Told each notification on the players' channel (`players.PgPlayers.heard`).
+        self.player_notes: Callable[[str], None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._closed = False
@@ -237,6 +242,7 @@ class Database:
                     keepalives_count=3,
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    await conn.execute(f"LISTEN {PLAYERS_CHANNEL}")
                     delay = 0.05
                     if connected_before:
                         # Appends may have been announced while we were not listening.
@@ -245,7 +251,11 @@ class Database:
                     self.feed.connected()
                     self._listening.set()
                     async for note in conn.notifies():
-                        self._on_notify(note.payload)
+                        if note.channel == PLAYERS_CHANNEL:
+                            if self.player_notes is not None:
+                                self.player_notes(note.payload)
+                        else:
+                            self._on_notify(note.payload)
             except (psycopg.Error, OSError) as exc:
                 log.warning("event listener connection lost: %s; reconnecting", exc)
             finally:

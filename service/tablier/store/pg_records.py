@@ -15,6 +15,7 @@ from tablier.seeds import SeedKeyError, SeedKeys, SeedUnreadable
 from tablier.store._shared import game_key
 from tablier.store.base import GameRecord, UnknownGame
 from tablier.store.pg_database import OPERATION_TIMEOUT, Database
+from tablier.store.players import PgPlayers
 
 
 class MatchRecords(Database):
@@ -29,11 +30,14 @@ class MatchRecords(Database):
         timeout: float = OPERATION_TIMEOUT,
     ) -> None:
         super().__init__(pool, dsn, make_pool, timeout)
+        self.players = PgPlayers(self)
         # Seeds are sealed with these keys (tablier.seeds); without keys they are kept in
         # clear (tests of the store only: `tablier serve` always has a key).
         self._seed_keys = seed_keys
 
-    async def claim_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+    async def claim_seat(
+        self, game_id: str, seat: int, token_hash: bytes, player_id: str | None = None
+    ) -> GameRecord | None:
         key = game_key(game_id)
 
         async def claim(conn: psycopg.AsyncConnection) -> GameRecord | None:
@@ -42,10 +46,14 @@ class MatchRecords(Database):
             # same hash again (a retry after a lost connection) finds its own claim.
             cur = await conn.execute(
                 """UPDATE games SET token_hashes[%(i)s] = %(h)s
+                       , seat_players = CASE WHEN %(p)s::uuid IS NULL THEN seat_players
+                           ELSE (SELECT array_agg(CASE WHEN n = %(i)s THEN %(p)s::uuid ELSE seat_players[n] END
+                                                  ORDER BY n)
+                                 FROM generate_series(1, seats) AS n) END
                    WHERE game_id = %(g)s AND %(i)s BETWEEN 1 AND seats
                      AND token_hashes[%(i)s] IN (''::bytea, %(h)s) AND coalesce(bots[%(i)s], '') = ''
                    RETURNING game_id""",
-                {"i": seat + 1, "h": token_hash, "g": key},
+                {"i": seat + 1, "h": token_hash, "g": key, "p": player_id},
             )
             claimed = await cur.fetchone() is not None
             record = await self._get_game(conn, key)  # UnknownGame when there is no match
@@ -60,13 +68,15 @@ class MatchRecords(Database):
     async def _get_game(self, conn: psycopg.AsyncConnection, key: str) -> GameRecord:
         cur = await conn.execute(
             """SELECT game_id, game_type, seats, options, seed, token_hashes, created_at,
-                      sealed_seed, seed_key_id, hash_scheme, invite_hashes, bots
+                      sealed_seed, seed_key_id, hash_scheme, invite_hashes, bots, seat_players
                FROM games WHERE game_id = %s""",
             (key,),
         )
         row = await cur.fetchone()
         if row is None:
             raise UnknownGame(key)
+        if row[12]:
+            await self.players.learn_names_on(conn, (str(p) for p in row[12] if p is not None))
         return GameRecord(
             game_id=str(row[0]),
             game_type=row[1],
@@ -78,6 +88,7 @@ class MatchRecords(Database):
             hash_scheme=row[9],
             invite_hashes=tuple(bytes(h) for h in row[10]),
             bots=tuple(row[11]),
+            seat_players=_seat_players(row[12]),
         )
 
     def _open_seed(self, key: str, plain: bytes | None, sealed: bytes | None, kid: str | None) -> bytes:
@@ -127,15 +138,20 @@ class MatchRecords(Database):
         return await self._run(read)
 
     async def game_page(
-        self, limit: int, game_type: str | None = None, before: tuple[datetime, str] | None = None
+        self,
+        limit: int,
+        game_type: str | None = None,
+        before: tuple[datetime, str] | None = None,
+        player_id: str | None = None,
     ) -> list[GameRecord]:
         async def read(conn: psycopg.AsyncConnection) -> list[GameRecord]:
             # Newest first along games_created_at_idx (created_at, game_id), read backwards.
             cur = await conn.execute(
                 """SELECT game_id, game_type, seats, options, token_hashes, created_at, hash_scheme,
-                          invite_hashes, bots
+                          invite_hashes, bots, seat_players
                    FROM games
                    WHERE (%(type)s::text IS NULL OR game_type = %(type)s)
+                     AND (%(player)s::uuid IS NULL OR seat_players @> ARRAY[%(player)s::uuid])
                      AND (%(at)s::timestamptz IS NULL OR (created_at, game_id) < (%(at)s, %(id)s::uuid))
                    ORDER BY created_at DESC, game_id DESC
                    LIMIT %(n)s""",
@@ -144,6 +160,7 @@ class MatchRecords(Database):
                     "at": before[0] if before else None,
                     "id": before[1] if before else None,
                     "n": limit,
+                    "player": player_id,
                 },
             )
             return [
@@ -158,11 +175,14 @@ class MatchRecords(Database):
                     hash_scheme=r[6],
                     invite_hashes=tuple(bytes(h) for h in r[7]),
                     bots=tuple(r[8]),
+                    seat_players=_seat_players(r[9]),
                 )
                 for r in await cur.fetchall()
             ]
 
-        return await self._run(read)
+        page = await self._run(read)
+        await self.players.learn_names(p for g in page for p in g.seat_players)
+        return page
 
     async def running_clocks(self) -> list[str]:
         async def read(conn: psycopg.AsyncConnection) -> list[str]:
@@ -178,3 +198,7 @@ class MatchRecords(Database):
             await conn.execute("UPDATE games SET clock_running = false WHERE game_id = %s AND clock_running", (key,))
 
         await self._run(write)
+
+
+def _seat_players(ids: list[object] | None) -> tuple[str | None, ...]:
+    return tuple(None if p is None else str(p) for p in ids or ())

@@ -114,6 +114,10 @@ class PostgresStore(MatchRecords):
                         game.clocked,
                     ),
                 )
+                if game.seat_players:
+                    await conn.execute(
+                        "UPDATE games SET seat_players = %s::uuid[] WHERE game_id = %s", (list(game.seat_players), key)
+                    )
                 if game.invite_hashes or game.bots:
                     await conn.execute(
                         "UPDATE games SET invite_hashes = %s::bytea[], bots = %s::text[] WHERE game_id = %s",

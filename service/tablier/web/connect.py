@@ -33,6 +33,7 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 from protobuf.wkt import Any as WireAny
@@ -40,13 +41,15 @@ from protobuf.wkt import Any as WireAny
 from tablier.api.errors import Undecodable, decoded, describe, passes_through
 from tablier.api.metrics import Metrics
 from tablier.api.observe import CallObserver, peer_of
+from tablier.api.players import PlayerServicer
 from tablier.api.server import MAX_REQUEST_BYTES
 from tablier.api.servicer import GameServicer
 from tablier.app import GameApp
 from tablier.app.errors import ResourceExhausted
-from tablier.v1 import service_pb2
+from tablier.v1 import players_pb2, service_pb2
 
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["GameService"]
+PLAYER_SERVICE = players_pb2.DESCRIPTOR.services_by_name["PlayerService"]
 # gRPC-Web and Connect streams frame the message: one byte of flags and four of length.
 ENVELOPE_BYTES = 5
 
@@ -218,12 +221,14 @@ class _Tolerant:
             return Undecodable(exc)
 
 
-def endpoints(servicer: GameServicer, observer: CallObserver) -> Mapping[str, TypingAny]:
+def endpoints(
+    servicer: TypingAny, observer: CallObserver, service: ServiceDescriptor = SERVICE
+) -> Mapping[str, TypingAny]:
     out: dict[str, TypingAny] = {}
-    for m in SERVICE.methods:
+    for m in service.methods:
         info = MethodInfo(
             name=m.name,
-            service_name=SERVICE.full_name,
+            service_name=service.full_name,
             input=message_factory.GetMessageClass(m.input_type),
             output=message_factory.GetMessageClass(m.output_type),
             idempotency_level=IdempotencyLevel.UNKNOWN,
@@ -234,9 +239,9 @@ def endpoints(servicer: GameServicer, observer: CallObserver) -> Mapping[str, Ty
             raise TypeError(f"{m.full_name}: client streams are not served to browsers")
         if m.server_streaming:
             stream = servicer.streams_of_messages().get(m.name) or getattr(servicer, m.name)
-            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(stream, observer))
+            out[f"/{service.full_name}/{m.name}"] = Endpoint.server_stream(info, _stream(stream, observer))
         else:
-            out[f"/{SERVICE.full_name}/{m.name}"] = Endpoint.unary(info, _unary(getattr(servicer, m.name), observer))
+            out[f"/{service.full_name}/{m.name}"] = Endpoint.unary(info, _unary(getattr(servicer, m.name), observer))
     return out
 
 
@@ -259,3 +264,24 @@ class GameServiceConnect(ConnectASGIApplication[GameServicer]):
     @property
     def path(self) -> str:
         return f"/{SERVICE.full_name}"
+
+
+class PlayerServiceConnect(ConnectASGIApplication[PlayerServicer]):
+    """`/tablier.v1.PlayerService/<Method>` (player accounts), as `GameServiceConnect` serves
+    GameService: the same servicer as gRPC's, the same errors, limits and observation."""
+
+    def __init__(
+        self, app: GameApp, max_request_bytes: int = MAX_REQUEST_BYTES, metrics: Metrics | None = None
+    ) -> None:
+        observer = CallObserver(app.limiter, metrics)
+        super().__init__(
+            service=PlayerServicer(app),
+            endpoints=functools.partial(endpoints, observer=observer, service=PLAYER_SERVICE),
+            interceptors=[_Observing(observer, max_request_bytes)],
+            read_max_bytes=max_request_bytes,
+            codecs=[_Tolerant(google_protobuf_binary_codec()), _Tolerant(google_protobuf_json_codec())],
+        )
+
+    @property
+    def path(self) -> str:
+        return f"/{PLAYER_SERVICE.full_name}"
