@@ -233,9 +233,20 @@ impl Match {
     }
 
     /// The legal actions of `seat`, each with its label in words: `[(action, label)]`.
-    fn legal_moves(&self, py: Python<'_>, seat: u32) -> PyResult<Vec<(Py<PyBytes>, String)>> {
+    /// `names`: per seat, the display name of its player ("" for none), naming seats in the
+    /// labels (`words::with_names`).
+    #[pyo3(signature = (seat, names=None))]
+    fn legal_moves(
+        &self,
+        py: Python<'_>,
+        seat: u32,
+        names: Option<Vec<String>>,
+    ) -> PyResult<Vec<(Py<PyBytes>, String)>> {
         let m = self.get()?;
-        let moves = py.allow_threads(|| m.legal_moves(seat)).map_err(to_py)?;
+        let names = names.unwrap_or_default();
+        let moves = py
+            .allow_threads(|| crate::words::with_names(&names, || m.legal_moves(seat)))
+            .map_err(to_py)?;
         Ok(moves
             .into_iter()
             .map(|(b, label)| (PyBytes::new(py, &b).unbind(), label))
@@ -243,18 +254,23 @@ impl Match {
     }
 
     /// One sentence for the viewer (`seat` / `auditor`) of an event already redacted for it
-    /// (`kind` as stored): the game's own words, from the redacted event alone.
-    #[pyo3(signature = (redacted, seat=None, auditor=false, kind=None))]
+    /// (`kind` as stored): the game's own words, from the redacted event alone. `names`: per
+    /// seat, the display name of its player ("" for none), naming seats in the sentence.
+    #[pyo3(signature = (redacted, seat=None, auditor=false, kind=None, names=None))]
     fn event_sentence(
         &self,
         redacted: &[u8],
         seat: Option<u32>,
         auditor: bool,
         kind: Option<&str>,
+        names: Option<Vec<String>>,
     ) -> PyResult<String> {
-        self.get()?
-            .event_sentence(kind, redacted, viewer(seat, auditor))
-            .map_err(to_py)
+        let m = self.get()?;
+        let names = names.unwrap_or_default();
+        crate::words::with_names(&names, || {
+            m.event_sentence(kind, redacted, viewer(seat, auditor))
+        })
+        .map_err(to_py)
     }
 
     #[pyo3(signature = (seat=None, auditor=false))]

@@ -1,42 +1,99 @@
-//! Phrases every game's `words.rs` shares: seats named for a viewer ("you", "seat 2"), lists
-//! ("a, b and c"). English; a second language would add its own module of the same functions
-//! and each game's `words.rs` would pick one, the rules untouched.
+//! Phrases every game's `words.rs` shares: seats named for a viewer ("you", "Alice", "seat 2"),
+//! lists ("a, b and c"). English; a second language would add its own module of the same
+//! functions and each game's `words.rs` would pick one, the rules untouched.
+//!
+//! Seats are numbered from 1 for people ("Seat 1" is seat 0 on the wire). A seat bound to a
+//! player is named by the player's display name: the caller gives the match's table of names
+//! for the duration of one call (`with_names`), so no game's words need to know of players.
+
+use std::cell::RefCell;
 
 use crate::game::{Seat, Viewer};
 
-/// "You" or "Seat 2", to start a sentence.
+thread_local! {
+    static NAMES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `names` (per seat, in seat order; "" for a seat without a name) naming the
+/// seats in every phrase below; the table is restored afterwards, even if `f` panics.
+pub fn with_names<T>(names: &[String], f: impl FnOnce() -> T) -> T {
+    struct Restore(Vec<String>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = std::mem::take(&mut self.0);
+            NAMES.with(|n| *n.borrow_mut() = before);
+        }
+    }
+    let before = NAMES.with(|n| std::mem::replace(&mut *n.borrow_mut(), names.to_vec()));
+    let _restore = Restore(before);
+    f()
+}
+
+/// The seat's player's name, when the call gave one.
+fn name(seat: Seat) -> Option<String> {
+    NAMES.with(|n| {
+        n.borrow()
+            .get(seat as usize)
+            .filter(|s| !s.is_empty())
+            .cloned()
+    })
+}
+
+/// "Seat 2" for seat 1: seats are numbered from 1 for people.
+pub fn seat_number(seat: Seat) -> u64 {
+    u64::from(seat) + 1
+}
+
+/// "Alice" or "seat 2", whoever is reading (a label or sentence about a seat that is never
+/// the viewer's "you").
+pub fn named(seat: Seat) -> String {
+    name(seat).unwrap_or_else(|| format!("seat {}", seat_number(seat)))
+}
+
+/// "Alice" or "Seat 2", to start a sentence.
+pub fn named_cap(seat: Seat) -> String {
+    name(seat).unwrap_or_else(|| format!("Seat {}", seat_number(seat)))
+}
+
+/// "You", "Alice" or "Seat 2", to start a sentence.
 pub fn who(seat: Seat, viewer: Viewer) -> String {
     if viewer.is_seat(seat) {
         "You".into()
     } else {
-        format!("Seat {seat}")
+        name(seat).unwrap_or_else(|| format!("Seat {}", seat_number(seat)))
     }
 }
 
-/// "you" or "seat 2", inside a sentence.
+/// "you", "Alice" or "seat 2", inside a sentence.
 pub fn whom(seat: Seat, viewer: Viewer) -> String {
     if viewer.is_seat(seat) {
         "you".into()
     } else {
-        format!("seat {seat}")
+        name(seat).unwrap_or_else(|| format!("seat {}", seat_number(seat)))
     }
 }
 
-/// "your" or "seat 2's".
+/// "your", "Alice's" or "seat 2's".
 pub fn whose(seat: Seat, viewer: Viewer) -> String {
     if viewer.is_seat(seat) {
         "your".into()
     } else {
-        format!("seat {seat}'s")
+        name(seat).map_or_else(
+            || format!("seat {}'s", seat_number(seat)),
+            |n| format!("{n}'s"),
+        )
     }
 }
 
-/// "Your" or "Seat 2's", to start a sentence.
+/// "Your", "Alice's" or "Seat 2's", to start a sentence.
 pub fn whose_cap(seat: Seat, viewer: Viewer) -> String {
     if viewer.is_seat(seat) {
         "Your".into()
     } else {
-        format!("Seat {seat}'s")
+        name(seat).map_or_else(
+            || format!("Seat {}'s", seat_number(seat)),
+            |n| format!("{n}'s"),
+        )
     }
 }
 

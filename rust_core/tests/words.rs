@@ -147,3 +147,24 @@ fn a_sentence_of_the_unredacted_event_would_be_caught() {
     }
     assert!(caught > 0, "no drawn card would have been caught");
 }
+
+#[test]
+fn seats_are_numbered_from_one_and_named_by_their_players_for_one_call() {
+    assert_eq!(words::who(0, Viewer::Spectator), "Seat 1");
+    assert_eq!(words::whom(1, Viewer::Spectator), "seat 2");
+    assert_eq!(words::whose(2, Viewer::Auditor), "seat 3's");
+    let names = vec!["Alice".to_string(), String::new()];
+    words::with_names(&names, || {
+        assert_eq!(words::who(0, Viewer::Spectator), "Alice");
+        assert_eq!(words::whose_cap(0, Viewer::Seat(1)), "Alice's");
+        assert_eq!(words::who(0, Viewer::Seat(0)), "You");
+        assert_eq!(words::whom(1, Viewer::Seat(0)), "seat 2");
+        assert_eq!(words::named(0), "Alice");
+        assert_eq!(words::seats(&[0, 1], Viewer::Seat(1)), "Alice and you");
+    });
+    // The table was the call's only.
+    assert_eq!(words::who(0, Viewer::Spectator), "Seat 1");
+    let r = std::panic::catch_unwind(|| words::with_names(&names, || panic!("inside")));
+    assert!(r.is_err());
+    assert_eq!(words::named(0), "seat 1");
+}

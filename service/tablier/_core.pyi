@@ -82,12 +82,19 @@ class Match:
         """Replay, with the GIL released (the clock is not stepped)."""
     def to_act(self) -> list[int]: ...
     def legal_actions(self, seat: int) -> list[bytes]: ...
-    def legal_moves(self, seat: int) -> list[tuple[bytes, str]]:
-        """The legal actions of `seat`, each with its label in words (the game's own)."""
+    def legal_moves(self, seat: int, names: list[str] | None = None) -> list[tuple[bytes, str]]:
+        """The legal actions of `seat`, each with its label in words (the game's own); `names`
+        (per seat, "" for none) name the seats' players."""
     def event_sentence(
-        self, redacted: bytes, seat: int | None = None, auditor: bool = False, kind: str | None = None
+        self,
+        redacted: bytes,
+        seat: int | None = None,
+        auditor: bool = False,
+        kind: str | None = None,
+        names: list[str] | None = None,
     ) -> str:
-        """One sentence for that viewer of an event already redacted for it."""
+        """One sentence for that viewer of an event already redacted for it; `names` (per seat,
+        "" for none) name the seats' players."""
     def view(self, seat: int | None = None, auditor: bool = False) -> bytes: ...
     def redact(
         self, payload: bytes, seat: int | None = None, auditor: bool = False, kind: str | None = None

@@ -19,14 +19,13 @@ import grpc
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-
 from tablier.v1 import players_pb2 as ppb
 from tablier.v1 import players_pb2_grpc as prpc
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
-from .conftest import START_TIMEOUT, Server
-from .helpers import expect_error, seat
+from .conftest import GAME_IDS, START_TIMEOUT, Server
+from .helpers import INFO, expect_error, seat
 
 
 def players_of(srv: Server) -> tuple[prpc.PlayerServiceStub, rpc.GameServiceStub, grpc.Channel]:
@@ -488,3 +487,122 @@ def test_tablier_play_lists_my_matches_with_names_from_any_device(stubs, server:
     )
     assert refused.returncode == 1 and "BAD_TOKEN" in refused.stderr
 
+
+@pytest.mark.parametrize("game", ["qwirkle", "carre", "rat_a_tat_cat", "grid_knock", "democratie"])
+def test_event_sentences_name_the_players_and_number_other_seats_from_one(stubs, game: str) -> None:
+    import re
+
+    players, games = stubs
+    nora = guest(players, "Nora")
+    made = games.CreateGame(
+        pb.CreateGameRequest(
+            game_type=game,
+            seat_assignments=[pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=pb.SEAT_KIND_BOT)],
+        ),
+        metadata=seat(nora.credential),
+    )
+    state = made.state
+    for n in range(12):
+        if state.over or 0 not in state.to_act:
+            break
+        moves = games.ListLegalMoves(pb.ListLegalMovesRequest(game_id=made.game_id), metadata=seat(nora.credential))
+        state = games.PlayMove(
+            pb.PlayMoveRequest(game_id=made.game_id, command_id=f"n{n}", action=moves.moves[0]),
+            metadata=seat(nora.credential),
+        ).state
+    spectator = games.ListEvents(pb.ListEventsRequest(game_id=made.game_id)).events
+    mine = games.ListEvents(pb.ListEventsRequest(game_id=made.game_id), metadata=seat(nora.credential)).events
+    said = [e.description for e in spectator]
+    assert any("Nora" in s for s in said), said
+    assert not any(re.search(r"\b[Ss]eat 0\b", s) for s in said), said
+    # Nora reads her own moves as "you"; her name is for the others.
+    assert not any("Nora" in e.description for e in mine if e.HasField("seat") and e.seat == 0)
+
+
+@pytest.mark.parametrize("game", GAME_IDS)
+def test_a_players_credential_reads_its_own_seat_and_never_anothers(stubs, game: str) -> None:
+    players, games = stubs
+    olga, pete = guest(players, "Olga"), guest(players, "Pete")
+    made = games.CreateGame(
+        pb.CreateGameRequest(
+            game_type=game,
+            seat_assignments=[pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=pb.SEAT_KIND_OPEN)],
+        ),
+        metadata=seat(olga.credential),
+    )
+    joined = games.JoinGame(pb.JoinGameRequest(game_id=made.game_id), metadata=seat(pete.credential))
+    tokens = {0: made.seat_tokens[0], 1: joined.seat_token}
+    creds = {0: olga.credential, 1: pete.credential}
+    views = {}
+    for s in (0, 1):
+        by_cred = games.GetView(pb.GetViewRequest(game_id=made.game_id), metadata=seat(creds[s])).state
+        by_token = games.GetView(pb.GetViewRequest(game_id=made.game_id), metadata=seat(tokens[s])).state
+        assert (by_cred.role, by_cred.seat) == (pb.ROLE_SEAT, s)
+        assert by_cred.view == by_token.view  # exactly the seat's own view, redacted by the core
+        views[s] = by_cred.view
+        events_cred = games.ListEvents(pb.ListEventsRequest(game_id=made.game_id), metadata=seat(creds[s])).events
+        events_token = games.ListEvents(pb.ListEventsRequest(game_id=made.game_id), metadata=seat(tokens[s])).events
+        assert [e.payload for e in events_cred] == [e.payload for e in events_token]
+    assert views[0] != views[1]  # each holds hidden information the other may not read
+    if INFO[game].position_type:
+        code, reason, _ = expect_error(
+            games.GetView,
+            pb.GetViewRequest(game_id=made.game_id, with_position=True, position_seat=1),
+            metadata=seat(olga.credential),
+        )
+        assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "POSITION_NOT_VISIBLE")
+    # A stranger's credential reads what a spectator reads, and acts for no seat.
+    stranger = guest(players, "Quinn")
+    public = games.GetView(pb.GetViewRequest(game_id=made.game_id)).state.view
+    assert games.GetView(pb.GetViewRequest(game_id=made.game_id), metadata=seat(stranger.credential)).state.view == public
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_a_hostile_name_is_text_in_events_and_in_the_web_app(serving, tmp_path) -> None:
+    import os
+    import shutil
+    import subprocess
+
+    from .conftest import ROOT
+
+    web = ROOT / "clients" / "web"
+    srv, games = serving("--web-listen", "127.0.0.1:0", "--web-dir", str(web / "dist"), "--create-burst", "1000")
+    players, _, ch = players_of(srv)
+    try:
+        evil = guest(players, HOSTILE)
+        assert evil.player.display_name == HOSTILE  # a legal name: it is shown as text
+        made = games.CreateGame(
+            pb.CreateGameRequest(
+                game_type="qwirkle",
+                seat_assignments=[pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=pb.SEAT_KIND_BOT)],
+            ),
+            metadata=seat(evil.credential),
+        )
+        state = made.state
+        if 0 in state.to_act:
+            moves = games.ListLegalMoves(pb.ListLegalMovesRequest(game_id=made.game_id), metadata=seat(evil.credential))
+            games.PlayMove(
+                pb.PlayMoveRequest(game_id=made.game_id, command_id="evil-1", action=moves.moves[0]),
+                metadata=seat(evil.credential),
+            )
+        said = [e.description for e in games.ListEvents(pb.ListEventsRequest(game_id=made.game_id)).events]
+        assert any(HOSTILE in s for s in said), said  # the API gives the name as it is: clients escape it
+        chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        if not ((web / "dist" / "index.html").is_file() and (web / "node_modules" / "playwright-core").is_dir()
+                and os.path.isfile(chromium) and shutil.which("node")):
+            if os.environ.get("CI"):
+                pytest.fail("the web app, playwright-core, node or Chromium is missing")
+            pytest.skip("the web app, playwright-core, node or Chromium is missing")
+        shots = ROOT / "test-results" / "players"
+        shots.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["node", str(ROOT / "tests" / "e2e" / "hostile_name.mjs"), srv.web_url, made.game_id, HOSTILE, str(shots)],
+            capture_output=True, text=True, timeout=120,
+            env=dict(os.environ, CHROMIUM=chromium, WEB_DIR=str(web)),
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "hostile name shown as text" in done.stdout
+    finally:
+        ch.close()

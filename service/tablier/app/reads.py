@@ -36,7 +36,7 @@ from .errors import (
 from .limits import Limiter
 from .model import EventOut, GameSummary, MatchState, Payload, check_type
 from .repository import Repository
-from .seats import seat_infos
+from .seats import seat_infos, seat_names
 from .views import event_out, match_state
 from .watch import Feeds, WatchBatch, WatchItem
 
@@ -140,7 +140,10 @@ class Reads:
             )
         data = match.position(seat, seat=who.seat, auditor=who.auditor)
         action_type = self.catalogue.get(game.game_type).action_type
-        moves = [(Payload(action_type, m), label) for m, label in await asyncio.to_thread(match.legal_moves, seat)]
+        moves = [
+            (Payload(action_type, m), label)
+            for m, label in await asyncio.to_thread(match.legal_moves, seat, seat_names(game))
+        ]
         return state, Payload(position_type, data), seat, moves
 
     async def _view(
@@ -208,7 +211,7 @@ class Reads:
         game = await self.repo.game(game_id)
         seq, match = await self._latest(game, min_seq)
         seat = acting_seat(self.access.principal(game, cred, over=match.is_over(), read_only=False))
-        moves = await asyncio.to_thread(match.legal_moves, seat)
+        moves = await asyncio.to_thread(match.legal_moves, seat, seat_names(game))
         action_type = self.catalogue.get(game.game_type).action_type
         return seq, [(Payload(action_type, m), label) for m, label in moves]
 

@@ -11,7 +11,7 @@ from .auth import Principal
 from .catalogue import Catalogue
 from .clocks import seat_clocks
 from .model import CommandOut, EventOut, MatchState, Payload
-from .seats import seat_infos
+from .seats import seat_infos, seat_names
 
 
 def event_out(
@@ -28,7 +28,7 @@ def event_out(
     if redacted is None:
         return None
     event_type = _core.GENERIC_EVENTS.get(ev.kind) or catalogue.get(game.game_type).event_type
-    described = match.event_sentence(redacted, seat=who.seat, auditor=who.auditor, kind=ev.kind)
+    described = match.event_sentence(redacted, seat=who.seat, auditor=who.auditor, kind=ev.kind, names=seat_names(game))
     if not who.auditor:
         return EventOut(
             ev.seq,

@@ -44,6 +44,16 @@ def register(sub: Subcommands) -> None:
     sp.add_argument("--replay", default="", metavar="GAME_ID", help="step through a finished match")
     sp.add_argument("--game", default="", metavar="GAME_ID", help="play a match you hold a seat of (with --token)")
     sp.add_argument("--token", default=os.environ.get("TABLIER_SEAT_TOKEN", ""), help="the seat's token")
+    sp.add_argument(
+        "--name", default="", help="sign in as a new guest player with this display name (its credential is printed)"
+    )
+    sp.add_argument(
+        "--credential",
+        default=os.environ.get("TABLIER_PLAYER_CREDENTIAL", ""),
+        help="sign in as the player of this credential, on any device (env TABLIER_PLAYER_CREDENTIAL);"
+        " --game then needs no --token",
+    )
+    sp.add_argument("--mine", action="store_true", help="list the signed-in player's matches and exit")
     sp.set_defaults(run=run)
 
 
@@ -54,6 +64,12 @@ MODULES = ("textual", "rich")
 def run(args: argparse.Namespace) -> int:
     from ..cli import require_extra
 
+    if args.mine:
+        import asyncio
+
+        from .mine import print_my_matches
+
+        return asyncio.run(print_my_matches(args.server, args.credential, tls=args.tls))
     require_extra("play", "play", MODULES)
     from .app import PlayApp, Start
 
@@ -62,7 +78,15 @@ def run(args: argparse.Namespace) -> int:
         tls=args.tls,
         root_certificates=args.ca.read_bytes() if args.ca else None,
         auditor_token=os.environ.get("TABLIER_AUDITOR_TOKEN") or os.environ.get("TABLIER_OPERATOR_TOKEN") or None,
-        start=Start(watch=args.watch, join=args.join, replay=args.replay, game_id=args.game, token=args.token),
+        start=Start(
+            watch=args.watch,
+            join=args.join,
+            replay=args.replay,
+            game_id=args.game,
+            token=args.token,
+            name=args.name,
+            credential=args.credential,
+        ),
     )
     app.run()
     return app.return_code or 0

@@ -24,6 +24,7 @@ from .. import errors
 from ..sdk import Client, Event, Match, State, connect
 from ..v1 import common_pb2
 from . import games as drawings
+from .mine import describe
 from .seating import create_match, join_match
 
 # Refusal reasons of the service itself, in words (a game's own reasons come with the
@@ -180,7 +181,15 @@ class MatchScreen(Screen[None]):
         state = self.state
         if state is None:
             return
-        who = f"seat {state.seat}" if state.seat is not None else "auditor" if state.role == 3 else "spectator"
+        drawings.common.set_names(state.seats)
+        who = (
+            f"seat {state.seat + 1}"
+            + (f" ({drawings.common._names[state.seat]})" if state.seat in drawings.common._names else "")
+            if state.seat is not None
+            else "auditor"
+            if state.role == 3
+            else "spectator"
+        )
         to_act = ", ".join(drawings.common.seat_name(s, state.seat) for s in state.to_act) or "—"
         title = Text(f" {self.game}  ", style="bold").append(
             f"match {state.game_id}   you are {who}   event {state.seq}   to act: {to_act}"
@@ -422,10 +431,11 @@ class ReplayScreen(Screen[None]):
                 return
         state = self.states[seq]
         self.shown_seq = seq
+        drawings.common.set_names(state.seats)
         who = (
             "auditor: every card shown"
             if self.handle.auditor
-            else (f"seat {state.seat}" if state.seat is not None else "spectator")
+            else (f"seat {state.seat + 1}" if state.seat is not None else "spectator")
         )
         self.query_one("#title", Static).update(
             Text(f" {self.game}  ", style="bold").append(
@@ -476,11 +486,16 @@ class LobbyScreen(Screen[None]):
         self.types = types
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(" tablier — lobby", style="bold"), id="title")
+        me = self.client.player
+        title = " tablier — lobby" + (f" — {me.display_name}" if me is not None else "")
+        yield Static(Text(title, style="bold"), id="title")
         with Horizontal():
             with Vertical(id="games-box"):
                 yield Label("Game")
                 yield OptionList(*(Option(f"{t.name} ({players(t)})", id=t.id) for t in self.types), id="games")
+                if me is not None:
+                    yield Label("My matches (Enter: open)")
+                    yield OptionList(id="mine")
             with VerticalScroll(id="form"):
                 yield Label("Seats")
                 yield Input(id="seats", type="integer")
@@ -508,10 +523,33 @@ class LobbyScreen(Screen[None]):
                 yield Vertical(id="options")
         yield Footer()
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         games_list = self.query_one("#games", OptionList)
         games_list.highlighted = 0
         games_list.focus()
+        if self.client.player is not None:
+            await self.list_mine()
+
+    async def list_mine(self) -> None:
+        """The signed-in player's matches, from the server (any device shows the same)."""
+        try:
+            page, _ = await self.client.my_matches(page_size=50)
+        except errors.TablierError as exc:
+            self.message(explain(exc))
+            return
+        mine = self.query_one("#mine", OptionList)
+        mine.clear_options()
+        mine.add_options([Option(describe(g), id=g.game_id) for g in page])
+
+    @on(OptionList.OptionSelected, "#mine")
+    async def open_mine(self, event: OptionList.OptionSelected) -> None:
+        game_id = event.option.id or ""
+        try:
+            handle = await self.client.open(game_id, token=self.client.credential)
+        except errors.TablierError as exc:
+            self.message(explain(exc))
+            return
+        await self.app.push_screen(MatchScreen(self.client, handle))
 
     @property
     def game_type(self) -> common_pb2.GameType:
@@ -587,7 +625,7 @@ class LobbyScreen(Screen[None]):
             note = f"Open seats: others join with  tablier play --join {seated.handle.game_id}"
         elif others == "invite":
             note = "Invite codes (one per seat, each good once): " + "  ".join(
-                f"seat {seat}: {code}" for seat, code in enumerate(seated.invite_codes) if code
+                f"seat {seat + 1}: {code}" for seat, code in enumerate(seated.invite_codes) if code
             )
         await self.app.push_screen(MatchScreen(self.client, seated.handle, note=note))
 
@@ -635,6 +673,9 @@ class Start:
     replay: str = ""
     game_id: str = ""
     token: str = ""
+    # Sign in: a new guest player of this name, or the player of a kept credential.
+    name: str = ""
+    credential: str = ""
 
 
 class PlayApp(App[None]):
@@ -651,6 +692,7 @@ class PlayApp(App[None]):
     #log { height: 1fr; min-height: 5; border-top: solid $primary; }
     #games-box { width: 36; }
     #games { height: 1fr; }
+    #mine { height: 1fr; }
     #form { width: 1fr; padding: 0 1; }
     #form Input { width: 40; }
     #form Select { width: 48; }
@@ -686,8 +728,21 @@ class PlayApp(App[None]):
         except (errors.TablierError, OSError) as exc:
             self.exit(return_code=1, message=f"cannot reach {self.target}: {exc}")
             return
-        await self.push_screen(LobbyScreen(self.client, types))
         s = self.start
+        try:
+            if s.name:
+                await self.client.sign_in_guest(s.name)
+                self.notify(
+                    f"Signed in as {s.name}. Keep your credential to come back from any device:"
+                    f"  tablier play --credential {self.client.credential}",
+                    timeout=30,
+                )
+            elif s.credential:
+                await self.client.use_credential(s.credential)
+        except errors.TablierError as exc:
+            self.exit(return_code=1, message=f"cannot sign in: {explain(exc).plain}")
+            return
+        await self.push_screen(LobbyScreen(self.client, types))
         try:
             if s.watch:
                 await self.push_screen(MatchScreen(self.client, await self.client.open(s.watch)))
@@ -695,8 +750,9 @@ class PlayApp(App[None]):
                 await self.push_screen(MatchScreen(self.client, await join_match(self.client, s.join)))
             elif s.replay:
                 await self.push_screen(ReplayScreen(await replay_handle(self.client, s.replay)))
-            elif s.game_id and s.token:
-                await self.push_screen(MatchScreen(self.client, await self.client.open(s.game_id, token=s.token)))
+            elif s.game_id and (s.token or self.client.credential):
+                token = s.token or self.client.credential
+                await self.push_screen(MatchScreen(self.client, await self.client.open(s.game_id, token=token)))
         except errors.TablierError as exc:
             self.notify(explain(exc).plain, severity="error", timeout=10)
 

@@ -3,7 +3,7 @@
 
 use crate::game::{Seat, Viewer};
 use crate::proto::carre as pb;
-use crate::words::{count, list, seats, who, whom, whose};
+use crate::words::{count, list, named, named_cap, seats, who, whom, whose};
 
 use pb::action::Kind as A;
 use pb::event::Kind as E;
@@ -67,7 +67,7 @@ pub(super) fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> 
         Some(A::Discard(a)) => format!("Discard {}", some(a.card.as_ref())),
         Some(A::Place(a)) => {
             let square = if a.square == pb::TargetSquare::Opponent as i32 {
-                format!("seat {}'s square", 1 - seat.min(1))
+                format!("{}'s square", named(1 - seat.min(1)))
             } else {
                 "your square".into()
             };
@@ -92,14 +92,14 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
             if v.is_seat(e.first_starter) {
                 "You start the first round".to_string()
             } else {
-                format!("Seat {} starts the first round", e.first_starter)
+                format!("{} starts the first round", named_cap(e.first_starter))
             }
         ),
         E::RoundDealt(e) => {
             let mut s = format!(
-                "Round {}: seat {} dealt {} to each player; {} left in the stock.",
+                "Round {}: {} dealt {} to each player; {} left in the stock.",
                 e.round,
-                e.dealer,
+                named(e.dealer),
                 count(e.hands.first().map_or(0, |h| h.count), "card", "cards"),
                 count(e.stock_size, "card is", "cards are")
             );

@@ -3,7 +3,7 @@
 
 use crate::game::{Seat, Viewer};
 use crate::proto::democratie as pb;
-use crate::words::{count, list, seats, who, whom};
+use crate::words::{count, list, named, named_cap, seats, who, whom};
 
 use pb::action::Kind as A;
 use pb::event::Kind as E;
@@ -81,14 +81,16 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
     };
     match kind {
         E::MatchStarted(e) => format!(
-            "A match for {} players begins: the first to {} wins. Seat {} deals first.",
+            "A match for {} players begins: the first to {} wins. {} deals first.",
             e.seats,
             count(e.target, "tribe", "tribes"),
-            e.first_dealer
+            named_cap(e.first_dealer)
         ),
         E::DeckShuffled(e) => format!(
-            "Deal {}: seat {} shuffled the {} cards.",
-            e.deal_no, e.dealer, e.deck_size
+            "Deal {}: {} shuffled the {} cards.",
+            e.deal_no,
+            named(e.dealer),
+            e.deck_size
         ),
         E::DayDealt(e) => {
             let each = e.hands.first().map_or(0, |h| h.count);

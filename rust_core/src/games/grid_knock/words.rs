@@ -3,7 +3,7 @@
 
 use crate::game::{Seat, Viewer};
 use crate::proto::grid_knock as pb;
-use crate::words::{capitalised, list, seats, who, whom, whose};
+use crate::words::{capitalised, list, named, seats, who, whom, whose};
 
 use pb::action::Kind as A;
 use pb::event::Kind as E;
@@ -93,7 +93,7 @@ pub(super) fn action_label(view: &pb::View, seat: Seat, action: &pb::Action) -> 
         },
         Some(A::Knock(_)) => "Knock (offer to trade a card with the player on turn)".into(),
         Some(A::PassKnock(_)) => "Do not knock".into(),
-        Some(A::AcceptKnock(a)) => format!("Accept seat {}'s knock", a.knocker),
+        Some(A::AcceptKnock(a)) => format!("Accept {}'s knock", named(a.knocker)),
         Some(A::RefuseKnocks(_)) => "Refuse every knock".into(),
         Some(A::KeepSwap(a)) => format!(
             "Put {} in place of {}",
@@ -153,10 +153,10 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
     };
     match kind {
         E::Dealt(e) => format!(
-            "Round {}: seat {} dealt twelve cards face down to each player, and the discard pile \
+            "Round {}: {} dealt twelve cards face down to each player, and the discard pile \
              starts with {}. {}.",
             e.round,
-            e.dealer,
+            named(e.dealer),
             value(e.discard_start),
             verb(e.first_player, v, "play first", "plays first")
         ),

@@ -3,7 +3,7 @@
 
 use crate::game::{Seat, Viewer};
 use crate::proto::qwirkle as pb;
-use crate::words::{count, list, seats, who, whom};
+use crate::words::{count, list, named, seats, who, whom};
 
 use pb::action::Kind as A;
 use pb::event::Kind as E;
@@ -130,7 +130,7 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
             if v.is_seat(e.start_seat) {
                 "you have".to_string()
             } else {
-                format!("seat {} has", e.start_seat)
+                format!("{} has", named(e.start_seat))
             },
             if v.is_seat(e.start_seat) {
                 "start"

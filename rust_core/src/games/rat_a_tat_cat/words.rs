@@ -3,7 +3,7 @@
 
 use crate::game::{Seat, Viewer};
 use crate::proto::rat_a_tat_cat as pb;
-use crate::words::{list, seats, who, whom, whose};
+use crate::words::{list, named, seats, who, whom, whose};
 
 use pb::action::Kind as A;
 use pb::event::Kind as E;
@@ -99,8 +99,10 @@ pub(super) fn action_label(view: &pb::View, _seat: Seat, action: &pb::Action) ->
         Some(A::UsePower(_)) => format!("Use {}", the(held)),
         Some(A::PeekCard(a)) => format!("Peek at your card in slot {}", a.slot),
         Some(A::SwapCards(a)) => format!(
-            "Swap your slot {} card with seat {}'s slot {} card, unseen",
-            a.own_slot, a.target_seat, a.target_slot
+            "Swap your slot {} card with {}'s slot {} card, unseen",
+            a.own_slot,
+            named(a.target_seat),
+            a.target_slot
         ),
         Some(A::SkipSwap(_)) => "Do not swap".into(),
         Some(A::CallRatATatCat(_)) => {
@@ -117,10 +119,10 @@ pub(super) fn event_sentence(event: &pb::Event, v: Viewer) -> String {
     };
     match kind {
         E::RoundDealt(e) => format!(
-            "Round {}: seat {} dealt four cards face down to each player, and the discard pile \
+            "Round {}: {} dealt four cards face down to each player, and the discard pile \
              shows {}. {}.",
             e.round,
-            e.dealer,
+            named(e.dealer),
             some(e.discard_top),
             verb(e.first_player, v, "play first", "plays first")
         ),

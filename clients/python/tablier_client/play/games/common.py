@@ -13,12 +13,29 @@ PREVIEW = "reverse bold"
 DIM = "grey50"
 
 
+# The display names of the players of the match on screen, by seat (`set_names`): a seat
+# bound to a player is shown by its name, any other as "seat N", numbered from 1 for people.
+_names: dict[int, str] = {}
+
+
+def set_names(seats: Any) -> None:
+    """Takes the names of a GameState's `seats` (SeatInfo.player.display_name, where set)."""
+    _names.clear()
+    for i, info in enumerate(seats):
+        if info.HasField("player") and info.player.display_name:
+            _names[i] = info.player.display_name
+
+
 def seat_name(seat: int, me: int | None) -> str:
-    return "you" if me is not None and seat == me else f"seat {seat}"
+    if me is not None and seat == me:
+        return "you"
+    return _names.get(seat) or f"seat {seat + 1}"
 
 
 def possessive(seat: int, me: int | None) -> str:
-    return "your" if me is not None and seat == me else f"seat {seat}'s"
+    if me is not None and seat == me:
+        return "your"
+    return f"{_names[seat]}'s" if seat in _names else f"seat {seat + 1}'s"
 
 
 def Seat_name(seat: int, me: int | None) -> str:  # noqa: N802  (capitalised at a sentence start)
