@@ -8,7 +8,6 @@ import uuid
 from dataclasses import replace
 
 import pytest
-
 from storekit import WAIT, event, game
 from tablier.store.players import NAMES, UnknownPlayer, colour_of, new_player
 
