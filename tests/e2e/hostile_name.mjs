@@ -25,17 +25,19 @@ try {
   page.on("dialog", async (d) => { dialogs.push(d.message()); await d.dismiss(); });
   await page.addInitScript(() => { window.__injected = 0; });
   await page.goto(`${url}/#/game/${gameId}`);
-  await page.waitForFunction((n) => [...document.querySelectorAll("ol.log li")].some((li) => li.textContent.includes(n)), name);
-  const log = await page.$$eval("ol.log li", (items) => items.map((li) => li.textContent));
-  const found = log.filter((t) => t.includes(name));
-  if (found.length === 0) throw new Error(`the name is not in the move log: ${JSON.stringify(log)}`);
-  const injected = await page.evaluate(() => document.querySelectorAll("img[src='x'], ol.log img, ol.log script").length);
+  const LOG = "[aria-label='move log']";
+  await page.waitForFunction(([sel, n]) => document.querySelector(sel)?.textContent.includes(n), [LOG, name]);
+  const text = await page.$eval(LOG, (e) => e.textContent);
+  const found = text.split(name).length - 1;
+  if (found === 0) throw new Error(`the name is not in the move log: ${text}`);
+  const injected = await page.evaluate(
+    (sel) => document.querySelectorAll(`img[src='x'], ${sel} img, ${sel} script`).length, LOG);
   if (injected !== 0) throw new Error(`the name became ${injected} element(s)`);
   if (dialogs.length) throw new Error(`a script ran: ${dialogs.join(", ")}`);
   await page.screenshot({ path: join(shots, "hostile-name-table-phone.png"), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.screenshot({ path: join(shots, "hostile-name-table-desktop.png"), fullPage: true });
-  console.log(`hostile name shown as text: ${found.length} line(s), e.g. ${JSON.stringify(found[0])}`);
+  console.log(`hostile name shown as text: ${found} time(s) in the move log`);
 } finally {
   await ctx.close();
   rmSync(profile, { recursive: true, force: true });

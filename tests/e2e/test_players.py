@@ -581,6 +581,10 @@ def test_a_hostile_name_is_text_in_events_and_in_the_web_app(serving, tmp_path) 
             metadata=seat(evil.credential),
         )
         state = made.state
+        deadline = time.monotonic() + 20
+        while 0 not in state.to_act:  # the bot opens: wait for its move
+            assert time.monotonic() < deadline, "the bot seat did not move"
+            state = games.GetView(pb.GetViewRequest(game_id=made.game_id)).state
         if 0 in state.to_act:
             moves = games.ListLegalMoves(pb.ListLegalMovesRequest(game_id=made.game_id), metadata=seat(evil.credential))
             games.PlayMove(
