@@ -441,7 +441,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Event kinds every game shares, with their protobuf type (the rest are the game's Event).
     m.add(
         "GENERIC_EVENTS",
-        BTreeMap::from([(crate::clock::SEAT_TIMED_OUT, "tablier.v1.SeatTimedOut")]),
+        BTreeMap::from([
+            (crate::clock::SEAT_TIMED_OUT, "tablier.v1.SeatTimedOut"),
+            (crate::registry::SEAT_RESIGNED, "tablier.v1.SeatResigned"),
+            (crate::registry::SEAT_LEFT, "tablier.v1.SeatLeft"),
+        ]),
     )?;
     m.add("TIMEOUT_COMMAND", crate::clock::TIMEOUT_COMMAND)?;
     m.add_class::<Match>()?;

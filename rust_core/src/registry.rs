@@ -14,7 +14,7 @@ use crate::game::{
     Timer, Viewer,
 };
 use crate::games;
-use crate::proto::{self, GameOption, GameType, Outcome, SeatTimedOut};
+use crate::proto::{self, GameOption, GameType, Outcome, SeatLeft, SeatResigned, SeatTimedOut};
 use crate::rng::Rng;
 use crate::rollout;
 use crate::testdata::TestData;
@@ -363,15 +363,78 @@ impl<G: Game> Clone for Match<G> {
     }
 }
 
-/// Decodes a stored event that is not one of the game's own (`kind` is a generic kind).
-fn generic_event(kind: &str, payload: &[u8]) -> CoreResult<SeatTimedOut> {
-    if kind != clock::SEAT_TIMED_OUT {
-        return Err(CoreError::corrupt(format!(
-            "unknown generic event kind {kind:?}"
-        )));
+/// The kind of the event a resignation writes first (`resign:<seat>`, [`SeatResigned`]).
+pub const SEAT_RESIGNED: &str = "seat_resigned";
+/// The kind of the event a seat left writes (`leave:<seat>`, [`SeatLeft`]).
+pub const SEAT_LEFT: &str = "seat_left";
+/// Host commands every game takes for a seat: `resign:<seat>`, `leave:<seat>` (the service
+/// gives them for the seat's own holder).
+pub const RESIGN_COMMAND: &str = "resign:";
+pub const LEAVE_COMMAND: &str = "leave:";
+/// The rules a resignation takes: the game's forfeit (the match ends), or the bot plays on.
+pub const RULE_FORFEIT: &str = "forfeit";
+pub const RULE_BOT: &str = "bot";
+
+/// The registry's own events, shared by every game.
+enum Generic {
+    TimedOut(SeatTimedOut),
+    Resigned(SeatResigned),
+    Left(SeatLeft),
+}
+
+/// As the event's own message (`SeatTimedOut { .. }`), the form recordings keep.
+impl std::fmt::Debug for Generic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Generic::TimedOut(e) => e.fmt(f),
+            Generic::Resigned(e) => e.fmt(f),
+            Generic::Left(e) => e.fmt(f),
+        }
     }
-    SeatTimedOut::decode(payload)
-        .map_err(|e| CoreError::corrupt(format!("undecodable {kind}: {e}")))
+}
+
+impl Generic {
+    fn seat(&self) -> Seat {
+        match self {
+            Generic::TimedOut(e) => e.seat,
+            Generic::Resigned(e) => e.seat,
+            Generic::Left(e) => e.seat,
+        }
+    }
+    fn kind(&self) -> &'static str {
+        match self {
+            Generic::TimedOut(_) => clock::SEAT_TIMED_OUT,
+            Generic::Resigned(_) => SEAT_RESIGNED,
+            Generic::Left(_) => SEAT_LEFT,
+        }
+    }
+    fn encode(&self) -> Vec<u8> {
+        match self {
+            Generic::TimedOut(e) => e.encode_to_vec(),
+            Generic::Resigned(e) => e.encode_to_vec(),
+            Generic::Left(e) => e.encode_to_vec(),
+        }
+    }
+}
+
+/// Decodes a stored event that is not one of the game's own (`kind` is a generic kind).
+fn generic_event(kind: &str, payload: &[u8]) -> CoreResult<Generic> {
+    let undecodable =
+        |e: prost::DecodeError| CoreError::corrupt(format!("undecodable {kind}: {e}"));
+    match kind {
+        clock::SEAT_TIMED_OUT => SeatTimedOut::decode(payload)
+            .map(Generic::TimedOut)
+            .map_err(undecodable),
+        SEAT_RESIGNED => SeatResigned::decode(payload)
+            .map(Generic::Resigned)
+            .map_err(undecodable),
+        SEAT_LEFT => SeatLeft::decode(payload)
+            .map(Generic::Left)
+            .map_err(undecodable),
+        _ => Err(CoreError::corrupt(format!(
+            "unknown generic event kind {kind:?}"
+        ))),
+    }
 }
 
 /// The sentence of a `seat_timed_out` event, the same in every game.
@@ -391,9 +454,46 @@ fn timed_out_sentence(e: &SeatTimedOut, viewer: Viewer) -> String {
     }
 }
 
+/// The sentence of a registry event, the same in every game.
+fn generic_sentence(e: &Generic, viewer: Viewer) -> String {
+    match e {
+        Generic::TimedOut(e) => timed_out_sentence(e, viewer),
+        Generic::Resigned(e) => {
+            let who = words::who(e.seat, viewer);
+            let you = viewer.is_seat(e.seat);
+            match (e.rule.as_str(), you) {
+                (RULE_FORFEIT, true) => "You resigned and forfeit the match.".into(),
+                (RULE_FORFEIT, false) => format!("{who} resigned and forfeits the match."),
+                (_, true) => "You resigned: the bot plays your seat from now on.".into(),
+                (_, false) => format!(
+                    "{who} resigned: the bot plays {} seat from now on.",
+                    words::whose(e.seat, viewer)
+                ),
+            }
+        }
+        Generic::Left(e) => format!(
+            "{} left the match: seat {} is open again.",
+            words::who(e.seat, viewer),
+            words::seat_number(e.seat)
+        ),
+    }
+}
+
 /// True for the kinds every game shares (the registry's own events), decoded apart.
 pub fn is_generic_kind(kind: Option<&str>) -> bool {
-    kind == Some(clock::SEAT_TIMED_OUT)
+    matches!(
+        kind,
+        Some(clock::SEAT_TIMED_OUT | SEAT_RESIGNED | SEAT_LEFT)
+    )
+}
+
+/// The seat of a `resign:<seat>` or `leave:<seat>` command.
+fn seat_command(command: &str, prefix: &str) -> Option<CoreResult<Seat>> {
+    let rest = command.strip_prefix(prefix)?;
+    Some(
+        rest.parse::<Seat>()
+            .map_err(|_| CoreError::malformed(format!("{command:?} names no seat"))),
+    )
 }
 
 fn encode_events<G: Game>(events: Vec<G::Event>) -> Vec<EncodedEvent> {
@@ -469,6 +569,54 @@ impl<G: Game> Match<G> {
             _ => Ok(()),
         }
     }
+    /// A seat resigns: `seat_resigned`, then what the game's rule makes of it. A game whose
+    /// rules end a match on a forfeit (its `forfeit` timeout policy) ends it, where that rule
+    /// allows (else its refusal, e.g. NOT_YOUR_TURN: resign on your turn); any other game goes
+    /// on, the strongest bot playing the seat (now, when the seat is awaited; afterwards the
+    /// service plays it as a bot seat).
+    fn resign(&self, seat: Seat, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
+        self.check_seat(seat)?;
+        if G::outcome(&self.state).is_some() {
+            return Err(CoreError::game_over());
+        }
+        let (rule, then) = match G::timeout_events(&self.state, seat, RULE_FORFEIT, rng) {
+            Ok(ended) => (RULE_FORFEIT, encode_events::<G>(ended)),
+            Err(CoreError::Unsupported(_)) if G::to_act(&self.state).contains(seat) => {
+                let mut bot_rng = Rng::from_u64(rng.next_u64());
+                let bot = G::BOTS.last().copied().unwrap_or("random");
+                let action = G::bot_action(&self.state, seat, bot, &mut bot_rng)?;
+                (
+                    RULE_BOT,
+                    encode_events::<G>(G::decide(&self.state, seat, &action, rng)?),
+                )
+            }
+            Err(CoreError::Unsupported(_)) => (RULE_BOT, Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let resigned = Generic::Resigned(SeatResigned {
+            seat,
+            rule: rule.to_string(),
+        });
+        let mut events = vec![EncodedEvent {
+            kind: resigned.kind(),
+            payload: resigned.encode(),
+        }];
+        events.extend(then);
+        Ok(events)
+    }
+    /// A seat's holder leaves a match that waits for players: `seat_left` (the service reopens
+    /// the seat; the game's state is unchanged and waits for whoever joins it).
+    fn leave(&self, seat: Seat) -> CoreResult<Vec<EncodedEvent>> {
+        self.check_seat(seat)?;
+        if G::outcome(&self.state).is_some() {
+            return Err(CoreError::game_over());
+        }
+        let left = Generic::Left(SeatLeft { seat });
+        Ok(vec![EncodedEvent {
+            kind: left.kind(),
+            payload: left.encode(),
+        }])
+    }
 }
 
 impl<G: Game> DynMatch for Match<G> {
@@ -500,6 +648,12 @@ impl<G: Game> DynMatch for Match<G> {
         if let Some(seat) = clock::timeout_seat(command) {
             return self.timeout(seat?, rng);
         }
+        if let Some(seat) = seat_command(command, RESIGN_COMMAND) {
+            return self.resign(seat?, rng);
+        }
+        if let Some(seat) = seat_command(command, LEAVE_COMMAND) {
+            return self.leave(seat?);
+        }
         if !G::HOST_COMMANDS.contains(&command) {
             let known = if G::HOST_COMMANDS.is_empty() {
                 "none".to_string()
@@ -522,11 +676,17 @@ impl<G: Game> DynMatch for Match<G> {
     }
     fn apply_stored(&mut self, kind: Option<&str>, payload: &[u8]) -> CoreResult<()> {
         if is_generic_kind(kind) {
-            let timed_out = generic_event(kind.unwrap_or_default(), payload)?;
-            // Changes nothing but the clock (stepped after it): the policy's events follow.
-            if self.clock.is_none() || timed_out.seat >= self.seats {
+            let generic = generic_event(kind.unwrap_or_default(), payload)?;
+            // Changes nothing but the clock (stepped after it): the rule's events follow.
+            if generic.seat() >= self.seats {
+                return Err(CoreError::corrupt(format!(
+                    "a {} event of a seat the match does not have",
+                    generic.kind()
+                )));
+            }
+            if matches!(generic, Generic::TimedOut(_)) && self.clock.is_none() {
                 return Err(CoreError::corrupt(
-                    "a seat_timed_out event in a match without a clock or that seat",
+                    "a seat_timed_out event in a match without a clock",
                 ));
             }
             return Ok(());
@@ -590,7 +750,7 @@ impl<G: Game> DynMatch for Match<G> {
     ) -> CoreResult<String> {
         self.check_viewer(viewer)?;
         if is_generic_kind(kind) {
-            return Ok(timed_out_sentence(
+            return Ok(generic_sentence(
                 &generic_event(kind.unwrap_or_default(), redacted)?,
                 viewer,
             ));
@@ -613,7 +773,7 @@ impl<G: Game> DynMatch for Match<G> {
         if is_generic_kind(kind) {
             // Public: whole to every viewer.
             return Ok(Some(
-                generic_event(kind.unwrap_or_default(), payload)?.encode_to_vec(),
+                generic_event(kind.unwrap_or_default(), payload)?.encode(),
             ));
         }
         let event: G::Event = G::Event::decode(payload)
@@ -622,8 +782,7 @@ impl<G: Game> DynMatch for Match<G> {
     }
     fn stored_kind(&self, kind: Option<&str>, payload: &[u8]) -> CoreResult<&'static str> {
         if is_generic_kind(kind) {
-            generic_event(kind.unwrap_or_default(), payload)?;
-            return Ok(clock::SEAT_TIMED_OUT);
+            return Ok(generic_event(kind.unwrap_or_default(), payload)?.kind());
         }
         let event: G::Event = G::Event::decode(payload)
             .map_err(|e| CoreError::corrupt(format!("undecodable event: {e}")))?;

@@ -3,7 +3,7 @@
 //! to it while the same event told to a spectator names none of them.
 
 use tablier_core::game::{Options, Viewer};
-use tablier_core::registry::games;
+use tablier_core::registry::{self, games};
 use tablier_core::rng::Rng;
 use tablier_core::words;
 
@@ -167,4 +167,60 @@ fn seats_are_numbered_from_one_and_named_by_their_players_for_one_call() {
     let r = std::panic::catch_unwind(|| words::with_names(&names, || panic!("inside")));
     assert!(r.is_err());
     assert_eq!(words::named(0), "seat 1");
+}
+
+/// Every game through the registry: a seat resigns on its turn (`resign:<seat>`) and another
+/// leaves (`leave:<seat>`). The events apply to the match (the stored kinds replayed), every
+/// viewer reads them whole in plain words, and a resignation is followed by the game's rule:
+/// the match over (a game that ends it on a forfeit), or the strongest bot's move for the seat.
+#[test]
+fn every_game_takes_a_resignation_and_a_seat_left_through_the_registry() {
+    for &game in games() {
+        let info = game.info();
+        let mut m = game.new_match(info.min_players, &Options::new()).unwrap();
+        let seed = [9u8; 32];
+        for e in m.start(&mut Rng::for_command(&seed, 1)).unwrap() {
+            m.apply_stored(Some(e.kind), &e.payload).unwrap();
+        }
+        let seat = *m.to_act().first().expect("a seat is awaited at the start");
+        let left = m
+            .host_command(&format!("leave:{}", seat), &mut Rng::for_command(&seed, 2))
+            .unwrap();
+        assert_eq!(left.len(), 1, "{}", info.id);
+        assert_eq!(left[0].kind, registry::SEAT_LEFT);
+        let resigned = m
+            .host_command(&format!("resign:{seat}"), &mut Rng::for_command(&seed, 3))
+            .unwrap();
+        assert_eq!(resigned[0].kind, registry::SEAT_RESIGNED, "{}", info.id);
+        for e in left.iter().chain(&resigned) {
+            for v in [
+                Viewer::Seat(seat),
+                Viewer::Seat((seat + 1) % info.min_players),
+                Viewer::Spectator,
+            ] {
+                let r = m
+                    .redact_stored(Some(e.kind), &e.payload, v)
+                    .unwrap()
+                    .expect("public");
+                let s = m.event_sentence(Some(e.kind), &r, v).unwrap();
+                words::plain(&s).unwrap_or_else(|w| panic!("{}: {w}", info.id));
+            }
+        }
+        for e in &resigned {
+            m.apply_stored(Some(e.kind), &e.payload).unwrap();
+        }
+        assert!(
+            m.outcome().is_some() || resigned.len() > 1,
+            "{}: after a resignation on its turn the match ends or the bot moves",
+            info.id
+        );
+        if m.outcome().is_none() {
+            if let Some(idle) = (0..info.min_players).find(|s| !m.to_act().contains(s)) {
+                let off_turn = format!("resign:{idle}");
+                assert!(m.host_command(&off_turn, &mut Rng::from_u64(2)).is_err());
+            }
+        }
+        assert!(m.host_command("resign:99", &mut Rng::from_u64(1)).is_err());
+        assert!(m.host_command("leave:x", &mut Rng::from_u64(1)).is_err());
+    }
 }

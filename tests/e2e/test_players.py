@@ -24,7 +24,7 @@ from tablier.v1 import players_pb2_grpc as prpc
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
-from .conftest import GAME_IDS, START_TIMEOUT, Server
+from .conftest import GAME_IDS, OPERATOR_TOKEN, START_TIMEOUT, Server
 from .helpers import INFO, expect_error, seat
 
 
@@ -62,9 +62,7 @@ def test_a_guest_player_has_a_name_a_colour_and_a_credential_that_is_not_a_seat_
     assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "PLAYER_CREDENTIAL_REQUIRED")
     code, reason, _ = expect_error(players.GetPlayer, ppb.GetPlayerRequest(player_id=str(uuid.uuid4())))
     assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "UNKNOWN_PLAYER")
-    code, reason, _ = expect_error(
-        players.GetPlayer, ppb.GetPlayerRequest(), metadata=seat("tp1." + "A" * 43)
-    )
+    code, reason, _ = expect_error(players.GetPlayer, ppb.GetPlayerRequest(), metadata=seat("tp1." + "A" * 43))
     assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN")
 
 
@@ -165,7 +163,10 @@ def test_my_matches_are_listed_by_player_running_waiting_and_finished_and_paged(
         made = games.CreateGame(
             pb.CreateGameRequest(
                 game_type="carre",
-                seat_assignments=[pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=pb.SEAT_KIND_OPEN)],
+                seat_assignments=[
+                    pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR),
+                    pb.SeatAssignment(kind=pb.SEAT_KIND_OPEN),
+                ],
             ),
             metadata=seat(dana.credential),
         )
@@ -228,10 +229,15 @@ def test_a_revoked_credential_is_refused_at_once_by_every_server(server: Server,
         code, reason, _ = expect_error(b_players.GetPlayer, ppb.GetPlayerRequest(), metadata=seat(made.credential))
         assert reason == "BAD_TOKEN"
         # The seat token of the match still works; another player's credential too.
-        assert b_games.GetView(
-            pb.GetViewRequest(game_id=created.game_id), metadata=seat(created.seat_tokens[0])
-        ).state.role == pb.ROLE_SEAT
-        assert b_players.GetPlayer(ppb.GetPlayerRequest(), metadata=seat(keep.credential)).player.display_name == "Grace"
+        assert (
+            b_games.GetView(
+                pb.GetViewRequest(game_id=created.game_id), metadata=seat(created.seat_tokens[0])
+            ).state.role
+            == pb.ROLE_SEAT
+        )
+        assert (
+            b_players.GetPlayer(ppb.GetPlayerRequest(), metadata=seat(keep.credential)).player.display_name == "Grace"
+        )
     finally:
         a.close()
         b.close()
@@ -345,9 +351,7 @@ def test_oidc_sign_in_maps_an_external_identity_to_one_player_and_follows_key_ro
     srv, _ = serving("--oidc-issuer", issuer.url, "--oidc-audience", "tablier-test", "--create-burst", "1000000")
     players, games, ch = players_of(srv)
     try:
-        first = players.SignInWithOidc(
-            ppb.SignInWithOidcRequest(id_token=issuer.token(rsa_kid, "user-1", name="Ivan"))
-        )
+        first = players.SignInWithOidc(ppb.SignInWithOidcRequest(id_token=issuer.token(rsa_kid, "user-1", name="Ivan")))
         assert first.created and first.player.display_name == "Ivan" and first.player.external
         again = players.SignInWithOidc(ppb.SignInWithOidcRequest(id_token=issuer.token(rsa_kid, "user-1")))
         assert not again.created and again.player.player_id == first.player.player_id
@@ -374,15 +378,28 @@ def test_oidc_sign_in_maps_an_external_identity_to_one_player_and_follows_key_ro
         try:
             other = stranger.add_key("RS256")
             forged = jwt.encode(
-                {"iss": issuer.url, "aud": "tablier-test", "sub": "user-1", "iat": int(time.time()),
-                 "exp": int(time.time()) + 300},
-                stranger.keys[other][1], algorithm="RS256", headers={"kid": rsa_kid},  # type: ignore[arg-type]
+                {
+                    "iss": issuer.url,
+                    "aud": "tablier-test",
+                    "sub": "user-1",
+                    "iat": int(time.time()),
+                    "exp": int(time.time()) + 300,
+                },
+                stranger.keys[other][1],
+                algorithm="RS256",
+                headers={"kid": rsa_kid},  # type: ignore[arg-type]
             )
         finally:
             stranger.close()
         header = base64.urlsafe_b64encode(b'{"alg":"none","typ":"JWT"}').rstrip(b"=").decode()
-        unsigned = header + "." + base64.urlsafe_b64encode(json.dumps(
-            {"iss": issuer.url, "aud": "tablier-test", "sub": "user-1"}).encode()).rstrip(b"=").decode() + "."
+        unsigned = (
+            header
+            + "."
+            + base64.urlsafe_b64encode(json.dumps({"iss": issuer.url, "aud": "tablier-test", "sub": "user-1"}).encode())
+            .rstrip(b"=")
+            .decode()
+            + "."
+        )
         for bad in (
             issuer.token(rsa_kid, "user-1", audience="someone-else"),
             forged,
@@ -407,9 +424,7 @@ def test_player_calls_are_limited_per_peer_and_per_player(serving) -> None:
         cred = seat(made[0].credential)
         for i in range(3):
             players.RenamePlayer(ppb.RenamePlayerRequest(display_name=f"Q{i}"), metadata=cred)
-        code, reason, _ = expect_error(
-            players.RenamePlayer, ppb.RenamePlayerRequest(display_name="Q3"), metadata=cred
-        )
+        code, reason, _ = expect_error(players.RenamePlayer, ppb.RenamePlayerRequest(display_name="Q3"), metadata=cred)
         assert reason == "PLAYER_RATE_LIMITED"
         players.RenamePlayer(ppb.RenamePlayerRequest(display_name="R"), metadata=seat(made[1].credential))
     finally:
@@ -420,8 +435,6 @@ def test_oidc_without_an_issuer_is_refused(stubs) -> None:
     players, _ = stubs
     code, reason, _ = expect_error(players.SignInWithOidc, ppb.SignInWithOidcRequest(id_token="x.y.z"))
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "OIDC_NOT_CONFIGURED")
-
-
 
 
 async def test_the_sdk_signs_in_lists_my_matches_and_rejoins_from_another_client(server: Server) -> None:
@@ -471,7 +484,9 @@ def test_tablier_play_lists_my_matches_with_names_from_any_device(stubs, server:
     games.JoinGame(pb.JoinGameRequest(game_id=made.game_id), metadata=seat(mia.credential))
     out = subprocess.run(
         tablier_cmd("play", "--mine", "--server", server.address, "--no-tls", "--credential", liam.credential),
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -483,7 +498,9 @@ def test_tablier_play_lists_my_matches_with_names_from_any_device(stubs, server:
     assert "waiting for 1 more player" in second and "seat 2 (open)" in second
     refused = subprocess.run(
         tablier_cmd("play", "--mine", "--server", server.address, "--no-tls", "--credential", "tp1." + "x" * 43),
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert refused.returncode == 1 and "BAD_TOKEN" in refused.stderr
 
@@ -502,8 +519,12 @@ def test_event_sentences_name_the_players_and_number_other_seats_from_one(stubs,
         metadata=seat(nora.credential),
     )
     state = made.state
-    for n in range(12):
-        if state.over or 0 not in state.to_act:
+    for n in range(4):
+        deadline = time.monotonic() + 20
+        while 0 not in state.to_act and not state.over:  # the bot's turn: wait for its move
+            assert time.monotonic() < deadline, "the bot seat did not move"
+            state = games.GetView(pb.GetViewRequest(game_id=made.game_id)).state
+        if state.over:
             break
         moves = games.ListLegalMoves(pb.ListLegalMovesRequest(game_id=made.game_id), metadata=seat(nora.credential))
         state = games.PlayMove(
@@ -554,7 +575,9 @@ def test_a_players_credential_reads_its_own_seat_and_never_anothers(stubs, game:
     # A stranger's credential reads what a spectator reads, and acts for no seat.
     stranger = guest(players, "Quinn")
     public = games.GetView(pb.GetViewRequest(game_id=made.game_id)).state.view
-    assert games.GetView(pb.GetViewRequest(game_id=made.game_id), metadata=seat(stranger.credential)).state.view == public
+    assert (
+        games.GetView(pb.GetViewRequest(game_id=made.game_id), metadata=seat(stranger.credential)).state.view == public
+    )
 
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -576,7 +599,10 @@ def test_a_hostile_name_is_text_in_events_and_in_the_web_app(serving, tmp_path) 
         made = games.CreateGame(
             pb.CreateGameRequest(
                 game_type="qwirkle",
-                seat_assignments=[pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=pb.SEAT_KIND_BOT)],
+                seat_assignments=[
+                    pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR),
+                    pb.SeatAssignment(kind=pb.SEAT_KIND_BOT),
+                ],
             ),
             metadata=seat(evil.credential),
         )
@@ -594,8 +620,12 @@ def test_a_hostile_name_is_text_in_events_and_in_the_web_app(serving, tmp_path) 
         said = [e.description for e in games.ListEvents(pb.ListEventsRequest(game_id=made.game_id)).events]
         assert any(HOSTILE in s for s in said), said  # the API gives the name as it is: clients escape it
         chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-        if not ((web / "dist" / "index.html").is_file() and (web / "node_modules" / "playwright-core").is_dir()
-                and os.path.isfile(chromium) and shutil.which("node")):
+        if not (
+            (web / "dist" / "index.html").is_file()
+            and (web / "node_modules" / "playwright-core").is_dir()
+            and os.path.isfile(chromium)
+            and shutil.which("node")
+        ):
             if os.environ.get("CI"):
                 pytest.fail("the web app, playwright-core, node or Chromium is missing")
             pytest.skip("the web app, playwright-core, node or Chromium is missing")
@@ -603,10 +633,158 @@ def test_a_hostile_name_is_text_in_events_and_in_the_web_app(serving, tmp_path) 
         shots.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
             ["node", str(ROOT / "tests" / "e2e" / "hostile_name.mjs"), srv.web_url, made.game_id, HOSTILE, str(shots)],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
             env=dict(os.environ, CHROMIUM=chromium, WEB_DIR=str(web)),
         )
         assert done.returncode == 0, done.stdout + done.stderr
         assert "hostile name shown as text" in done.stdout
     finally:
         ch.close()
+
+
+# -- leaving and resigning ---------------------------------------------------------------------
+
+
+def _two_seats(games, cred: str, game: str, second: int = pb.SEAT_KIND_OPEN) -> pb.CreateGameResponse:
+    return games.CreateGame(
+        pb.CreateGameRequest(
+            game_type=game,
+            seat_assignments=[pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=second)],
+        ),
+        metadata=seat(cred),
+    )
+
+
+def test_a_player_leaves_a_waiting_match_and_the_seat_reopens(stubs) -> None:
+    players, games = stubs
+    rosa, sam = guest(players, "Rosa"), guest(players, "Sam")
+    made = games.CreateGame(
+        pb.CreateGameRequest(
+            game_type="qwirkle",
+            seat_assignments=[pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR)]
+            + [pb.SeatAssignment(kind=pb.SEAT_KIND_OPEN)] * 2,
+        ),
+        metadata=seat(rosa.credential),
+    )
+    joined = games.JoinGame(pb.JoinGameRequest(game_id=made.game_id, seat=1), metadata=seat(sam.credential))
+    left = games.LeaveGame(
+        pb.LeaveGameRequest(game_id=made.game_id, command_id="leave-1"), metadata=seat(sam.credential)
+    )
+    assert [e.type for e in left.events] == ["seat_left"]
+    assert left.events[0].description == "Sam left the match: seat 2 is open again."
+    again = games.LeaveGame(
+        pb.LeaveGameRequest(game_id=made.game_id, command_id="leave-1"), metadata=seat(sam.credential)
+    )
+    assert again.replayed and again.state.seq == left.state.seq
+    state = games.GetView(pb.GetViewRequest(game_id=made.game_id)).state
+    assert state.seats[1].status == pb.SEAT_STATUS_OPEN and not state.seats[1].HasField("player")
+    # Neither Sam's token nor Sam's credential acts for the seat any more.
+    code, _, _ = expect_error(
+        games.ListLegalMoves, pb.ListLegalMovesRequest(game_id=made.game_id), metadata=seat(joined.seat_token)
+    )
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    view = games.GetView(pb.GetViewRequest(game_id=made.game_id), metadata=seat(sam.credential)).state
+    assert view.role == pb.ROLE_SPECTATOR
+    assert made.game_id not in [
+        g.game_id for g in games.ListGames(pb.ListGamesRequest(mine=True), metadata=seat(sam.credential)).games
+    ]
+    # The seat is open again: anyone may take it.
+    tina = guest(players, "Tina")
+    retaken = games.JoinGame(pb.JoinGameRequest(game_id=made.game_id, seat=1), metadata=seat(tina.credential))
+    assert retaken.seat == 1 and retaken.state.seats[1].player.display_name == "Tina"
+    # Once every seat is filled the match no longer waits: leaving is refused, resigning is not.
+    games.JoinGame(pb.JoinGameRequest(game_id=made.game_id, seat=2))
+    code, reason, _ = expect_error(
+        games.LeaveGame, pb.LeaveGameRequest(game_id=made.game_id, command_id="leave-2"), metadata=seat(tina.credential)
+    )
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "MATCH_NOT_WAITING")
+    code, reason, _ = expect_error(
+        games.HostCommand,
+        pb.HostCommandRequest(game_id=made.game_id, command_id="h", command="leave:0"),
+        metadata=(("authorization", f"Bearer {OPERATOR_TOKEN}"),),
+    )
+    assert reason == "NOT_A_HOST_COMMAND"
+
+
+@pytest.mark.parametrize("game", GAME_IDS)
+def test_resigning_on_ones_turn_ends_the_match_by_the_games_forfeit_rule(stubs, game: str) -> None:
+    players, games = stubs
+    wes = guest(players, "Wes")
+    made = _two_seats(games, wes.credential, game, pb.SEAT_KIND_BOT)
+    state = made.state
+    deadline = time.monotonic() + 20
+    while 0 not in state.to_act:  # the bot may open: wait for Wes's turn
+        assert time.monotonic() < deadline
+        state = games.GetView(pb.GetViewRequest(game_id=made.game_id)).state
+    done = games.ResignGame(pb.ResignGameRequest(game_id=made.game_id, command_id="r1"), metadata=seat(wes.credential))
+    assert done.events[0].type == "seat_resigned" and done.state.over
+    assert done.events[0].description == "Wes resigned and forfeits the match."
+    assert 0 not in done.state.outcome.winners
+    again = games.ResignGame(pb.ResignGameRequest(game_id=made.game_id, command_id="r1"), metadata=seat(wes.credential))
+    assert again.replayed and again.state.seq == done.state.seq
+    mine = games.ListEvents(pb.ListEventsRequest(game_id=made.game_id), metadata=seat(made.seat_tokens[0])).events
+    assert "You resigned and forfeit the match." in [e.description for e in mine]
+    code, reason, _ = expect_error(
+        games.ResignGame, pb.ResignGameRequest(game_id=made.game_id, command_id="r2"), metadata=seat(wes.credential)
+    )
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
+
+
+def test_resigning_off_ones_turn_is_refused_and_changes_nothing(stubs) -> None:
+    players, games = stubs
+    xia = guest(players, "Xia")
+    made = _two_seats(games, xia.credential, "qwirkle")
+    yan = games.JoinGame(pb.JoinGameRequest(game_id=made.game_id), metadata=seat(guest(players, "Yan").credential))
+    state = games.GetView(pb.GetViewRequest(game_id=made.game_id)).state
+    idle = made.seat_tokens[0] if 0 not in state.to_act else yan.seat_token
+    code, reason, _ = expect_error(
+        games.ResignGame, pb.ResignGameRequest(game_id=made.game_id, command_id="r1"), metadata=seat(idle)
+    )
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN")
+    assert games.GetView(pb.GetViewRequest(game_id=made.game_id)).state.seq == state.seq
+
+
+async def test_the_sdk_leaves_and_resigns(server: Server) -> None:
+    from tablier_client import Refused, bot_seat, connect, creator_seat, open_seat
+
+    async with connect(server.address) as client:
+        await client.sign_in_guest("Zed")
+        waiting = await client.create("qwirkle", 0, assignments=[creator_seat(), open_seat()])
+        left = await waiting.seats[0].leave()
+        assert [e.type for e in left.events] == ["seat_left"] and left.state.seats[0].status == 2  # open
+        playing = await client.create("carre", 0, assignments=[creator_seat(), bot_seat()])
+        me = client.rejoin(playing.game_id)
+        state = await me.state()
+        deadline = time.monotonic() + 20
+        while not state.my_turn:  # the bot may open
+            assert time.monotonic() < deadline
+            state = await me.state()
+        done = await me.resign()
+        assert done.state.over and done.events[0].type == "seat_resigned"
+        with pytest.raises(Refused):
+            await me.resign()
+
+
+def test_matches_with_a_seat_left_and_a_resignation_verify(stubs, e2e_database_url: str) -> None:
+    import subprocess
+
+    from .conftest import tablier_cmd
+
+    players, games = stubs
+    ada = guest(players, "Ada")
+    waiting = _two_seats(games, ada.credential, "rat_a_tat_cat")
+    games.LeaveGame(pb.LeaveGameRequest(game_id=waiting.game_id, command_id="l"), metadata=seat(ada.credential))
+    made = _two_seats(games, ada.credential, "grid_knock", pb.SEAT_KIND_BOT)
+    state = made.state
+    deadline = time.monotonic() + 20
+    while 0 not in state.to_act:
+        assert time.monotonic() < deadline
+        state = games.GetView(pb.GetViewRequest(game_id=made.game_id)).state
+    games.ResignGame(pb.ResignGameRequest(game_id=made.game_id, command_id="r"), metadata=seat(ada.credential))
+    for gid in (waiting.game_id, made.game_id):
+        done = subprocess.run(
+            tablier_cmd("verify", gid, "--database-url", e2e_database_url), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stdout + done.stderr

@@ -778,6 +778,32 @@ class Match(Generic[A, V, E]):
             command_id,
         )
 
+    async def resign(self, *, command_id: str | None = None) -> Played[V, E]:
+        """This seat resigns (an event of the log). The game's rule decides what follows: a
+        game that ends a match on a forfeit ends it, any other goes on with the server's bot
+        playing the seat; this handle no longer acts for it. Safe to repeat (one command id)."""
+        request = service_pb2.ResignGameRequest(game_id=self.game_id, command_id=command_id or str(uuid.uuid4()))
+        response = await self.client.call(self.client.stub.ResignGame, request, self.metadata)
+        return Played(
+            [_event(e, self.kind) for e in response.events],
+            _state(response.state, self.kind),
+            response.replayed,
+            request.command_id,
+        )
+
+    async def leave(self, *, command_id: str | None = None) -> Played[V, E]:
+        """This seat leaves a match that still waits for players: the seat is open again and
+        this handle no longer acts for it (`errors.Refused` MATCH_NOT_WAITING once every seat
+        is filled: resign instead). Safe to repeat (one command id)."""
+        request = service_pb2.LeaveGameRequest(game_id=self.game_id, command_id=command_id or str(uuid.uuid4()))
+        response = await self.client.call(self.client.stub.LeaveGame, request, self.metadata)
+        return Played(
+            [_event(e, self.kind) for e in response.events],
+            _state(response.state, self.kind),
+            response.replayed,
+            request.command_id,
+        )
+
     async def suggest(self, bot: str = "") -> Suggestion[A]:
         """The move one of the game's bots (default: the strongest) would play for this seat."""
         response = await self.client.call(

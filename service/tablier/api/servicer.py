@@ -35,10 +35,24 @@ from tablier.v1 import service_pb2, service_pb2_grpc
 from .observe import CallContext, peer_of
 
 if TYPE_CHECKING:
-    from tablier.v1.service_pb2 import CreateGameResponse, HostCommandResponse, JoinGameResponse, PlayMoveResponse
+    from tablier.v1.service_pb2 import (
+        CreateGameResponse,
+        HostCommandResponse,
+        JoinGameResponse,
+        LeaveGameResponse,
+        PlayMoveResponse,
+        ResignGameResponse,
+    )
 
-    _Signed: TypeAlias = CreateGameResponse | JoinGameResponse | PlayMoveResponse | HostCommandResponse
-    _Played = TypeVar("_Played", PlayMoveResponse, HostCommandResponse)
+    _Signed: TypeAlias = (
+        CreateGameResponse
+        | JoinGameResponse
+        | PlayMoveResponse
+        | HostCommandResponse
+        | ResignGameResponse
+        | LeaveGameResponse
+    )
+    _Played = TypeVar("_Played", PlayMoveResponse, HostCommandResponse, ResignGameResponse, LeaveGameResponse)
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
 # GetView responses kept for reuse (see `GameServicer`).
@@ -403,6 +417,18 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.expected_seq if request.HasField("expected_seq") else None,
         )
         return await self._played(service_pb2.HostCommandResponse(replayed=done.replayed), done)
+
+    async def ResignGame(
+        self, request: service_pb2.ResignGameRequest, context: CallContext
+    ) -> service_pb2.ResignGameResponse:
+        done = await self.app.resign(request.game_id, await self._credential(context), request.command_id)
+        return await self._played(service_pb2.ResignGameResponse(replayed=done.replayed), done)
+
+    async def LeaveGame(
+        self, request: service_pb2.LeaveGameRequest, context: CallContext
+    ) -> service_pb2.LeaveGameResponse:
+        done = await self.app.leave(request.game_id, await self._credential(context), request.command_id)
+        return await self._played(service_pb2.LeaveGameResponse(replayed=done.replayed), done)
 
     async def ListEvents(
         self, request: service_pb2.ListEventsRequest, context: CallContext

@@ -42,7 +42,7 @@ class Access:
             pass  # the host reads what a spectator reads, and holds no seat
         elif cred.player_id is not None:
             # A player acts for the seat it holds here (its first), else reads as a spectator.
-            held = game.seats_of(cred.player_id)
+            held = [s for s in game.seats_of(cred.player_id) if not game.bot(s) and game.token_hashes[s]]
             if held:
                 principal = Principal(Role.SEAT, held[0])
         elif cred.token:

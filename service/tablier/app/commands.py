@@ -5,6 +5,7 @@ repository then holds the new state (and tells its listeners, the scheduler amon
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import uuid
 from collections.abc import Callable
@@ -270,6 +271,10 @@ class Commands:
             raise BadRequest(
                 "timeouts are the server's own command, given when a seat's clock runs out", "NOT_A_HOST_COMMAND"
             )
+        if command.startswith(("resign:", "leave:")):
+            raise BadRequest(
+                "resigning and leaving are the seat's own commands (ResignGame, LeaveGame)", "NOT_A_HOST_COMMAND"
+            )
         # The credential first: whether a match exists is not for anyone to probe.
         if not self.access.is_host(cred):
             if not cred.token:
@@ -279,6 +284,40 @@ class Commands:
         # The host sees what a spectator sees (unless the same token is also the auditor's).
         viewer = AUDITOR if self.access.is_auditor(cred) else SPECTATOR
         return await self.host(game, command_id, command, expected_seq, viewer)
+
+    async def seat_command(self, game_id: str, cred: Credential, command_id: str, verb: str) -> Played:
+        """`resign` or `leave` for the caller's own seat (a seat token, or a player credential):
+        decided by the core (`<verb>:<seat>`, recorded like a host command), then the seat's
+        record follows: left, the seat is vacant again; resigned in a match that goes on, the
+        server's strongest bot plays it. Either way the caller's token and player no longer act
+        for it, so the answer is a spectator's. The same command id again: the first result."""
+        check_command_id(command_id)
+        game = await self.repo.game(game_id)
+        prior = await self.repo.command_events(game.game_id, command_id)
+        if prior is not None:
+            first = await self.repo.command(game.game_id, command_id)
+            if first is None or first.input is None or not (first.input.host_command or "").startswith(f"{verb}:"):
+                raise AlreadyExists(f"command_id {command_id[:64]!r} was used for another command of this match")
+            return await self._replayed(game, prior, SPECTATOR)
+        seq, match = await self.repo.get(game)
+        seat = acting_seat(self.access.principal(game, cred, over=match.is_over(), read_only=False))
+        if match.is_over():
+            raise NotAllowedNow("the match is over", "GAME_OVER")
+        if verb == "leave" and not any(game.vacant(s) for s in range(game.seats) if s != seat):
+            raise NotAllowedNow(
+                "every seat of the match is filled: it no longer waits for players (resign instead)",
+                "MATCH_NOT_WAITING",
+            )
+        played = await self.host(game, command_id, f"{verb}:{seat}", None, SPECTATOR)
+        changed: GameRecord | None = None
+        if verb == "leave":
+            changed = await self.repo.release_seat(game, seat, b"")
+        elif not played.state.over:
+            bots = self.catalogue.get(game.game_type).bots
+            changed = await self.repo.hand_to_bot(game, seat, bots[-1] if bots else "random")
+        if changed is None:
+            return played
+        return dataclasses.replace(played, state=dataclasses.replace(played.state, seats=seat_infos(changed)))
 
     async def host(
         self,

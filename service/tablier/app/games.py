@@ -81,6 +81,7 @@ class GameApp:
             directory = MemoryPlayers()
         self.players = Players(directory, self.limiter.limits)
         self.repository = Repository(store, self.catalogue, cache_size)
+        directory.on_record = self.repository.drop_record
         self.feeds = Feeds(self.repository, pace=self.limiter.limits.watch_pace / 1000)
         self.commands = Commands(self.repository, self.access, self.limiter)
         self.reads = Reads(self.repository, self.access, self.limiter, self.feeds)
@@ -127,6 +128,14 @@ class GameApp:
     ) -> Played:
         with self._translating:
             return await self.commands.host_command(game_id, cred, command_id, command, expected_seq)
+
+    async def resign(self, game_id: str, cred: Credential, command_id: str) -> Played:
+        with self._translating:
+            return await self.commands.seat_command(game_id, cred, command_id, "resign")
+
+    async def leave(self, game_id: str, cred: Credential, command_id: str) -> Played:
+        with self._translating:
+            return await self.commands.seat_command(game_id, cred, command_id, "leave")
 
     # ----------------------------------------------------------------- reads
 

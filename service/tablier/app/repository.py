@@ -159,6 +159,25 @@ class Repository:
         self._keep_record(record)
         return record
 
+    def drop_record(self, gid: str) -> None:
+        """A record changed after no seat was vacant (a seat left or handed to a bot, through any
+        server): it is read afresh."""
+        self.records.pop(gid, None)
+
+    async def release_seat(self, game: GameRecord, seat: int, token_hash: bytes) -> GameRecord | None:
+        """`PlayerDirectory.release_seat`: the seat's holder left, the seat is vacant again."""
+        released = await self._store.players.release_seat(game.game_id, seat, token_hash)
+        self.drop_record(game.game_id)
+        return released
+
+    async def hand_to_bot(self, game: GameRecord, seat: int, bot: str) -> GameRecord:
+        """`PlayerDirectory.hand_to_bot`, then the match resumed: the server plays the seat."""
+        handed = await self._store.players.hand_to_bot(game.game_id, seat, bot)
+        self.drop_record(game.game_id)
+        self._keep_record(handed)
+        await self.resume(handed)
+        return handed
+
     def _keep_record(self, record: GameRecord) -> None:
         """Caches a record once no seat of it is vacant (it no longer changes)."""
         if any(record.vacant(s) for s in range(record.seats)):

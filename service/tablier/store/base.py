@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 # The integrity formulas (the chain, state hashes, salts, the seed commitment) are
 # `tablier.integrity`'s; the stores chain what they append with them.
@@ -20,6 +20,9 @@ from tablier.integrity import genesis_hash as genesis_hash
 from tablier.integrity import seed_commitment as seed_commitment
 from tablier.integrity import state_salt as state_salt
 from tablier.integrity import stored_state_hash as stored_state_hash
+
+if TYPE_CHECKING:
+    from tablier.store.players import PlayerDirectory
 
 
 class StoreError(Exception):
@@ -247,6 +250,10 @@ class ClockIndex(Protocol):
 
 
 class EventStore(EventLog, MatchDirectory, ClockIndex, Protocol):
-    """The store a server runs on: the three ports above, over one database."""
+    """The store a server runs on: the three ports above, over one database, and its player
+    directory (`players.PlayerDirectory`)."""
+
+    @property
+    def players(self) -> PlayerDirectory: ...
 
     async def close(self) -> None: ...

@@ -37,7 +37,7 @@ class MemoryStore:
         self._lock = asyncio.Lock()
         self._hub = WatchHub()
         self._clocks: set[str] = set()
-        self.players = MemoryPlayers()
+        self.players = MemoryPlayers(self._games)
 
     async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
         key = new_game_key(game.game_id)

@@ -18,17 +18,17 @@ import asyncio
 import hashlib
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 import psycopg
 
-from tablier.store.base import StoreError
+from tablier.store.base import GameRecord, StoreError, UnknownGame
 
 if TYPE_CHECKING:
-    from tablier.store.pg_database import Database
+    from tablier.store.pg_records import MatchRecords
 
 from tablier.store.pg_database import PLAYERS_CHANNEL
 
@@ -89,6 +89,8 @@ NAMES = NameBook()
 
 class PlayerDirectory(Protocol):
     names: NameBook
+    # Told the match whose record changed on any server (a seat left or handed to a bot).
+    on_record: Callable[[str], None] | None
 
     async def create_player(self, player: PlayerRecord, token_hash: bytes) -> PlayerRecord:
         """Stores a new player and its first credential, in one transaction."""
@@ -116,14 +118,28 @@ class PlayerDirectory(Protocol):
         """Revokes the credential (or every credential of its player), on every server at
         once; returns how many were live."""
 
+    async def release_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+        """The seat's holder left: the seat held with `token_hash` (b"": whatever holds it) is
+        vacant again, bound to no player. Returns the record, or None when the seat was not
+        held so. Every server drops its cached record of the match."""
+
+    async def hand_to_bot(self, game_id: str, seat: int, bot: str) -> GameRecord:
+        """The seat's holder resigned: the server plays the seat with `bot` from now on (its
+        token no longer acts), and the match is in the index of matches awaiting the server.
+        Every server drops its cached record of the match."""
+
 
 # -- in memory ---------------------------------------------------------------------------------
 
 
 class MemoryPlayers:
-    """The directory in this process's memory (tests, `memory:` stores)."""
+    """The directory in this process's memory (tests, `memory:` stores); `games` are the
+    store's match records, whose seats it releases or hands to a bot."""
 
-    def __init__(self) -> None:
+    def __init__(self, games: dict[str, GameRecord] | None = None) -> None:
+        self._games = games if games is not None else {}
+        # Told the match whose record changed (`Repository.drop_record`).
+        self.on_record: Callable[[str], None] | None = None
         self.names = NAMES
         self._players: dict[str, PlayerRecord] = {}
         self._external: dict[tuple[str, str], str] = {}
@@ -189,6 +205,38 @@ class MemoryPlayers:
                 self._credentials[h] = (pid, True)
         return revoked
 
+    async def release_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+        game = self._games.get(game_id)
+        if game is None:
+            raise UnknownGame(game_id)
+        held = game.token_hashes[seat] if 0 <= seat < game.seats else b""
+        if not held or (token_hash and held != token_hash):
+            return None
+        hashes = list(game.token_hashes)
+        hashes[seat] = b""
+        bound = list(game.seat_players)
+        if bound:
+            bound[seat] = None
+        released = replace(game, token_hashes=tuple(hashes), seat_players=tuple(bound) if any(bound) else ())
+        self._games[game_id] = released
+        if self.on_record is not None:
+            self.on_record(game_id)
+        return released
+
+    async def hand_to_bot(self, game_id: str, seat: int, bot: str) -> GameRecord:
+        game = self._games.get(game_id)
+        if game is None:
+            raise UnknownGame(game_id)
+        hashes = list(game.token_hashes)
+        hashes[seat] = b""
+        bots = list(game.bots or ("",) * game.seats)
+        bots[seat] = bot
+        handed = replace(game, token_hashes=tuple(hashes), bots=tuple(bots))
+        self._games[game_id] = handed
+        if self.on_record is not None:
+            self.on_record(game_id)
+        return handed
+
 
 # -- PostgreSQL ----------------------------------------------------------------------------------
 
@@ -203,8 +251,10 @@ class PgPlayers:
     """The directory in the store's database; its notifications arrive on the store's LISTEN
     connection (`Database.player_notes`)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: MatchRecords) -> None:
         self._db = db
+        # Told the match whose record changed, on any server (`Repository.drop_record`).
+        self.on_record: Callable[[str], None] | None = None
         self.names = NAMES
         # hash -> (player id, the listener's epoch when it was read)
         self._live: OrderedDict[bytes, tuple[str, int]] = OrderedDict()
@@ -218,6 +268,9 @@ class PgPlayers:
         elif kind == "revoke-player":
             for h in [h for h, (p, _) in self._live.items() if p == rest]:
                 del self._live[h]
+        elif kind == "record":
+            if self.on_record is not None:
+                self.on_record(rest)
         elif kind == "name":
             pid, _, tail = rest.partition(":")
             colour, _, name = tail.partition(":")
@@ -390,3 +443,44 @@ class PgPlayers:
         revoked, note = await self._db._run(write)
         self.heard(note or f"revoke:{token_hash.hex()}")  # this server at once, not at the echo
         return revoked
+
+    async def release_seat(self, game_id: str, seat: int, token_hash: bytes) -> GameRecord | None:
+        async def write(conn: psycopg.AsyncConnection) -> bool:
+            async with conn.transaction():
+                cur = await conn.execute(
+                    """UPDATE games SET token_hashes[%(i)s] = ''::bytea,
+                           seat_players = CASE WHEN cardinality(seat_players) = 0 THEN seat_players
+                               ELSE (SELECT array_agg(CASE WHEN n = %(i)s THEN NULL ELSE seat_players[n] END
+                                                      ORDER BY n)
+                                     FROM generate_series(1, seats) AS n) END
+                       WHERE game_id = %(g)s AND %(i)s BETWEEN 1 AND seats AND token_hashes[%(i)s] <> ''::bytea
+                         AND (%(h)s = ''::bytea OR token_hashes[%(i)s] = %(h)s)
+                       RETURNING game_id""",
+                    {"i": seat + 1, "g": game_id, "h": token_hash},
+                )
+                released = await cur.fetchone() is not None
+                if released:
+                    await conn.execute("SELECT pg_notify(%s, %s)", (PLAYERS_CHANNEL, f"record:{game_id}"))
+                return released
+
+        released = await self._db._run(write)
+        if not released:
+            await self._db.get_game(game_id)  # UnknownGame when there is no match
+            return None
+        return await self._db.get_game(game_id)
+
+    async def hand_to_bot(self, game_id: str, seat: int, bot: str) -> GameRecord:
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            async with conn.transaction():
+                await conn.execute(
+                    """UPDATE games SET token_hashes[%(i)s] = ''::bytea, clock_running = true,
+                           bots = (SELECT array_agg(CASE WHEN n = %(i)s THEN %(b)s ELSE coalesce(bots[n], '') END
+                                                    ORDER BY n)
+                                   FROM generate_series(1, seats) AS n)
+                       WHERE game_id = %(g)s AND %(i)s BETWEEN 1 AND seats""",
+                    {"i": seat + 1, "g": game_id, "b": bot},
+                )
+                await conn.execute("SELECT pg_notify(%s, %s)", (PLAYERS_CHANNEL, f"record:{game_id}"))
+
+        await self._db._run(write)
+        return await self._db.get_game(game_id)
