@@ -1832,6 +1832,8 @@ fn timeout_pass_is_a_pass_even_with_tiles_in_the_bag() {
 #[test]
 fn best_play_is_the_first_play_of_the_best_score() {
     use super::plays::{best_play, enumerate_plays};
+    // The best play as `best_play` answers it: its cells with their tile types, and its score.
+    type Best = Option<(Vec<(i32, i32, u8)>, u32)>;
     let mut checked = 0;
     for seed in 0..40u64 {
         let cfg = Qwirkle::checked_config(2 + (seed % 3) as u32, &Options::new()).unwrap();
@@ -1843,7 +1845,7 @@ fn best_play_is_the_first_play_of_the_best_score() {
             let seat = st.current;
             for s in 0..st.seats() {
                 let hand = st.hand_types(s);
-                let mut want: Option<(Vec<(i32, i32, u8)>, u32)> = None;
+                let mut want: Best = None;
                 enumerate_plays(&st.board, hand, |p| {
                     if want.as_ref().is_none_or(|w| p.score > w.1) {
                         want = Some((p.placements().collect(), p.score));
