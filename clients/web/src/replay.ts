@@ -16,8 +16,11 @@ async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
 }
 
 // Rollouts per move for the replay's move values, from a fixed seed (the same values every
-// time), within a time budget so that a position with many moves still answers.
+// time), within a time budget so that a position with many moves still answers. The moves are
+// screened by successive halving (RolloutSettings.screen_to): the best VALUE_SCREEN_TO get every
+// rollout, on two threads; a Qwirkle table of ~100 moves then costs a sixth of valuing them all.
 const VALUE_ROLLOUTS = 200;
+const VALUE_SCREEN_TO = 8;
 const VALUE_SEED = 1n;
 const VALUE_BUDGET_MS = 15_000;
 
@@ -41,7 +44,7 @@ async function moveValues(gameId: string, gameType: string, seq: number, events:
   const got = await client.getView({ gameId, atSeq: BigInt(seq), withPosition: true, positionSeat: seat }, asAuditorRole);
   const labels = new Map(got.positionMoves.map((m, i) => [actionKey(anyJson(m)), got.positionMoveLabels[i]]));
   const ev = await client.evaluatePosition({ gameType, position: got.position,
-    rollouts: { rollouts: VALUE_ROLLOUTS, seed: VALUE_SEED, timeBudgetMs: VALUE_BUDGET_MS, threads: 1 } });
+    rollouts: { rollouts: VALUE_ROLLOUTS, seed: VALUE_SEED, timeBudgetMs: VALUE_BUDGET_MS, threads: 2, screenTo: VALUE_SCREEN_TO } });
   // The move played from here: the next seat action of that seat in the log.
   const next = events.slice(seq).find((e) => e.command?.action && e.command.seat === seat);
   const played = next?.command?.action ? actionKey(anyJson(next.command.action)) : undefined;
