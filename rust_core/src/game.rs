@@ -519,6 +519,15 @@ pub trait Game: 'static {
         )))
     }
 
+    /// Whether `seat`, whose decision took the match from `before` to `after`, still has its
+    /// own turn to finish there (a drawn card to keep or discard, a power card's peek): the
+    /// `bot` and `evaluator` timeout policies decide for a timed-out seat until it has not, so
+    /// a clock never leaves a turn half played. The default: a turn is one decision.
+    fn turn_continues(before: &Self::State, after: &Self::State, seat: Seat) -> bool {
+        let _ = (before, after, seat);
+        false
+    }
+
     /// The timer running in this state, if any (its command is one of `HOST_COMMANDS`).
     fn timer(state: &Self::State) -> Option<Timer> {
         let _ = state;

@@ -541,22 +541,39 @@ impl<G: Game> Match<G> {
             kind: clock::SEAT_TIMED_OUT,
             payload: timed_out.encode_to_vec(),
         }];
-        let decided = if policy == clock::EVALUATOR {
-            // The evaluator bot, from what the seat may know only: a fixed number of
-            // simulated decisions, no clock (`rollout::bot_move`).
-            let mut bot_rng = Rng::from_u64(rng.next_u64());
-            let action =
-                G::evaluator_move(&self.state, seat, &mut bot_rng).ok_or_else(|| {
-                    CoreError::Unsupported(format!("{} has no evaluator with rollouts", G::NAME))
-                })??;
-            G::decide(&self.state, seat, &action, rng)?
-        } else if policy == clock::BOT {
+        let decided = if policy == clock::EVALUATOR || policy == clock::BOT {
             // The bot draws from its own stream, seeded from the command's: the deal that
-            // decide may draw stays independent of the bot's choice.
+            // decide may draw stays independent of the bot's choice. It plays the seat's whole
+            // turn (`Game::turn_continues`), each step decided on the state the last one left.
             let mut bot_rng = Rng::from_u64(rng.next_u64());
             let bot = G::BOTS.last().copied().unwrap_or("random");
-            let action = G::bot_action(&self.state, seat, bot, &mut bot_rng)?;
-            G::decide(&self.state, seat, &action, rng)?
+            let mut state = self.state.clone();
+            let mut decided = Vec::new();
+            // A turn is a handful of steps; the bound only guards against a rules bug looping.
+            for _ in 0..32 {
+                let action = if policy == clock::EVALUATOR {
+                    // The evaluator bot, from what the seat may know only: a fixed number of
+                    // simulated decisions, no clock (`rollout::bot_move`).
+                    G::evaluator_move(&state, seat, &mut bot_rng).ok_or_else(|| {
+                        CoreError::Unsupported(format!(
+                            "{} has no evaluator with rollouts",
+                            G::NAME
+                        ))
+                    })??
+                } else {
+                    G::bot_action(&state, seat, bot, &mut bot_rng)?
+                };
+                let step = G::decide(&state, seat, &action, rng)?;
+                let before = state.clone();
+                for event in &step {
+                    G::evolve(&mut state, event)?;
+                }
+                decided.extend(step);
+                if G::outcome(&state).is_some() || !G::turn_continues(&before, &state, seat) {
+                    break;
+                }
+            }
+            decided
         } else {
             G::timeout_events(&self.state, seat, policy, rng)?
         };

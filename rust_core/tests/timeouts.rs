@@ -84,6 +84,10 @@ fn registry_match(game: &str, policy: &str, seats: u32, extra: Opts, seed: u64) 
     let seed32 = tablier_core::conformance::seed_bytes(seed);
     let mut seq = 1u64;
     let mut timeouts = 0;
+    // Timeouts of the silent seat with no other seat's move between them: a policy plays the
+    // seat's whole turn, so a clock never leaves it half played and never runs out twice in one
+    // turn.
+    let mut in_a_row = 0;
     let mut apply =
         |m: &mut Box<dyn registry::DynMatch>, evs: Vec<registry::EncodedEvent>, seq: &mut u64| {
             for e in evs {
@@ -102,6 +106,11 @@ fn registry_match(game: &str, policy: &str, seats: u32, extra: Opts, seed: u64) 
         let awaited = m.to_act();
         let evs = if awaited.contains(&0) {
             timeouts += 1;
+            in_a_row += 1;
+            assert!(
+                in_a_row == 1,
+                "{game} {policy} seed {seed}: seat 0 timed out again within its turn"
+            );
             let evs = m
                 .host_command("timeout:0", &mut Rng::for_command(&seed32, seq))
                 .unwrap();
@@ -114,6 +123,7 @@ fn registry_match(game: &str, policy: &str, seats: u32, extra: Opts, seed: u64) 
             assert!(evs.len() > 1, "the policy's events follow seat_timed_out");
             evs
         } else {
+            in_a_row = 0;
             let seat = awaited[0];
             let bots = g.info().bots;
             let action = m

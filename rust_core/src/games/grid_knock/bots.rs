@@ -90,6 +90,15 @@ pub(super) fn timeout_default_move(
     Ok(events)
 }
 
+/// Whether `seat`'s turn goes on after its step from `before` to `after` (`Game::turn_continues`):
+/// the condition `timeout_default_move` loops on (still awaited, in the same turn or the same
+/// initial reveal).
+pub(super) fn turn_continues(before: &State, after: &State, seat: Seat) -> bool {
+    to_act_mask(after) >> seat & 1 == 1
+        && after.turns == before.turns
+        && (after.phase == Phase::InitialReveal) == (before.phase == Phase::InitialReveal)
+}
+
 // ------------------------------------------------------------------------------------------
 // Bots
 

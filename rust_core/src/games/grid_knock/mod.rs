@@ -268,6 +268,10 @@ impl Game for GridKnock {
         timeout_default_move(state, seat, policy, rng)
     }
 
+    fn turn_continues(before: &State, after: &State, seat: Seat) -> bool {
+        bots::turn_continues(before, after, seat)
+    }
+
     fn bot_action(state: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
         bot_action(state, seat, bot, rng)
     }

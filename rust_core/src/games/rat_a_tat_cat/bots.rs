@@ -80,6 +80,12 @@ pub(super) fn timeout_draw_and_discard(
     Ok(events)
 }
 
+/// Whether `seat`'s turn goes on after its step from `before` to `after` (`Game::turn_continues`):
+/// the condition `timeout_draw_and_discard` loops on.
+pub(super) fn turn_continues(before: &State, after: &State, seat: Seat) -> bool {
+    before.phase != Phase::EndOfTurn && after.phase.awaiting() && after.current as u32 == seat
+}
+
 /// Heuristic bot: keeps what it has seen (its own knowledge bits only), treats an unknown card
 /// (or an inert power card, replaced at reveal) as worth 5, the deck mean.
 /// Keeps the drawn card in `slot` when it lowers that card by `margin` at least (`gain`), else

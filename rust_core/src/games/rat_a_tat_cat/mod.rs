@@ -223,6 +223,10 @@ impl Game for RatATatCat {
         timeout_draw_and_discard(s, seat, policy, rng)
     }
 
+    fn turn_continues(before: &State, after: &State, seat: Seat) -> bool {
+        bots::turn_continues(before, after, seat)
+    }
+
     fn bot_action(s: &State, seat: Seat, bot: &str, rng: &mut Rng) -> CoreResult<pb::Action> {
         bots::bot_action(s, seat, bot, rng)
     }
