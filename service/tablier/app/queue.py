@@ -24,6 +24,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from tablier.store.players import NAMES
 from tablier.store.ratings import PgRatings, Ticket
 
 from .auth import Credential
@@ -33,6 +34,9 @@ from .errors import AlreadyExists, BadRequest, Unauthenticated, Unavailable
 from .ranked import bot_subject, player_subject
 
 log = logging.getLogger(__name__)
+
+# Matches created (and players told) at once by one server's step.
+CREATING = 16
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class Matchmaker:
         self._local: dict[str, tuple[Ticket, asyncio.Future[Matched]]] = {}
         self._loop: asyncio.Task[None] | None = None
         self.matches_made = 0
+        # Tickets waiting per (game type, seats), as the last step counted them (all servers').
+        self._queued: dict[tuple[str, int], int] = {}
 
     def window(self, waited: float) -> int:
         return int(self.settings.window + self.settings.widen * waited)
@@ -124,7 +130,7 @@ class Matchmaker:
         try:
             while True:
                 waited = asyncio.get_running_loop().time() - started
-                queued = await self.store.waiting(game_type, seats)
+                queued = max(self._queued.get((game_type, seats), 0), 1)
                 yield self._status(record, waited, queued)
                 await asyncio.wait([future], timeout=self.settings.status_every)
                 if future.cancelled():
@@ -186,7 +192,8 @@ class Matchmaker:
         players told of theirs. Returns the matches made here."""
         assert self.store is not None
         made = 0
-        for game_type, seats in await self.store.queued_kinds():
+        self._queued = await self.store.queued()
+        for game_type, seats in list(self._queued):
             made += await self.store.take(game_type, seats, functools.partial(self._group, game_type, seats))
         self.matches_made += made
         mine = list(self._local)
@@ -198,34 +205,46 @@ class Matchmaker:
                 if ticket not in present and local is not None and not local[1].done():
                     local[1].cancel()  # cancelled through another server (CancelFind)
             matched = [t for t in rows if t.game_id is not None and t.seat is not None]
-            told = []
+            gate = asyncio.Semaphore(CREATING)
+            by_game: dict[str, list[Ticket]] = {}
             for t in matched:
-                local = self._local.get(t.ticket)
-                if local is None or local[1].done():
-                    continue
-                assert t.game_id is not None and t.seat is not None
-                local[1].set_result(Matched(t.game_id, t.seat, await self._words(t)))
-                told.append(t.ticket)
+                by_game.setdefault(str(t.game_id), []).append(t)
+
+            async def tell(game_id: str, tickets: list[Ticket]) -> list[str]:
+                async with gate:
+                    labels = await self._labels(game_id)
+                out = []
+                for t in tickets:
+                    local = self._local.get(t.ticket)
+                    if local is None or local[1].done() or t.seat is None:
+                        continue
+                    local[1].set_result(Matched(game_id, t.seat, self._words(labels, t.seat)))
+                    out.append(t.ticket)
+                return out
+
+            told = [x for xs in await asyncio.gather(*(tell(g, ts) for g, ts in by_game.items())) for x in xs]
             if told:
                 await self.store.forget(told)
         return made
 
-    async def _words(self, t: Ticket) -> str:
-        assert self.store is not None and t.game_id is not None
-        game = await self.commands.repo.game(t.game_id)
-        others = []
-        subjects = []
-        for seat in range(game.seats):
-            if seat == t.seat:
-                continue
-            player = game.player(seat)
-            subjects.append(player_subject(player) if player else bot_subject(game.bot(seat)))
+    async def _labels(self, game_id: str) -> list[str]:
+        """Per seat of a match the queue made: who sits there and its rating ("Alice (1,512)")."""
+        assert self.store is not None
+        game = await self.commands.repo.game(game_id)
+        subjects = [player_subject(p) if (p := game.player(s)) else bot_subject(game.bot(s)) for s in range(game.seats)]
         rows = {r.subject: r.rating for r in await self.store.ratings(game.game_type, subjects)}
-        for seat, subject in zip([s for s in range(game.seats) if s != t.seat], subjects, strict=True):
+        labels = []
+        for seat, subject in enumerate(subjects):
             player = game.player(seat)
-            name = await self.name_of(player) if player else f"bot {game.bot(seat)}"
-            others.append(f"{name} ({thousands(rows.get(subject, 1500))})")
-        return f"Matched with {' and '.join(others)}: you play seat {(t.seat or 0) + 1}"
+            known = NAMES.get(player) if player else None
+            name = (known[0] if known else await self.name_of(player)) if player else f"bot {game.bot(seat)}"
+            labels.append(f"{name} ({thousands(rows.get(subject, 1500))})")
+        return labels
+
+    @staticmethod
+    def _words(labels: list[str], seat: int) -> str:
+        others = [label for s, label in enumerate(labels) if s != seat]
+        return f"Matched with {' and '.join(others)}: you play seat {seat + 1}"
 
     async def _group(self, game_type: str, seats: int, found: list[Ticket]) -> list[tuple[str, list[tuple[str, int]]]]:
         now = datetime.now(UTC)
@@ -233,6 +252,7 @@ class Matchmaker:
         made: list[tuple[str, list[tuple[str, int]]]] = []
         bots: dict[str, int] | None = None
         taken: set[str] = set()
+        plans: list[tuple[list[str | None], list[str], list[Ticket]]] = []
         for first in free:
             if first.ticket in taken:
                 continue
@@ -259,8 +279,17 @@ class Matchmaker:
                     continue
                 kind = min(bots, key=lambda b: (abs(bots[b] - first.rating) if bots else 0, b))
                 names += [kind] * fill
-            game_id = await self.commands.create_matched(game_type, players, names)
             taken.update(t.ticket for t in group)
+            plans.append((players, names, group))
+        # The matches created a few at a time (each is its own transaction on the pool).
+        gate = asyncio.Semaphore(CREATING)
+
+        async def create(players: list[str | None], names: list[str]) -> str:
+            async with gate:
+                return await self.commands.create_matched(game_type, players, names)
+
+        ids = await asyncio.gather(*(create(players, names) for players, names, _ in plans))
+        for game_id, (_, _, group) in zip(ids, plans, strict=True):
             made.append((game_id, [(t.ticket, seat) for seat, t in enumerate(group)]))
         return made
 

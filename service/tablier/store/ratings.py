@@ -277,17 +277,6 @@ class PgRatings:
 
         return await self._db._run(read)
 
-    async def waiting(self, game_type: str, seats: int) -> int:
-        async def read(conn: psycopg.AsyncConnection) -> int:
-            cur = await conn.execute(
-                "SELECT count(*) FROM match_queue WHERE game_type = %s AND seats = %s AND game_id IS NULL",
-                (game_type, seats),
-            )
-            found = await cur.fetchone()
-            return int(found[0]) if found else 0
-
-        return await self._db._run(read)
-
     async def take(
         self,
         game_type: str,
@@ -330,10 +319,14 @@ class PgRatings:
 
         await self._db._run(write)
 
-    async def queued_kinds(self) -> list[tuple[str, int]]:
-        async def read(conn: psycopg.AsyncConnection) -> list[tuple[str, int]]:
-            cur = await conn.execute("SELECT DISTINCT game_type, seats FROM match_queue WHERE game_id IS NULL")
-            return [(r[0], int(r[1])) for r in await cur.fetchall()]
+    async def queued(self) -> dict[tuple[str, int], int]:
+        """The tickets waiting, per (game type, seats)."""
+
+        async def read(conn: psycopg.AsyncConnection) -> dict[tuple[str, int], int]:
+            cur = await conn.execute(
+                "SELECT game_type, seats, count(*) FROM match_queue WHERE game_id IS NULL GROUP BY 1, 2"
+            )
+            return {(r[0], int(r[1])): int(r[2]) for r in await cur.fetchall()}
 
         return await self._db._run(read)
 
