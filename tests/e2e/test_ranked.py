@@ -6,6 +6,7 @@ matchmaking queue across two servers, with a bot filling a seat after the wait."
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
@@ -355,3 +356,31 @@ def test_a_bot_of_near_rating_fills_the_seat_after_the_wait(serving) -> None:
 
     finally:
         s.channel.close()
+
+
+def test_the_queue_load_test_matches_and_plays_every_player(server: Server, tmp_path) -> None:
+    out = tmp_path / "queue.json"
+    done = subprocess.run(
+        tablier_cmd(
+            "loadtest",
+            "queue",
+            "--server",
+            server.address,
+            "--players",
+            "4",
+            "--game",
+            GAME,
+            "--seats",
+            "2",
+            "--json",
+            str(out),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    report = json.loads(out.read_text())
+    assert (report["matched"], report["matches"]) == (4, 2) and report["moves"] > 0
+    assert 0 < report["time_to_match_s"]["p50"] <= report["time_to_match_s"]["p99"]
+    assert "time to match: p50" in done.stdout
