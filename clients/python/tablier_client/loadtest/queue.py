@@ -105,7 +105,8 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                         games.add(status.game_id)
                         bots += "bot " in status.message
                         if not args.no_play:
-                            moves += await _play(c, status.game_id)
+                            played = await _play(c, status.game_id)
+                            moves += played  # after the await: `moves += await ...` would lose the others'
                         return
 
             await asyncio.gather(*(one(c) for c in clients))
