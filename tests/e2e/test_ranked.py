@@ -10,6 +10,7 @@ import json
 import subprocess
 import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 
@@ -384,3 +385,15 @@ def test_the_queue_load_test_matches_and_plays_every_player(server: Server, tmp_
     assert (report["matched"], report["matches"]) == (4, 2) and report["moves"] > 0
     assert 0 < report["time_to_match_s"]["p50"] <= report["time_to_match_s"]["p99"]
     assert "time to match: p50" in done.stdout
+
+
+def test_the_leaderboard_reaches_browsers_over_connect(serving) -> None:
+    srv, _ = serving("--web-listen", "127.0.0.1:0")
+    request = urllib.request.Request(
+        f"{srv.web_url}/tablier.v1.RankedService/GetLeaderboard",
+        data=json.dumps({"gameType": GAME, "pageSize": 5}).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        board = json.loads(answer.read())
+    assert board["ratings"] and board["ratings"][0]["rank"] == 1 and board["total"] >= len(board["ratings"])

@@ -33,6 +33,10 @@ class RankedServicer(ranked_pb2_grpc.RankedServiceServicer):
     def __init__(self, app: GameApp) -> None:
         self.app = app
 
+    def streams_of_messages(self) -> dict[str, object]:
+        """The browser transport's streams of messages (FindMatch yields messages already)."""
+        return {}
+
     async def _player(self, context: CallContext) -> Credential:
         return await self.app.players.resolve(credential(context))
 

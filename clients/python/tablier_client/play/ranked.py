@@ -12,7 +12,9 @@ from ..v1 import ranked_pb2
 
 
 def board_line(r: ranked_pb2.Rating) -> str:
-    return f"{r.rank:>4}  {r.rating:>6,}  {r.display_name:<32} {r.matches:>5} matches"
+    return (
+        f"{r.rank:>4}  {r.rating:>6,}  {r.display_name:<32} {r.matches:>5} {'match' if r.matches == 1 else 'matches'}"
+    )
 
 
 async def print_leaderboard(server: str, game: str, page: int = 0, tls: bool | None = None) -> int:
