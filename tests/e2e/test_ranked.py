@@ -25,7 +25,7 @@ from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
 from .conftest import START_TIMEOUT, Server, tablier_cmd
-from .helpers import expect_error, seat
+from .helpers import error_of, expect_error, seat
 
 GAME = "carre"
 WAIT = 30.0
@@ -339,6 +339,25 @@ def test_the_queue_matches_players_waiting_on_two_servers_and_a_search_can_be_ca
         assert left.cancelled
         rest = list(stream)  # the stream ends
         assert not any(m.HasField("matched") for m in rest)
+
+        # Closing the stream leaves the queue too: the player may queue again at once after.
+        again = sb.ranked.FindMatch(
+            rk.FindMatchRequest(game_type="qwirkle", seats=4), metadata=seat(jay.credential), timeout=60
+        )
+        assert next(again).waiting.ticket
+        again.cancel()
+        deadline = time.monotonic() + WAIT
+        while True:
+            third = sb.ranked.FindMatch(
+                rk.FindMatchRequest(game_type="qwirkle", seats=4), metadata=seat(jay.credential), timeout=60
+            )
+            try:
+                assert next(third).waiting.ticket
+                third.cancel()
+                break
+            except grpc.RpcError as exc:
+                assert error_of(exc)[1] == "ALREADY_QUEUED" and time.monotonic() < deadline
+                time.sleep(0.05)
     finally:
         sa.channel.close()
         sb.channel.close()
@@ -397,3 +416,24 @@ def test_the_leaderboard_reaches_browsers_over_connect(serving) -> None:
     with urllib.request.urlopen(request, timeout=30) as answer:
         board = json.loads(answer.read())
     assert board["ratings"] and board["ratings"][0]["rank"] == 1 and board["total"] >= len(board["ratings"])
+
+
+def test_a_player_who_resigns_is_placed_last(stubs: Stubs) -> None:
+    kim, lee = stubs.guest("Kim"), stubs.guest("Lee")
+    made = stubs.games.CreateGame(
+        pb.CreateGameRequest(game_type=GAME, seats=2, ranked=True, seat_assignments=creator_and(pb.SEAT_KIND_OPEN)),
+        metadata=seat(kim.credential),
+    )
+    joined = stubs.games.JoinGame(pb.JoinGameRequest(game_id=made.game_id), metadata=seat(lee.credential))
+    creds = {0: kim.credential, joined.seat: lee.credential}
+    state = stubs.games.GetView(pb.GetViewRequest(game_id=made.game_id)).state
+    mover = state.to_act[0]
+    resigned = stubs.games.ResignGame(
+        pb.ResignGameRequest(game_id=made.game_id, command_id="resign"), metadata=seat(creds[mover])
+    )
+    assert resigned.state.over
+    loser = f"player:{(kim if mover == 0 else lee).player.player_id}"
+    history = rated(stubs.ranked, loser, made.game_id)
+    places = {c.seat: c.placement for c in history.entries[0].event.changes}
+    assert places[mover] == 2 and places[1 - mover] == 1
+    assert history.entries[0].change.rating_after < history.entries[0].change.rating_before

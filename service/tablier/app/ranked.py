@@ -16,8 +16,8 @@ every byte, the chain and the projection's rows.
 What is rated: a match created ranked (its options the game's defaults, checked at creation),
 every seat a signed-in player or a server bot, ended by the rules (an outcome not `aborted`).
 Placements come from the outcome: winners first, then by score (lower first when the game
-counts penalty points); equal scores share a placement; a seat that timed out (a
-`seat_timed_out` event) is placed last.
+counts penalty points); equal scores share a placement; a seat that timed out or resigned (a
+`seat_timed_out` or `seat_resigned` event: a forfeit) is placed last.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from tablier._core import Match
 from tablier.integrity import chain_hash, rating_genesis
 from tablier.store.base import GameRecord
 from tablier.store.ratings import PgRatings, RatingRow, StoredRating
-from tablier.v1.common_pb2 import Outcome, SeatTimedOut
+from tablier.v1.common_pb2 import Outcome, SeatResigned, SeatTimedOut
 from tablier.v1.ranked_pb2 import RatingChange, RatingEvent
 
 from .catalogue import Catalogue
@@ -81,13 +81,15 @@ def bot_subject(bot: str) -> str:
 
 
 def subjects_of(game: GameRecord) -> list[str] | None:
-    """Per seat, its subject; None when a seat is neither a signed-in player nor a bot."""
+    """Per seat, its subject; None when a seat is neither a signed-in player nor a bot. A seat
+    whose player resigned and handed it to the server's bot stays its player's: the player is
+    rated (last), not the bot that finished the match."""
     out = []
     for seat in range(game.seats):
-        if game.bot(seat):
-            out.append(bot_subject(game.bot(seat)))
-        elif game.player(seat):
+        if game.player(seat):
             out.append(player_subject(str(game.player(seat))))
+        elif game.bot(seat):
+            out.append(bot_subject(game.bot(seat)))
         else:
             return None
     return out
@@ -321,13 +323,15 @@ class Ranked:
             log.info("ranked match %s is not rated: it was stopped, not ended by the rules", game.game_id)
             return None
         events = await self.repo.events(game, 0, seq, seq)
+        # Seats that lose whatever the score: timed out, or resigned (a forfeit).
         timed_out: set[int] = set()
         for ev in events:
-            if ev.kind == "seat_timed_out":
+            if ev.kind in ("seat_timed_out", "seat_resigned"):
                 try:
-                    timed_out.add(SeatTimedOut.FromString(ev.payload).seat)
+                    lost = SeatTimedOut if ev.kind == "seat_timed_out" else SeatResigned
+                    timed_out.add(lost.FromString(ev.payload).seat)
                 except Exception:
-                    log.warning("a seat_timed_out event of %s does not decode", game.game_id)
+                    log.warning("a %s event of %s does not decode", ev.kind, game.game_id)
         rated = Rated(
             game_id=game.game_id,
             match_chain_head=events[-1].chain_hash if events else b"",
