@@ -6,6 +6,7 @@ matchmaking queue across two servers, with a bot filling a seat after the wait."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import threading
@@ -437,3 +438,26 @@ def test_a_player_who_resigns_is_placed_last(stubs: Stubs) -> None:
     places = {c.seat: c.placement for c in history.entries[0].event.changes}
     assert places[mover] == 2 and places[1 - mover] == 1
     assert history.entries[0].change.rating_after < history.entries[0].change.rating_before
+
+
+async def test_the_terminal_players_end_screen_shows_the_rating_change_and_rank(server: Server) -> None:
+    from tablier_client.play.app import MatchScreen, PlayApp, Start
+
+    s = Stubs(server)
+    try:
+        who, game_id = await asyncio.to_thread(ranked_match_with_bot, s, "Mia")
+    finally:
+        s.channel.close()
+    app = PlayApp(server.address, tls=False, start=Start(game_id=game_id, credential=who.credential))
+    async with app.run_test(size=(170, 50)) as pilot:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + WAIT
+
+        def said() -> str:
+            screen = app.screen
+            return str(screen.query_one("#moves-label").render()) if isinstance(screen, MatchScreen) else ""
+
+        while "Rating " not in said():
+            assert loop.time() < deadline, f"no rating change on the end screen: {said()!r}"
+            await pilot.pause(0.05)
+        assert "Match over" in said() and " → " in said() and "(rank " in said()
