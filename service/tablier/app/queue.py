@@ -86,7 +86,7 @@ class Matchmaker:
         name_of: Callable[[str], Awaitable[str]],
         settings: QueueSettings | None = None,
     ) -> None:
-        self.store = store
+        self.ratings = store
         self.commands = commands
         self.catalogue = catalogue
         self.name_of = name_of
@@ -109,17 +109,17 @@ class Matchmaker:
                 "FindMatch needs 'authorization: Bearer <player credential>' (PlayerService.CreateGuestPlayer)",
                 "PLAYER_CREDENTIAL_REQUIRED",
             )
-        if self.store is None:
+        if self.ratings is None:
             raise Unavailable("ranked play needs PostgreSQL (this server has the memory store)", "NO_RANKED_STORE")
         info = self.catalogue.get(game_type)
         if not info.min_players <= seats <= info.max_players:
             raise BadRequest(
                 f"{info.id} takes {info.min_players} to {info.max_players} seats, not {seats}", "BAD_SEATS"
             )
-        rows = await self.store.ratings(game_type, [player_subject(cred.player_id)])
+        rows = await self.ratings.ratings(game_type, [player_subject(cred.player_id)])
         rating = rows[0].rating if rows else 1500
         ticket = str(uuid.uuid4())
-        if not await self.store.enqueue(ticket, cred.player_id, game_type, seats, rating):
+        if not await self.ratings.enqueue(ticket, cred.player_id, game_type, seats, rating):
             raise AlreadyExists("this player is in the queue already (CancelFind leaves it)", "ALREADY_QUEUED")
         record = Ticket(ticket, cred.player_id, game_type, seats, rating, datetime.now(UTC))
         future: asyncio.Future[Matched] = asyncio.get_running_loop().create_future()
@@ -143,7 +143,7 @@ class Matchmaker:
             self._local.pop(ticket, None)
             if not done:
                 with contextlib.suppress(Exception):
-                    await self.store.cancel(ticket)
+                    await self.ratings.cancel(ticket)
 
     def _status(self, t: Ticket, waited: float, queued: int) -> Waiting:
         window = self.window(waited)
@@ -161,13 +161,13 @@ class Matchmaker:
     async def cancel(self, cred: Credential, ticket: str) -> bool:
         if cred.player_id is None:
             raise Unauthenticated("CancelFind needs the player credential that queued", "PLAYER_CREDENTIAL_REQUIRED")
-        if self.store is None:
+        if self.ratings is None:
             return False
         try:
             uuid.UUID(ticket)
         except ValueError:
             raise BadRequest("a ticket is a UUID (FindMatch's QueueStatus.ticket)", "BAD_TICKET") from None
-        cancelled = await self.store.cancel(ticket, cred.player_id)
+        cancelled = await self.ratings.cancel(ticket, cred.player_id)
         local = self._local.get(ticket)
         if cancelled and local is not None:
             local[1].cancel()
@@ -190,15 +190,15 @@ class Matchmaker:
     async def step(self) -> int:
         """One look at the queue: matches made of every waiting kind, then this server's
         players told of theirs. Returns the matches made here."""
-        assert self.store is not None
+        assert self.ratings is not None
         made = 0
-        self._queued = await self.store.queued()
+        self._queued = await self.ratings.queued()
         for game_type, seats in list(self._queued):
-            made += await self.store.take(game_type, seats, functools.partial(self._group, game_type, seats))
+            made += await self.ratings.take(game_type, seats, functools.partial(self._group, game_type, seats))
         self.matches_made += made
         mine = list(self._local)
         if mine:
-            rows = await self.store.tickets(mine)
+            rows = await self.ratings.tickets(mine)
             present = {t.ticket for t in rows}
             for ticket in mine:
                 local = self._local.get(ticket)
@@ -224,15 +224,15 @@ class Matchmaker:
 
             told = [x for xs in await asyncio.gather(*(tell(g, ts) for g, ts in by_game.items())) for x in xs]
             if told:
-                await self.store.forget(told)
+                await self.ratings.forget(told)
         return made
 
     async def _labels(self, game_id: str) -> list[str]:
         """Per seat of a match the queue made: who sits there and its rating ("Alice (1,512)")."""
-        assert self.store is not None
+        assert self.ratings is not None
         game = await self.commands.repo.game(game_id)
         subjects = [player_subject(p) if (p := game.player(s)) else bot_subject(game.bot(s)) for s in range(game.seats)]
-        rows = {r.subject: r.rating for r in await self.store.ratings(game.game_type, subjects)}
+        rows = {r.subject: r.rating for r in await self.ratings.ratings(game.game_type, subjects)}
         labels = []
         for seat, subject in enumerate(subjects):
             player = game.player(seat)
@@ -294,9 +294,9 @@ class Matchmaker:
         return made
 
     async def _bot_ratings(self, game_type: str) -> dict[str, int]:
-        assert self.store is not None
+        assert self.ratings is not None
         kinds = list(self.catalogue.get(game_type).bots)
-        rows = {r.subject: r.rating for r in await self.store.ratings(game_type, [bot_subject(b) for b in kinds])}
+        rows = {r.subject: r.rating for r in await self.ratings.ratings(game_type, [bot_subject(b) for b in kinds])}
         return {b: rows.get(bot_subject(b), 1500) for b in kinds}
 
     async def close(self) -> None:

@@ -281,16 +281,16 @@ class Ranked:
     """Rates each ranked match that ends (a reaction to the repository's new states), and
     answers the leaderboards. Without a ratings store (the memory store) nothing is rated."""
 
-    def __init__(self, repository: Repository, store: PgRatings | None) -> None:
+    def __init__(self, repository: Repository, ratings: PgRatings | None) -> None:
         self.repo = repository
-        self.store = store
+        self.ratings = ratings
         self._rating: dict[str, asyncio.Task[None]] = {}
         self._resume: asyncio.Task[None] | None = None
         self.rated = 0
         repository.on_state(self.ended)
 
     def ended(self, game: GameRecord, seq: int, match: Match) -> None:
-        if not game.ranked or self.store is None or not match.is_over() or game.game_id in self._rating:
+        if not game.ranked or self.ratings is None or not match.is_over() or game.game_id in self._rating:
             return
         task = asyncio.get_running_loop().create_task(self._rate_logged(game))
         self._rating[game.game_id] = task
@@ -305,14 +305,14 @@ class Ranked:
     async def rate(self, game: GameRecord) -> int | None:
         """Appends the match's rating event; None when it is not rated (not over, not
         eligible, or already rated). Safe to call any number of times, on any server."""
-        store = self.store
-        if store is None or not game.ranked:
+        directory = self.ratings
+        if directory is None or not game.ranked:
             return None
         subjects = subjects_of(game)
         if subjects is None:
             log.info("ranked match %s is not rated: a seat is not a signed-in player", game.game_id)
             return None
-        if await store.rated(game.game_id):
+        if await directory.rated(game.game_id):
             return None
         seq, match = await self.repo.load(game)
         raw = match.outcome()
@@ -341,7 +341,7 @@ class Ranked:
             parameters=model_parameters(),
             ended_at=events[-1].recorded_at if events else None,
         )
-        made = await store.append(
+        made = await directory.append(
             game.game_type,
             game.game_id,
             subjects,
@@ -355,13 +355,13 @@ class Ranked:
     def resume(self) -> None:
         """Rates the ranked matches that ended without a rating event (a server stopped in
         between), in the background."""
-        if self.store is not None and self._resume is None:
+        if self.ratings is not None and self._resume is None:
             self._resume = asyncio.get_running_loop().create_task(self._resume_all())
 
     async def _resume_all(self) -> None:
-        assert self.store is not None
+        assert self.ratings is not None
         try:
-            pending = await self.store.unrated()
+            pending = await self.ratings.unrated()
         except Exception:
             log.exception("could not list the ranked matches not yet rated")
             return
@@ -402,14 +402,14 @@ class Leaderboards:
     """The reads of the projection: a game type's leaderboard, a subject's history."""
 
     def __init__(self, store: PgRatings | None, catalogue: Catalogue, name_of: Callable[[str], Awaitable[str]]) -> None:
-        self.store = store
+        self.ratings = store
         self.catalogue = catalogue
         self.name_of = name_of
 
-    def _store(self) -> PgRatings:
-        if self.store is None:
+    def _ratings(self) -> PgRatings:
+        if self.ratings is None:
             raise Unavailable("ranked play needs PostgreSQL (this server has the memory store)", "NO_RANKED_STORE")
-        return self.store
+        return self.ratings
 
     async def name(self, subject: str) -> str:
         kind, _, rest = subject.partition(":")
@@ -430,7 +430,7 @@ class Leaderboards:
             raise BadRequest(f"page_size is 1 to 100, not {page_size}", "BAD_PAGE_SIZE")
         if page > 100_000:
             raise BadRequest("page is too large", "BAD_PAGE")
-        rows, total = await self._store().board(game_type, page * size, size)
+        rows, total = await self._ratings().board(game_type, page * size, size)
         return [await self.standing(r, page * size + n + 1) for n, r in enumerate(rows)], total
 
     async def history(self, game_type: str, subject: str, limit: int) -> tuple[Standing | None, list[HistoryEntry]]:
@@ -446,13 +446,13 @@ class Leaderboards:
                 uuid.UUID(rest)
             except ValueError:
                 raise BadRequest("a subject is 'player:<uuid>' or 'bot:<name>'", "BAD_SUBJECT") from None
-        store = self._store()
-        rows = await store.ratings(game_type, [subject])
+        directory = self._ratings()
+        rows = await directory.ratings(game_type, [subject])
         current = None
         if rows:
-            current = await self.standing(rows[0], await store.rank_of(game_type, rows[0].rating))
+            current = await self.standing(rows[0], await directory.rank_of(game_type, rows[0].rating))
         out = []
-        for ev in await store.history(game_type, subject, size):
+        for ev in await directory.history(game_type, subject, size):
             event = RatingEvent.FromString(ev.payload)
             change = next(c for c in event.changes if c.subject == subject)
             out.append(HistoryEntry(ev.seq, event, change))
