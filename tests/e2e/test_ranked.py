@@ -364,16 +364,30 @@ def test_the_queue_matches_players_waiting_on_two_servers_and_a_search_can_be_ca
         sb.channel.close()
 
 
-def test_a_bot_of_near_rating_fills_the_seat_after_the_wait(serving) -> None:
+def test_a_bot_of_near_rating_fills_the_seat_after_the_wait_not_a_player_whose_server_stopped(
+    serving, e2e_database_url: str
+) -> None:
     srv, _ = serving("--queue-bot-after", "1")
     s = Stubs(srv)
     try:
+        # A ticket whose server stopped renewing it a minute ago: its player is gone.
+        ghost = s.guest("Ghost")
+        with psycopg.connect(e2e_database_url, autocommit=True) as conn:
+            conn.execute(
+                """INSERT INTO match_queue (ticket, player_id, game_type, seats, rating, enqueued_at, seen_at)
+                   VALUES (%s, %s, %s, 2, 1500, now() - interval '1 minute', now() - interval '1 minute')""",
+                (str(uuid.uuid4()), ghost.player.player_id, GAME),
+            )
         ivy = s.guest("Ivy")
         statuses, matched = find(s, ivy.credential)
         assert matched is not None and "bot " in matched.message, matched
         state = s.games.GetView(pb.GetViewRequest(game_id=matched.game_id), metadata=seat(ivy.credential)).state
         assert state.ranked and any(i.bot for i in state.seats)
         assert statuses and statuses[0].rating == 1500
+        assert "Ghost" not in matched.message
+        with psycopg.connect(e2e_database_url, autocommit=True) as conn:
+            left = conn.execute("SELECT count(*) FROM match_queue WHERE player_id = %s", (ghost.player.player_id,))
+            assert left.fetchone() == (0,)  # dropped
 
     finally:
         s.channel.close()

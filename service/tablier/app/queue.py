@@ -192,6 +192,7 @@ class Matchmaker:
         players told of theirs. Returns the matches made here."""
         assert self.ratings is not None
         made = 0
+        await self.ratings.renew(list(self._local))
         self._queued = await self.ratings.queued()
         for game_type, seats in list(self._queued):
             made += await self.ratings.take(game_type, seats, functools.partial(self._group, game_type, seats))

@@ -75,6 +75,10 @@ def _row(r: Sequence[Any]) -> RatingRow:
 
 _ROW = "subject, mu, sigma, rating, matches, last_seq"
 
+# A waiting ticket its server has not renewed for this many seconds is not matched (its
+# server stopped: its player is gone), and is dropped after twice as long.
+STALE_SECONDS = 10
+
 
 class PgRatings:
     def __init__(self, db: Database) -> None:
@@ -294,8 +298,9 @@ class PgRatings:
                 cur = await conn.execute(
                     """SELECT ticket, player_id, game_type, seats, rating, enqueued_at, game_id, seat
                        FROM match_queue WHERE game_type = %s AND seats = %s AND game_id IS NULL
+                         AND seen_at > now() - make_interval(secs => %s)
                        ORDER BY enqueued_at LIMIT %s FOR UPDATE SKIP LOCKED""",
-                    (game_type, seats, limit),
+                    (game_type, seats, STALE_SECONDS, limit),
                 )
                 found = [_ticket(r) for r in await cur.fetchall()]
                 if not found:
@@ -311,6 +316,22 @@ class PgRatings:
 
         return await self._db._run(write)
 
+    async def renew(self, tickets: Sequence[str]) -> None:
+        """The player's server still holds these tickets' streams; and the tickets whose server
+        stopped renewing them (not renewed for twice STALE_SECONDS) are dropped."""
+
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            if tickets:
+                await conn.execute(
+                    "UPDATE match_queue SET seen_at = now() WHERE ticket = ANY(%s::uuid[])", (list(tickets),)
+                )
+            await conn.execute(
+                "DELETE FROM match_queue WHERE seen_at < now() - make_interval(secs => %s)",
+                (STALE_SECONDS * 2,),
+            )
+
+        await self._db._run(write)
+
     async def forget(self, tickets: Sequence[str]) -> None:
         """Drops matched tickets once their players were told."""
 
@@ -324,7 +345,9 @@ class PgRatings:
 
         async def read(conn: psycopg.AsyncConnection) -> dict[tuple[str, int], int]:
             cur = await conn.execute(
-                "SELECT game_type, seats, count(*) FROM match_queue WHERE game_id IS NULL GROUP BY 1, 2"
+                """SELECT game_type, seats, count(*) FROM match_queue
+                   WHERE game_id IS NULL AND seen_at > now() - make_interval(secs => %s) GROUP BY 1, 2""",
+                (STALE_SECONDS,),
             )
             return {(r[0], int(r[1])): int(r[2]) for r in await cur.fetchall()}
 

@@ -50,6 +50,9 @@ CREATE TABLE match_queue (
     seats       smallint         NOT NULL,
     rating      integer          NOT NULL,
     enqueued_at timestamptz      NOT NULL DEFAULT now(),
+    -- Renewed by the player's server at each look at the queue: a ticket not renewed for a
+    -- while (its server stopped) is dropped, not matched with a player who is gone.
+    seen_at     timestamptz      NOT NULL DEFAULT now(),
     game_id     uuid             NULL,
     seat        smallint         NULL
 );
