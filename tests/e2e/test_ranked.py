@@ -475,3 +475,20 @@ async def test_the_terminal_players_end_screen_shows_the_rating_change_and_rank(
             assert loop.time() < deadline, f"no rating change on the end screen: {said()!r}"
             await pilot.pause(0.05)
         assert "Match over" in said() and " → " in said() and "(rank " in said()
+
+
+def test_the_terminal_player_prints_a_leaderboard(stubs: Stubs, server: Server) -> None:
+    ranked_match_with_bot(stubs, "Ned")
+    deadline = time.monotonic() + WAIT
+    while not stubs.ranked.GetLeaderboard(rk.GetLeaderboardRequest(game_type=GAME)).ratings:
+        assert time.monotonic() < deadline, "nobody rated"
+        time.sleep(0.05)
+    done = subprocess.run(
+        tablier_cmd("play", "--server", server.address, "--no-tls", "--leaderboard", GAME),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"Leaderboard of {GAME} (") and lines[2].split()[0] == "1"
