@@ -2,7 +2,7 @@
 //! `tablier.<game>.v1` package per game) with the pure-Rust `protox` (no system protoc needed),
 //! and writes the module tree of the packages found (`proto_modules.rs`, included by
 //! `lib.rs` as `crate::proto`): a game's proto directory is all it takes to appear there. The
-//! service's own files (`service.proto`, `players.proto`) are the Python service's, not the core's.
+//! service's own files (`service.proto`, `players.proto`, `ranked.proto`) are the Python service's, not the core's.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -19,6 +19,7 @@ fn protos(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if path.extension().is_some_and(|x| x == "proto")
             && !path.ends_with("service.proto")
             && !path.ends_with("players.proto")
+            && !path.ends_with("ranked.proto")
         {
             println!("cargo:rerun-if-changed={}", path.display());
             out.push(path);

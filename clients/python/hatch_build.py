@@ -27,7 +27,7 @@ PACKAGE = HERE / "tablier_client"
 OUT = PACKAGE / "v1"
 # In a checkout the protos are the repository's; in an sdist they were copied beside this file.
 PROTO_ROOTS = (HERE / "proto", HERE.parent.parent / "proto")
-SKIP = {"common", "players", "service"}  # not games
+SKIP = {"common", "players", "ranked", "service"}  # not games
 
 
 def proto_root() -> Path:

@@ -26,6 +26,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -168,6 +169,7 @@ async def serve_one(args: argparse.Namespace) -> int:
             creator_token=creator,
         )
         app.signing = signing
+        app.queue.settings = replace(app.queue.settings, bot_after=args.queue_bot_after)
         if args.oidc_issuer:
             from tablier.app.players import Oidc
 
@@ -461,6 +463,10 @@ def register(sub: Subcommands) -> None:
         sp.set_defaults(run=cli_audit.export)
 
     cli_audit.add_witness_proof(sub, add_command)
+
+    from tablier import cli_ratings
+
+    cli_ratings.add_ratings(sub, add_command, database_options)
 
     from tablier import bench
 

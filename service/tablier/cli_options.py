@@ -187,6 +187,14 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
         " (env TABLIER_OIDC_AUDIENCE)",
     )
     sp.add_argument(
+        "--queue-bot-after",
+        type=_positive(float),
+        default=_env("QUEUE_BOT_AFTER", "30"),
+        metavar="SECONDS",
+        help="a player waiting this long in the matchmaking queue (RankedService.FindMatch) gets a server bot"
+        " of near rating in each empty seat (env TABLIER_QUEUE_BOT_AFTER)",
+    )
+    sp.add_argument(
         "--recheck-every",
         type=_positive(float),
         default=_env("RECHECK_EVERY", "5"),

@@ -144,6 +144,12 @@ def genesis_hash(game: GameRecord) -> bytes:
     return hashlib.sha256(b"tablier/genesis\0" + head).digest()
 
 
+def rating_genesis(game_type: str) -> bytes:
+    """The anchor of a game type's rating stream (`app.ranked`): its events chain from it with
+    `chain_hash`, as a match's do from `genesis_hash`."""
+    return hashlib.sha256(b"tablier/ratings-genesis\0" + game_type.encode()).digest()
+
+
 def chain_hash(prev: bytes, seq: int, event: EventFields, command_id: str | None, command: bytes = b"") -> bytes:
     """Hash of one event, chained to the previous event's hash (or the genesis hash); `command`:
     the digest of the input of the command that wrote it (`chained_input`: scheme 3), a sixth

@@ -36,7 +36,7 @@ from google.protobuf.message import Message
 
 from . import errors, games, values
 from .kinds import A, E, GameKind, V
-from .v1 import common_pb2, players_pb2, players_pb2_grpc, service_pb2, service_pb2_grpc
+from .v1 import common_pb2, players_pb2, players_pb2_grpc, ranked_pb2, ranked_pb2_grpc, service_pb2, service_pb2_grpc
 from .values import MoveValues
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
@@ -242,6 +242,7 @@ class Client:
         self.channel = channel
         self.stub = service_pb2_grpc.GameServiceStub(channel)
         self.player_stub = players_pb2_grpc.PlayerServiceStub(channel)
+        self.ranked_stub = ranked_pb2_grpc.RankedServiceStub(channel)
         # The signed-in player (`sign_in_guest`, `sign_in_oidc`, `use_credential`) and its
         # credential: sent with CreateGame and JoinGame (the seat is bound to the player) and
         # by the handles of its matches (`my_matches`, `rejoin`).
@@ -423,6 +424,68 @@ class Client:
         holds there with the player's credential (from any device: no seat token needed)."""
         return Match(self, game_id, kind, token=self.credential)
 
+    # ------------------------------------------------------------------ ranked play
+
+    async def leaderboard(
+        self, game: str | GameKind[Any, Any, Any], page: int = 0, page_size: int = 0
+    ) -> tuple[list[ranked_pb2.Rating], int]:
+        """One page of a game type's leaderboard, best first (players and bots), and the number
+        of rated subjects."""
+        game_id = game if isinstance(game, str) else game.id
+        response = await self.call(
+            self.ranked_stub.GetLeaderboard,
+            ranked_pb2.GetLeaderboardRequest(game_type=game_id, page=page, page_size=page_size),
+        )
+        return list(response.ratings), response.total
+
+    async def rating_history(
+        self, game: str | GameKind[Any, Any, Any], subject: str = "", limit: int = 0
+    ) -> ranked_pb2.GetRatingHistoryResponse:
+        """A subject's rating events in a game type, newest first, and its current rating;
+        `subject` empty: the signed-in player's."""
+        game_id = game if isinstance(game, str) else game.id
+        return await self.call(
+            self.ranked_stub.GetRatingHistory,
+            ranked_pb2.GetRatingHistoryRequest(game_type=game_id, subject=subject, limit=limit),
+            self._metadata(self.credential),
+        )
+
+    async def rating_change(self, game: str | GameKind[Any, Any, Any], game_id: str) -> ranked_pb2.RatingChange | None:
+        """The signed-in player's rating change from one rated match (None: not rated yet)."""
+        history = await self.rating_history(game, limit=20)
+        for entry in history.entries:
+            if entry.event.game_id == game_id:
+                return entry.change
+        return None
+
+    async def find_match(
+        self, game: str | GameKind[Any, Any, Any], seats: int
+    ) -> AsyncGenerator[ranked_pb2.QueueStatus | ranked_pb2.QueueMatch, None]:
+        """Queues the signed-in player for a ranked match: yields its queue status while it
+        waits, then the match (a `QueueMatch`: `rejoin(match.game_id)` plays it). Leaving the
+        loop early leaves the queue."""
+        game_id = game if isinstance(game, str) else game.id
+        call = self.ranked_stub.FindMatch(
+            ranked_pb2.FindMatchRequest(game_type=game_id, seats=seats), metadata=self._metadata(self.credential)
+        )
+        try:
+            async for msg in call:
+                if msg.HasField("matched"):
+                    yield msg.matched
+                    return
+                yield msg.waiting
+        except grpc.aio.AioRpcError as exc:
+            raise errors.from_rpc_error(exc) from None
+        finally:
+            call.cancel()
+
+    async def cancel_find(self, ticket: str) -> bool:
+        """Leaves the queue (the ticket `find_match`'s status gave)."""
+        response = await self.call(
+            self.ranked_stub.CancelFind, ranked_pb2.CancelFindRequest(ticket=ticket), self._metadata(self.credential)
+        )
+        return response.cancelled
+
     # ------------------------------------------------------------------ game types
 
     async def game_types(self) -> list[common_pb2.GameType]:
@@ -452,6 +515,7 @@ class Client:
         *,
         seed: bytes = b"",
         assignments: Sequence[service_pb2.SeatAssignment] = (),
+        ranked: bool = False,
     ) -> Created[A, V, E]: ...
     @overload
     async def create(
@@ -462,6 +526,7 @@ class Client:
         *,
         seed: bytes = b"",
         assignments: Sequence[service_pb2.SeatAssignment] = (),
+        ranked: bool = False,
     ) -> Created[Message, Message, Message]: ...
     async def create(
         self,
@@ -471,12 +536,14 @@ class Client:
         *,
         seed: bytes = b"",
         assignments: Sequence[service_pb2.SeatAssignment] = (),
+        ranked: bool = False,
     ) -> Created[Any, Any, Any]:
         """A new match. `seed` (32 bytes, reproducible matches) needs the auditor token as
         the client's `token`. `assignments` (one per seat; `seats` may be 0 then) make seats
         open, invited or the server's bots (`open_seat()`, `invited_seat()`, `bot_seat()`); the
-        creator gets the tokens of the others. Not retried: a repeated CreateGame would make a
-        second match."""
+        creator gets the tokens of the others. `ranked` (a signed-in player, the game's default
+        options, one seat for the creator): the match is rated when it ends. Not retried: a
+        repeated CreateGame would make a second match."""
         kind = _kind(game)
         request = service_pb2.CreateGameRequest(
             game_type=kind.id if kind else str(game),
@@ -484,6 +551,7 @@ class Client:
             options=options or {},
             seed=seed,
             seat_assignments=assignments,
+            ranked=ranked,
         )
         response = await self.call(
             self.stub.CreateGame, request, self._metadata(self.token or self.credential), repeatable=False

@@ -4,6 +4,7 @@
 import { h } from "./dom";
 import { asSeat, refusal, SeatKind, SeatStatus, type GameState, type GameSummary } from "./api";
 import { client, heldMatches, keep, types, type Held } from "./session";
+import { leaderboardPage, rankedPanel } from "./ranked";
 
 const when = (g: GameSummary) => g.createdAt ? new Date(Number(g.createdAt.seconds) * 1000).toLocaleString() : "";
 // Matches per ListGames page ("more" asks for the next one).
@@ -123,6 +124,8 @@ function matchList(names: Map<string, string>): HTMLElement {
 }
 
 export async function lobby(): Promise<HTMLElement> {
+  const board = /^#\/leaderboard\/?([^/]*)/.exec(location.hash);  // #/leaderboard/<game> (ranked.ts)
+  if (board) return leaderboardPage(decodeURIComponent(board[1]));
   const list = await types();
   const names = new Map(list.map((t) => [t.id, t.name]));
   // One form in sight: the game chosen (the last one chosen, kept in local storage).
@@ -200,6 +203,6 @@ export async function lobby(): Promise<HTMLElement> {
   };
   // The form first (on a phone, what one comes to do), then the matches.
   return h("section", { class: "lobby" },
-    h("section", { class: "new-match" }, h("div", { class: "filter" }, h("h1", {}, "New match"), h("label", {}, "of ", chooser)), forms),
+    h("section", { class: "new-match" }, rankedPanel(list), h("div", { class: "filter" }, h("h1", {}, "New match"), h("label", {}, "of ", chooser)), forms),
     matchList(names));
 }

@@ -29,12 +29,13 @@ from grpc_reflection.v1alpha import reflection
 
 import tablier.v1
 from tablier.app import GameApp
-from tablier.v1 import players_pb2_grpc, service_pb2
+from tablier.v1 import players_pb2_grpc, ranked_pb2_grpc, service_pb2
 
 from .errors import ErrorMappingInterceptor
 from .metrics import Metrics
 from .observe import CallObserver
 from .players import PlayerServicer
+from .ranked import RankedServicer
 from .servicer import GameServicer
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,7 @@ class GameServer:
         )
         add_game_service(GameServicer(app), self.server)
         players_pb2_grpc.add_PlayerServiceServicer_to_server(PlayerServicer(app), self.server)  # type: ignore[no-untyped-call]
+        ranked_pb2_grpc.add_RankedServiceServicer_to_server(RankedServicer(app), self.server)  # type: ignore[no-untyped-call]
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = load_protos() + [health.SERVICE_NAME, reflection.SERVICE_NAME]
         reflection.enable_server_reflection(names, self.server)

@@ -155,6 +155,8 @@ def fill_state(out: service_pb2.GameState, state: MatchState) -> None:
         fill_seat(out.seats.add(), i)
     for c in state.clocks:
         _fill_seat_clock(out.clocks.add(), c)
+    if state.ranked:
+        out.ranked = True
     if state.outcome is not None:
         out.outcome.ParseFromString(state.outcome)
 
@@ -295,6 +297,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 seq=g.seq,
                 to_act=g.to_act,
                 your_seats=g.your_seats,
+                ranked=g.ranked,
             )
             if g.outcome is not None:
                 summary.outcome.ParseFromString(g.outcome)
@@ -327,6 +330,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             cred,
             assignments,
             peer=peer_of(context),
+            ranked=request.ranked,
         )
         response = service_pb2.CreateGameResponse(
             game_id=created.game_id, seat_tokens=created.seat_tokens, invite_codes=created.invite_codes

@@ -22,6 +22,7 @@ from tablier.store.base import (
     StoredEvent,
     stored_state_hash,
 )
+from tablier.v1.common_pb2 import GameType
 
 from .access import Access, acting_seat
 from .auth import (
@@ -61,6 +62,7 @@ from .model import (
 from .repository import Repository
 from .seats import (
     SeatAssignment,
+    SeatKind,
     SeatStatus,
     bot_seed,
     bound_players,
@@ -101,8 +103,9 @@ class Commands:
         cred: Credential = ANONYMOUS,
         assignments: list[SeatAssignment] | None = None,
         peer: str | None = None,
+        ranked: bool = False,
     ) -> Created:
-        """A new match. `assignments` says who fills each seat (`seats` may be 0 then); none:
+        """A new match (`ranked`: rated when it ends, `ranked.Ranked`). `assignments` says who fills each seat (`seats` may be 0 then); none:
         the creator holds every seat. A match of bots only needs the host token: the server
         would play all of it for one cheap call."""
         if not game_type:
@@ -112,6 +115,8 @@ class Commands:
         self._admit_creator(cred, peer)
         if assignments and not seats:
             seats = len(assignments)
+        if ranked:
+            check_ranked(info, seats, options, assignments or [], cred, seed)
         if not seed:
             seed = secrets.token_bytes(32)
         elif len(seed) != 32:
@@ -140,6 +145,7 @@ class Commands:
             # Indexed for the scheduler's `resume` at start-up while the match may await the server.
             clocked=awaits_server(info, match, plan.bots),
             seat_players=bound_players(plan, cred.player_id),
+            ranked=ranked,
         )
         opening = match.start(seed, 1)
         events = self._evolve(record, match, opening, seat=None)
@@ -151,6 +157,35 @@ class Commands:
             self._state(record, seq, match, SPECTATOR, stored[-1].chain_hash if stored else None),
             plan.invite_codes,
         )
+
+    async def create_matched(self, game_type: str, players: list[str | None], bots: list[str]) -> str:
+        """A ranked match the queue made (`queue.Matchmaker`): per seat, its player (bound to
+        the seat: the player's credential acts for it) or, where None, the bot `bots[seat]`
+        plays it. The game's default options; a seed from a CSPRNG. Returns its id."""
+        info = self.catalogue.get(game_type)
+        seats = len(players)
+        match = Match(game_type, seats, {})
+        game_id = str(uuid.uuid4())
+        named = tuple(b if p is None else "" for p, b in zip(players, bots, strict=True))
+        record = GameRecord(
+            game_id=game_id,
+            game_type=game_type,
+            seats=seats,
+            options={},
+            seed=secrets.token_bytes(32),
+            # A seat bound to a player is held (not open); its token is never shown: the player's
+            # credential acts for it.
+            token_hashes=tuple(b"" if p is None else token_hash(new_seat_token(game_id)) for p in players),
+            bots=named if any(named) else (),
+            hash_scheme=HASH_SCHEME,
+            clocked=awaits_server(info, match, named),
+            seat_players=tuple(players),
+            ranked=True,
+        )
+        opening = match.start(record.seed, 1)
+        events = self._evolve(record, match, opening, seat=None)
+        await self.repo.create(record, events, match)
+        return game_id
 
     # ----------------------------------------------------------------- join
 
@@ -167,6 +202,11 @@ class Commands:
         if invite_code and seat is not None:
             raise BadRequest("give an invite code or a seat, not both: the code names its seat", "BAD_JOIN")
         game = await self.repo.game(game_id)
+        if game.ranked and cred.player_id is None:
+            raise Unauthenticated(
+                "a ranked match's seats are for signed-in players: join with a player credential",
+                "PLAYER_CREDENTIAL_REQUIRED",
+            )
         if cred.player_id is not None and game.seats_of(cred.player_id):
             raise NotAllowedNow(
                 f"this player holds seat {game.seats_of(cred.player_id)[0] + 1} of the match already", "ALREADY_SEATED"
@@ -467,3 +507,36 @@ class Commands:
             state=self._state(game, last, match, principal, prior[-1].chain_hash),
             replayed=True,
         )
+
+
+def check_ranked(
+    info: GameType,
+    seats: int,
+    options: dict[str, str],
+    assignments: list[SeatAssignment],
+    cred: Credential,
+    seed: bytes,
+) -> None:
+    """A ranked match: a signed-in creator, the game's default options, one seat for the
+    creator and the others open, invited or bots (only signed-in players join a ranked match),
+    and a seed nobody chose."""
+    if cred.player_id is None:
+        raise Unauthenticated(
+            "a ranked match needs 'authorization: Bearer <player credential>' (PlayerService.CreateGuestPlayer)",
+            "PLAYER_CREDENTIAL_REQUIRED",
+        )
+    defaults = {o.name: o.default_value for o in info.options}
+    custom = sorted(k for k, v in options.items() if defaults.get(k) != v)
+    if custom:
+        raise BadRequest(
+            f"a ranked match is played with the game's default options; custom: {', '.join(custom)[:200]}",
+            "RANKED_OPTIONS",
+        )
+    creators = sum(1 for a in assignments if a.kind is SeatKind.CREATOR) if assignments else seats
+    if creators != 1:
+        raise BadRequest(
+            "in a ranked match the creator holds exactly one seat; the others are open, invited or bots",
+            "RANKED_SEATS",
+        )
+    if seed:
+        raise BadRequest("a ranked match's seed is the server's to choose", "RANKED_SEED")

@@ -39,6 +39,8 @@ from .errors import DataLoss, from_store
 from .limits import Limiter, Limits
 from .model import Created, EventOut, GameSummary, Joined, MatchState, Payload, Played
 from .players import Players
+from .queue import Matchmaker
+from .ranked import Leaderboards, Ranked
 from .reads import Reads
 from .repository import Repository
 from .scheduler import Scheduler
@@ -86,7 +88,15 @@ class GameApp:
         self.commands = Commands(self.repository, self.access, self.limiter)
         self.reads = Reads(self.repository, self.access, self.limiter, self.feeds)
         self.scheduler = Scheduler(self.repository, self.commands)
+        # Ranked play: rates each ranked match that ends (`ranked.Ranked`), and the queue.
+        ratings = getattr(store, "ratings", None)
+        self.ranked = Ranked(self.repository, ratings)
+        self.leaderboards = Leaderboards(ratings, self.catalogue, self._player_name)
+        self.queue = Matchmaker(ratings, self.commands, self.catalogue, self._player_name)
         self._translating = _Translating(self.repository)
+
+    async def _player_name(self, player_id: str) -> str:
+        return (await self.players.get(player_id)).display_name
 
     @property
     def store(self) -> EventStore:
@@ -107,9 +117,10 @@ class GameApp:
         cred: Credential = ANONYMOUS,
         assignments: list[SeatAssignment] | None = None,
         peer: str | None = None,
+        ranked: bool = False,
     ) -> Created:
         with self._translating:
-            return await self.commands.create_game(game_type, seats, options, seed, cred, assignments, peer)
+            return await self.commands.create_game(game_type, seats, options, seed, cred, assignments, peer, ranked)
 
     async def join_game(
         self, game_id: str, cred: Credential, invite_code: str = "", seat: int | None = None, join_key: str = ""
@@ -208,6 +219,7 @@ class GameApp:
         """A starting server resumes every match that may await it (clocks, core timers, bot
         seats: `Repository.resume_all`), in the background."""
         self.scheduler.resume()
+        self.ranked.resume()
 
     def start_clocks(self) -> None:
         """`resume` (the name the transports' server calls)."""
@@ -231,6 +243,8 @@ class GameApp:
         match again) and ends the watch feeds."""
         await self.feeds.close()
         await self.scheduler.close()
+        await self.ranked.close()
+        await self.queue.close()
         await self.repository.close()
 
     def end_watches(self) -> None:

@@ -37,6 +37,7 @@ class GameSummary:
     outcome: bytes | None = None  # tablier.v1.Outcome, once over
     # With ListGames(mine): the seats the caller's player holds.
     your_seats: tuple[int, ...] = ()
+    ranked: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class MatchState:
     seats: tuple[SeatInfo, ...] = ()
     # Each seat's clock, in seat order; () when the match has no clock (public).
     clocks: tuple[SeatClock, ...] = ()
+    ranked: bool = False
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,7 @@ class Reads:
                     to_act=tuple(match.to_act()),
                     outcome=match.outcome() if match.is_over() else None,
                     your_seats=tuple(page_record.seats_of(player_id)) if player_id else (),
+                    ranked=page_record.ranked,
                 )
             )
         last = records[limit - 1] if more else None

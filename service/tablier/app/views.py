@@ -91,4 +91,5 @@ def match_state(
         seat_count=game.seats,
         seats=seat_infos(game),
         clocks=seat_clocks(match),
+        ranked=game.ranked,
     )

@@ -76,6 +76,8 @@ class GameRecord:
     # Per seat, the id of the player bound to it (None: an anonymous or bot seat); () when no
     # seat is bound (`store.players`).
     seat_players: tuple[str | None, ...] = ()
+    # Created ranked (CreateGameRequest.ranked): rated when it ends (`app.ranked`).
+    ranked: bool = False
 
     def bot(self, seat: int) -> str:
         """The bot that plays `seat`, or "" when a person does."""

@@ -16,6 +16,7 @@ from tablier.store._shared import game_key
 from tablier.store.base import GameRecord, UnknownGame
 from tablier.store.pg_database import OPERATION_TIMEOUT, Database
 from tablier.store.players import PgPlayers
+from tablier.store.ratings import PgRatings
 
 
 class MatchRecords(Database):
@@ -31,6 +32,8 @@ class MatchRecords(Database):
     ) -> None:
         super().__init__(pool, dsn, make_pool, timeout)
         self.players = PgPlayers(self)
+        # Ranked play: the rating streams, their projection and the matchmaking queue.
+        self.ratings = PgRatings(self)
         # Seeds are sealed with these keys (tablier.seeds); without keys they are kept in
         # clear (tests of the store only: `tablier serve` always has a key).
         self._seed_keys = seed_keys
@@ -68,7 +71,7 @@ class MatchRecords(Database):
     async def _get_game(self, conn: psycopg.AsyncConnection, key: str) -> GameRecord:
         cur = await conn.execute(
             """SELECT game_id, game_type, seats, options, seed, token_hashes, created_at,
-                      sealed_seed, seed_key_id, hash_scheme, invite_hashes, bots, seat_players
+                      sealed_seed, seed_key_id, hash_scheme, invite_hashes, bots, seat_players, ranked
                FROM games WHERE game_id = %s""",
             (key,),
         )
@@ -89,6 +92,7 @@ class MatchRecords(Database):
             invite_hashes=tuple(bytes(h) for h in row[10]),
             bots=tuple(row[11]),
             seat_players=_seat_players(row[12]),
+            ranked=row[13],
         )
 
     def _open_seed(self, key: str, plain: bytes | None, sealed: bytes | None, kid: str | None) -> bytes:
@@ -148,7 +152,7 @@ class MatchRecords(Database):
             # Newest first along games_created_at_idx (created_at, game_id), read backwards.
             cur = await conn.execute(
                 """SELECT game_id, game_type, seats, options, token_hashes, created_at, hash_scheme,
-                          invite_hashes, bots, seat_players
+                          invite_hashes, bots, seat_players, ranked
                    FROM games
                    WHERE (%(type)s::text IS NULL OR game_type = %(type)s)
                      AND (%(player)s::uuid IS NULL OR seat_players @> ARRAY[%(player)s::uuid])
@@ -176,6 +180,7 @@ class MatchRecords(Database):
                     invite_hashes=tuple(bytes(h) for h in r[7]),
                     bots=tuple(r[8]),
                     seat_players=_seat_players(r[9]),
+                    ranked=r[10],
                 )
                 for r in await cur.fetchall()
             ]

@@ -118,6 +118,8 @@ class PostgresStore(MatchRecords):
                     await conn.execute(
                         "UPDATE games SET seat_players = %s::uuid[] WHERE game_id = %s", (list(game.seat_players), key)
                     )
+                if game.ranked:
+                    await conn.execute("UPDATE games SET ranked = true WHERE game_id = %s", (key,))
                 if game.invite_hashes or game.bots:
                     await conn.execute(
                         "UPDATE games SET invite_hashes = %s::bytea[], bots = %s::text[] WHERE game_id = %s",

@@ -42,14 +42,16 @@ from tablier.api.errors import Undecodable, decoded, describe, passes_through
 from tablier.api.metrics import Metrics
 from tablier.api.observe import CallObserver, peer_of
 from tablier.api.players import PlayerServicer
+from tablier.api.ranked import RankedServicer
 from tablier.api.server import MAX_REQUEST_BYTES
 from tablier.api.servicer import GameServicer
 from tablier.app import GameApp
 from tablier.app.errors import ResourceExhausted
-from tablier.v1 import players_pb2, service_pb2
+from tablier.v1 import players_pb2, ranked_pb2, service_pb2
 
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["GameService"]
 PLAYER_SERVICE = players_pb2.DESCRIPTOR.services_by_name["PlayerService"]
+RANKED_SERVICE = ranked_pb2.DESCRIPTOR.services_by_name["RankedService"]
 # gRPC-Web and Connect streams frame the message: one byte of flags and four of length.
 ENVELOPE_BYTES = 5
 
@@ -285,3 +287,24 @@ class PlayerServiceConnect(ConnectASGIApplication[PlayerServicer]):
     @property
     def path(self) -> str:
         return f"/{PLAYER_SERVICE.full_name}"
+
+
+class RankedServiceConnect(ConnectASGIApplication[RankedServicer]):
+    """`/tablier.v1.RankedService/<Method>` (ratings, leaderboards, the queue), as
+    `GameServiceConnect` serves GameService: FindMatch streams to browsers too."""
+
+    def __init__(
+        self, app: GameApp, max_request_bytes: int = MAX_REQUEST_BYTES, metrics: Metrics | None = None
+    ) -> None:
+        observer = CallObserver(app.limiter, metrics)
+        super().__init__(
+            service=RankedServicer(app),
+            endpoints=functools.partial(endpoints, observer=observer, service=RANKED_SERVICE),
+            interceptors=[_Observing(observer, max_request_bytes)],
+            read_max_bytes=max_request_bytes,
+            codecs=[_Tolerant(google_protobuf_binary_codec()), _Tolerant(google_protobuf_json_codec())],
+        )
+
+    @property
+    def path(self) -> str:
+        return f"/{RANKED_SERVICE.full_name}"

@@ -26,7 +26,7 @@ from tablier.api.metrics import Metrics
 from tablier.api.server import MAX_REQUEST_BYTES, TlsFiles
 from tablier.app import GameApp
 
-from .connect import GameServiceConnect, PlayerServiceConnect
+from .connect import GameServiceConnect, PlayerServiceConnect, RankedServiceConnect
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,8 @@ def asgi_app(
     load_protos()  # JSON clients: every game's messages must be known to the Any codec
     connect = GameServiceConnect(app, max_request_bytes, metrics)
     players = PlayerServiceConnect(app, max_request_bytes, metrics)
-    routes = [Mount(connect.path, app=connect), Mount(players.path, app=players)]
+    ranked = RankedServiceConnect(app, max_request_bytes, metrics)
+    routes = [Mount(connect.path, app=connect), Mount(players.path, app=players), Mount(ranked.path, app=ranked)]
     if web_dir is not None:
         routes.append(Mount("/", app=StaticFiles(directory=web_dir, html=True)))
     middleware = []

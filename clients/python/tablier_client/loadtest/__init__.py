@@ -5,6 +5,7 @@
     tablier loadtest play --game qwirkle --stages 10:4,10:16 --moves client
     tablier loadtest watch --game qwirkle --spectators 8
     tablier loadtest mix --mix evaluate=3,play=1,watch=1
+    tablier loadtest queue --players 1000 --game carre --seats 2   # ranked matchmaking (see `queue`)
     tablier loadtest compare A.json B.json
 
 Scenarios (see `scenarios`), load shapes (see `drive`), and the report: live progress, then
@@ -133,7 +134,7 @@ def register(sub: Subcommands) -> None:
     """`tablier loadtest` (entry point `loadtest` of `tablier.commands`)."""
     from ..cli import add_command
 
-    sp = add_command(sub, "loadtest", help="load-test a tablier server (evaluate, play, watch, mix; compare)")
+    sp = add_command(sub, "loadtest", help="load-test a tablier server (evaluate, play, watch, mix, queue; compare)")
     if sp is None:
         return
     scenarios = sp.add_subparsers(dest="scenario", required=True)
@@ -143,6 +144,9 @@ def register(sub: Subcommands) -> None:
         if name == "mix":
             s.add_argument("--mix", default="evaluate=1,play=1,watch=1", help="SCENARIO=WEIGHT,...")
         s.set_defaults(run=run)
+    from . import queue
+
+    queue.add_parser(scenarios)
     c = scenarios.add_parser("compare", help="compare two JSON reports")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)

@@ -2,6 +2,7 @@
 
     tablier play [--server HOST:PORT] [--tls | --no-tls] [--ca FILE]
                  [--watch GAME_ID | --join CODE | --replay GAME_ID | --game GAME_ID --token TOKEN]
+                 [--leaderboard GAME | --ranked GAME --seats N]
 
 Registered in the `tablier.commands` entry-point group, so whichever distribution's `tablier`
 script runs has it. textual is imported only when the command runs."""
@@ -54,6 +55,15 @@ def register(sub: Subcommands) -> None:
         " --game then needs no --token",
     )
     sp.add_argument("--mine", action="store_true", help="list the signed-in player's matches and exit")
+    sp.add_argument("--leaderboard", default="", metavar="GAME", help="print a game type's leaderboard and exit")
+    sp.add_argument("--page", type=int, default=0, help="with --leaderboard: the page, from 0")
+    sp.add_argument(
+        "--ranked",
+        default="",
+        metavar="GAME",
+        help="queue for a ranked match of GAME (with --credential or --name), then play it",
+    )
+    sp.add_argument("--seats", type=int, default=2, help="with --ranked: the number of seats (default 2)")
     sp.set_defaults(run=run)
 
 
@@ -70,7 +80,22 @@ def run(args: argparse.Namespace) -> int:
         from .mine import print_my_matches
 
         return asyncio.run(print_my_matches(args.server, args.credential, tls=args.tls))
+    if args.leaderboard:
+        import asyncio
+
+        from .ranked import print_leaderboard
+
+        return asyncio.run(print_leaderboard(args.server, args.leaderboard, args.page, tls=args.tls))
     require_extra("play", "play", MODULES)
+    if args.ranked:
+        import asyncio
+
+        from .ranked import find_ranked
+
+        found = asyncio.run(find_ranked(args.server, args.ranked, args.seats, args.credential, args.name, tls=args.tls))
+        if found is None:
+            return 1
+        args.game, args.credential, args.name = found[0], found[1], ""
     from .app import PlayApp, Start
 
     app = PlayApp(

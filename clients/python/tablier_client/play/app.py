@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 
 from .. import errors
 from ..sdk import Client, Event, Match, State, connect
-from ..v1 import common_pb2
+from ..v1 import common_pb2, ranked_pb2
 from . import games as drawings
 from .mine import describe
 from .seating import create_match, join_match
@@ -90,6 +90,12 @@ def outcome_text(state: State[Any], me: int | None) -> Text:
     )
 
 
+def rating_words(change: ranked_pb2.RatingChange, rank: int = 0) -> str:
+    """A rated match's change for its player: "Rating +23 → 1,540 (rank 4)"."""
+    delta = change.rating_after - change.rating_before
+    return f"Rating {delta:+d} → {change.rating_after:,}" + (f" (rank {rank})" if rank else "")
+
+
 # --------------------------------------------------------------------------- match screen
 
 
@@ -127,6 +133,9 @@ class MatchScreen(Screen[None]):
         self._moves_lock = asyncio.Lock()
         self._redraw_due = False
         self._table_shape: tuple[int, int] | None = None
+        # A ranked match's rating change for the signed-in player, once rated.
+        self.rating_note = ""
+        self._rating_task: asyncio.Task[None] | None = None
 
     @property
     def me(self) -> int | None:
@@ -201,7 +210,12 @@ class MatchScreen(Screen[None]):
         self._table_shape = shape
         label = self.query_one("#moves-label", Label)
         if state.over:
-            label.update(outcome_text(state, state.seat), layout=False)
+            if state.raw.ranked and self.client.credential and self._rating_task is None:
+                self._rating_task = asyncio.get_running_loop().create_task(self._fetch_rating(state.game_id))
+            text = outcome_text(state, state.seat)
+            if self.rating_note:
+                text.append(f"  {self.rating_note}", style="bold cyan")
+            label.update(text, layout=False)
         elif state.seat is None:
             label.update("Spectating (no seat)", layout=False)
         elif state.my_turn:
@@ -211,6 +225,21 @@ class MatchScreen(Screen[None]):
             )
         else:
             label.update(f"Waiting for {to_act}", layout=False)
+
+    async def _fetch_rating(self, game_id: str) -> None:
+        """The player's rating change from this ranked match, shown on the end screen once the
+        server rated it (a moment after the last move)."""
+        for _ in range(50):
+            try:
+                history = await self.client.rating_history(self.game, limit=20)
+            except errors.TablierError:
+                return
+            for entry in history.entries:
+                if entry.event.game_id == game_id:
+                    self.rating_note = rating_words(entry.change, history.current.rank)
+                    self.redraw()
+                    return
+            await asyncio.sleep(0.2)
 
     async def refresh_moves(self) -> None:
         async with self._moves_lock:
