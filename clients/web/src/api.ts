@@ -10,6 +10,7 @@ import { anyPack, AnySchema, type Any } from "@bufbuild/protobuf/wkt";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { GameService } from "./gen/tablier/v1/service_pb.js";
 import { PlayerService } from "./gen/tablier/v1/players_pb.js";
+import { file_tablier_v1_common } from "./gen/tablier/v1/common_pb.js";
 import { gameFiles } from "./gen/games.js";
 
 export * from "./gen/tablier/v1/service_pb.js";
@@ -39,8 +40,9 @@ export function playerClient(baseUrl?: string): PlayerClient {
 }
 
 /** Every game's messages, to read and write the Any payloads (src/gen/games.ts lists every
- * game's generated file, written by gen-games.mjs from the proto directory). */
-export const registry = createRegistry(...gameFiles);
+ * game's generated file, written by gen-games.mjs from the proto directory), and the events
+ * every game shares (a seat resigned or left: tablier.v1.SeatResigned, SeatLeft). */
+export const registry = createRegistry(...gameFiles, file_tablier_v1_common);
 
 /** Call options acting as a seat (its token, or a player credential: the seat its player
  *  holds), as the auditor role, or as a spectator. */
