@@ -73,11 +73,15 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   const breakdown = new Map<string, number[]>();
   // The seat's own Evaluation at its legal moves' seq (no rollouts): a built play's score.
   let evaluation: { seq: bigint; json: any } | undefined;
+  // The server's sentence of a resignation that ended the match, said on the end screen (the
+  // outcome's own sentence names the forfeit rule, which speaks of time).
+  let resigned = "";
   const tell = (events: { seq: bigint; description: string; type: string; seat?: number; payload?: Any }[]) => {
     let grew = false;
     for (const e of events) {
       if (Number(e.seq) <= lastTold) continue;
       lastTold = Number(e.seq);
+      if (e.type === "seat_resigned" && e.description) resigned = e.description;
       const payload = e.payload ? anyJsonOrUndefined(e.payload) : undefined;
       if (viewer !== undefined) ui.learn?.(memory, { type: e.type, seat: e.seat, payload }, viewer);
       const scored = payload && ui.score?.(payload, first.seatCount);
@@ -205,7 +209,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
           h("td", {}, seatBadge(s, s === viewer ? `${seatLabel(s)} (you)` : seatLabel(s), "seat")), h("td", {}, `${sc} ${sc === 1n || sc === -1n ? unit[0] : unit[1]}`),
           h("td", {}, winners.includes(s) ? "winner" : "")))),
         ...(breakdown.size ? [breakdownTable(breakdown, state.seatCount, viewer)!] : []),
-        h("div", {}, `${o?.lowerIsBetter ? `Fewest ${unit[1]} wins. ` : ""}${o?.description ?? ""}`),
+        h("div", { class: "how-ended" }, `${o?.lowerIsBetter ? `Fewest ${unit[1]} wins. ` : ""}${resigned || o?.description || ""}`),
         h("div", { class: "end-actions" },
           viewer !== undefined ? h("button", { type: "button", class: "rematch", onclick: rematch }, "Rematch") : null,
           h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"),

@@ -819,8 +819,6 @@ const scenarios = {
       check(await playFromList(a), "a move played");
       await a.waitForFunction((s) => document.querySelector(".match-head .seq")?.textContent !== s, seq);
       await a.waitForSelector("#turn-banner.mine", { timeout: 60_000 });
-      const log = await a.locator(".log").innerText();
-      check(log.includes(name), `the log's sentences name the player: ${log.slice(0, 300)}`);
       const botTurn = await a.locator('.log li.turn[data-seat="1"] > .who').first().textContent();
       check(botTurn === "Seat 2", `the bot's turns in the log are "Seat 2": ${botTurn}`);
       check((await a.locator(".log li.turn.mine > .who.named").count()) > 0, "the player's own turns carry its colour");
@@ -839,6 +837,8 @@ const scenarios = {
       check((await a.locator(".result h2.verdict").textContent()) === "You lost.", "a resigned match is lost");
       const row = await a.locator('.result table.scores tr[data-seat="0"]').innerText();
       check(row.includes(`${name} (you)`), `the end screen names the player: ${row}`);
+      const ended = await a.locator(".result .how-ended").textContent();
+      check(ended === `${name} resigned and forfeits the match.`, `the end screen says the match ended by a resignation: ${ended}`);
       const resigned = a.locator(".log li.turn", { hasText: "resigned" }).last();
       check((await resigned.locator("> .who").textContent()) === "you", "the log tells the resignation, as the player's own");
       check(!(await a.locator("#quit button").count()), "nothing to resign once the match is over");
@@ -852,6 +852,10 @@ const scenarios = {
       const seats = await a.locator("#replay-seats").innerText();
       check(seats.includes(name) && seats.includes("Seat 2"), `the replay names the seats: ${seats}`);
       check(/Seat 2 won/.test(await a.locator(".replay-outcome").textContent()), "the replay says who won");
+      // The replay's log (no seat of its own) marks the player's turns with its name.
+      const badges = await a.locator("#replay-log li.turn > .who").allTextContents();
+      check(badges.includes(name) && badges.includes("Seat 2"), `the replay's log names whose turn: ${[...new Set(badges)]}`);
+      check((await a.locator("#replay-log").innerText()).includes(`${name} resigned`), "the replay's log names the player in its sentences");
       await noSeatZero(a, "replay");
       await shoot(a, "players-replay");
       // The lobby: the finished match with its result, the waiting one, both the player's.
