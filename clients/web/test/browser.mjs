@@ -327,7 +327,8 @@ const scenarios = {
     const draws = await page.locator(".log .line").evaluateAll((ls) => ls.map((l) =>
       [l.dataset.seat ?? "", (l.textContent.trim().match(/^(You|Seat \d+) drew\b/) ?? [])[1]]).filter(([, who]) => who));
     check(draws.length > 0 || game === "democratie", "some draws in the log");
-    check(draws.every(([seat, who]) => seat === (who === "You" ? "0" : who.slice(5))), `draws marked as the drawer's: ${JSON.stringify(draws)}`);
+    // (The server's sentences number seats from 1, data-seat from 0 as on the wire.)
+    check(draws.every(([seat, who]) => seat === (who === "You" ? "0" : String(Number(who.slice(5)) - 1))), `draws marked as the drawer's: ${JSON.stringify(draws)}`);
     const told = await page.locator(".log .line").allTextContents();
     check(told.length > 0 && told.every(plain), `events in words: ${told.join(" | ")}`);
     const rows = await page.locator(".result table.scores tr").count();
