@@ -839,7 +839,8 @@ const scenarios = {
       const row = await a.locator('.result table.scores tr[data-seat="0"]').innerText();
       check(row.includes(`${name} (you)`), `the end screen names the player: ${row}`);
       const ended = await a.locator(".result .how-ended").textContent();
-      check(ended === `${name} resigned and forfeits the match.`, `the end screen says the match ended by a resignation: ${ended}`);
+      // (In the server's words, to the player: "You resigned", or by its name.)
+      check(ended === `${name} resigned and forfeits the match.` || ended === "You resigned and forfeit the match.", `the end screen says the match ended by a resignation: ${ended}`);
       const resigned = a.locator(".log li.turn", { hasText: "resigned" }).last();
       check((await resigned.locator("> .who").textContent()) === "you", "the log tells the resignation, as the player's own");
       check(!(await a.locator("#quit button").count()), "nothing to resign once the match is over");
