@@ -8,5 +8,5 @@ const target = process.env.TABLIER_WEB_URL || "http://127.0.0.1:8080";
 export default defineConfig({
   base: "./",
   build: { outDir: "dist", emptyOutDir: true, sourcemap: false },
-  server: { proxy: { "/tablier.v1.GameService": { target, changeOrigin: true } } },
+  server: { proxy: { "/tablier.v1.GameService": { target, changeOrigin: true }, "/tablier.v1.PlayerService": { target, changeOrigin: true } } },
 });

@@ -57,6 +57,9 @@ def web_app_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
 SCENARIOS = [
     "lobby", "lobby_pages", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite",
     "refusal", "replay",
+    # Player accounts: sign in, the server's list of the player's matches on a second browser,
+    # names on the table, log, end screen and replay, resign, leave, rename, sign out.
+    "players",
     "latency",
     # An option refusal names options by their labels (GameOption.label), never by their ids.
     "option_words",
@@ -72,6 +75,10 @@ def test_browser(web_app_server: Server, scenario: str):
     )
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     assert f"scenario {scenario}: passed" in done.stdout
+    if scenario == "players":
+        for shot in ("players-lobby", "players-table", "players-end", "players-replay"):
+            for size in ("phone", "desktop"):
+                assert (SHOTS / f"{shot}-{size}.png").is_file()
     name = scenario.split(":")[-1]
     if scenario.startswith("play:"):
         for moment in ("start", "middle", "end", "replay"):

@@ -9,12 +9,16 @@ import { createRegistry, fromJson, toJson, type DescMessage, type JsonValue } fr
 import { anyPack, AnySchema, type Any } from "@bufbuild/protobuf/wkt";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { GameService } from "./gen/tablier/v1/service_pb.js";
+import { PlayerService } from "./gen/tablier/v1/players_pb.js";
+import { file_tablier_v1_common } from "./gen/tablier/v1/common_pb.js";
 import { gameFiles } from "./gen/games.js";
 
 export * from "./gen/tablier/v1/service_pb.js";
 export * from "./gen/tablier/v1/common_pb.js";
+export * from "./gen/tablier/v1/players_pb.js";
 
 export type GameClient = Client<typeof GameService>;
+export type PlayerClient = Client<typeof PlayerService>;
 
 /** A client of the server at `baseUrl` (its `--web-listen` address); in a browser, by
  * default, of the server that served the page. */
@@ -26,11 +30,22 @@ export function gameClient(baseUrl?: string): GameClient {
   return createClient(GameService, createConnectTransport({ baseUrl, useBinaryFormat: true }));
 }
 
-/** Every game's messages, to read and write the Any payloads (src/gen/games.ts lists every
- * game's generated file, written by gen-games.mjs from the proto directory). */
-export const registry = createRegistry(...gameFiles);
+/** A client of tablier.v1.PlayerService (player accounts) at `baseUrl`, as gameClient. */
+export function playerClient(baseUrl?: string): PlayerClient {
+  if (baseUrl === undefined) {
+    if (typeof location === "undefined") throw new Error("playerClient(baseUrl): no page to take the server from");
+    baseUrl = location.origin;
+  }
+  return createClient(PlayerService, createConnectTransport({ baseUrl, useBinaryFormat: true }));
+}
 
-/** Call options acting as a seat (its token), as the auditor role, or as a spectator. */
+/** Every game's messages, to read and write the Any payloads (src/gen/games.ts lists every
+ * game's generated file, written by gen-games.mjs from the proto directory), and the events
+ * every game shares (a seat resigned or left: tablier.v1.SeatResigned, SeatLeft). */
+export const registry = createRegistry(...gameFiles, file_tablier_v1_common);
+
+/** Call options acting as a seat (its token, or a player credential: the seat its player
+ *  holds), as the auditor role, or as a spectator. */
 export function asSeat(token: string | undefined): { headers: Record<string, string> } {
   return { headers: token ? { authorization: `Bearer ${token}` } : {} };
 }

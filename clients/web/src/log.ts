@@ -6,6 +6,7 @@
 
 import { h } from "./dom";
 import { eventSeat, type GameUI } from "./games/index";
+import { seatBadge } from "./games/shared";
 
 export interface LogEvent { seq: bigint; description: string; type: string; seat?: number; payload?: any }
 
@@ -46,7 +47,8 @@ export class MoveLog {
       const mine = owner !== undefined && owner === this.viewer;
       const lines = h("span", { class: "lines" });
       const el = h("li", { class: `turn${mine ? " mine" : ""}`, "data-seat": owner, "data-seq": String(e.seq) },
-        h("span", { class: "who" }, owner === undefined ? "table" : mine ? "you" : `seat ${owner}`), lines);
+        // Whose turn: the player's name in its colour, else "Seat N"; the viewer's own, "you".
+        owner === undefined ? h("span", { class: "who" }, "table") : seatBadge(owner, mine ? "you" : undefined), lines);
       this.list.append(el);
       this.turn = { el, lines, key, count: 0 };
     }

@@ -6,31 +6,23 @@
 import { createClient, type Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { h } from "./dom";
-import { refusal, type GameType } from "./api";
-import { keep, types, type Held } from "./session";
+import { refusal, type GameType, type Player } from "./api";
+import { credential, signedIn, signInAsGuest, types } from "./session";
 import "./ranked.css";
 import { RankedService } from "./gen/tablier/v1/ranked_pb.js";
-import { PlayerService } from "./gen/tablier/v1/players_pb.js";
 
 const transport = createConnectTransport({ baseUrl: location.origin, useBinaryFormat: true });
 const ranked: Client<typeof RankedService> = createClient(RankedService, transport);
-const players: Client<typeof PlayerService> = createClient(PlayerService, transport);
 
-// The player this browser signed in as (a guest): its credential acts for its seat in every
-// match the queue makes for it.
-type Me = { credential: string; name: string; playerId: string };
-const ME_KEY = "tablier:player";
-function me(): Me | undefined {
-  const raw = localStorage.getItem(ME_KEY);
-  return raw ? JSON.parse(raw) : undefined;
-}
-const asPlayer = (m: Me) => ({ headers: { authorization: `Bearer ${m.credential}` } });
+// The queue acts as the player this browser signed in as (session.ts: the one credential it
+// keeps); the first "Play ranked" signs in as a guest with the name given.
+const asPlayer = (c: string) => ({ headers: { authorization: `Bearer ${c}` } });
 
 const thousands = (n: number) => n.toLocaleString("en-US");
 
 /** The lobby's "Play ranked" panel: a game, its seats, a name the first time; then the queue's
  *  status until the match is found (the match page opens), or Cancel. */
-export function rankedPanel(list: GameType[]): HTMLElement {
+export function rankedPanel(list: GameType[], known: Player | undefined): HTMLElement {
   const game = h("select", { id: "ranked-game", "aria-label": "ranked game" },
     list.map((t) => h("option", { value: t.id }, t.name))) as HTMLSelectElement;
   const seats = h("select", { id: "ranked-seats", "aria-label": "ranked seats" }) as HTMLSelectElement;
@@ -41,10 +33,9 @@ export function rankedPanel(list: GameType[]): HTMLElement {
   };
   game.addEventListener("change", drawSeats);
   drawSeats();
-  const known = me();
   const name = h("input", { id: "ranked-name", placeholder: "your name", maxlength: 32, "aria-label": "your name",
-    value: known?.name ?? "", hidden: !!known }) as HTMLInputElement;
-  const who = h("span", { class: "caption", id: "ranked-who" }, known ? `as ${known.name}` : "");
+    value: known?.displayName ?? "", hidden: !!known }) as HTMLInputElement;
+  const who = h("span", { class: "caption", id: "ranked-who" }, known ? `as ${known.displayName}` : "");
   const play = h("button", { type: "button", id: "play-ranked" }, "Play ranked") as HTMLButtonElement;
   const cancel = h("button", { type: "button", id: "cancel-ranked", hidden: true }, "Cancel") as HTMLButtonElement;
   const status = h("p", { class: "queue-status", id: "queue-status", role: "status", "aria-live": "polite" });
@@ -54,29 +45,26 @@ export function rankedPanel(list: GameType[]): HTMLElement {
   let ticket = "";
   play.addEventListener("click", async () => {
     status.className = "queue-status";
-    let m = me();
     try {
-      if (!m) {
-        const made = await players.createGuestPlayer({ displayName: name.value });
-        m = { credential: made.credential, name: made.player!.displayName, playerId: made.player!.playerId };
-        localStorage.setItem(ME_KEY, JSON.stringify(m));
+      if (!credential()) {
+        const made = await signInAsGuest(name.value);
         name.hidden = true;
-        who.textContent = `as ${m.name}`;
+        who.textContent = `as ${made.displayName}`;
       }
+      const c = credential()!;
       stop = new AbortController();
       play.disabled = true;
       cancel.hidden = false;
       status.textContent = "Joining the queue…";
       for await (const msg of ranked.findMatch({ gameType: game.value, seats: Number(seats.value) },
-        { ...asPlayer(m), signal: stop.signal })) {
+        { ...asPlayer(c), signal: stop.signal })) {
         if (msg.status.case === "waiting") {
           ticket = msg.status.value.ticket;
           status.replaceChildren(msg.status.value.message, h("span", { class: "caption" }, ` · your rating ${thousands(msg.status.value.rating)}`));
         } else if (msg.status.case === "matched") {
           const found = msg.status.value;
           status.textContent = found.message;
-          const record: Held = { tokens: { [found.seat]: m.credential }, mine: [found.seat], invites: {}, gameType: game.value, at: Date.now() };
-          keep(found.gameId, record);
+          // The credential acts for the seat the queue gave the player: nothing else is kept.
           location.hash = `#/game/${found.gameId}`;
           return;
         }
@@ -92,9 +80,9 @@ export function rankedPanel(list: GameType[]): HTMLElement {
     }
   });
   cancel.addEventListener("click", async () => {
-    const m = me();
+    const c = credential();
     stop?.abort();
-    if (m && ticket) { try { await ranked.cancelFind({ ticket }, asPlayer(m)); } catch { /* closing the stream left the queue */ } }
+    if (c && ticket) { try { await ranked.cancelFind({ ticket }, asPlayer(c)); } catch { /* closing the stream left the queue */ } }
     status.textContent = "Left the queue.";
   });
   return h("section", { class: "ranked", id: "ranked" },
@@ -106,7 +94,7 @@ export function rankedPanel(list: GameType[]): HTMLElement {
 
 /** #/leaderboard/<game>: the best ratings of a game, a page at a time. */
 export async function leaderboardPage(gameId: string): Promise<HTMLElement> {
-  const list = await types();
+  const [list, mine] = await Promise.all([types(), signedIn()]);
   const chosen = list.find((t) => t.id === gameId) ?? list[0];
   const chooser = h("select", { id: "board-game", "aria-label": "leaderboard of" },
     list.map((t) => h("option", { value: t.id, selected: t.id === chosen?.id }, t.name))) as HTMLSelectElement;
@@ -114,7 +102,6 @@ export async function leaderboardPage(gameId: string): Promise<HTMLElement> {
   const body = h("tbody", {});
   const more = h("button", { type: "button", id: "more-ratings", hidden: true }, "more") as HTMLButtonElement;
   const total = h("p", { class: "caption", id: "board-total" });
-  const mine = me();
   let page = 0;
   const load = async () => {
     const answer = await ranked.getLeaderboard({ gameType: chosen?.id ?? "", page, pageSize: 20 });

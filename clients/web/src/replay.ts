@@ -5,6 +5,7 @@ import { h } from "./dom";
 import { anyJson, asAuditorRole, refusal } from "./api";
 import { evaluatedMoves, gameUI } from "./games/index";
 import { MoveLog } from "./log";
+import { seatBadge, seatLabel, setSeats } from "./games/shared";
 import { anyJsonOrUndefined, client, current, sameBytes, types } from "./session";
 import type { Any } from "@bufbuild/protobuf/wkt";
 
@@ -50,7 +51,7 @@ async function moveValues(gameId: string, gameType: string, seq: number, events:
   const played = next?.command?.action ? actionKey(anyJson(next.command.action)) : undefined;
   const rows = evaluatedMoves(anyJson(ev.evaluation)).map((m) => ({ key: actionKey(m.action), action: m.action, v: m.value ?? {} }))
     .sort((a, b) => (b.v.winProbability ?? 0) - (a.v.winProbability ?? 0) || (b.v.margin ?? 0) - (a.v.margin ?? 0));
-  if (!rows.length) return h("p", { class: "caption" }, `Seat ${seat} has no choice here.`);
+  if (!rows.length) return h("p", { class: "caption" }, `${seatLabel(seat)} has no choice here.`);
   const samples = Math.min(...rows.map((r) => r.v.samples ?? 0));
   let selected: HTMLElement | undefined;
   const select = (tr: HTMLElement, action: any) => {
@@ -79,12 +80,13 @@ async function moveValues(gameId: string, gameType: string, seq: number, events:
   const more = folded ? h("button", { type: "button", class: "values-more", id: "values-more",
     onclick: () => { table.classList.remove("folded"); more!.remove(); } }, `the other ${folded} moves`) : null;
   return h("div", {},
-    h("p", { class: "caption" }, `Seat ${seat} to act: each move's chance of winning and final margin over ${samples} simulated endings (± standard error), best first. Point at a move, or select it, to see it on the table.`),
+    h("p", { class: "caption" }, `${seatLabel(seat)} to act: each move's chance of winning and final margin over ${samples} simulated endings (± standard error), best first. Point at a move, or select it, to see it on the table.`),
     table, more);
 }
 
 export async function replayPage(gameId: string): Promise<HTMLElement> {
   const last = (await client.getView({ gameId }, asAuditorRole)).state!;
+  setSeats(last.seats);
   const ui = gameUI(last.gameType);
   const events = (await client.listEvents({ gameId }, asAuditorRole)).events;
   // What a browser can check by itself: the revealed seed matches the commitment published
@@ -192,7 +194,11 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
   await show();
   const step = (label: string, id: string, to: () => number) =>
     h("button", { type: "button", id, "aria-label": label, onclick: () => { stop(); go(to()); } }, label);
-  return h("section", { class: "replay" }, h("h1", {}, `Replay · ${(await types()).find((t) => t.id === last.gameType)?.name ?? last.gameType}`), verdict,
+  return h("section", { class: "replay" }, h("h1", {}, `Replay · ${(await types()).find((t) => t.id === last.gameType)?.name ?? last.gameType}`),
+    // Who played: each seat's player in its colour, else its number.
+    h("div", { class: "seats", id: "replay-seats" }, last.seats.map((_, s) => seatBadge(s, seatLabel(s), "seat"))),
+    last.outcome ? h("p", { class: "replay-outcome" }, last.outcome.aborted ? "The match was stopped." : last.outcome.winners.length ? `${last.outcome.winners.map(seatLabel).join(" and ")} won.` : "Nobody won.") : null,
+    verdict,
     h("div", { class: "replay-controls" },
       step("« start", "replay-first", () => 1), step("◀ back", "replay-back", () => shown - 1), playBtn,
       step("next ▶", "replay-next", () => shown + 1), step("end »", "replay-last", () => max), loading),

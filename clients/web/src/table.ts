@@ -2,10 +2,11 @@
 // WatchGame; its legal moves played by pointer or keyboard; the log; clocks; the end screen.
 
 import { h } from "./dom";
-import { anyJson, asSeat, packAction, refusal, SeatKind, SeatStatus, type GameState, type GameType } from "./api";
+import { anyJson, asSeat, packAction, refusal, Role, SeatKind, SeatStatus, type GameState, type GameType } from "./api";
 import { MoveLog } from "./log";
 import { gameUI, type Memory } from "./games/index";
-import { anyJsonOrUndefined, client, current, held, keep, sameBytes, say, types, type Held } from "./session";
+import { seatBadge, seatLabel, setSeats } from "./games/shared";
+import { anyJsonOrUndefined, callerToken, client, credential, current, held, invitesMade, keep, sameBytes, say, types, type Held } from "./session";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 
@@ -14,9 +15,13 @@ const NARROWED = 8;
 
 export async function matchPage(gameId: string): Promise<HTMLElement> {
   const record = held(gameId);
-  const viewer = record.mine[0];
-  const token = viewer !== undefined ? record.tokens[viewer] : undefined;
+  // This browser's seat token (anonymous play), else the player credential: the server acts
+  // for the seat the player holds here (from any device), else reads as a spectator.
+  const token = callerToken(gameId);
   const first = (await client.getView({ gameId }, asSeat(token))).state!;
+  const viewer = record.mine[0] ?? (first.role === Role.SEAT ? first.seat : undefined);
+  setSeats(first.seats);
+  const invites = { ...record.invites, ...(invitesMade.get(gameId) ?? {}) };
   const ui = gameUI(first.gameType);
   const info = (await types()).find((t) => t.id === first.gameType);
   // The unit of the game's scores, in the game's words (GameType.score_unit: Démocratie counts tribes).
@@ -39,17 +44,19 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   // Invite links while their seats are still free (redrawn with every state).
   const invitesBox = h("div", { class: "invites" });
   const drawInvites = (st: GameState) => {
-    const links = Object.entries(record.invites)
+    const links = Object.entries(invites)
       .filter(([s]) => st.seats[Number(s)]?.status === SeatStatus.INVITED)
-      .map(([s, code]) => shareLink(`Invite for seat ${s}: `, `${here}#/join/${encodeURIComponent(code)}`, { "data-invite-seat": s }));
+      .map(([s, code]) => shareLink(`Invite for Seat ${Number(s) + 1}: `, `${here}#/join/${encodeURIComponent(code)}`, { "data-invite-seat": s }));
     if (st.seats.some((x) => x.status === SeatStatus.OPEN)) {
       links.push(shareLink("Open seats, for anyone: ", `${here}#/open/${gameId}`, { "data-open-link": "" }));
     }
     invitesBox.replaceChildren(...links);
   };
   drawInvites(first);
+  // Leaving a match still waiting for players, resigning a running one: asked twice.
+  const quit = h("div", { class: "quit", id: "quit" });
   const page = h("section", { class: "match", "data-game": first.gameType },
-    header, banner, clocks, invitesBox, result, board, refused, moves,
+    header, banner, clocks, invitesBox, result, board, refused, moves, quit,
     h("h2", { class: "log-title" }, "What happened"), log);
   page.insertBefore(help(info), banner);
 
@@ -66,11 +73,15 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   const breakdown = new Map<string, number[]>();
   // The seat's own Evaluation at its legal moves' seq (no rollouts): a built play's score.
   let evaluation: { seq: bigint; json: any } | undefined;
+  // The server's sentence of a resignation that ended the match, said on the end screen (the
+  // outcome's own sentence names the forfeit rule, which speaks of time).
+  let resigned = "";
   const tell = (events: { seq: bigint; description: string; type: string; seat?: number; payload?: Any }[]) => {
     let grew = false;
     for (const e of events) {
       if (Number(e.seq) <= lastTold) continue;
       lastTold = Number(e.seq);
+      if (e.type === "seat_resigned" && e.description) resigned = e.description;
       const payload = e.payload ? anyJsonOrUndefined(e.payload) : undefined;
       if (viewer !== undefined) ui.learn?.(memory, { type: e.type, seat: e.seat, payload }, viewer);
       const scored = payload && ui.score?.(payload, first.seatCount);
@@ -102,15 +113,19 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
 
   const draw = () => {
     const view = anyJson(state.view);
+    setSeats(state.seats);
     drawInvites(state);
+    drawQuit();
     drawBanner();
     header.replaceChildren(
       h("h1", {}, info?.name ?? state.gameType),
       h("div", { class: "seq", title: "steps recorded in the match so far" }, `step ${state.seq}`),
-      viewer === undefined ? h("div", {}, "watching as a spectator") : h("div", {}, `you are seat ${viewer}`),
-      h("div", { class: "seats" }, state.seats.map((x, s) => h("span", { class: "seat", "data-seat": s },
-        `seat ${s}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? `bot (${x.bot})` :
-          x.status === SeatStatus.OPEN ? "open" : x.status === SeatStatus.INVITED ? "invited" : "player"}`))));
+      viewer === undefined ? h("div", {}, "watching as a spectator") : h("div", { class: "you-are" }, `you are ${seatLabel(viewer)}`),
+      // Each seat: its player's name in its colour, else its number and who fills it.
+      h("div", { class: "seats" }, state.seats.map((x, s) => seatBadge(s, x.player
+        ? `${x.player.displayName}${s === viewer ? " (you)" : ""}`
+        : `Seat ${s + 1}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? `bot (${x.bot.replace(/_/g, " ")})` :
+          x.status === SeatStatus.OPEN ? "open" : x.status === SeatStatus.INVITED ? "invited" : "player"}`, "seat"))));
     // Highlight what the seat's legal moves touch; the picked elements narrow the list.
     const shown = legal;
     const all = (shown?.json ?? []).map((m, i) => ({ i, m, keys: viewer === undefined ? [] : ui.keys(m, viewer) }));
@@ -186,15 +201,15 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
       const o = state.outcome;
       const winners = o?.winners ?? [];
       const verdict = o?.aborted ? "The match was stopped." : viewer === undefined
-        ? (winners.length ? `${winners.map((s) => `Seat ${s}`).join(" and ")} won.` : "Nobody won.")
+        ? (winners.length ? `${winners.map(seatLabel).join(" and ")} won.` : "Nobody won.")
         : winners.includes(viewer) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
       result.replaceChildren(
         h("h2", { class: "verdict" }, verdict),
         h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "", "data-seat": s, "data-score": String(sc) },
-          h("td", {}, s === viewer ? `seat ${s} (you)` : `seat ${s}`), h("td", {}, `${sc} ${sc === 1n || sc === -1n ? unit[0] : unit[1]}`),
+          h("td", {}, seatBadge(s, s === viewer ? `${seatLabel(s)} (you)` : seatLabel(s), "seat")), h("td", {}, `${sc} ${sc === 1n || sc === -1n ? unit[0] : unit[1]}`),
           h("td", {}, winners.includes(s) ? "winner" : "")))),
         ...(breakdown.size ? [breakdownTable(breakdown, state.seatCount, viewer)!] : []),
-        h("div", {}, `${o?.lowerIsBetter ? `Fewest ${unit[1]} wins. ` : ""}${o?.description ?? ""}`),
+        h("div", { class: "how-ended" }, `${o?.lowerIsBetter ? `Fewest ${unit[1]} wins. ` : ""}${resigned || o?.description || ""}`),
         h("div", { class: "end-actions" },
           viewer !== undefined ? h("button", { type: "button", class: "rematch", onclick: rematch }, "Rematch") : null,
           h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"),
@@ -211,12 +226,46 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
       text = state.toAct.length > 1 ? "Your turn (everyone chooses at once)" : "Your turn"; cls = "mine";
     } else {
       const free = state.toAct.filter((s) => [SeatStatus.OPEN, SeatStatus.INVITED].includes(state.seats[s]?.status));
-      text = free.length ? `Waiting for seat ${free.join(" and seat ")} to join`
-        : `Waiting for ${state.toAct.map((s) => state.seats[s]?.status === SeatStatus.BOT ? `seat ${s} (bot)` : `seat ${s}`).join(" and ")}`;
+      text = free.length ? `Waiting for ${free.map(seatLabel).join(" and ")} to join`
+        : `Waiting for ${state.toAct.map((s) => state.seats[s]?.status === SeatStatus.BOT ? `${seatLabel(s)} (bot)` : seatLabel(s)).join(" and ")}`;
       cls = "theirs";
     }
     banner.className = `banner ${cls}`;
     banner.textContent = text;
+  };
+
+  // Leave (the match still waits for a player) or resign (it runs): a button, then "Yes" to
+  // confirm or "No"; the match page shows what the server answered.
+  let asking: "leave" | "resign" | undefined;
+  const drawQuit = () => {
+    if (viewer === undefined || state.over) { quit.replaceChildren(); return; }
+    const waiting = state.seats.some((x) => x.status === SeatStatus.OPEN || x.status === SeatStatus.INVITED);
+    const what = waiting ? "leave" : "resign";
+    if (asking && asking !== what) asking = undefined;
+    quit.replaceChildren(...(asking
+      ? [h("span", { class: "confirm-quit" }, asking === "leave" ? "Leave this match? Your seat opens to anyone." : "Resign? The match is lost for you."),
+        h("button", { type: "button", class: "yes", id: "quit-yes", onclick: () => quitNow(asking!) }, asking === "leave" ? "Yes, leave" : "Yes, resign"),
+        h("button", { type: "button", class: "no", id: "quit-no", onclick: () => { asking = undefined; drawQuit(); } }, "No")]
+      : [h("button", { type: "button", class: what, id: `quit-${what}`, onclick: () => { asking = what; drawQuit(); quit.querySelector<HTMLElement>("#quit-no")?.focus(); } },
+        waiting ? "Leave this match" : "Resign")]));
+  };
+  const quitNow = async (what: "leave" | "resign") => {
+    asking = undefined;
+    refused.textContent = "";
+    try {
+      const req = { gameId, commandId: crypto.randomUUID() };
+      const done = what === "leave" ? await client.leaveGame(req, asSeat(token)) : await client.resignGame(req, asSeat(token));
+      tell(done.events);
+      if (record.mine.length) localStorage.removeItem(`tablier:match:${gameId}`);
+      if (what === "leave") { say("You left the match."); location.hash = "#/"; return; }
+      if (done.state && done.state.seq >= state.seq) state = done.state;
+      await refresh();
+    } catch (err) {
+      const r = refusal(err);
+      refused.textContent = `Refused: ${r.message}`;
+      refused.dataset.reason = r.reason;
+      drawQuit();
+    }
   };
 
   // Clocks: each awaited seat's time left to its deadline (GameState.clocks), every second.
@@ -236,8 +285,8 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
       const left = Math.min(move ?? Infinity, bank ?? Infinity);
       const running = deadline !== undefined;
       return h("span", { class: `clock${running ? " running" : ""}${running && left < 10_000 ? " low" : ""}`, "data-seat": s,
-        "aria-label": `${s === viewer ? "your" : `seat ${s}'s`} clock${running ? ", running" : ""}` },
-        h("span", { class: "who" }, s === viewer ? "you" : `seat ${s}`),
+        "aria-label": `${s === viewer ? "your" : `${seatLabel(s)}'s`} clock${running ? ", running" : ""}` },
+        seatBadge(s, s === viewer ? "you" : seatLabel(s)),
         bank !== undefined ? h("span", { class: "bank", title: "time bank" }, `bank ${clockText(bank)}`) : null,
         move !== undefined ? h("span", { class: "per-move", title: "time for this move" }, `move ${clockText(move)}`) : null);
     }));
@@ -260,7 +309,13 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
     try {
       const seats = state.seats.map((x, s) => s === viewer ? { kind: SeatKind.CREATOR, bot: "" }
         : x.status === SeatStatus.BOT ? { kind: SeatKind.BOT, bot: x.bot } : { kind: SeatKind.INVITE, bot: "" });
-      const created = await client.createGame({ gameType: state.gameType, options: state.options, seatAssignments: seats });
+      const created = await client.createGame({ gameType: state.gameType, options: state.options, seatAssignments: seats }, asSeat(credential()));
+      if (credential()) {
+        // Bound to the player: nothing kept here but the invites, for this page's life.
+        invitesMade.set(created.gameId, Object.fromEntries(seats.flatMap((a, s) => a.kind === SeatKind.INVITE ? [[s, created.inviteCodes[s]]] : [])));
+        location.hash = `#/game/${created.gameId}`;
+        return;
+      }
       const next: Held = { tokens: {}, mine: [], invites: {}, gameType: state.gameType, at: Date.now() };
       seats.forEach((a, s) => {
         if (a.kind === SeatKind.CREATOR) { next.tokens[s] = created.seatTokens[s]; next.mine.push(s); }
@@ -415,7 +470,7 @@ function breakdownTable(rows: Map<string, number[]>, seats: number, viewer: numb
   const cells = (points: number[], cls: string) => seatCols.map((s) => h("td", { class: cls, "data-seat": s, "data-points": points[s] ?? 0 }, String(points[s] ?? 0)));
   const total = seatCols.map((s) => [...rows.values()].reduce((n, p) => n + (p[s] ?? 0), 0));
   return h("table", { class: "breakdown", id: "breakdown", "aria-label": "points per round" },
-    h("thead", {}, h("tr", {}, h("th", {}, ""), seatCols.map((s) => h("th", { scope: "col" }, s === viewer ? "you" : `seat ${s}`)))),
+    h("thead", {}, h("tr", {}, h("th", {}, ""), seatCols.map((s) => h("th", { scope: "col" }, seatBadge(s, s === viewer ? "you" : seatLabel(s), "seat"))))),
     h("tbody", {}, [...rows].map(([row, points]) => h("tr", { class: "round" }, h("th", { scope: "row" }, row), cells(points, "points")))),
     h("tfoot", {}, h("tr", { class: "sum" }, h("th", { scope: "row" }, "sum"), cells(total, "sum"))));
 }

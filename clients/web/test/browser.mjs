@@ -327,7 +327,8 @@ const scenarios = {
     const draws = await page.locator(".log .line").evaluateAll((ls) => ls.map((l) =>
       [l.dataset.seat ?? "", (l.textContent.trim().match(/^(You|Seat \d+) drew\b/) ?? [])[1]]).filter(([, who]) => who));
     check(draws.length > 0 || game === "democratie", "some draws in the log");
-    check(draws.every(([seat, who]) => seat === (who === "You" ? "0" : who.slice(5))), `draws marked as the drawer's: ${JSON.stringify(draws)}`);
+    // (The server's sentences number seats from 1, data-seat from 0 as on the wire.)
+    check(draws.every(([seat, who]) => seat === (who === "You" ? "0" : String(Number(who.slice(5)) - 1))), `draws marked as the drawer's: ${JSON.stringify(draws)}`);
     const told = await page.locator(".log .line").allTextContents();
     check(told.length > 0 && told.every(plain), `events in words: ${told.join(" | ")}`);
     const rows = await page.locator(".result table.scores tr").count();
@@ -540,8 +541,8 @@ const scenarios = {
       check(/1 open seat/.test(await line.textContent()), "the open seat is counted");
       await shoot(guest, "lobby");
       await line.locator(".join").click();
-      await guest.waitForFunction((id) => location.hash === `#/game/${id}` && document.querySelector(".match-head")?.textContent?.includes("you are seat 1"), gameId);
-      // The host sees the seat taken: no open link, no "waiting for seat 1 to join".
+      await guest.waitForFunction((id) => location.hash === `#/game/${id}` && document.querySelector(".match-head")?.textContent?.includes("you are Seat 2"), gameId);
+      // The host sees the seat taken: no open link, no "Waiting for Seat 2 to join".
       await host.waitForFunction(() => !document.querySelector("input[data-open-link]") && !/to join/.test(document.querySelector("#turn-banner")?.textContent ?? ""));
       // And the guest's own matches list it back in the lobby, to resume.
       await guest.goto(`${base}/#/`);
@@ -588,7 +589,7 @@ const scenarios = {
       const guest = await newPage(other);
       await guest.goto(link);
       await guest.waitForSelector(".match .board");
-      check((await guest.locator(".match-head").textContent()).includes("you are seat 1"), "the guest holds seat 1");
+      check((await guest.locator(".match-head").textContent()).includes("you are Seat 2"), "the guest holds the second seat (Seat 2)");
       // Whoever is to act moves; the other browser sees it live (WatchGame), a few times over.
       for (let i = 0; i < 4; i++) {
         const mover = (await host.locator(".move").count()) ? host : guest;
@@ -610,7 +611,7 @@ const scenarios = {
       const openLink = await host.locator("input[data-open-link]").inputValue();
       check(openLink.endsWith(`#/open/${openId}`), `an open-seat link: ${openLink}`);
       await guest.goto(openLink);
-      await guest.waitForFunction((id) => location.hash === `#/game/${id}` && document.querySelector(".match-head")?.textContent?.includes("you are seat 1"), openId);
+      await guest.waitForFunction((id) => location.hash === `#/game/${id}` && document.querySelector(".match-head")?.textContent?.includes("you are Seat 2"), openId);
       check(!guest.errors.length, guest.errors.join("; "));
     } finally {
       await other.close();
@@ -757,6 +758,148 @@ const scenarios = {
     check(found, "a seq with move values");
     await page.screenshot({ path: join(shots, "replay.png"), fullPage: true });
     check(!page.errors.length, page.errors.join("; "));
+  },
+  // Player accounts: a guest signs in under a name; the matches it creates are bound to it and
+  // listed by the server (a second browser with the same key sees the same ones and holds the
+  // same seat); names and colours on the table, the log, the end screen and the replay, never
+  // "seat 0"; resign (asked twice), leave a waiting match, rename, sign out.
+  async players(ctx) {
+    const name = "Rosa Ødegård";
+    const noSeatZero = async (page, where) => {
+      const text = await page.locator("main").innerText();
+      check(!/\bseat 0\b/i.test(text), `no "seat 0" in what people read (${where})`);
+    };
+    const a = await newPage(ctx);
+    await a.goto(`${base}/#/`);
+    await a.locator("#guest-name").fill(name);
+    await a.locator("#sign-in").click();
+    await a.waitForFunction((n) => document.querySelector("#player-name")?.textContent === n, name);
+    const running = await create(a, "carre", ["me", "bot"]);
+    await a.waitForFunction((n) => document.querySelector('.match-head .seats .seat[data-seat="0"]')?.textContent === `${n} (you)`, name);
+    check((await a.locator(".match-head .you-are").textContent()) === `you are ${name}`, "the table names the player's own seat");
+    const bot = await a.locator('.match-head .seats .seat[data-seat="1"]').textContent();
+    check(/^Seat 2: bot/.test(bot), `a bot's seat is "Seat 2" (1-based): ${bot}`);
+    const waiting = await create(a, "carre", ["me", "open"]);
+    check((await a.locator("#quit-leave").textContent()) === "Leave this match", "a waiting match offers to leave it");
+    // The browser keeps the credential and nothing about the matches.
+    const kept = await a.evaluate(() => Object.keys(localStorage));
+    check(kept.includes("tablier:player-credential") && !kept.some((k) => k.startsWith("tablier:match:")), `only the credential kept: ${kept}`);
+    const listed = async (page) => {
+      await page.goto(`${base}/#/`);
+      await page.waitForSelector("#my-matches li[data-game-id]");
+      return (await page.locator("#my-matches li[data-game-id]").evaluateAll((ls) => ls.map((l) => l.dataset.gameId))).sort();
+    };
+    const mineA = await listed(a);
+    check(mineA.includes(running) && mineA.includes(waiting), `the lobby lists the player's matches: ${mineA}`);
+    const waitingLine = await a.locator(`#my-matches li[data-game-id="${waiting}"]`).innerText();
+    check(/waiting for players/.test(waitingLine) && waitingLine.includes("open seat"), `a waiting match says so: ${waitingLine}`);
+    await noSeatZero(a, "lobby");
+    // A second browser (its own profile) signed in with the same key: the same matches.
+    const key = await a.locator("#my-key").inputValue();
+    check(/^tp1\./.test(key), "the key to take to another device is shown");
+    const ctx2 = await launch();
+    try {
+      const b = await newPage(ctx2);
+      await b.goto(`${base}/#/`);
+      await b.locator("details.key-in summary").click();
+      await b.locator("#player-key").fill(key);
+      await b.locator("#use-key").click();
+      await b.waitForFunction((n) => document.querySelector("#player-name")?.textContent === n, name);
+      await b.waitForSelector("#my-matches li[data-game-id]");
+      const mineB = (await b.locator("#my-matches li[data-game-id]").evaluateAll((ls) => ls.map((l) => l.dataset.gameId))).sort();
+      check(JSON.stringify(mineB) === JSON.stringify(mineA), `the second browser lists the same matches: ${mineB} vs ${mineA}`);
+      // It holds the seat through the credential alone (no seat token there).
+      await b.goto(`${base}/#/game/${running}`);
+      await b.waitForFunction((n) => document.querySelector(".match-head .you-are")?.textContent === `you are ${n}`, name);
+      check(!(await b.evaluate(() => Object.keys(localStorage).some((k) => k.startsWith("tablier:match:")))), "no seat token in the second browser");
+
+      // The table and the log name the player; the bot's turns are "Seat 2".
+      await a.goto(`${base}/#/game/${running}`);
+      await a.waitForSelector("#turn-banner.mine", { timeout: 60_000 });
+      const seq = await seqOf(a);
+      check(await playFromList(a), "a move played");
+      await a.waitForFunction((s) => document.querySelector(".match-head .seq")?.textContent !== s, seq);
+      await a.waitForSelector("#turn-banner.mine", { timeout: 60_000 });
+      const botTurn = await a.locator('.log li.turn[data-seat="1"] > .who').first().textContent();
+      check(botTurn === "Seat 2", `the bot's turns in the log are "Seat 2": ${botTurn}`);
+      check((await a.locator(".log li.turn.mine > .who.named").count()) > 0, "the player's own turns carry its colour");
+      await noSeatZero(a, "table");
+      if (await a.locator("#move-list[open]").count()) await a.locator("#move-list > summary").click();
+      await shoot(a, "players-table");
+      // Resign, asked twice: "No" keeps playing, "Yes" ends the match.
+      await a.locator("#quit-resign").click();
+      check(/Resign\?/.test(await a.locator("#quit").innerText()), "resigning asks first");
+      await a.locator("#quit-no").click();
+      check(await a.locator("#quit-resign").isVisible(), "No: nothing happened");
+      check(!(await a.locator(".result h2").count()), "No: the match goes on");
+      await a.locator("#quit-resign").click();
+      await a.locator("#quit-yes").click();
+      await a.waitForSelector(".result h2.verdict");
+      check((await a.locator(".result h2.verdict").textContent()) === "You lost.", "a resigned match is lost");
+      const row = await a.locator('.result table.scores tr[data-seat="0"]').innerText();
+      check(row.includes(`${name} (you)`), `the end screen names the player: ${row}`);
+      const ended = await a.locator(".result .how-ended").textContent();
+      // (In the server's words, to the player: "You resigned", or by its name.)
+      check(ended === `${name} resigned and forfeits the match.` || ended === "You resigned and forfeit the match.", `the end screen says the match ended by a resignation: ${ended}`);
+      const resigned = a.locator(".log li.turn", { hasText: "resigned" }).last();
+      check((await resigned.locator("> .who").textContent()) === "you", "the log tells the resignation, as the player's own");
+      check(!(await a.locator("#quit button").count()), "nothing to resign once the match is over");
+      await noSeatZero(a, "end screen");
+      await shoot(a, "players-end");
+      // The other browser sees the end too (live).
+      await b.waitForSelector(".result h2.verdict");
+      // The replay names the players.
+      await a.locator(".replay-link").click();
+      await a.waitForSelector("#replay-seats");
+      const seats = await a.locator("#replay-seats").innerText();
+      check(seats.includes(name) && seats.includes("Seat 2"), `the replay names the seats: ${seats}`);
+      check(/Seat 2 won/.test(await a.locator(".replay-outcome").textContent()), "the replay says who won");
+      // The replay's log (no seat of its own) marks the player's turns with its name.
+      const badges = await a.locator("#replay-log li.turn > .who").allTextContents();
+      check(badges.includes(name) && badges.includes("Seat 2"), `the replay's log names whose turn: ${[...new Set(badges)]}`);
+      check((await a.locator("#replay-log").innerText()).includes(`${name} resigned`), "the replay's log names the player in its sentences");
+      await noSeatZero(a, "replay");
+      await shoot(a, "players-replay");
+      // The lobby: the finished match with its result, the waiting one, both the player's.
+      await listed(a);
+      await a.waitForFunction((id) => document.querySelector(`#my-matches li[data-game-id="${id}"] .standing`)?.textContent === "Seat 2 won", running);
+      check((await a.locator(`#my-matches li[data-game-id="${running}"] .resume`).textContent()) === "See the end", "a finished match of the player's: see the end");
+      await noSeatZero(a, "lobby");
+      await shoot(a, "players-lobby");
+      // Leave the waiting match from the second browser: the seat opens, the list drops it.
+      await b.goto(`${base}/#/game/${waiting}`);
+      await b.locator("#quit-leave").click();
+      await b.locator("#quit-yes").click();
+      await b.waitForFunction(() => location.hash === "#/" || location.hash === "");
+      await b.waitForSelector("#my-matches li[data-game-id]");
+      check(!(await b.locator(`#my-matches li[data-game-id="${waiting}"]`).count()), "a match left is no longer the player's");
+      check((await b.locator(`#open-seats li[data-game-id="${waiting}"]`).count()) === 1, "its seats are open to anyone");
+      // Rename: every seat shows the new name.
+      await a.goto(`${base}/#/`);
+      await a.locator("details.rename summary").click();
+      await a.locator("#new-name").fill("Rosa B");
+      await a.locator("#rename").click();
+      await a.waitForFunction(() => document.querySelector("#player-name")?.textContent === "Rosa B");
+      await a.goto(`${base}/#/game/${running}`);
+      await a.waitForFunction(() => document.querySelector('.match-head .seats .seat[data-seat="0"]')?.textContent === "Rosa B (you)");
+      // Sign out: the credential is revoked, here and in the other browser.
+      await a.goto(`${base}/#/`);
+      // A call of the match page still in flight when the credential is revoked is refused
+      // (401), as it must be: errors before this point still fail the scenario.
+      a.allowConsoleErrors = true;
+      await a.locator("#sign-out").click();
+      await a.waitForSelector("#guest-name");
+      check(!(await a.evaluate(() => localStorage.getItem("tablier:player-credential"))), "signing out forgets the credential");
+      b.allowConsoleErrors = true; // the revoked credential is refused once (401)
+      await b.goto(`${base}/#/`);
+      await b.reload();
+      await b.waitForSelector("#guest-name");
+      check(!(await b.evaluate(() => localStorage.getItem("tablier:player-credential"))), "a revoked credential is forgotten on the other device");
+      check(!b.errors.length, b.errors.join("; "));
+    } finally {
+      await ctx2.close();
+    }
+    check(!a.errors.length, a.errors.join("; "));
   },
 };
 

@@ -68,7 +68,7 @@ const ratATatCat: GameUI = {
     const [pl] = ratCard(v.pending);
     const top = v.discardPile?.[v.discardPile.length - 1];
     return h("div", { class: "table ratcat" },
-      h("div", { class: "info" }, `round ${v.round} · ${words(v.phase, "PHASE_")}${v.hasCaller ? ` · seat ${v.caller} called` : ""}`),
+      h("div", { class: "info" }, `round ${v.round} · ${words(v.phase, "PHASE_")}${v.hasCaller ? ` · ${seatName(v.caller, viewer)} called` : ""}`),
       memory?.size ? h("div", { class: "peek-note", id: "peek-note" }, "You peek at your cards: remember them, they turn face down when your turn ends.") : null,
       h("div", { class: "row" },
         h("span", { class: "pile", "data-key": "pile" }, `draw pile (${v.drawPileSize})`),

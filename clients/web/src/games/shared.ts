@@ -68,8 +68,34 @@ export function card(label: string, opts: { key?: string; red?: boolean; down?: 
   }, opts.down ? "" : label);
 }
 
+// Who sits in each seat, as the page last read it (GameState.seats): a signed-in player's
+// display name and colour (SeatInfo.player), else the seat's number. Seats are 0-based on the
+// wire and 1-based for people ("Seat 1").
+let sitting: { name?: string; colour?: number }[] = [];
+export function setSeats(seats: { player?: { displayName: string; colour: number } }[]) {
+  sitting = seats.map((x) => (x.player ? { name: x.player.displayName, colour: x.player.colour } : {}));
+}
+
+/** A player's colour (Player.colour, 0 to 11), readable under white text. */
+export const COLOURS = ["#b03a2e", "#c0561a", "#8a6d0b", "#6b7a12", "#1e7d45", "#137566",
+  "#1f6fa5", "#2c4a9a", "#7a3d9a", "#a8245f", "#6d4c41", "#4e5f69"];
+export const colourOf = (c: number) => COLOURS[c % COLOURS.length];
+
+/** The seat as people call it: its player's name, else "Seat N" (1-based). */
+export function seatLabel(seat: number): string {
+  return sitting[seat]?.name ?? `Seat ${seat + 1}`;
+}
+
 export function seatName(seat: number, viewer: number | undefined): string {
-  return seat === viewer ? `seat ${seat} (you)` : `seat ${seat}`;
+  return seat === viewer ? `${seatLabel(seat)} (you)` : seatLabel(seat);
+}
+
+/** The seat's name as a badge in its player's colour (text, never markup); `text` replaces the
+ *  words (e.g. "you"). */
+export function seatBadge(seat: number, text = seatLabel(seat), cls = "who"): HTMLElement {
+  const c = sitting[seat]?.colour;
+  return h("span", { class: `${cls}${c !== undefined ? " named" : ""}`, "data-seat": seat,
+    style: c !== undefined ? { background: colourOf(c), color: "#fff" } : undefined, title: seatLabel(seat) }, text);
 }
 
 /** A seat's hand (or rack) in a row: "your hand" for the viewer, "seat N's hand" for the
