@@ -54,6 +54,9 @@ fn round_trips<M: Message + Default + PartialEq>(m: &M) -> bool {
 pub struct Played<G: Game> {
     pub events: Vec<G::Event>,
     pub state: G::State,
+    /// How many events had been played at each decision (after the opening and after each
+    /// command), where one is known.
+    pub decisions: Vec<usize>,
 }
 
 fn hash_state<G: Game>(state: &G::State) -> Vec<u8> {
@@ -110,6 +113,19 @@ pub fn play_checked<G: Game>(
     seed: u64,
     max_steps: u64,
     report: &mut Report,
+) -> Option<Played<G>> {
+    play_from::<G>(config, seats, seed, max_steps, report, None)
+}
+
+/// [`play_checked`], from `from` (a fork's starting state, its opening at seq 1) instead of
+/// the game's own opening when given; the events returned are those played after it.
+pub fn play_from<G: Game>(
+    config: &G::Config,
+    seats: u32,
+    seed: u64,
+    max_steps: u64,
+    report: &mut Report,
+    from: Option<G::State>,
 ) -> Option<Played<G>> {
     let seed32 = seed_bytes(seed);
     let mut choice = Rng::from_u64(seed ^ 0x5eed);
@@ -173,27 +189,43 @@ pub fn play_checked<G: Game>(
         true
     };
 
-    let start = match G::start(&state, &mut Rng::for_command(&seed32, seq + 1)) {
-        Ok(evs) => evs,
-        Err(e) => {
-            report.violation(seed, 0, format!("start failed: {e}"));
+    if let Some(forked) = from {
+        state = forked;
+        seq = 1;
+        if let Err(msg) = G::check_invariants(&state) {
+            report.violation(seed, 0, format!("invariant of the fork's start: {msg}"));
             return None;
         }
-    };
-    let before = state.clone();
-    if !apply(&mut state, &start, &mut events, report, 0) {
-        return None;
-    }
-    seq += start.len() as u64;
-    let mut opened = before;
-    let mut opening = Vec::new();
-    match G::open(&mut opened, &mut Rng::for_command(&seed32, 1), &mut opening) {
-        Ok(()) if opening == start && opened == state => {}
-        Ok(()) => report.violation(seed, 0, "open differs from start followed by evolve".into()),
-        Err(e) => report.violation(seed, 0, format!("open failed: {e}")),
+        if let Err(msg) = G::check_decision_point(&state) {
+            report.violation(seed, 0, format!("the fork's start: {msg}"));
+            return None;
+        }
+    } else {
+        let start = match G::start(&state, &mut Rng::for_command(&seed32, seq + 1)) {
+            Ok(evs) => evs,
+            Err(e) => {
+                report.violation(seed, 0, format!("start failed: {e}"));
+                return None;
+            }
+        };
+        let before = state.clone();
+        if !apply(&mut state, &start, &mut events, report, 0) {
+            return None;
+        }
+        seq += start.len() as u64;
+        let mut opened = before;
+        let mut opening = Vec::new();
+        match G::open(&mut opened, &mut Rng::for_command(&seed32, 1), &mut opening) {
+            Ok(()) if opening == start && opened == state => {}
+            Ok(()) => {
+                report.violation(seed, 0, "open differs from start followed by evolve".into())
+            }
+            Err(e) => report.violation(seed, 0, format!("open failed: {e}")),
+        }
     }
 
     let mut step = 0u64;
+    let mut decisions = Vec::new();
     loop {
         if G::outcome(&state).is_some() {
             if !G::to_act(&state).is_empty() {
@@ -201,6 +233,7 @@ pub fn play_checked<G: Game>(
             }
             break;
         }
+        decisions.push(events.len());
         step += 1;
         report.steps += 1;
         if step > max_steps {
@@ -432,7 +465,11 @@ pub fn play_checked<G: Game>(
         seq += evs.len() as u64;
     }
     report.events += events.len() as u64;
-    Some(Played { events, state })
+    Some(Played {
+        events,
+        state,
+        decisions,
+    })
 }
 
 /// Plays `matches` seeded random matches from `first_seed` and checks them (see module docs).
@@ -604,5 +641,166 @@ pub fn play_silent_seat<G: Game>(
     if hash_state::<G>(&replayed) != hash_state::<G>(&state) {
         return Err("replay differs from the live state".into());
     }
-    Ok(Played { events, state })
+    Ok(Played {
+        events,
+        state,
+        decisions: Vec::new(),
+    })
+}
+
+/// A log as stored: (kind, payload) per event.
+type Log = Vec<(String, Vec<u8>)>;
+
+/// Forks of seeded matches, checked ([`crate::fork`]): for each match (played as
+/// [`play_checked`] plays it), at `points` decisions spread over it, a fork from every seat's
+/// knowledge and one from the auditor's. Each fork's opening is deterministic, replays to the
+/// state it was decided on, keeps the game's invariants and starts where the parent was: the
+/// auditor's fork in the parent's very state, a seat's fork with that seat's view and
+/// Position unchanged. Every viewer but the auditor receives the lineage alone, and every
+/// sentence of it reads as words. Then each fork is played to its end with every check of
+/// [`play_checked`].
+pub fn forks<G: Game>(
+    seats: u32,
+    options: &Options,
+    matches: u64,
+    first_seed: u64,
+    points: usize,
+) -> Report {
+    use crate::fork::{self, ForkedAs};
+    let mut report = Report::default();
+    let config = match G::checked_config(seats, options) {
+        Ok(c) => c,
+        Err(e) => {
+            report.violations.push(format!("configure failed: {e}"));
+            return report;
+        }
+    };
+    let initial = G::initial(&config);
+    for seed in first_seed..first_seed + matches {
+        report.matches += 1;
+        let Some(played) = play_checked::<G>(&config, seats, seed, 1_000_000, &mut report) else {
+            continue;
+        };
+        // The decision points of the parent: (seq, state, log), after its opening and each
+        // command.
+        let mut state = initial.clone();
+        let mut points_seen: Vec<(u64, G::State, Log)> = Vec::new();
+        let mut log: Log = Vec::new();
+        for (n, e) in played.events.iter().enumerate() {
+            if G::evolve(&mut state, e).is_err() {
+                break;
+            }
+            log.push((G::event_type(e).to_string(), e.encode_to_vec()));
+            if played.decisions.contains(&(n + 1)) {
+                points_seen.push((log.len() as u64, state.clone(), log.clone()));
+            }
+        }
+        if points_seen.is_empty() {
+            continue;
+        }
+        let picks: Vec<usize> = (0..points)
+            .map(|i| i * (points_seen.len() - 1) / points.max(2).saturating_sub(1).max(1))
+            .collect();
+        for (k, &pick) in picks.iter().enumerate() {
+            let (at, parent, parent_log) = &points_seen[pick.min(points_seen.len() - 1)];
+            let head = [k as u8; 32];
+            for from in (0..seats).map(ForkedAs::Seat).chain([ForkedAs::Auditor]) {
+                let (position, events) = match from {
+                    ForkedAs::Seat(s) => match G::position(parent, s) {
+                        Some(p) => (p, Vec::new()),
+                        None => continue,
+                    },
+                    ForkedAs::Auditor => (Vec::new(), parent_log.clone()),
+                };
+                let request = fork::request("parent", *at, &head, from, position.clone(), events)
+                    .encode_to_vec();
+                let fork_seed = seed_bytes(seed ^ (k as u64 + 1) << 32);
+                let opening = match fork::open::<G>(
+                    &initial,
+                    seats,
+                    &request,
+                    &mut Rng::for_command(&fork_seed, 1),
+                ) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        report.violation(seed, *at, format!("fork {from:?} refused: {e}"));
+                        continue;
+                    }
+                };
+                let again = fork::open::<G>(
+                    &initial,
+                    seats,
+                    &request,
+                    &mut Rng::for_command(&fork_seed, 1),
+                );
+                if again.as_ref().ok() != Some(&opening) || !round_trips(&opening) {
+                    report.violation(
+                        seed,
+                        *at,
+                        format!("fork {from:?}: the opening is not deterministic"),
+                    );
+                }
+                let started = match fork::started::<G>(&initial, seats, &opening) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        report.violation(seed, *at, format!("fork {from:?} does not replay: {e}"));
+                        continue;
+                    }
+                };
+                match from {
+                    ForkedAs::Auditor if hash_state::<G>(&started) != hash_state::<G>(parent) => {
+                        report.violation(
+                            seed,
+                            *at,
+                            "the auditor's fork is not the parent's state".into(),
+                        )
+                    }
+                    ForkedAs::Seat(s)
+                        if G::position(&started, s).as_ref() != Some(&position)
+                            || G::view(&started, Viewer::Seat(s)).encode_to_vec()
+                                != G::view(parent, Viewer::Seat(s)).encode_to_vec() =>
+                    {
+                        report.violation(
+                            seed,
+                            *at,
+                            format!("seat {s}'s fork does not start where it stood"),
+                        )
+                    }
+                    _ => {}
+                }
+                for v in (0..seats)
+                    .map(Viewer::Seat)
+                    .chain([Viewer::Spectator, Viewer::Auditor])
+                {
+                    let seen = fork::redact(&opening, v);
+                    let hides = seen.position.is_empty()
+                        && seen.deal.is_empty()
+                        && seen.parent_events.is_empty();
+                    if v != Viewer::Auditor && !hides || v == Viewer::Auditor && seen != opening {
+                        report.violation(
+                            seed,
+                            *at,
+                            format!("the fork's opening for {v:?} is not redacted right"),
+                        );
+                    }
+                    if let Err(what) = words::plain(&fork::sentence(&seen, v)) {
+                        report.violation(
+                            seed,
+                            *at,
+                            format!("the fork's sentence for {v:?}: {what}"),
+                        );
+                    }
+                }
+                let _ = play_from::<G>(
+                    &config,
+                    seats,
+                    seed ^ *at << 20,
+                    1_000_000,
+                    &mut report,
+                    Some(started),
+                );
+            }
+        }
+    }
+    report
 }

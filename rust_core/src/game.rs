@@ -615,6 +615,15 @@ pub trait Game: 'static {
         None
     }
 
+    /// A seat fork's starting state ([`crate::fork`]): the seat of `position` (the input of
+    /// [`Game::evaluate`]) and a full state consistent with it, every card or tile that seat
+    /// cannot see dealt from `rng` (the evaluator's `sample`). `Malformed` for a position the
+    /// evaluator refuses; `None` for a game without an evaluator.
+    fn fork_state(position: &[u8], rng: &mut Rng) -> Option<CoreResult<(Seat, Self::State)>> {
+        let _ = (position, rng);
+        None
+    }
+
     /// Invariants the conformance harness checks after every event (scores in bounds, card
     /// counts conserved, ...). `Err` describes the violation.
     fn check_invariants(state: &Self::State) -> Result<(), String> {

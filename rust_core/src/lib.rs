@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod conformance;
 pub mod error;
+pub mod fork;
 pub mod game;
 pub mod games;
 pub mod registry;

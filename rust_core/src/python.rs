@@ -147,6 +147,16 @@ impl Match {
         Ok(events_to_py(py, events))
     }
 
+    /// The opening event of a fork: `request` a `tablier.v1.Forked` without its deal.
+    fn fork(&self, py: Python<'_>, request: &[u8], seed: &[u8], seq: u64) -> PyResult<PyEvents> {
+        let seed = seed32(seed)?;
+        let m = self.get()?;
+        let events = py
+            .allow_threads(|| m.fork(request, &mut Rng::for_command(&seed, seq)))
+            .map_err(to_py)?;
+        Ok(events_to_py(py, events))
+    }
+
     fn decide(
         &self,
         py: Python<'_>,
@@ -445,6 +455,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
             (crate::clock::SEAT_TIMED_OUT, "tablier.v1.SeatTimedOut"),
             (crate::registry::SEAT_RESIGNED, "tablier.v1.SeatResigned"),
             (crate::registry::SEAT_LEFT, "tablier.v1.SeatLeft"),
+            (crate::fork::FORKED, "tablier.v1.Forked"),
         ]),
     )?;
     m.add("TIMEOUT_COMMAND", crate::clock::TIMEOUT_COMMAND)?;

@@ -9,12 +9,15 @@ use sha2::{Digest, Sha256};
 use crate::clock::{self, Clock, ClockConfig};
 use crate::conformance;
 use crate::error::{CoreError, CoreResult};
+use crate::fork::{self, FORKED};
 use crate::game::{
     check_seats, decide_checked, decode, Game, OptionKind, OptionSpec, OptionValues, Options, Seat,
     Timer, Viewer,
 };
 use crate::games;
-use crate::proto::{self, GameOption, GameType, Outcome, SeatLeft, SeatResigned, SeatTimedOut};
+use crate::proto::{
+    self, Forked, GameOption, GameType, Outcome, SeatLeft, SeatResigned, SeatTimedOut,
+};
 use crate::rng::Rng;
 use crate::rollout;
 use crate::testdata::TestData;
@@ -87,6 +90,16 @@ pub trait DynGame: Send + Sync {
         matches: u64,
         first_seed: u64,
     ) -> conformance::Report;
+    /// Runs the fork harness ([`conformance::forks`]): forks at `points` decisions of each of
+    /// `matches` seeded matches, from every seat and the auditor, each played to its end.
+    fn fork_conformance(
+        &self,
+        seats: u32,
+        options: &Options,
+        matches: u64,
+        first_seed: u64,
+        points: usize,
+    ) -> conformance::Report;
     /// What the shared harnesses play of the game ([`Game::TEST_DATA`]).
     fn test_data(&self) -> &'static TestData;
     /// Plays one match where `silent` answers `answers` times, then times out under `policy`
@@ -113,6 +126,9 @@ pub trait DynMatch: Send + Sync {
     fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
     /// A host command of the game, or `timeout:<seat>` (match clocks, [`clock`]).
     fn host_command(&self, command: &str, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
+    /// The opening event of a fork ([`fork::open`]): `request` is a `tablier.v1.Forked`
+    /// without its deal, `rng` the fork's RNG at seq 1. Only a match nothing happened in yet.
+    fn fork(&self, request: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>>;
     /// Applies one of the game's own events.
     fn apply(&mut self, payload: &[u8]) -> CoreResult<()> {
         self.apply_stored(None, payload)
@@ -280,6 +296,7 @@ impl<G: Game> DynGame for Registered<G> {
             state,
             clock: clock.map(|c| Clock::new(c, seats)),
             timer_since: None,
+            opened: false,
         }))
     }
 
@@ -321,6 +338,17 @@ impl<G: Game> DynGame for Registered<G> {
         conformance::run::<G>(seats, options, matches, first_seed, 1_000_000)
     }
 
+    fn fork_conformance(
+        &self,
+        seats: u32,
+        options: &Options,
+        matches: u64,
+        first_seed: u64,
+        points: usize,
+    ) -> conformance::Report {
+        conformance::forks::<G>(seats, options, matches, first_seed, points)
+    }
+
     fn test_data(&self) -> &'static TestData {
         &G::TEST_DATA
     }
@@ -350,6 +378,8 @@ pub struct Match<G: Game> {
     clock: Option<Clock>,
     /// The key of the core timer running and the recorded time its wait started.
     timer_since: Option<(u64, i64)>,
+    /// An event was applied: a fork's opening may no longer be.
+    opened: bool,
 }
 
 impl<G: Game> Clone for Match<G> {
@@ -359,6 +389,7 @@ impl<G: Game> Clone for Match<G> {
             state: self.state.clone(),
             clock: self.clock.clone(),
             timer_since: self.timer_since,
+            opened: self.opened,
         }
     }
 }
@@ -375,11 +406,13 @@ pub const LEAVE_COMMAND: &str = "leave:";
 pub const RULE_FORFEIT: &str = "forfeit";
 pub const RULE_BOT: &str = "bot";
 
-/// The registry's own events, shared by every game.
+/// The registry's own events, shared by every game (a stored event that is not one of the
+/// game's own).
 enum Generic {
     TimedOut(SeatTimedOut),
     Resigned(SeatResigned),
     Left(SeatLeft),
+    Forked(Forked),
 }
 
 /// As the event's own message (`SeatTimedOut { .. }`), the form recordings keep.
@@ -389,16 +422,19 @@ impl std::fmt::Debug for Generic {
             Generic::TimedOut(e) => e.fmt(f),
             Generic::Resigned(e) => e.fmt(f),
             Generic::Left(e) => e.fmt(f),
+            Generic::Forked(e) => e.fmt(f),
         }
     }
 }
 
 impl Generic {
-    fn seat(&self) -> Seat {
+    /// The seat the event is about; a fork's opening is about none.
+    fn seat(&self) -> Option<Seat> {
         match self {
-            Generic::TimedOut(e) => e.seat,
-            Generic::Resigned(e) => e.seat,
-            Generic::Left(e) => e.seat,
+            Generic::TimedOut(e) => Some(e.seat),
+            Generic::Resigned(e) => Some(e.seat),
+            Generic::Left(e) => Some(e.seat),
+            Generic::Forked(_) => None,
         }
     }
     fn kind(&self) -> &'static str {
@@ -406,6 +442,15 @@ impl Generic {
             Generic::TimedOut(_) => clock::SEAT_TIMED_OUT,
             Generic::Resigned(_) => SEAT_RESIGNED,
             Generic::Left(_) => SEAT_LEFT,
+            Generic::Forked(_) => FORKED,
+        }
+    }
+    /// As `viewer` may see it: the seat events are public, whole to every viewer; a fork's
+    /// opening gives its lineage to every viewer, the rest to the auditor alone.
+    fn encode_for(&self, viewer: Viewer) -> Vec<u8> {
+        match self {
+            Generic::Forked(e) => fork::redact(e, viewer).encode_to_vec(),
+            _ => self.encode(),
         }
     }
     fn encode(&self) -> Vec<u8> {
@@ -413,6 +458,7 @@ impl Generic {
             Generic::TimedOut(e) => e.encode_to_vec(),
             Generic::Resigned(e) => e.encode_to_vec(),
             Generic::Left(e) => e.encode_to_vec(),
+            Generic::Forked(e) => e.encode_to_vec(),
         }
     }
 }
@@ -431,6 +477,7 @@ fn generic_event(kind: &str, payload: &[u8]) -> CoreResult<Generic> {
         SEAT_LEFT => SeatLeft::decode(payload)
             .map(Generic::Left)
             .map_err(undecodable),
+        FORKED => fork::decode(payload).map(Generic::Forked),
         _ => Err(CoreError::corrupt(format!(
             "unknown generic event kind {kind:?}"
         ))),
@@ -476,6 +523,7 @@ fn generic_sentence(e: &Generic, viewer: Viewer) -> String {
             words::who(e.seat, viewer),
             words::seat_number(e.seat)
         ),
+        Generic::Forked(e) => fork::sentence(e, viewer),
     }
 }
 
@@ -483,7 +531,7 @@ fn generic_sentence(e: &Generic, viewer: Viewer) -> String {
 pub fn is_generic_kind(kind: Option<&str>) -> bool {
     matches!(
         kind,
-        Some(clock::SEAT_TIMED_OUT | SEAT_RESIGNED | SEAT_LEFT)
+        Some(clock::SEAT_TIMED_OUT | SEAT_RESIGNED | SEAT_LEFT | FORKED)
     )
 }
 
@@ -649,6 +697,18 @@ impl<G: Game> DynMatch for Match<G> {
     fn start(&self, rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
         Ok(encode_events::<G>(G::start(&self.state, rng)?))
     }
+    fn fork(&self, request: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
+        if self.opened {
+            return Err(CoreError::malformed(
+                "a fork opens a new match: this one has begun",
+            ));
+        }
+        let forked = fork::open::<G>(&self.state, self.seats, request, rng)?;
+        Ok(vec![EncodedEvent {
+            kind: FORKED,
+            payload: forked.encode_to_vec(),
+        }])
+    }
     /// Refuses a seat that is not awaited, or any seat once the match is over, before the
     /// game sees the action ([`check_turn`]).
     fn decide(&self, seat: Seat, action: &[u8], rng: &mut Rng) -> CoreResult<Vec<EncodedEvent>> {
@@ -692,19 +752,32 @@ impl<G: Game> DynMatch for Match<G> {
         )?))
     }
     fn apply_stored(&mut self, kind: Option<&str>, payload: &[u8]) -> CoreResult<()> {
+        let opened = std::mem::replace(&mut self.opened, true);
         if is_generic_kind(kind) {
             let generic = generic_event(kind.unwrap_or_default(), payload)?;
-            // Changes nothing but the clock (stepped after it): the rule's events follow.
-            if generic.seat() >= self.seats {
+            if generic.seat().is_some_and(|seat| seat >= self.seats) {
                 return Err(CoreError::corrupt(format!(
                     "a {} event of a seat the match does not have",
                     generic.kind()
                 )));
             }
-            if matches!(generic, Generic::TimedOut(_)) && self.clock.is_none() {
-                return Err(CoreError::corrupt(
-                    "a seat_timed_out event in a match without a clock",
-                ));
+            match generic {
+                // Changes nothing but the clock (stepped after it): the rule's events follow.
+                Generic::TimedOut(_) if self.clock.is_none() => {
+                    return Err(CoreError::corrupt(
+                        "a seat_timed_out event in a match without a clock",
+                    ));
+                }
+                Generic::TimedOut(_) | Generic::Resigned(_) | Generic::Left(_) => {}
+                Generic::Forked(_) if opened => {
+                    return Err(CoreError::corrupt(
+                        "a fork's opening after the first event of a match",
+                    ))
+                }
+                Generic::Forked(forked) => {
+                    self.state = fork::started::<G>(&self.state, self.seats, &forked)
+                        .map_err(|e| CoreError::corrupt(format!("the fork's opening: {e}")))?;
+                }
             }
             return Ok(());
         }
@@ -788,9 +861,8 @@ impl<G: Game> DynMatch for Match<G> {
     ) -> CoreResult<Option<Vec<u8>>> {
         self.check_viewer(viewer)?;
         if is_generic_kind(kind) {
-            // Public: whole to every viewer.
             return Ok(Some(
-                generic_event(kind.unwrap_or_default(), payload)?.encode(),
+                generic_event(kind.unwrap_or_default(), payload)?.encode_for(viewer),
             ));
         }
         let event: G::Event = G::Event::decode(payload)

@@ -205,6 +205,13 @@ impl ValueCache {
     }
 }
 
+/// A seat fork's starting state ([`Game::fork_state`]): the position checked, then dealt once
+/// from `rng` as a rollout deals it.
+pub fn fork_state<G: Analysis>(position: &[u8], rng: &mut Rng) -> CoreResult<(Seat, G::State)> {
+    let known = G::known(position)?;
+    Ok((G::seat(&known), G::sample(&known, rng)))
+}
+
 /// Per move of one rollout: (margin, win share), or None when not played or not finished.
 type PerMove = Vec<Option<(f64, f64)>>;
 

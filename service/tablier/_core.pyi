@@ -64,6 +64,10 @@ class Match:
     def copy(self) -> Match: ...
     def start(self, seed: bytes, seq: int) -> list[_Event]:
         """Events that open the match; ``seq`` is the seq of the first of them."""
+    def fork(self, request: bytes, seed: bytes, seq: int) -> list[_Event]:
+        """The opening event of a fork (``forked``, ``tablier.v1.Forked``) of a match nothing
+        happened in yet: ``request`` is a ``Forked`` without its deal (a seat's Position, or the
+        parent's events for the auditor's fork); the deal is drawn from the seed at ``seq``."""
     def decide(self, seat: int, action: bytes, seed: bytes, seq: int) -> list[_Event]:
         """Events caused by ``action``; ``seq`` is the seq the first of them will take."""
     def host_command(self, command: str, seed: bytes, seq: int) -> list[_Event]:

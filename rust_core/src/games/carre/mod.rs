@@ -227,6 +227,10 @@ impl Game for Carre {
         Some(crate::rollout::bot_move::<Self>(s, seat, rng))
     }
 
+    fn fork_state(position: &[u8], rng: &mut Rng) -> Option<CoreResult<(Seat, Self::State)>> {
+        Some(crate::rollout::fork_state::<Self>(position, rng))
+    }
+
     fn position(s: &State, seat: Seat) -> Option<Vec<u8>> {
         Some(analysis::position(s, seat))
     }

@@ -222,6 +222,10 @@ impl Game for Qwirkle {
         Some(crate::rollout::bot_move::<Self>(state, seat, rng))
     }
 
+    fn fork_state(position: &[u8], rng: &mut Rng) -> Option<CoreResult<(Seat, Self::State)>> {
+        Some(crate::rollout::fork_state::<Self>(position, rng))
+    }
+
     fn position(state: &State, seat: Seat) -> Option<Vec<u8>> {
         analysis::position(state, seat)
     }
