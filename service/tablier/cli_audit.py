@@ -170,7 +170,11 @@ async def verify(args: argparse.Namespace) -> int:
     for r in results:
         bad += not r.ok
         shown = "\n".join(r.problems[:5]) + (f"\n(+{len(r.problems) - 5} more)" if len(r.problems) > 5 else "")
-        verdict = Text("ok", style="green") if r.ok else Text(shown, style="red")
+        if r.lineage:
+            shown = f"{r.lineage}:\n{shown}" if not r.ok else shown
+        verdict = Text(f"ok ({r.lineage}: lineage checked)" if r.lineage else "ok", style="green")
+        if not r.ok:
+            verdict = Text(shown, style="red")
         redecided = str(r.redecided) + (f" ({r.without_input} without input)" if r.without_input else "")
         table.add_row(r.game_id, r.game_type, str(r.events), redecided, verdict)
     console.print(table)

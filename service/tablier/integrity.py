@@ -134,12 +134,15 @@ def stored_state_hash(game: GameRecord, core_hash: bytes, salt: bytes | None = N
 
 def genesis_hash(game: GameRecord) -> bytes:
     """The chain's anchor: binds the log to the match's type, seats and options, and (scheme 2)
-    to the seed through its commitment, so a changed seed breaks the chain at seq 1."""
+    to the seed through its commitment, so a changed seed breaks the chain at seq 1. A fork's
+    (`fork_genesis`) binds it to its lineage as well."""
     parts: list[object] = [game.game_id, game.game_type, game.seats, sorted(game.options.items())]
     if game.hash_scheme >= 2:
         parts.append(seed_commitment(game.game_id, game.seed).hex())
     if game.hash_scheme >= 3:
         parts.append(game.hash_scheme)
+    if game.parent_game_id is not None:
+        return fork_genesis(parts, game.parent_game_id, game.parent_seq or 0, game.parent_head or b"")
     head = json.dumps(parts, separators=(",", ":")).encode()
     return hashlib.sha256(b"tablier/genesis\0" + head).digest()
 
@@ -148,6 +151,16 @@ def rating_genesis(game_type: str) -> bytes:
     """The anchor of a game type's rating stream (`app.ranked`): its events chain from it with
     `chain_hash`, as a match's do from `genesis_hash`."""
     return hashlib.sha256(b"tablier/ratings-genesis\0" + game_type.encode()).digest()
+
+
+def fork_genesis(parts: list[object], parent_game_id: str, parent_seq: int, parent_head: bytes) -> bytes:
+    """A fork's genesis hash: SHA-256("tablier fork v1\0" || J), J the compact JSON of the plain
+    genesis's parts followed by the parent's id, the parent's seq the fork starts from and the
+    parent's chain hash there (hex), so the fork's chain commits to its lineage: a parent log
+    rewritten at or before that seq no longer holds the head the fork's first event chains to."""
+    lineage = [*parts, parent_game_id, parent_seq, parent_head.hex()]
+    head = json.dumps(lineage, separators=(",", ":")).encode()
+    return hashlib.sha256(b"tablier fork v1\0" + head).digest()
 
 
 def chain_hash(prev: bytes, seq: int, event: EventFields, command_id: str | None, command: bytes = b"") -> bytes:
@@ -318,9 +331,20 @@ def _step(
     return ev.chain_hash if resync else chain
 
 
-def opening(game: GameRecord, match: _core.Match) -> dict[int, tuple[str, bytes]]:
+# The kind of a fork's opening event (tablier.v1.Forked), the same in every game.
+FORKED = "forked"
+
+
+def opening(game: GameRecord, match: _core.Match, first: EventFields | None = None) -> dict[int, tuple[str, bytes]]:
     """The opening events the match's seed deals, by seq (for `replay`'s `expected`); raises
-    the core's error when it refuses the match record."""
+    the core's error when it refuses the match record. A fork's opening is decided again from
+    what its stored first event `first` asked (its lineage, and a seat's position or the
+    parent's events) and the seed, which draws its deal: a first event that is no fork's
+    opening is not what the seed decides."""
+    if game.parent_game_id is not None:
+        if first is None or first.kind != FORKED:
+            return {1: (FORKED, b"")}
+        return {i: (k, bytes(p)) for i, (k, p) in enumerate(match.copy().fork(bytes(first.payload), game.seed, 1), 1)}
     return {i: (k, bytes(p)) for i, (k, p) in enumerate(match.copy().start(game.seed, 1), start=1)}
 
 
@@ -358,7 +382,7 @@ def replay_strict(
     expected = None
     if after_seq == 0 and check_opening:
         try:
-            expected = opening(game, match)
+            expected = opening(game, match, events[0] if events else None)
         except _core.CoreError as exc:
             raise Damaged(Problem(1, f"the core refuses the match record ({exc})")) from None
 

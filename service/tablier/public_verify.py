@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import json_format
 
@@ -100,15 +101,22 @@ def verify_log(
             problems.append(f"the seed does not match {name} seed commitment")
 
     game = GameRecord(
-        st.game_id, st.game_type, st.seat_count, dict(st.options), seed, (), hash_scheme=st.integrity_scheme
+        st.game_id,
+        st.game_type,
+        st.seat_count,
+        dict(st.options),
+        seed,
+        (),
+        hash_scheme=st.integrity_scheme,
+        **fork_lineage(st),
     )
+    events = [_PublicEvent.of(ev) for ev in log.events]
     try:
         match = _core.Match(st.game_type, st.seat_count, dict(st.options))
-        expected = opening(game, match)
+        expected = opening(game, match, events[0] if events else None)
     except _core.CoreError as exc:
         problems.append(f"the core refuses the match ({exc})")
         return verdict
-    events = [_PublicEvent.of(ev) for ev in log.events]
     # The viewers' events by seq: (transcript number, viewer, event).
     seen: dict[int, list[tuple[int, service_pb2.GameState, service_pb2.Event]]] = {}
     for i, t in enumerate(transcripts, start=1):
@@ -155,6 +163,21 @@ def verify_log(
     elif st.HasField("outcome") and match.outcome() != st.outcome.SerializeToString():
         problems.append("the final state's outcome is not the core's")
     return verdict
+
+
+def fork_lineage(st: service_pb2.GameState) -> dict[str, Any]:
+    """A fork's lineage as its GameState publishes it (GameState.fork), as GameRecord fields
+    (its genesis hash covers it); none for a match that is not a fork."""
+    if not st.HasField("fork"):
+        return {}
+    f = st.fork
+    kind = f.forked_as.WhichOneof("kind")
+    return {
+        "parent_game_id": f.parent_game_id,
+        "parent_seq": f.parent_seq,
+        "parent_head": f.parent_head,
+        "fork_as": f"seat:{f.forked_as.seat}" if kind == "seat" else "auditor",
+    }
 
 
 @dataclass(frozen=True)

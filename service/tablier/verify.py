@@ -22,9 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tablier import _core, receipts, witness
-from tablier.integrity import LogEvent, check_commands, opening, replay
+from tablier.integrity import FORKED, LogEvent, check_commands, opening, replay
 from tablier.seeds import SeedUnreadable
-from tablier.store.base import EventStore, StoredCommand, StoredEvent, UnknownGame
+from tablier.store.base import EventStore, GameRecord, StoredCommand, StoredEvent, UnknownGame
+from tablier.v1.common_pb2 import Forked
 from tablier.v1.service_pb2 import MatchLog, Receipt
 
 
@@ -38,6 +39,8 @@ class Verdict:
     # Commands stored without their input, which cannot be decided again.
     without_input: int = 0
     problems: list[str] = field(default_factory=list)
+    # A fork's lineage, as checked against its parent's log ("" for a match that is not a fork).
+    lineage: str = ""
 
     @property
     def ok(self) -> bool:
@@ -51,6 +54,7 @@ async def verify_game(
     kept: Sequence[Receipt] = (),
     keys: Mapping[str, bytes] | None = None,
     witnessed: witness.Chain | None = None,
+    ancestry: tuple[str, ...] = (),
 ) -> Verdict:
     """Checks the stored log of a match; `transcripts` and signed receipts (`kept`, checked
     against `keys`: key id -> Ed25519 public key) a client kept must agree with it."""
@@ -77,7 +81,7 @@ async def verify_game(
         problems.extend(witness.check_log(game.game_id, chains, witnessed))
     try:
         match = _core.Match(game.game_type, game.seats, dict(game.options))
-        expected = opening(game, match)
+        expected = opening(game, match, events[0] if events else None)
     except _core.CoreError as exc:
         problems.append(f"the core refuses the match record: {exc}")
         return verdict
@@ -90,7 +94,69 @@ async def verify_game(
     inputs = {c.command_id: c.input for c in stored_commands}
     checked = replay(game, events, match, expected=expected, kinds=True, resync=True, inputs=inputs, before=redecide)
     problems.extend(str(p) for p in checked.problems)
+    if game.parent_game_id is not None:
+        await _check_lineage(store, game, events, verdict, ancestry)
     return verdict
+
+
+async def _check_lineage(
+    store: EventStore, fork: GameRecord, events: list[StoredEvent], verdict: Verdict, ancestry: tuple[str, ...]
+) -> None:
+    """A fork against its parent's log: the parent verifies (its own lineage too); its chain
+    hash at the fork's seq is the head the fork's record (and so its genesis hash) names; the
+    fork's opening event names the same lineage; and what the opening started from is the
+    parent's: a seat's Position at that seq, or the parent's events up to it."""
+    problems = verdict.problems
+    parent_id, at, head = fork.parent_game_id or "", fork.parent_seq or 0, fork.parent_head or b""
+    verdict.lineage = f"fork of {parent_id} at seq {at} ({fork.fork_as})"
+
+    def problem(why: str) -> None:
+        problems.append(f"lineage: {why}")
+
+    if parent_id in ancestry:
+        problem(f"the parent {parent_id} is the fork's own descendant")
+        return
+    parent_verdict = await verify_game(store, parent_id, ancestry=(*ancestry, fork.game_id))
+    if not parent_verdict.ok:
+        problem(f"the parent {parent_id} does not verify: {'; '.join(parent_verdict.problems[:3])}")
+        if parent_verdict.problems == ["no such match"]:
+            return
+    parent = await store.get_game(parent_id)
+    parent_events = await store.load_events(parent_id, upto_seq=at)
+    if len(parent_events) < at:
+        problem(f"the parent's log ends at seq {len(parent_events)}, before the fork's seq {at}")
+        return
+    if parent_events[at - 1].chain_hash != head:
+        problem(f"the parent's chain hash at seq {at} is not the head the fork's record names")
+    if not events or events[0].kind != FORKED:
+        problem("the fork's first event is not a fork's opening")
+        return
+    opened = Forked.FromString(events[0].payload)
+    kind = opened.forked_as.WhichOneof("kind")
+    named = f"seat:{opened.forked_as.seat}" if kind == "seat" else kind
+    if (opened.parent_game_id, opened.parent_seq, opened.parent_head, named) != (
+        parent_id,
+        at,
+        head,
+        fork.fork_as,
+    ):
+        problem("the fork's opening names another parent, seq, head or knowledge than its record")
+    if kind == "seat":
+        state = _core.Match(parent.game_type, parent.seats, dict(parent.options))
+        try:
+            state.apply_all([e.payload for e in parent_events], [e.kind for e in parent_events])
+            position = state.position(opened.forked_as.seat, auditor=True)
+        except _core.CoreError as exc:
+            problem(f"the parent's log does not replay to seq {at} ({exc})")
+            return
+        if position != opened.position:
+            problem(
+                f"the position the fork started from is not seat {opened.forked_as.seat}'s at the parent's seq {at}"
+            )
+    elif [(e.kind, bytes(e.payload)) for e in opened.parent_events] != [
+        (e.kind, bytes(e.payload)) for e in parent_events
+    ]:
+        problem(f"the events the fork started from are not the parent's up to seq {at}")
 
 
 def check_transcripts(game_id: str, events: list[StoredEvent], transcripts: Sequence[MatchLog]) -> list[str]:

@@ -27,7 +27,9 @@ from tablier.app import (
     SeatStatus,
 )
 from tablier.app.clocks import SeatClock
-from tablier.app.errors import Unauthenticated
+from tablier.app.errors import BadRequest, Unauthenticated
+from tablier.app.forks import ForkedAs, viewer_of
+from tablier.app.model import ForkInfo
 from tablier.app.watch import WatchBatch, WatchItem
 from tablier.receipts import BatchSigner, SigningKeys
 from tablier.v1 import service_pb2, service_pb2_grpc
@@ -37,6 +39,7 @@ from .observe import CallContext, peer_of
 if TYPE_CHECKING:
     from tablier.v1.service_pb2 import (
         CreateGameResponse,
+        ForkGameResponse,
         HostCommandResponse,
         JoinGameResponse,
         LeaveGameResponse,
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
 
     _Signed: TypeAlias = (
         CreateGameResponse
+        | ForkGameResponse
         | JoinGameResponse
         | PlayMoveResponse
         | HostCommandResponse
@@ -157,6 +161,8 @@ def fill_state(out: service_pb2.GameState, state: MatchState) -> None:
         _fill_seat_clock(out.clocks.add(), c)
     if state.ranked:
         out.ranked = True
+    if state.fork is not None:
+        _fill_fork(out.fork, state.fork)
     if state.outcome is not None:
         out.outcome.ParseFromString(state.outcome)
 
@@ -168,6 +174,13 @@ def fill_seat(out: service_pb2.SeatInfo, seat: SeatInfo) -> None:
         out.player.player_id = seat.player_id
         out.player.display_name = seat.name
         out.player.colour = seat.colour
+
+
+def _fill_fork(out: service_pb2.ForkInfo, fork: ForkInfo) -> None:
+    out.parent_game_id = fork.parent_game_id
+    out.parent_seq = fork.parent_seq
+    out.parent_head = fork.parent_head
+    out.forked_as.CopyFrom(viewer_of(ForkedAs.parse(fork.fork_as)))
 
 
 def _fill_seat_clock(out: service_pb2.SeatClock, clock: SeatClock) -> None:
@@ -286,7 +299,9 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                     "ListGames(mine) needs 'authorization: Bearer <player credential>'", "PLAYER_CREDENTIAL_REQUIRED"
                 )
             player = cred.player_id
-        games, token = await self.app.list_games(request.game_type, request.page_size, request.page_token, player)
+        games, token = await self.app.list_games(
+            request.game_type, request.page_size, request.page_token, player, request.parent_game_id
+        )
         out = service_pb2.ListGamesResponse(next_page_token=token)
         for g in games:
             summary = out.games.add(
@@ -305,6 +320,8 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
                 fill_seat(summary.seats.add(), i)
             if g.created_at is not None:
                 summary.created_at.FromDatetime(g.created_at)
+            if g.fork is not None:
+                _fill_fork(summary.fork, g.fork)
         return out
 
     async def CreateGame(
@@ -333,6 +350,34 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             ranked=request.ranked,
         )
         response = service_pb2.CreateGameResponse(
+            game_id=created.game_id, seat_tokens=created.seat_tokens, invite_codes=created.invite_codes
+        )
+        fill_state(response.state, created.state)
+        await self._sign(response)
+        return response
+
+    async def ForkGame(
+        self, request: service_pb2.ForkGameRequest, context: CallContext
+    ) -> service_pb2.ForkGameResponse:
+        kind = request.forked_as.WhichOneof("kind") if request.HasField("forked_as") else None
+        if kind == "seat":
+            forked_as: ForkedAs | None = ForkedAs(request.forked_as.seat)
+        elif kind == "auditor":
+            forked_as = ForkedAs(None)
+        elif kind == "spectator":
+            raise BadRequest("a fork starts from a seat's knowledge or the auditor's, not a spectator's", "BAD_FORK_AS")
+        else:
+            forked_as = None
+        created = await self.app.fork_game(
+            request.parent_game_id,
+            request.at_seq,
+            forked_as,
+            credential(context),
+            [SeatAssignment(_SEAT_KINDS.get(a.kind), a.bot) for a in request.seat_assignments],
+            dict(request.options),
+            peer=peer_of(context),
+        )
+        response = service_pb2.ForkGameResponse(
             game_id=created.game_id, seat_tokens=created.seat_tokens, invite_codes=created.invite_codes
         )
         fill_state(response.state, created.state)

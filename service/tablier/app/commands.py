@@ -63,6 +63,7 @@ from .repository import Repository
 from .seats import (
     SeatAssignment,
     SeatKind,
+    SeatPlan,
     SeatStatus,
     bot_seed,
     bound_players,
@@ -147,7 +148,14 @@ class Commands:
             seat_players=bound_players(plan, cred.player_id),
             ranked=ranked,
         )
-        opening = match.start(seed, 1)
+        return await self.open_match(record, match, match.start(seed, 1), plan)
+
+    async def open_match(
+        self, record: GameRecord, match: Match, opening: list[tuple[str, bytes]], plan: SeatPlan
+    ) -> Created:
+        """Stores a new match (`record`, its state before anything happened `match`, changed
+        here) with its opening events, as the core decided them, and holds its state."""
+        game_id = record.game_id
         events = self._evolve(record, match, opening, seat=None)
         stored, match = await self.repo.create(record, events, match)
         seq = stored[-1].seq if stored else 0

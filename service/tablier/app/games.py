@@ -36,6 +36,7 @@ from .cache import MatchCache
 from .catalogue import Catalogue
 from .commands import Commands
 from .errors import DataLoss, from_store
+from .forks import ForkedAs, Forks
 from .limits import Limiter, Limits
 from .model import Created, EventOut, GameSummary, Joined, MatchState, Payload, Played
 from .players import Players
@@ -93,6 +94,7 @@ class GameApp:
         self.ranked = Ranked(self.repository, ratings)
         self.leaderboards = Leaderboards(ratings, self.catalogue, self._player_name)
         self.queue = Matchmaker(ratings, self.commands, self.catalogue, self._player_name)
+        self.forks = Forks(self.repository, self.access, self.commands)
         self._translating = _Translating(self.repository)
 
     async def _player_name(self, player_id: str) -> str:
@@ -127,6 +129,19 @@ class GameApp:
     ) -> Joined:
         with self._translating:
             return await self.commands.join_game(game_id, cred, invite_code, seat, join_key)
+
+    async def fork_game(
+        self,
+        parent_game_id: str,
+        at_seq: int,
+        forked_as: ForkedAs | None,
+        cred: Credential,
+        assignments: list[SeatAssignment] | None = None,
+        options: dict[str, str] | None = None,
+        peer: str | None = None,
+    ) -> Created:
+        with self._translating:
+            return await self.forks.fork_game(parent_game_id, at_seq, forked_as, cred, assignments, options, peer)
 
     async def play(
         self, game_id: str, cred: Credential, command_id: str, action: Payload | None, expected_seq: int | None = None
@@ -180,10 +195,15 @@ class GameApp:
             return await self.reads.list_events(game_id, cred, after_seq, limit, min_seq)
 
     async def list_games(
-        self, game_type: str = "", page_size: int = 0, page_token: str = "", player_id: str | None = None
+        self,
+        game_type: str = "",
+        page_size: int = 0,
+        page_token: str = "",
+        player_id: str | None = None,
+        parent_game_id: str = "",
     ) -> tuple[list[GameSummary], str]:
         with self._translating:
-            return await self.reads.list_games(game_type, page_size, page_token, player_id)
+            return await self.reads.list_games(game_type, page_size, page_token, player_id, parent_game_id)
 
     async def suggest(
         self, game_id: str, cred: Credential, bot: str = "", min_seq: int | None = None

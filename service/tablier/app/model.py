@@ -7,6 +7,8 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from tablier.store.base import GameRecord
+
 from .auth import Principal
 from .clocks import TIMEOUT_COMMAND_PREFIX, SeatClock
 from .errors import BadRequest
@@ -24,6 +26,23 @@ class Payload:
 
 
 @dataclass(frozen=True)
+class ForkInfo:
+    """Where a fork comes from (public): the parent, its seq, its chain head there, and whose
+    knowledge the fork starts from (`seat:<n>` or `auditor`). A fork is never rated."""
+
+    parent_game_id: str
+    parent_seq: int
+    parent_head: bytes
+    fork_as: str
+
+    @staticmethod
+    def of(game: GameRecord) -> ForkInfo | None:
+        if game.parent_game_id is None:
+            return None
+        return ForkInfo(game.parent_game_id, game.parent_seq or 0, game.parent_head or b"", game.fork_as or "")
+
+
+@dataclass(frozen=True)
 class GameSummary:
     """What anyone may know of a match without opening it (a lobby's line)."""
 
@@ -38,6 +57,7 @@ class GameSummary:
     # With ListGames(mine): the seats the caller's player holds.
     your_seats: tuple[int, ...] = ()
     ranked: bool = False
+    fork: ForkInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +85,8 @@ class MatchState:
     # Each seat's clock, in seat order; () when the match has no clock (public).
     clocks: tuple[SeatClock, ...] = ()
     ranked: bool = False
+    # Set when the match is a fork (public).
+    fork: ForkInfo | None = None
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from .errors import (
     Unavailable,
 )
 from .limits import Limiter
-from .model import EventOut, GameSummary, MatchState, Payload, check_type
+from .model import EventOut, ForkInfo, GameSummary, MatchState, Payload, check_type, parse_game_id
 from .repository import Repository
 from .seats import seat_infos, seat_names
 from .views import event_out, match_state
@@ -166,7 +166,12 @@ class Reads:
         return game, self._latest_state(game, seq, match, principal, await self.repo.chain_at(game, seq)), match
 
     async def list_games(
-        self, game_type: str = "", page_size: int = 0, page_token: str = "", player_id: str | None = None
+        self,
+        game_type: str = "",
+        page_size: int = 0,
+        page_token: str = "",
+        player_id: str | None = None,
+        parent_game_id: str = "",
     ) -> tuple[list[GameSummary], str]:
         """A page of the server's matches, newest first, with public information only (seats,
         who is awaited, the outcome once over), and the token of the next page ("" on the
@@ -179,7 +184,8 @@ class Reads:
             self.catalogue.get(game_type)  # refuses an unknown game type, in words
         limit = page_size or GAMES_PAGE
         before = _page_position(page_token) if page_token else None
-        records = await self.repo.page(limit + 1, game_type or None, before, player_id)
+        parent = parse_game_id(parent_game_id) if parent_game_id else None
+        records = await self.repo.page(limit + 1, game_type or None, before, player_id, parent)
         more = len(records) > limit
         out = []
         for page_record in records[:limit]:
@@ -199,6 +205,7 @@ class Reads:
                     outcome=match.outcome() if match.is_over() else None,
                     your_seats=tuple(page_record.seats_of(player_id)) if player_id else (),
                     ranked=page_record.ranked,
+                    fork=ForkInfo.of(page_record),
                 )
             )
         last = records[limit - 1] if more else None

@@ -632,10 +632,28 @@ class Repository:
         game_type: str | None,
         before: tuple[datetime, str] | None,
         player_id: str | None = None,
+        parent: str | None = None,
     ) -> list[GameRecord]:
         """A lobby's page of match records (`MatchDirectory.game_page`: no seeds), of one
-        player's matches when `player_id` is given."""
-        return await self._store.game_page(limit, game_type, before, player_id)
+        player's matches when `player_id` is given, that match's forks only with `parent`."""
+        return await self._store.game_page(limit, game_type, before, player_id, parent)
+
+    async def prefix(self, game: GameRecord, seq: int) -> tuple[list[StoredEvent], StoredEvent | None]:
+        """The match's stored events 1..`seq` and the one after it (None at the end), read and
+        not yet checked: what a fork starts from (`replay_prefix` checks them)."""
+        stored = await self._store.load_events(game.game_id, upto_seq=seq + 1)
+        return [ev for ev in stored if ev.seq <= seq], next((ev for ev in stored if ev.seq == seq + 1), None)
+
+    async def replay_prefix(self, game: GameRecord, events: list[StoredEvent]) -> tuple[Match, bytes]:
+        """`events`, the match's from seq 1 (`prefix`), replayed with every check a cold load
+        makes (`integrity.replay_strict`): the state after them and its chain hash. DataLoss
+        refuses the match."""
+        match = self.blank(game)
+        try:
+            chain = await asyncio.to_thread(_replay_checked, game, events, match)
+        except DataLoss as exc:
+            self.refuse(game.game_id, exc)
+        return match, chain
 
     async def commands(self, gid: str) -> list[StoredCommand]:
         """Every command of the match, with what it asked."""

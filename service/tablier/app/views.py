@@ -10,7 +10,7 @@ from tablier.store.base import GameRecord, StoredCommand, StoredEvent, seed_comm
 from .auth import Principal
 from .catalogue import Catalogue
 from .clocks import seat_clocks
-from .model import CommandOut, EventOut, MatchState, Payload
+from .model import CommandOut, EventOut, ForkInfo, MatchState, Payload
 from .seats import seat_infos, seat_names
 
 
@@ -92,4 +92,5 @@ def match_state(
         seats=seat_infos(game),
         clocks=seat_clocks(match),
         ranked=game.ranked,
+        fork=ForkInfo.of(game),
     )

@@ -78,6 +78,13 @@ class GameRecord:
     seat_players: tuple[str | None, ...] = ()
     # Created ranked (CreateGameRequest.ranked): rated when it ends (`app.ranked`).
     ranked: bool = False
+    # A fork (ForkGame): the match it was forked from, the parent's seq it starts from, the
+    # parent's chain hash there (the fork's genesis covers all three) and whose knowledge it
+    # starts from ("seat:<n>" or "auditor"); None for a match that is not a fork.
+    parent_game_id: str | None = None
+    parent_seq: int | None = None
+    parent_head: bytes | None = None
+    fork_as: str | None = None
 
     def bot(self, seat: int) -> str:
         """The bot that plays `seat`, or "" when a person does."""
@@ -234,10 +241,12 @@ class MatchDirectory(Protocol):
         game_type: str | None = None,
         before: tuple[datetime, str] | None = None,
         player_id: str | None = None,
+        parent: str | None = None,
     ) -> list[GameRecord]:
         """Up to `limit` match records, newest first (by created_at, then game_id), of
-        `game_type` when given, with a seat bound to `player_id` when given, strictly older than `before` (created_at, game_id) when given,
-        in one query: a lobby's page. The records hold no seed (b"")."""
+        `game_type` when given, with a seat bound to `player_id` when given, forks of match
+        `parent` only when given, strictly older than `before` (created_at, game_id) when
+        given, in one query: a lobby's page. The records hold no seed (b"")."""
 
 
 class ClockIndex(Protocol):

@@ -170,6 +170,7 @@ class MemoryStore:
         game_type: str | None = None,
         before: tuple[datetime, str] | None = None,
         player_id: str | None = None,
+        parent: str | None = None,
     ) -> list[GameRecord]:
         records = sorted(
             self._games.values(),
@@ -181,6 +182,7 @@ class MemoryStore:
             for g in records
             if (game_type is None or g.game_type == game_type)
             and (player_id is None or player_id in g.seat_players)
+            and (parent is None or g.parent_game_id == parent)
             and (before is None or (g.created_at or datetime.min.replace(tzinfo=UTC), g.game_id) < before)
         ]
         return page[:limit]

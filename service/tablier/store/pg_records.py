@@ -5,8 +5,9 @@ with a new key. `postgres.PostgresStore` adds the event log on top."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -71,7 +72,8 @@ class MatchRecords(Database):
     async def _get_game(self, conn: psycopg.AsyncConnection, key: str) -> GameRecord:
         cur = await conn.execute(
             """SELECT game_id, game_type, seats, options, seed, token_hashes, created_at,
-                      sealed_seed, seed_key_id, hash_scheme, invite_hashes, bots, seat_players, ranked
+                      sealed_seed, seed_key_id, hash_scheme, invite_hashes, bots, seat_players, ranked,
+                      parent_game_id, parent_seq, parent_head, fork_as
                FROM games WHERE game_id = %s""",
             (key,),
         )
@@ -93,6 +95,7 @@ class MatchRecords(Database):
             bots=tuple(row[11]),
             seat_players=_seat_players(row[12]),
             ranked=row[13],
+            **_lineage(row[14:18]),
         )
 
     def _open_seed(self, key: str, plain: bytes | None, sealed: bytes | None, kid: str | None) -> bytes:
@@ -147,20 +150,24 @@ class MatchRecords(Database):
         game_type: str | None = None,
         before: tuple[datetime, str] | None = None,
         player_id: str | None = None,
+        parent: str | None = None,
     ) -> list[GameRecord]:
         async def read(conn: psycopg.AsyncConnection) -> list[GameRecord]:
             # Newest first along games_created_at_idx (created_at, game_id), read backwards.
             cur = await conn.execute(
                 """SELECT game_id, game_type, seats, options, token_hashes, created_at, hash_scheme,
-                          invite_hashes, bots, seat_players, ranked
+                          invite_hashes, bots, seat_players, ranked, parent_game_id, parent_seq, parent_head,
+                          fork_as
                    FROM games
                    WHERE (%(type)s::text IS NULL OR game_type = %(type)s)
                      AND (%(player)s::uuid IS NULL OR seat_players @> ARRAY[%(player)s::uuid])
+                     AND (%(parent)s::uuid IS NULL OR parent_game_id = %(parent)s::uuid)
                      AND (%(at)s::timestamptz IS NULL OR (created_at, game_id) < (%(at)s, %(id)s::uuid))
                    ORDER BY created_at DESC, game_id DESC
                    LIMIT %(n)s""",
                 {
                     "type": game_type,
+                    "parent": parent,
                     "at": before[0] if before else None,
                     "id": before[1] if before else None,
                     "n": limit,
@@ -181,6 +188,7 @@ class MatchRecords(Database):
                     bots=tuple(r[8]),
                     seat_players=_seat_players(r[9]),
                     ranked=r[10],
+                    **_lineage(r[11:15]),
                 )
                 for r in await cur.fetchall()
             ]
@@ -207,3 +215,12 @@ class MatchRecords(Database):
 
 def _seat_players(ids: list[object] | None) -> tuple[str | None, ...]:
     return tuple(None if p is None else str(p) for p in ids or ())
+
+
+def _lineage(row: Sequence[Any]) -> dict[str, Any]:
+    """A fork's lineage columns (parent_game_id, parent_seq, parent_head, fork_as) as
+    GameRecord fields; all None for a match that is not a fork."""
+    parent, seq, head, fork_as = row
+    if parent is None:
+        return {}
+    return {"parent_game_id": str(parent), "parent_seq": seq, "parent_head": bytes(head), "fork_as": fork_as}

@@ -125,6 +125,12 @@ class PostgresStore(MatchRecords):
                         "UPDATE games SET invite_hashes = %s::bytea[], bots = %s::text[] WHERE game_id = %s",
                         (list(game.invite_hashes), list(game.bots), key),
                     )
+                if game.parent_game_id is not None:
+                    await conn.execute(
+                        """UPDATE games SET parent_game_id = %s, parent_seq = %s, parent_head = %s, fork_as = %s
+                           WHERE game_id = %s""",
+                        (game.parent_game_id, game.parent_seq, game.parent_head, game.fork_as, key),
+                    )
                 return (await self._insert(conn, key, 0, stored, None))[0]
 
         try:

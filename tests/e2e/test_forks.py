@@ -1,0 +1,209 @@
+"""ForkGame end to end, against a real server and PostgreSQL: in every game, forks at several
+seqs of a finished match, from a seat and from the auditor, each played to its end; a fork of
+a fork; a match lists its forks; who may fork, and every refusal in words; `tablier verify`
+checks a fork's lineage against its parent's log, and catches the parent's head changed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+
+import grpc
+import psycopg
+import pytest
+
+from tablier.v1 import common_pb2
+from tablier.v1 import service_pb2 as pb
+
+from .conftest import GAME_IDS, tablier_cmd
+from .helpers import INFO, OPERATOR, bot_move, expect_error, seat
+
+# Options that keep a match short (the games' own `short` test options).
+SHORT = {
+    "rat_a_tat_cat": {"match_mode": "fixed_rounds", "rounds": "1"},
+    "democratie": {"target": "1"},
+    "grid_knock": {"target_score": "1"},
+    "carre": {"rounds_per_match": "1"},
+    "qwirkle": {},
+}
+
+
+def as_seat(n: int) -> common_pb2.Viewer:
+    return common_pb2.Viewer(seat=n)
+
+
+AUDITOR = common_pb2.Viewer(auditor=common_pb2.Viewer.Auditor())
+
+
+def play_to_end(stub, created, limit: int = 2000) -> tuple[pb.GameState, list[int]]:
+    """Plays the bots' moves until the match is over; the final state and the seq of every
+    decision (the opening's last seq and after each move)."""
+    state = created.state
+    decisions = [state.seq]
+    for _ in range(limit):
+        if state.over:
+            return state, decisions
+        state = bot_move(stub, created, state).state
+        decisions.append(state.seq)
+    raise AssertionError(f"no end after {limit} moves")
+
+
+def fork(stub, parent: str, at: int, forked_as: common_pb2.Viewer, metadata=(), **kw) -> pb.ForkGameResponse:
+    return stub.ForkGame(
+        pb.ForkGameRequest(parent_game_id=parent, at_seq=at, forked_as=forked_as, **kw), metadata=metadata
+    )
+
+
+@pytest.fixture(scope="module")
+def finished(stub):
+    """One finished match per game, with the seqs of its decisions."""
+    out = {}
+    for game in GAME_IDS:
+        created = stub.CreateGame(
+            pb.CreateGameRequest(game_type=game, seats=INFO[game].min_players, options=SHORT.get(game, {}))
+        )
+        state, decisions = play_to_end(stub, created)
+        out[game] = (created, state, decisions)
+    return out
+
+
+def tablier(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        tablier_cmd(*args), capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "300"}
+    )
+
+
+@pytest.mark.parametrize("game", GAME_IDS)
+def test_forks_at_several_seqs_play_to_their_end(stub, finished, game, e2e_database_url):
+    created, final, decisions = finished[game]
+    parent = created.game_id
+    seats = created.state.seat_count
+    # Early, in the middle, and the last decision before the end.
+    picks = [decisions[0], decisions[len(decisions) // 2], decisions[-2]]
+    forks = []
+    for i, at in enumerate(picks):
+        forked_as = AUDITOR if i == 1 else as_seat(i % seats)
+        forked = fork(stub, parent, at, forked_as)
+        st = forked.state
+        # A fork says so, and of what, in every view; it starts at seq 1 with its own seed.
+        assert st.seq == 1 and st.HasField("fork") and not st.over
+        assert st.fork.parent_game_id == parent and st.fork.parent_seq == at
+        assert st.fork.forked_as == forked_as
+        assert len(st.fork.parent_head) == 32 and st.seed_commitment != final.seed_commitment
+        assert not st.clocks, "a fork has no clock unless asked"
+        assert st.options == {k: v for k, v in final.options.items() if not k.startswith("clock_")}
+        parent_at = stub.GetView(pb.GetViewRequest(game_id=parent, at_seq=at), metadata=OPERATOR).state
+        assert st.fork.parent_head == parent_at.chain_head
+        mine = stub.GetView(pb.GetViewRequest(game_id=forked.game_id), metadata=seat(forked.seat_tokens[0])).state
+        assert mine.HasField("fork") and mine.to_act == parent_at.to_act
+        if forked_as == AUDITOR:
+            # The parent's very table, hidden cards included.
+            view = stub.GetView(pb.GetViewRequest(game_id=forked.game_id), metadata=OPERATOR).state.view
+            assert view.value == parent_at.view.value
+        else:
+            # The seat's own view is what it was in the parent.
+            s = forked_as.seat
+            parent_seat = stub.GetView(
+                pb.GetViewRequest(game_id=parent, at_seq=at, with_position=True, position_seat=s), metadata=OPERATOR
+            )
+            fork_seat = stub.GetView(
+                pb.GetViewRequest(game_id=forked.game_id, with_position=True, position_seat=s),
+                metadata=seat(forked.seat_tokens[s]),
+            )
+            assert fork_seat.position.value == parent_seat.position.value
+        # The opening event: the lineage to a seat, whole to the auditor.
+        seen = stub.ListEvents(pb.ListEventsRequest(game_id=forked.game_id), metadata=seat(forked.seat_tokens[0]))
+        opening = common_pb2.Forked.FromString(seen.events[0].payload.value)
+        assert seen.events[0].type == "forked" and opening.parent_game_id == parent
+        assert not opening.position and not opening.deal and not opening.parent_events
+        assert "fork" in seen.events[0].description and "never rated" in seen.events[0].description
+        end, _ = play_to_end(stub, forked)
+        assert end.over and end.HasField("fork")
+        forks.append(forked.game_id)
+    # A match lists its forks, newest first.
+    listed = stub.ListGames(pb.ListGamesRequest(parent_game_id=parent))
+    assert [g.game_id for g in listed.games] == forks[::-1]
+    assert all(g.fork.parent_game_id == parent for g in listed.games)
+    # `tablier verify` checks each fork against its parent's log.
+    for gid in forks:
+        done = tablier("verify", gid, "--database-url", e2e_database_url)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "lineage" in done.stdout, done.stdout
+
+
+def test_a_fork_of_a_fork(stub, finished):
+    created, _, decisions = finished["democratie"]
+    first = fork(stub, created.game_id, decisions[1], as_seat(0))
+    moved = bot_move(stub, first).state
+    # A running fork: its host (the operator token) may fork it from the auditor's state.
+    second = fork(stub, first.game_id, moved.seq, AUDITOR, metadata=OPERATOR)
+    assert second.state.fork.parent_game_id == first.game_id
+    first_now = stub.GetView(pb.GetViewRequest(game_id=first.game_id), metadata=OPERATOR).state
+    second_now = stub.GetView(pb.GetViewRequest(game_id=second.game_id), metadata=OPERATOR).state
+    assert second_now.view.value == first_now.view.value
+    third = fork(stub, second.game_id, 1, as_seat(1), metadata=OPERATOR)
+    assert play_to_end(stub, third)[0].over
+    assert [g.game_id for g in stub.ListGames(pb.ListGamesRequest(parent_game_id=first.game_id)).games] == [
+        second.game_id
+    ]
+
+
+def test_who_may_fork_and_refusals_in_words(stub, finished):
+    running = stub.CreateGame(pb.CreateGameRequest(game_type="rat_a_tat_cat", seats=2, options=SHORT["rat_a_tat_cat"]))
+    gid = running.game_id
+    at = bot_move(stub, running).state.seq
+    seat0, seat1 = seat(running.seat_tokens[0]), seat(running.seat_tokens[1])
+
+    # While it runs: a seat forks from its own knowledge only; the auditor's state is the host's.
+    assert fork(stub, gid, at, as_seat(0), metadata=seat0).state.fork.forked_as.seat == 0
+    code, reason, message = expect_error(fork, stub, gid, at, as_seat(1), metadata=seat0)
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "FORK_NOT_VISIBLE") and "seat 1" in message
+    code, reason, message = expect_error(fork, stub, gid, at, as_seat(0))
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "FORK_NOT_VISIBLE")
+    code, reason, message = expect_error(fork, stub, gid, at, AUDITOR, metadata=seat1)
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "FORK_NOT_VISIBLE") and "hidden card" in message
+    assert fork(stub, gid, at, AUDITOR, metadata=OPERATOR).state.fork.forked_as == AUDITOR
+
+    # Bad requests, each with its reason and a sentence.
+    spectator = common_pb2.Viewer(spectator=common_pb2.Viewer.Spectator())
+    cases = [
+        (dict(parent=gid, at=at, forked_as=spectator), grpc.StatusCode.INVALID_ARGUMENT, "BAD_FORK_AS"),
+        (dict(parent=gid, at=at, forked_as=as_seat(5)), grpc.StatusCode.INVALID_ARGUMENT, "BAD_FORK_AS"),
+        (dict(parent=gid, at=0, forked_as=as_seat(0)), grpc.StatusCode.OUT_OF_RANGE, "BAD_AT_SEQ"),
+        (dict(parent=gid, at=at + 50, forked_as=as_seat(0)), grpc.StatusCode.OUT_OF_RANGE, "BAD_AT_SEQ"),
+        (dict(parent=str(uuid.uuid4()), at=1, forked_as=as_seat(0)), grpc.StatusCode.NOT_FOUND, None),
+    ]
+    for kw, code, reason in cases:
+        got = expect_error(fork, stub, kw["parent"], kw["at"], kw["forked_as"], metadata=seat0)
+        assert got[0] == code and (reason is None or got[1] == reason), (kw, got)
+    got = expect_error(fork, stub, gid, at, as_seat(0), metadata=seat0, options={"rounds": "3"})
+    assert got[:2] == (grpc.StatusCode.INVALID_ARGUMENT, "FORK_OPTION") and "rounds" in got[2]
+    # A clock may be asked for.
+    clocked = fork(stub, gid, at, as_seat(0), metadata=seat0, options={"clock_move_seconds": "60"})
+    assert len(clocked.state.clocks) == 2
+
+    # A seq inside the opening deal (several events, no decision between them).
+    events = stub.ListEvents(pb.ListEventsRequest(game_id=gid), metadata=OPERATOR).events
+    opening = [e.seq for e in events if not e.command_id]
+    if len(opening) > 1:
+        got = expect_error(fork, stub, gid, opening[0], as_seat(0), metadata=seat0)
+        assert got[:2] == (grpc.StatusCode.FAILED_PRECONDITION, "NOT_A_DECISION"), got
+    # The end of a finished match: nothing to play on.
+    created, final, _ = finished["carre"]
+    got = expect_error(fork, stub, created.game_id, final.seq, as_seat(0))
+    assert got[:2] == (grpc.StatusCode.FAILED_PRECONDITION, "NOTHING_TO_PLAY_ON"), got
+
+
+def test_verify_catches_the_parents_head_changed(stub, finished, e2e_database_url):
+    created, _, decisions = finished["grid_knock"]
+    forked = fork(stub, created.game_id, decisions[2], as_seat(0))
+    ok = tablier("verify", forked.game_id, "--database-url", e2e_database_url)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # The fork's record claims another parent head: its genesis no longer chains, and the
+    # parent's log does not hold that head at that seq.
+    with psycopg.connect(e2e_database_url, autocommit=True) as conn:
+        conn.execute("UPDATE games SET parent_head = %s WHERE game_id = %s", (b"\x01" * 32, forked.game_id))
+    bad = tablier("verify", forked.game_id, "--database-url", e2e_database_url)
+    assert bad.returncode != 0
+    assert "lineage" in bad.stdout and "parent" in bad.stdout, bad.stdout
