@@ -207,3 +207,79 @@ def test_verify_catches_the_parents_head_changed(stub, finished, e2e_database_ur
     bad = tablier("verify", forked.game_id, "--database-url", e2e_database_url)
     assert bad.returncode != 0
     assert "lineage" in bad.stdout and "parent" in bad.stdout, bad.stdout
+
+
+def test_the_sdk_forks_and_lists_forks(server, finished):
+    import asyncio
+
+    from tablier_client import connect
+
+    created, _, decisions = finished["carre"]
+    at = decisions[len(decisions) // 2]
+
+    async def go() -> None:
+        async with connect(server.address, tls=False) as client:
+            forked = await client.fork(created.game_id, at, seat=1)
+            assert forked.state.fork is not None and forked.state.fork.parent_seq == at
+            mine = await forked.seat_state(1)
+            assert mine.fork is not None and mine.seq == 1
+            parent = client.match(created.game_id, None, auditor=True)
+            again = await parent.fork(at, auditor=True)
+            assert again.state.fork is not None and again.state.fork.forked_as.HasField("auditor")
+            listed = await client.forks(created.game_id)
+            assert {g.game_id for g in listed} >= {forked.game_id, again.game_id}
+            with pytest.raises(ValueError):
+                await client.fork(created.game_id, at)
+
+    asyncio.run(asyncio.wait_for(go(), 60))
+
+
+def test_tablier_play_plays_on_from_a_replayed_step(server, finished):
+    import asyncio
+
+    from textual.widgets import Static
+
+    from tablier_client.play.app import MatchScreen, PlayApp, ReplayScreen, Start
+
+    created, _, decisions = finished["rat_a_tat_cat"]
+
+    async def until(pilot, condition, what: str) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 20
+        while not condition():
+            assert loop.time() < deadline, f"timed out waiting for {what}"
+            await pilot.pause(0.02)
+
+    async def go() -> None:
+        # `tablier play --fork GAME_ID --at SEQ`.
+        app = PlayApp(server.address, tls=False, start=Start(fork=created.game_id, at=decisions[2]))
+        async with app.run_test(size=(170, 50)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, MatchScreen) and app.screen.state is not None, "fork")
+            screen = app.screen
+            assert screen.state.fork is not None and screen.state.fork.parent_seq == decisions[2]
+            assert "never rated" in str(screen.note)
+        # The replay's "Play on from here" (f) on the step shown.
+        app = PlayApp(server.address, tls=False, start=Start(replay=created.game_id))
+        async with app.run_test(size=(170, 50)) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.shown_seq, "the replay")
+            replay = app.screen
+            for _ in range(3):
+                await pilot.press("right")
+            await until(pilot, lambda: replay.shown_seq >= 3, "a later step")
+            shown = replay.shown_seq
+            await pilot.press("f")
+            await until(
+                pilot,
+                lambda: isinstance(app.screen, MatchScreen)
+                or "refused" in str(replay.query_one("#message", Static).render()).lower()
+                or bool(str(replay.query_one("#message", Static).render())),
+                "the fork's match screen",
+            )
+            if isinstance(app.screen, MatchScreen):
+                await until(pilot, lambda: app.screen.state is not None, "the fork's state")
+                assert app.screen.state.fork.parent_seq == shown
+            else:
+                # A step inside one move's events cannot be played on: said in words.
+                assert "move is awaited" in str(replay.query_one("#message", Static).render())
+
+    asyncio.run(asyncio.wait_for(go(), 90))

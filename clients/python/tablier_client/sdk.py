@@ -104,6 +104,8 @@ class State(Generic[V]):
     raw: service_pb2.GameState = field(repr=False)
     # Who fills each seat, in seat order: taken, open, invited, or a server bot.
     seats: tuple[service_pb2.SeatInfo, ...] = ()
+    # Where the match comes from when it is a fork (ForkGame); None otherwise. Never rated.
+    fork: service_pb2.ForkInfo | None = None
 
     @property
     def my_turn(self) -> bool:
@@ -556,6 +558,60 @@ class Client:
         response = await self.call(
             self.stub.CreateGame, request, self._metadata(self.token or self.credential), repeatable=False
         )
+        return self._created(response, kind)
+
+    async def fork(
+        self,
+        parent_game_id: str,
+        at_seq: int,
+        *,
+        seat: int | None = None,
+        auditor: bool = False,
+        assignments: Sequence[service_pb2.SeatAssignment] = (),
+        options: dict[str, str] | None = None,
+        token: str | None = None,
+    ) -> Created[Any, Any, Any]:
+        """A new match that starts from match `parent_game_id` at `at_seq`, to play on from
+        there: from what `seat` knew there (every card it could not see dealt afresh: the
+        parent's hidden cards never reach the fork), or with `auditor=True` from the full state.
+        While the parent runs, a seat fork needs that seat's token (`token`, else the client's)
+        and an auditor fork the host's; anyone may fork a finished match. The caller holds
+        every seat of the fork unless `assignments` say otherwise; `options` may only set a
+        clock (a fork has none unless asked). A fork is never rated: `state.fork` says where it
+        comes from. Not retried (a repeated ForkGame makes a second match)."""
+        if (seat is None) == (not auditor):
+            raise ValueError("fork from one seat's knowledge (seat=n) or the auditor's (auditor=True)")
+        request = service_pb2.ForkGameRequest(
+            parent_game_id=parent_game_id,
+            at_seq=at_seq,
+            seat_assignments=assignments,
+            options=options or {},
+        )
+        if auditor:
+            request.forked_as.auditor.SetInParent()
+        else:
+            request.forked_as.seat = seat or 0
+        metadata = self._metadata(token or self.token or self.credential)
+        response = await self.call(self.stub.ForkGame, request, metadata, repeatable=False)
+        return self._created(response, _kind(response.state.game_type))
+
+    async def forks(self, game_id: str, page_size: int = 0) -> list[service_pb2.GameSummary]:
+        """The forks of match `game_id`, newest first (every page)."""
+        out: list[service_pb2.GameSummary] = []
+        token = ""
+        while True:
+            request = service_pb2.ListGamesRequest(parent_game_id=game_id, page_size=page_size, page_token=token)
+            response = await self.call(self.stub.ListGames, request, ())
+            out.extend(response.games)
+            token = response.next_page_token
+            if not token:
+                return out
+
+    def _created(
+        self,
+        response: service_pb2.CreateGameResponse | service_pb2.ForkGameResponse,
+        kind: GameKind[Any, Any, Any] | None,
+    ) -> Created[Any, Any, Any]:
         statuses = list(response.state.seats)
         matches = [
             Match(
@@ -792,6 +848,19 @@ class Match(Generic[A, V, E]):
         response = await self.client.call(self.client.stub.GetView, request, self.metadata)
         return _state(response.state, self.kind)
 
+    async def fork(
+        self, at_seq: int | None = None, *, seat: int | None = None, auditor: bool = False
+    ) -> Created[A, V, E]:
+        """`Client.fork` of this match at `at_seq` (default: now) with this credential: from
+        `seat` (default: this handle's own seat), or the auditor's state."""
+        if at_seq is None:
+            at_seq = (await self.state()).seq
+        if seat is None and not auditor:
+            seat = (await self.state()).seat
+            if seat is None:
+                raise ValueError("this handle holds no seat: give seat=n or auditor=True")
+        return await self.client.fork(self.game_id, at_seq, seat=seat, auditor=auditor, token=self.token)
+
     async def position(self, seat: int | None = None, at_seq: int | None = None) -> SeatPosition[V]:
         """The Position a seat faces now (or at `at_seq`), holding only what that seat may see:
         this seat's own, or with the auditor's credential any seat's (default: the seat
@@ -1017,6 +1086,7 @@ def _state(raw: service_pb2.GameState, kind: GameKind[Any, V, Any] | None) -> St
         seat_count=raw.seat_count,
         raw=raw,
         seats=tuple(raw.seats),
+        fork=raw.fork if raw.HasField("fork") else None,
     )
 
 

@@ -1,7 +1,8 @@
 """`tablier play`: a terminal player for every game of a tablier server (textual).
 
     tablier play [--server HOST:PORT] [--tls | --no-tls] [--ca FILE]
-                 [--watch GAME_ID | --join CODE | --replay GAME_ID | --game GAME_ID --token TOKEN]
+                 [--watch GAME_ID | --join CODE | --replay GAME_ID | --game GAME_ID --token TOKEN
+                  | --fork GAME_ID [--at SEQ]]
                  [--leaderboard GAME | --ranked GAME --seats N]
 
 Registered in the `tablier.commands` entry-point group, so whichever distribution's `tablier`
@@ -64,6 +65,13 @@ def register(sub: Subcommands) -> None:
         help="queue for a ranked match of GAME (with --credential or --name), then play it",
     )
     sp.add_argument("--seats", type=int, default=2, help="with --ranked: the number of seats (default 2)")
+    sp.add_argument(
+        "--fork",
+        default="",
+        metavar="GAME_ID",
+        help="play on from a match (a fork of it at --at SEQ, default its latest event): never rated, bots at the other seats",
+    )
+    sp.add_argument("--at", type=int, default=0, metavar="SEQ", help="with --fork: the event to play on from")
     sp.set_defaults(run=run)
 
 
@@ -111,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
             token=args.token,
             name=args.name,
             credential=args.credential,
+            fork=args.fork,
+            at=args.at,
         ),
     )
     app.run()

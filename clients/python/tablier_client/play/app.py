@@ -21,7 +21,7 @@ from textual.widgets import Button, Footer, Input, Label, OptionList, RichLog, S
 from textual.widgets.option_list import Option
 
 from .. import errors
-from ..sdk import Client, Event, Match, State, connect
+from ..sdk import Client, Event, Match, State, bot_seat, connect, creator_seat
 from ..v1 import common_pb2, ranked_pb2
 from . import games as drawings
 from .mine import describe
@@ -409,6 +409,7 @@ class ReplayScreen(Screen[None]):
         Binding("left,p", "step(-1)", "Previous", priority=True),
         Binding("home", "jump(0)", "First", show=False),
         Binding("end", "jump(-1)", "Last", show=False),
+        Binding("f", "fork", "Play on from here"),
     ]
 
     def __init__(self, handle: Match[Any, Any, Any], *, me: int | None = None) -> None:
@@ -489,6 +490,41 @@ class ReplayScreen(Screen[None]):
 
     def action_leave(self) -> None:
         self.app.pop_screen()
+
+    async def action_fork(self) -> None:
+        """Play on from the step shown: a fork of the match there (never rated), the seat to
+        act there yours (or your own seat), the server's bots at the others."""
+        state = self.states.get(self.shown_seq)
+        if state is None:
+            return
+        try:
+            handle, note = await play_on(self.handle, state, self.me)
+        except errors.TablierError as exc:
+            self.query_one("#message", Static).update(explain(exc))
+            return
+        await self.app.push_screen(MatchScreen(handle.client, handle, note=note))
+
+
+async def play_on(
+    parent: Match[Any, Any, Any], state: State[Any], me: int | None = None
+) -> tuple[Match[Any, Any, Any], str]:
+    """A fork of `parent` at `state`'s seq to play on: from the auditor's state when `parent`
+    reads as the auditor (a finished match), else from seat `me`'s knowledge; `me` (default:
+    the seat to act there) is the player's, the server's bots play the others. The handle of
+    the player's seat and a line saying what it is."""
+    mine = me if me is not None else (state.to_act[0] if state.to_act else 0)
+    seats = [creator_seat() if s == mine else bot_seat() for s in range(state.seat_count)]
+    created = await parent.client.fork(
+        parent.game_id,
+        state.seq,
+        seat=None if parent.auditor else mine,
+        auditor=parent.auditor,
+        assignments=seats,
+        token=parent.token,
+    )
+    whose = "every card as it lay" if parent.auditor else f"what seat {mine} knew, the rest dealt afresh"
+    note = f"a fork of {parent.game_id[:8]} from event {state.seq} ({whose}): you are seat {mine}; never rated"
+    return created.seats[mine], note
 
 
 async def replay_handle(client: Client, game_id: str) -> Match[Any, Any, Any]:
@@ -705,6 +741,9 @@ class Start:
     # Sign in: a new guest player of this name, or the player of a kept credential.
     name: str = ""
     credential: str = ""
+    # Play on from event `at` of match `fork` (a fork of it, never rated).
+    fork: str = ""
+    at: int = 0
 
 
 class PlayApp(App[None]):
@@ -779,6 +818,10 @@ class PlayApp(App[None]):
                 await self.push_screen(MatchScreen(self.client, await join_match(self.client, s.join)))
             elif s.replay:
                 await self.push_screen(ReplayScreen(await replay_handle(self.client, s.replay)))
+            elif s.fork:
+                parent = await replay_handle(self.client, s.fork)
+                handle, note = await play_on(parent, await parent.state(at_seq=s.at or None))
+                await self.push_screen(MatchScreen(self.client, handle, note=note))
             elif s.game_id and (s.token or self.client.credential):
                 token = s.token or self.client.credential
                 await self.push_screen(MatchScreen(self.client, await self.client.open(s.game_id, token=token)))
