@@ -447,6 +447,14 @@ def register(sub: Subcommands) -> None:
             metavar="FILE",
             help="a MatchLog a seat or spectator kept during the match; repeatable",
         )
+        sp.add_argument(
+            "--parent",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="for a fork: its parent's MatchLog (tablier export --auditor), to check its lineage; "
+            "repeatable, for a fork of a fork",
+        )
         receipt_options(sp, "needed with --receipts")
         sp.set_defaults(run=cli_audit.verify_public)
 

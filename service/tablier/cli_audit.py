@@ -310,11 +310,14 @@ def verify_public(args: argparse.Namespace) -> int:
     if kept and not keys:
         err_console.print("[red]--receipts needs the public keys you trust (--receipt-key HEX)[/red]")
         return 2
-    r = verify_log(read_log(args.log), seed or None, [read_log(p) for p in args.transcript], kept, keys)
+    parents = [read_log(p) for p in args.parent]
+    r = verify_log(read_log(args.log), seed or None, [read_log(p) for p in args.transcript], kept, keys, parents)
     console.print(
         f"{r.game_type} {r.game_id}: {r.events} events, {r.redecided} commands decided again "
         f"from the seed, {r.transcript_events} viewer events checked"
     )
+    if r.lineage:
+        console.print(r.lineage)
     for problem in r.problems:
         console.print(f"[red]{problem}[/red]")
     console.print("[green]ok[/green]" if r.ok else f"[red]{len(r.problems)} problem(s)[/red]")

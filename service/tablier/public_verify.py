@@ -34,9 +34,9 @@ from typing import Any
 from google.protobuf import json_format
 
 from tablier import _core, receipts
-from tablier.integrity import LogEvent, opening, replay, seed_commitment
+from tablier.integrity import FORKED, LogEvent, opening, replay, seed_commitment
 from tablier.store.base import CommandInput, GameRecord
-from tablier.v1 import service_pb2
+from tablier.v1 import common_pb2, service_pb2
 
 
 @dataclass
@@ -49,6 +49,8 @@ class PublicVerdict:
     # Viewer events checked against their unredacted event.
     transcript_events: int = 0
     problems: list[str] = field(default_factory=list)
+    # A fork's lineage and how far it was checked ("" for a match that is not a fork).
+    lineage: str = ""
 
     @property
     def ok(self) -> bool:
@@ -79,9 +81,12 @@ def verify_log(
     transcripts: Sequence[service_pb2.MatchLog] = (),
     kept: Sequence[service_pb2.Receipt] = (),
     keys: Mapping[str, bytes] | None = None,
+    parents: Sequence[service_pb2.MatchLog] = (),
 ) -> PublicVerdict:
     """Checks a finished match's public log; `kept`: signed receipts a client kept, checked
-    against `keys` (key id -> Ed25519 public key), whose chain heads the log must hold."""
+    against `keys` (key id -> Ed25519 public key), whose chain heads the log must hold. A
+    fork's lineage is checked against its parent's public log when `parents` holds it (and
+    the grandparent's for a fork of a fork, and so on)."""
     st = log.state
     verdict = PublicVerdict(st.game_id, st.game_type, len(log.events))
     problems = verdict.problems
@@ -162,7 +167,62 @@ def verify_log(
         problems.append("the log does not reach the end of the match")
     elif st.HasField("outcome") and match.outcome() != st.outcome.SerializeToString():
         problems.append("the final state's outcome is not the core's")
+    if st.HasField("fork"):
+        _check_lineage(log, parents, verdict)
     return verdict
+
+
+def _check_lineage(log: service_pb2.MatchLog, parents: Sequence[service_pb2.MatchLog], verdict: PublicVerdict) -> None:
+    """A fork's public log against its parent's: the parent's log verifies, holds the head the
+    fork names at its seq, and what the fork's opening started from (when the log holds it
+    whole, as the auditor's export does) is the parent's: the seat's Position there, or the
+    parent's events up to it."""
+    f = log.state.fork
+    verdict.lineage = f"fork of {f.parent_game_id} at seq {f.parent_seq}"
+    parent = next((p for p in parents if p.state.game_id == f.parent_game_id), None)
+    if parent is None:
+        verdict.lineage += ": lineage not checked (give the parent's log with --parent)"
+        return
+
+    def problem(why: str) -> None:
+        verdict.problems.append(f"lineage: {why}")
+
+    checked = verify_log(parent, parents=[p for p in parents if p is not parent])
+    if not checked.ok:
+        problem(f"the parent's log does not verify: {'; '.join(checked.problems[:3])}")
+    events = list(parent.events)
+    at = f.parent_seq
+    if len(events) < at or events[at - 1].seq != at:
+        problem(f"the parent's log does not reach seq {at}")
+        return
+    if events[at - 1].chain_hash != f.parent_head:
+        problem(f"the parent's chain hash at seq {at} is not the head the fork names")
+    first = log.events[0] if log.events else None
+    if first is None or first.type != FORKED:
+        problem("the fork's first event is not a fork's opening")
+        return
+    opened = common_pb2.Forked.FromString(first.payload.value)
+    if (opened.parent_game_id, opened.parent_seq, opened.parent_head) != (f.parent_game_id, at, f.parent_head):
+        problem("the fork's opening names another parent, seq or head than its state")
+    kind = opened.forked_as.WhichOneof("kind")
+    if kind == "seat" and opened.position:
+        st = parent.state
+        state = _core.Match(st.game_type, st.seat_count, dict(st.options))
+        try:
+            state.apply_all([e.payload.value for e in events[:at]], [e.type for e in events[:at]])
+            position = state.position(opened.forked_as.seat, auditor=True)
+        except _core.CoreError as exc:
+            problem(f"the parent's log does not replay to seq {at} ({exc})")
+            return
+        if position != opened.position:
+            problem(f"the position the fork started from is not seat {opened.forked_as.seat}'s at seq {at}")
+    elif kind == "auditor" and opened.parent_events:
+        if [(e.kind, e.payload) for e in opened.parent_events] != [(e.type, e.payload.value) for e in events[:at]]:
+            problem(f"the events the fork started from are not the parent's up to seq {at}")
+    elif kind in ("seat", "auditor"):
+        verdict.lineage += ": the head checked; what the fork started from is not in this log (export it --auditor)"
+        return
+    verdict.lineage += ": lineage checked against the parent's log"
 
 
 def fork_lineage(st: service_pb2.GameState) -> dict[str, Any]:

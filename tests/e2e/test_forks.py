@@ -283,3 +283,27 @@ def test_tablier_play_plays_on_from_a_replayed_step(server, finished):
                 assert "move is awaited" in str(replay.query_one("#message", Static).render())
 
     asyncio.run(asyncio.wait_for(go(), 90))
+
+
+def test_verify_public_checks_a_fork_against_its_parents_log(server, stub, finished, tmp_path):
+    from tablier.public_verify import read_log, write_log
+
+    created, _, decisions = finished["democratie"]
+    forked = fork(stub, created.game_id, decisions[len(decisions) // 2], as_seat(1))
+    play_to_end(stub, forked)
+    logs = {}
+    for name, gid in (("parent", created.game_id), ("fork", forked.game_id)):
+        logs[name] = tmp_path / f"{name}.json"
+        done = tablier("export", gid, "--server", server.address, "--auditor", "-o", str(logs[name]))
+        assert done.returncode == 0, done.stdout + done.stderr
+    ok = tablier("verify-public", str(logs["fork"]), "--parent", str(logs["parent"]))
+    assert ok.returncode == 0 and "lineage checked" in ok.stdout, ok.stdout + ok.stderr
+    alone = tablier("verify-public", str(logs["fork"]))
+    assert alone.returncode == 0 and "lineage not checked" in alone.stdout, alone.stdout
+    # A parent log whose event at the fork's seq is another: the fork's lineage fails.
+    parent = read_log(logs["parent"])
+    at = forked.state.fork.parent_seq
+    parent.events[at - 1].chain_hash = b"\x02" * 32
+    write_log(tmp_path / "changed.json", parent)
+    bad = tablier("verify-public", str(logs["fork"]), "--parent", str(tmp_path / "changed.json"))
+    assert bad.returncode == 1 and "lineage" in bad.stdout, bad.stdout
