@@ -652,7 +652,7 @@ class Repository:
         try:
             chain = await asyncio.to_thread(_replay_checked, game, events, match)
         except DataLoss as exc:
-            self.refuse(game.game_id, exc)
+            self._refuse(game.game_id, exc)
         return match, chain
 
     async def commands(self, gid: str) -> list[StoredCommand]:
