@@ -226,6 +226,17 @@ def test_the_sdk_forks_and_lists_forks(server, finished):
             parent = client.match(created.game_id, None, auditor=True)
             again = await parent.fork(at, auditor=True)
             assert again.state.fork is not None and again.state.fork.forked_as.HasField("auditor")
+            # A fork is an analysis board: its seat values its own positions while it runs.
+            awaited = forked.state.to_act[0]
+            valued = await client.move_values(
+                forked.game_id, 1, seat=awaited, rollouts=4, token=forked.tokens[awaited]
+            )
+            assert valued.moves and all(m.value.samples for m in valued.moves)
+            from tablier_client.values import MatchNotOver
+
+            running = await client.create("carre", 2)
+            with pytest.raises(MatchNotOver):
+                await client.move_values(running.game_id, 1, seat=0, rollouts=4, token=running.tokens[0])
             listed = await client.forks(created.game_id)
             assert {g.game_id for g in listed} >= {forked.game_id, again.game_id}
             with pytest.raises(ValueError):

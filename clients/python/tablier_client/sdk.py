@@ -728,14 +728,18 @@ class Client:
         rollouts: int = 200,
         seed: int = 0,
         threads: int = 1,
+        token: str | None = None,
     ) -> MoveValues:
         """In a FINISHED match's replay: every legal move of `seat` (default: the seat awaited)
         at `at_seq`, with its value at the end of the match over `rollouts` deals of what that
         seat could not see (`seed`: the same seed, the same values), and which one was played.
         Reads as the auditor (allowed once a match is over) and evaluates with
         EvaluatePosition. A match in progress is refused (`values.MatchNotOver`): no assistance
-        during play."""
-        return await values.move_values(self, game_id, at_seq, seat=seat, rollouts=rollouts, seed=seed, threads=threads)
+        during play; except a fork (never rated, an analysis board), whose seat may value its
+        own positions while it runs, reading with that seat's `token`."""
+        return await values.move_values(
+            self, game_id, at_seq, seat=seat, rollouts=rollouts, seed=seed, threads=threads, token=token
+        )
 
     @staticmethod
     def _metadata(token: str | None, auditor: bool = False) -> tuple[tuple[str, str], ...]:

@@ -121,23 +121,27 @@ async def move_values(
     seed: int = 0,
     threads: int = 1,
     screen_to: int = 0,
+    token: str | None = None,
 ) -> MoveValues:
     from .sdk import unpack
 
     if rollouts <= 0:
         raise ValueError("rollouts must be positive")
+    # A fork (never rated) is an analysis board: its seat's own positions may be valued while
+    # it runs, read with that seat's token.
+    reader = client._metadata(token) if token else _AUDITOR
     try:
-        now = await client.call(client.stub.GetView, service_pb2.GetViewRequest(game_id=game_id), _AUDITOR)
+        now = await client.call(client.stub.GetView, service_pb2.GetViewRequest(game_id=game_id), reader)
     except errors.PermissionDenied as exc:
         if exc.reason == "MATCH_NOT_OVER":
             raise MatchNotOver(game_id) from None
         raise
-    if not now.state.over:
+    if not now.state.over and not (token and now.state.HasField("fork")):
         raise MatchNotOver(game_id)
     request = service_pb2.GetViewRequest(game_id=game_id, at_seq=at_seq, with_position=True)
     if seat is not None:
         request.position_seat = seat
-    at = await client.call(client.stub.GetView, request, _AUDITOR)
+    at = await client.call(client.stub.GetView, request, reader)
     game_type = at.state.game_type
     settings = common_pb2.RolloutSettings(rollouts=rollouts, seed=seed, threads=threads, screen_to=screen_to)
     evaluated = await client.call(
@@ -150,7 +154,7 @@ async def move_values(
     following = await client.call(
         client.stub.ListEvents,
         service_pb2.ListEventsRequest(game_id=game_id, after_seq=at_seq, limit=1),
-        _AUDITOR,
+        reader,
     )
     played_action: Message | None = None
     description = ""
