@@ -318,3 +318,35 @@ def test_verify_public_checks_a_fork_against_its_parents_log(server, stub, finis
     write_log(tmp_path / "changed.json", parent)
     bad = tablier("verify-public", str(logs["fork"]), "--parent", str(tmp_path / "changed.json"))
     assert bad.returncode == 1 and "lineage" in bad.stdout, bad.stdout
+
+
+def test_a_fork_with_a_bot_seat_is_played_to_its_end(stub, finished):
+    import time
+
+    created, _, decisions = finished["rat_a_tat_cat"]
+    at = decisions[len(decisions) // 3]
+    seats = [pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=pb.SEAT_KIND_BOT)]
+    forked = fork(stub, created.game_id, at, AUDITOR, seat_assignments=seats)
+    assert forked.seat_tokens[1] == "" and forked.state.seats[1].status == pb.SEAT_STATUS_BOT
+    mine = seat(forked.seat_tokens[0])
+    deadline = time.monotonic() + 120
+    state = forked.state
+    while not state.over:
+        assert time.monotonic() < deadline, "the fork did not end"
+        if 0 in state.to_act:
+            suggestion = stub.SuggestMove(pb.SuggestMoveRequest(game_id=forked.game_id), metadata=mine)
+            state = stub.PlayMove(
+                pb.PlayMoveRequest(
+                    game_id=forked.game_id,
+                    command_id=str(uuid.uuid4()),
+                    action=suggestion.action,
+                    expected_seq=suggestion.seq,
+                ),
+                metadata=mine,
+            ).state
+        else:
+            # The server's bot answers: its move arrives on the match's watch.
+            watch = stub.WatchGame(pb.WatchGameRequest(game_id=forked.game_id, after_seq=state.seq), timeout=30)
+            state = next(iter(watch)).state
+            watch.cancel()
+    assert state.HasField("fork")
