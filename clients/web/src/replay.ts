@@ -6,7 +6,8 @@ import { anyJson, asAuditorRole, refusal } from "./api";
 import { evaluatedMoves, gameUI } from "./games/index";
 import { MoveLog } from "./log";
 import { seatBadge, seatLabel, setSeats } from "./games/shared";
-import { anyJsonOrUndefined, client, current, sameBytes, types } from "./session";
+import { anyJsonOrUndefined, client, credential, current, held, keep, sameBytes, types } from "./session";
+import { asSeat, SeatKind } from "./api";
 import type { Any } from "@bufbuild/protobuf/wkt";
 
 async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
@@ -148,6 +149,33 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
         if (valuesFor === seq) { valuesBox.removeAttribute("aria-busy"); valuesBtn!.removeAttribute("disabled"); }
       }
     } }, "Value of the moves here") : null;
+  // Play on from the step shown: a fork of the match there from the full state (ForkGame as
+  // the auditor, allowed once it is over), the seat to act this browser's, bots at the others.
+  const forkBtn = last.over ? h("button", { type: "button", id: "play-on-btn", onclick: async () => {
+    const seq = shown;
+    const at = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
+    const mine = at.toAct[0] ?? 0;
+    try {
+      const forked = await client.forkGame({ parentGameId: gameId, atSeq: BigInt(seq),
+        forkedAs: { kind: { case: "auditor", value: {} } },
+        seatAssignments: Array.from({ length: at.seatCount }, (_, s) => ({ kind: s === mine ? SeatKind.CREATOR : SeatKind.BOT })) },
+        asSeat(credential()));
+      if (credential()) {
+        // Bound to the signed-in player (its credential acts for the seat): nothing kept here.
+        location.hash = `#/game/${forked.gameId}`;
+        return;
+      }
+      const record = held(forked.gameId);
+      record.gameType = last.gameType;
+      record.at = Date.now();
+      record.tokens[mine] = forked.seatTokens[mine];
+      record.mine = [mine];
+      keep(forked.gameId, record);
+      location.hash = `#/game/${forked.gameId}`;
+    } catch (err) {
+      valuesBox.replaceChildren(h("p", { class: "refusal", id: "play-on-refused" }, `Cannot play on from here: ${refusal(err).message}`));
+    }
+  } }, "Play on from here") : null;
   const moveLog = new MoveLog(ui, undefined, { "aria-label": "every step", id: "replay-log", "data-follow": "" }, (seq) => { stop(); go(seq); });
   for (const e of events) {
     const payload = e.payload ? anyJsonOrUndefined(e.payload) : undefined;
@@ -164,6 +192,7 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
       label.textContent = `step ${seq} of ${max}`;
       // Values only where a seat decides.
       if (valuesBtn) valuesBtn.hidden = !st.toAct.length;
+      if (forkBtn) forkBtn.hidden = !st.toAct.length;
       const ev = events[seq - 1];
       // What the event shown touched, marked on the table as on the match page.
       const payload = ev?.payload ? anyJsonOrUndefined(ev.payload) : undefined;
@@ -203,7 +232,7 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
       step("« start", "replay-first", () => 1), step("◀ back", "replay-back", () => shown - 1), playBtn,
       step("next ▶", "replay-next", () => shown + 1), step("end »", "replay-last", () => max), loading),
     h("div", { class: "slider" }, slider, label), eventLine, board,
-    valuesBtn ? h("div", { class: "values-row" }, valuesBtn) : null, valuesBox,
+    valuesBtn || forkBtn ? h("div", { class: "values-row" }, valuesBtn, forkBtn) : null, valuesBox,
     h("h2", {}, "Every step"), moveLog.el,
     h("a", { href: `#/game/${gameId}` }, "back to the match"));
 }

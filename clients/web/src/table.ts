@@ -120,6 +120,9 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
     header.replaceChildren(
       h("h1", {}, info?.name ?? state.gameType),
       h("div", { class: "seq", title: "steps recorded in the match so far" }, `step ${state.seq}`),
+      ...(state.fork ? [h("div", { class: "fork", id: "fork-of" }, "a fork of ",
+        h("a", { href: `#/replay/${state.fork.parentGameId}` }, `match ${state.fork.parentGameId.slice(0, 8)}`),
+        ` from step ${state.fork.parentSeq}: never rated`)] : []),
       viewer === undefined ? h("div", {}, "watching as a spectator") : h("div", { class: "you-are" }, `you are ${seatLabel(viewer)}`),
       // Each seat: its player's name in its colour, else its number and who fills it.
       h("div", { class: "seats" }, state.seats.map((x, s) => seatBadge(s, x.player

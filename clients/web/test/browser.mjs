@@ -901,6 +901,32 @@ const scenarios = {
     }
     check(!a.errors.length, a.errors.join("; "));
   },
+
+  // "Play on from here" in a finished match's replay: a fork at the step shown, this browser's
+  // seat the one to act there, a bot at the other; its page says it is a fork, never rated.
+  async play_on(ctx) {
+    const page = await newPage(ctx);
+    await create(page, "carre", ["me", "bot"]);
+    await playToTheEnd(page, Date.now() + MATCH_DEADLINE, "play_on");
+    await page.locator(".replay-link").click();
+    await page.waitForSelector("#verification");
+    await page.locator("#replay-first").click();
+    await page.waitForFunction(() => document.querySelector(".replay .seq")?.textContent?.startsWith("step 1 of"));
+    for (let tries = 0; tries < 12 && await page.locator("#play-on-btn").isHidden(); tries++) {
+      const before = await page.locator(".replay .seq").textContent();
+      await page.locator("#replay-next").click();
+      await page.waitForFunction((b) => document.querySelector(".replay .seq")?.textContent !== b, before);
+    }
+    const step = (await page.locator(".replay .seq").textContent()).split(" ")[1];
+    await page.locator("#play-on-btn").click();
+    await page.waitForSelector("#fork-of", { timeout: 30_000 });
+    const said = await page.locator("#fork-of").textContent();
+    check(said.includes(`from step ${step}`) && said.includes("never rated"), `the fork says what it is: ${said}`);
+    check(!(await page.locator("#play-on-refused").count()), "the fork was made");
+    await page.waitForSelector(".board .legal", { timeout: 30_000 });
+    await page.screenshot({ path: join(shots, "play-on.png"), fullPage: true });
+    check(!page.errors.length, page.errors.join("; "));
+  },
 };
 
 const ctx = await launch();
