@@ -14,6 +14,8 @@ import psycopg
 import pytest
 
 from tablier.v1 import common_pb2
+from tablier.v1 import players_pb2 as ppb
+from tablier.v1 import players_pb2_grpc as prpc
 from tablier.v1 import service_pb2 as pb
 
 from .conftest import GAME_IDS, tablier_cmd
@@ -350,3 +352,34 @@ def test_a_fork_with_a_bot_seat_is_played_to_its_end(stub, finished):
             state = next(iter(watch)).state
             watch.cancel()
     assert state.HasField("fork")
+
+
+def test_a_signed_in_player_forks_its_seat_with_its_credential_and_holds_the_forks_seat(stub, channel):
+    players = prpc.PlayerServiceStub(channel)
+    alice = players.CreateGuestPlayer(ppb.CreateGuestPlayerRequest(display_name="Alice"))
+    carol = players.CreateGuestPlayer(ppb.CreateGuestPlayerRequest(display_name="Carol"))
+    created = stub.CreateGame(
+        pb.CreateGameRequest(
+            game_type="qwirkle",
+            seat_assignments=[pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=pb.SEAT_KIND_BOT)],
+        ),
+        metadata=seat(alice.credential),
+    )
+    at = created.state.seq
+    # While the parent runs, the player bound to seat 0 forks from it with its credential alone.
+    forked = fork(stub, created.game_id, at, as_seat(0), metadata=seat(alice.credential))
+    assert forked.state.fork.parent_game_id == created.game_id
+    bound = forked.state.seats[0].player
+    assert (bound.player_id, bound.display_name) == (alice.player.player_id, "Alice")
+    assert not forked.state.seats[1].HasField("player")
+    mine = stub.ListGames(pb.ListGamesRequest(mine=True), metadata=seat(alice.credential)).games
+    assert forked.game_id in [g.game_id for g in mine]
+    view = stub.GetView(pb.GetViewRequest(game_id=forked.game_id), metadata=seat(alice.credential)).state
+    assert (view.role, view.seat) == (pb.ROLE_SEAT, 0)
+    # Another player holds no seat of the running parent: refused in words.
+    code, reason, _ = expect_error(
+        stub.ForkGame,
+        pb.ForkGameRequest(parent_game_id=created.game_id, at_seq=at, forked_as=as_seat(0)),
+        metadata=seat(carol.credential),
+    )
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "FORK_NOT_VISIBLE")

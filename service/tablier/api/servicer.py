@@ -372,7 +372,7 @@ class GameServicer(service_pb2_grpc.GameServiceServicer):
             request.parent_game_id,
             request.at_seq,
             forked_as,
-            credential(context),
+            await self._credential(context),
             [SeatAssignment(_SEAT_KINDS.get(a.kind), a.bot) for a in request.seat_assignments],
             dict(request.options),
             peer=peer_of(context),

@@ -9,8 +9,8 @@ event, the same in every game) from what this module reads of the parent's log, 
 The fork's record carries its lineage (parent, seq, the parent's chain head there, whose
 knowledge), which its genesis hash covers (`integrity.fork_genesis`). A fork is never rated.
 
-Seats: the caller holds them (or `assignments` say who does), as CreateGame gives them; when
-player accounts bind seats to players, the forking player is bound here (`_seat_plan`).
+Seats: the caller holds them (or `assignments` say who does), as CreateGame gives them; a
+signed-in player is bound to the first seat it holds in the fork, as CreateGame binds its creator.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .commands import Commands
 from .errors import BadRequest, NotAllowedNow, OutOfRange, PermissionDenied
 from .model import Created, parse_game_id
 from .repository import Repository
-from .seats import SeatAssignment, SeatPlan, plan_seats
+from .seats import SeatAssignment, SeatPlan, bound_players, plan_seats
 
 # The options a fork may set: its clock's. Every other option is the parent's table.
 CLOCK_PREFIX = "clock_"
@@ -134,13 +134,15 @@ class Forks:
             parent_seq=at_seq,
             parent_head=head,
             fork_as=str(forked_as),
+            seat_players=bound_players(plan, cred.player_id),
         )
         opening = match.fork(request.SerializeToString(), seed, 1)
         return await self.commands.open_match(record, match, opening, plan)
 
     def _check_may_fork(self, parent: GameRecord, forked_as: ForkedAs, cred: Credential, *, over: bool) -> None:
         """Who may fork: once the parent is over, anyone, from any seat or the auditor's state;
-        while it runs, from a seat that seat's token (what it knew, it knows) or the auditor,
+        while it runs, from a seat that seat's token or the player bound to it (what it knew, it
+        knows) or the auditor,
         from the auditor's state (every hidden card) the host or the auditor. A ranked parent
         (player accounts) will refuse the host's auditor fork while it runs."""
         if over or self.access.is_auditor(cred):
@@ -154,18 +156,20 @@ class Forks:
                 "FORK_NOT_VISIBLE",
             )
         held = seat_of(cred.token, parent.token_hashes) if cred.token else None
+        if held is None and cred.player_id is not None:
+            held = next((s for s in parent.seats_of(cred.player_id) if not parent.bot(s)), None)
         if held != forked_as.seat:
             raise PermissionDenied(
                 f"a fork from seat {forked_as.seat} holds what that seat knew: while the match runs, "
-                "only that seat's token may ask for it",
+                "only that seat's token or player may ask for it",
                 "FORK_NOT_VISIBLE",
             )
 
     def _seat_plan(
         self, game_id: str, parent: GameRecord, assignments: list[SeatAssignment], cred: Credential
     ) -> SeatPlan:
-        """Who fills each seat of the fork: the caller every seat, or as `assignments` say. The
-        seam for player accounts: the forking player is bound to its seat here."""
+        """Who fills each seat of the fork: the caller every seat, or as `assignments` say (a
+        signed-in caller is then bound to the first seat it holds, `bound_players`)."""
         if assignments and len(assignments) != parent.seats:
             raise BadRequest(
                 f"a fork has its parent's {parent.seats} seats: give one seat assignment each, not {len(assignments)}",
