@@ -1,4 +1,4 @@
--- 0008: forks (ForkGame): a match that starts from another match's state at one of its seqs
+-- 0009: forks (ForkGame): a match that starts from another match's state at one of its seqs
 -- (docs/design/players-ratings-forks-shards.md, "Forks").
 --
 -- parent_game_id: the match forked from; parent_seq: the parent's seq the fork starts from;
