@@ -265,7 +265,8 @@ async def test_open_and_invited_seats_are_joined_from_the_lobby(server):
             await pilot.click("#join")
             await until(pilot, lambda: isinstance(app.screen, MatchScreen) and app.screen.state is not None,
                         "the joined match")
-            assert app.screen.state.seat == seat and f"seat {seat}" in text(app, "#title")
+            # 0-based on the wire, 1-based for people.
+            assert app.screen.state.seat == seat and f"seat {seat + 1}" in text(app, "#title")
             # The code was good once: joining with it again is refused, in words.
             await pilot.press("escape")
             await until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby again")
