@@ -143,16 +143,16 @@ class Forks:
         """Who may fork: once the parent is over, anyone, from any seat or the auditor's state;
         while it runs, from a seat that seat's token or the player bound to it (what it knew, it
         knows) or the auditor,
-        from the auditor's state (every hidden card) the host or the auditor. A ranked parent
-        (player accounts) will refuse the host's auditor fork while it runs."""
+        from the auditor's state (every hidden card) the host of a match that is not ranked, or
+        the auditor."""
         if over or self.access.is_auditor(cred):
             return
         if forked_as.seat is None:
-            if self.access.is_host(cred):
+            if self.access.is_host(cred) and not parent.ranked:
                 return
             raise PermissionDenied(
                 "a fork from the auditor's state shows every hidden card: only once the match is over, "
-                "or by the host of a running match",
+                "or by the host of a running match that is not ranked",
                 "FORK_NOT_VISIBLE",
             )
         held = seat_of(cred.token, parent.token_hashes) if cred.token else None
