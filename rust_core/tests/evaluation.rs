@@ -304,14 +304,15 @@ fn a_seat_whose_time_is_up_gets_the_evaluators_move_decided_again_identically() 
             (seat, "evaluator")
         );
         // The evaluator's move from the command's stream, as the registry draws it, decided
-        // as the seat's own move would be.
+        // as the seat's own move would be: the first step of the seat's turn, which the policy
+        // plays to its end (`Game::turn_continues`).
         let mut r = Rng::for_command(&seed, seq);
         let action = m
             .bot_action(seat, "evaluator", &mut Rng::from_u64(r.next_u64()))
             .unwrap();
         let decided = m.decide(seat, &action, &mut r).unwrap();
         assert!(!decided.is_empty(), "{id}");
-        assert_eq!(events.len(), decided.len() + 1, "{id}");
+        assert!(events.len() > decided.len(), "{id}");
         for (a, b) in events[1..].iter().zip(&decided) {
             assert_eq!((a.kind, &a.payload), (b.kind, &b.payload), "{id}");
         }
