@@ -484,6 +484,8 @@ fn a_throwaway_game_joins_with_its_own_folders_and_one_registry_line() {
         "{}",
         String::from_utf8_lossy(&recorded.stdout)
     );
+    // The digest covers the match's bytes, not the game's id: a faithful copy may keep the
+    // pinned digest it was copied with, and then the check passes without printing one.
     let digests = cargo(&["--test", "conformance", "pinned"], false);
     let printed = String::from_utf8_lossy(&digests.stdout).to_string()
         + &String::from_utf8_lossy(&digests.stderr);
@@ -497,11 +499,17 @@ fn a_throwaway_game_joins_with_its_own_folders_and_one_registry_line() {
                 .take(64)
                 .collect::<String>()
         })
-        .unwrap_or_else(|| panic!("no digest printed for {id}: {printed}"));
-    edit(dir.join("testdata.rs"), &|text| {
-        let at = text.find("pinned_digest: \"").unwrap() + "pinned_digest: \"".len();
-        format!("{}{pinned}{}", &text[..at], &text[at + 64..])
-    });
+        .filter(|_| !digests.status.success());
+    assert!(
+        pinned.is_some() || digests.status.success(),
+        "no digest printed for {id}: {printed}"
+    );
+    if let Some(pinned) = pinned {
+        edit(dir.join("testdata.rs"), &|text| {
+            let at = text.find("pinned_digest: \"").unwrap() + "pinned_digest: \"".len();
+            format!("{}{pinned}{}", &text[..at], &text[at + 64..])
+        });
+    }
 
     let run = cargo(
         &[
