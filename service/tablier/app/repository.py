@@ -617,6 +617,9 @@ class Repository:
         for gid in waiting:
             try:
                 await self.resume(await self.game(gid))
+            except DataLoss:
+                # A damaged log is refused, and said so once (`_refuse`), not a server fault.
+                continue
             except Exception:
                 log.exception("could not resume match %s", gid)
 
