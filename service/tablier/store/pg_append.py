@@ -5,7 +5,9 @@ One statement looks the command id up and, if it is new and nothing is at expect
 inserts the event rows and the `commands` row, and queues the notification of the append
 (`pg_notify('tablier_events', '<game_id>:<last_seq>')`) in the same transaction: PostgreSQL
 delivers it to every listener when, and only if, that transaction commits, so no committed
-append goes unannounced (the servers' cached states rely on it, `feed.NoteFeed`).
+append goes unannounced (the servers' cached states rely on it, `feed.NoteFeed`). With a
+fan-out bus (`bus.NatsBus`) the notification's parameter is NULL and none is queued: the store
+publishes the append on the bus once it committed.
 
 Group commit (`GroupCommit`): the appends in flight together, across matches, go as one
 set-based statement (`_GROUP`: every command's checks, all their rows, one notification per

@@ -20,6 +20,9 @@ every state read before is no longer known to be current. Likewise an operation 
 its pooled connection dead checks the whole pool and is retried once, so a database restart
 costs no failed calls.
 
+With a fan-out bus (`bus.NatsBus`, `use_bus`) the LISTEN connection listens to the players'
+channel only: the bus feeds the watchers and `feed`.
+
 Outages: every operation is bounded (`timeout`, seconds: waiting for a connection included)
 and ends as `StoreUnavailable` when the database cannot be reached, never hangs. A monitor
 task probes the database (every `probe_interval` s on one connection while it answers, every
