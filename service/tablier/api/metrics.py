@@ -16,7 +16,7 @@ multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), the parent adds them up at each 
 | `tablier_cache_hits_total`, `tablier_cache_misses_total` | match-state cache lookups | sum |
 | `tablier_reads_cached_total`, `tablier_reads_loaded_total` | reads of the present answered from the cached state without the database, and those that asked it (no feed, a later `min_seq`, a state not held) | sum |
 | `tablier_held_rechecks_total` | matches answered from the held state whose last events were checked again in the database (`--recheck-every`) | sum |
-| `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection and the database up): reads may be answered from the cache | lowest of live workers |
+| `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection, or with `--bus` its NATS connection, and the database up): reads may be answered from the cache | lowest of live workers |
 | `tablier_watchers`, `tablier_watch_feeds` | watchers and shared per-match feeds | sum of live workers |
 | `tablier_timers` | core timers running | sum of live workers |
 | `tablier_integrity_failures_total`, `tablier_damaged_matches` | matches whose stored log or seed failed its checks (DATA_LOSS), and how many are refused now | sum; highest of live workers |

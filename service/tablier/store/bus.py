@@ -210,8 +210,11 @@ class NatsBus:
             log.warning("bus reachable again after %d unpublished appends", self.publish_failures)
             self._dropping = False
         self.feed.connected()
+        self._active = set(self._subs)  # nats-py made them again, confirmed by its flush
         for game in self._subs:
             self.feed.subscribed(game)
+        self._release_ready()
+        self._changed.set()  # what watchers began to follow meanwhile
         if self._db is not None:
             self._db._hub.resync()
 
@@ -309,8 +312,13 @@ class NatsBus:
                 if game in self._follows:
                     self.feed.subscribed(game)
                     self._last_heard[game] = now
-            for game in [g for g in self._confirmed if g in self._subs]:
-                self._confirmed.pop(game).set()
+            self._release_ready()
+
+    def _release_ready(self) -> None:
+        """Releases the watchers waiting in `ready` for a subscription now active, or for a
+        match no longer followed."""
+        for game in [g for g in self._confirmed if g in self._active or g not in self._follows]:
+            self._confirmed.pop(game).set()
 
     async def _on_message(self, msg: Msg) -> None:
         game = msg.subject[len(SUBJECT_PREFIX) :]
