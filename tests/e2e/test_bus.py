@@ -276,3 +276,39 @@ def test_watchers_miss_nothing_when_nats_restarts_mid_match(nats_server, servers
         finally:
             seqs = watchers.close()
     _assert_every_seq(seqs, state.seq)
+
+
+def test_reads_of_a_match_no_watcher_follows_ask_the_database(nats_server, servers):
+    """With a bus a server hears only the matches its watchers follow: a read of any other
+    match is never answered from the held state (it could be stale), a watched one's is."""
+    mover = servers("mover", nats_server.url)
+    reader = servers("reader", nats_server.url)
+    _wait_metric(reader, "tablier_bus_up", 1)
+    with grpc.insecure_channel(mover.address) as ch, grpc.insecure_channel(reader.address) as rch:
+        stub, reads = rpc.GameServiceStub(ch), rpc.GameServiceStub(rch)
+        created = create(stub, "grid_knock", seats=4)
+        state = created.state
+        cached = _metric(reader, "tablier_reads_cached_total")
+        for _ in range(3):
+            assert reads.GetView(pb.GetViewRequest(game_id=created.game_id)).state.seq == state.seq
+            state = _play(stub, created, state, 1)  # on the other server, no min_seq: still seen
+            assert reads.GetView(pb.GetViewRequest(game_id=created.game_id)).state.seq == state.seq
+        assert _metric(reader, "tablier_reads_cached_total") == cached
+
+        watchers = Watchers(reader.address, created.game_id)
+        try:
+            watchers.wait_for(state.seq)
+            _wait_metric(reader, "tablier_bus_subscriptions", 1)
+            reads.GetView(pb.GetViewRequest(game_id=created.game_id))  # read after the subscription
+            cached = _metric(reader, "tablier_reads_cached_total")
+            assert reads.GetView(pb.GetViewRequest(game_id=created.game_id)).state.seq == state.seq
+            assert _metric(reader, "tablier_reads_cached_total") == cached + 1
+        finally:
+            watchers.close()
+
+
+def test_a_bus_that_is_not_a_nats_url_is_refused_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tablier.cli", "serve", "--bus", "http://127.0.0.1:4222"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].endswith("'http://127.0.0.1:4222' is not nats://HOST:PORT"), done.stderr
