@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import psycopg
 import pytest
 
 from tablier.v1 import service_pb2 as pb
@@ -161,6 +162,20 @@ def servers(fresh_database_url, tmp_path):
             assert "Traceback" not in srv.log.read_text(), srv.log.read_text()
 
 
+def _notes_until_marker(url: str, conn: psycopg.Connection) -> list[str]:
+    """The payloads heard on the events channel before a marker this sends now (NOTIFY
+    delivers in commit order: every append committed before the marker is heard before it)."""
+    marker = f"marker-{uuid.uuid4()}"
+    with psycopg.connect(url, autocommit=True) as other:
+        other.execute("SELECT pg_notify('tablier_events', %s)", (marker,))
+    heard = []
+    for note in conn.notifies(timeout=WAIT):
+        if note.payload == marker:
+            return heard
+        heard.append(note.payload)
+    raise AssertionError(f"the marker never came; heard {heard}")
+
+
 def _metric(srv: Server, name: str) -> float:
     return scrape(metrics_address(srv)).get((name, ()), 0.0)
 
@@ -278,14 +293,17 @@ def test_watchers_miss_nothing_when_nats_restarts_mid_match(nats_server, servers
     _assert_every_seq(seqs, state.seq)
 
 
-def test_reads_of_a_match_no_watcher_follows_ask_the_database(nats_server, servers):
-    """With a bus a server hears only the matches its watchers follow: a read of any other
-    match is never answered from the held state (it could be stale), a watched one's is."""
+def test_reads_of_a_match_no_watcher_follows_ask_the_database(nats_server, servers, fresh_database_url):
+    """With a bus the appends queue no NOTIFY, and a server hears only the matches its watchers
+    follow: a read of any other match is never answered from the held state (it could be
+    stale), a watched one's is."""
     mover = servers("mover", nats_server.url)
     reader = servers("reader", nats_server.url)
     _wait_metric(reader, "tablier_bus_up", 1)
     with grpc.insecure_channel(mover.address) as ch, grpc.insecure_channel(reader.address) as rch:
         stub, reads = rpc.GameServiceStub(ch), rpc.GameServiceStub(rch)
+        listener = psycopg.connect(fresh_database_url, autocommit=True)
+        listener.execute("LISTEN tablier_events")
         created = create(stub, "grid_knock", seats=4)
         state = created.state
         cached = _metric(reader, "tablier_reads_cached_total")
@@ -294,6 +312,8 @@ def test_reads_of_a_match_no_watcher_follows_ask_the_database(nats_server, serve
             state = _play(stub, created, state, 1)  # on the other server, no min_seq: still seen
             assert reads.GetView(pb.GetViewRequest(game_id=created.game_id)).state.seq == state.seq
         assert _metric(reader, "tablier_reads_cached_total") == cached
+        assert _notes_until_marker(fresh_database_url, listener) == []  # the appends went without NOTIFY
+        listener.close()
 
         watchers = Watchers(reader.address, created.game_id)
         try:
