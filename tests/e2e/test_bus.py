@@ -281,9 +281,13 @@ def test_watchers_miss_nothing_when_nats_restarts_mid_match(nats_server, servers
             state = _play(stub, created, state, 8)  # moves go on while NATS is down
             watchers.wait_for(state.seq)  # from the log's safety net
             assert _metric(mover, "tablier_bus_publish_failures_total") >= 1
+            late = servers("late", nats_server.url)  # starts and serves without NATS
+            with grpc.insecure_channel(late.address) as late_ch:
+                got = rpc.GameServiceStub(late_ch).GetView(pb.GetViewRequest(game_id=created.game_id)).state
+                assert got.seq == state.seq
             nats_server.start()
-            _wait_metric(mover, "tablier_bus_up", 1)
-            _wait_metric(watched, "tablier_bus_up", 1)
+            for srv in (mover, watched, late):
+                _wait_metric(srv, "tablier_bus_up", 1)
             received = _metric(watched, "tablier_bus_received_total")
             state = _play(stub, created, state, 8)
             watchers.wait_for(state.seq)

@@ -128,7 +128,8 @@ class NatsBus:
         self.publish_failures = 0
         self.received = 0
         self.repaired = 0  # seqs the safety net found that no message had told
-        self._dropping = False
+        self._dropping = False  # publishes failing: logged once
+        self._unreachable = False  # connection attempts failing: logged once
 
     @property
     def up(self) -> bool:
@@ -163,10 +164,13 @@ class NatsBus:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._nc is not None:
-            with contextlib.suppress(NatsError, OSError, asyncio.TimeoutError):
-                await self._nc.close()
+            with contextlib.suppress(NatsError, OSError, TimeoutError):
+                async with asyncio.timeout(2):
+                    await self._nc.close()
 
     async def _connect(self) -> None:
+        """Connects, trying again and again while NATS is away (nats-py does, told to retry
+        forever; `_error` logs the first failure of each outage)."""
         delay = 0.1
         while not self._closed:
             nc = Nats()
@@ -206,6 +210,7 @@ class NatsBus:
         while away is known, so every watcher re-reads its match's last seq."""
         if self._closed:
             return
+        self._unreachable = False
         if self._dropping:
             log.warning("bus reachable again after %d unpublished appends", self.publish_failures)
             self._dropping = False
@@ -219,7 +224,11 @@ class NatsBus:
             self._db._hub.resync()
 
     async def _error(self, exc: Exception) -> None:
-        log.debug("bus: %s", exc)
+        if self._unreachable:
+            log.debug("bus: %s", exc)
+        else:
+            self._unreachable = True
+            log.warning("bus %s: %s; retrying", self.url, str(exc) or type(exc).__name__)
 
     # -- publishing -----------------------------------------------------------------------
 
