@@ -336,3 +336,16 @@ def test_a_bus_that_is_not_a_nats_url_is_refused_in_one_line(tmp_path):
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].endswith("'http://127.0.0.1:4222' is not nats://HOST:PORT"), done.stderr
+
+
+def test_a_server_whose_nats_never_answers_plays_and_stops_cleanly(servers):
+    srv = servers("alone", f"nats://127.0.0.1:{_free_port()}")  # nothing listens there
+    with grpc.insecure_channel(srv.address) as ch:
+        stub = rpc.GameServiceStub(ch)
+        created = create(stub, "grid_knock", seats=4)
+        state = _play(stub, created, created.state, 3)
+        assert stub.GetView(pb.GetViewRequest(game_id=created.game_id)).state.seq == state.seq
+    assert _metric(srv, "tablier_bus_up") == 0
+    assert _metric(srv, "tablier_append_feed_up") == 0
+    assert _metric(srv, "tablier_bus_publish_failures_total") >= 3
+    assert "bus nats://127.0.0.1:" in srv.log.read_text()  # the outage logged (once)

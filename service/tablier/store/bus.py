@@ -173,7 +173,7 @@ class NatsBus:
         forever; `_error` logs the first failure of each outage)."""
         delay = 0.1
         while not self._closed:
-            nc = Nats()
+            nc = self._nc = Nats()  # kept from the start, so `close` ends its attempts too
             try:
                 await nc.connect(
                     self.url,
@@ -194,7 +194,6 @@ class NatsBus:
                 await asyncio.sleep(delay)  # backing off between attempts, not waiting for a condition
                 delay = min(delay * 2, 2.0)
                 continue
-            self._nc = nc
             log.info("bus connected: %s", self.url)
             self._changed.set()  # subscribe what watchers already follow
             await self._reconnected()
