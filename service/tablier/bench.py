@@ -444,6 +444,11 @@ def _meter_database(backend_pid: int) -> None:
 def run(args: argparse.Namespace) -> int:
     import psycopg
 
+    if "bus" in args.only.split(","):  # its own servers and NATS (`bench_bus`)
+        from tablier import bench_bus
+
+        return bench_bus.run(args)
+
     workers = sorted({int(w) for w in str(args.workers).split(",")})
     logs = Path(args.log_dir or os.environ.get("TMPDIR", "/tmp")) / f"tablier-bench-{os.getpid()}"
     logs.mkdir(parents=True, exist_ok=True)
@@ -579,7 +584,12 @@ def add_parser(sub: Subcommands, add_command: Callable[..., argparse.ArgumentPar
         help="PostgreSQL to use (default: a temporary embedded server)",
     )
     sp.add_argument("--log-dir", default=None, help="where the servers' logs go")
-    sp.add_argument("--only", default="evaluate,play,reads,web", help="which of evaluate,play,reads,web to measure")
+    sp.add_argument(
+        "--only",
+        default="evaluate,play,reads,web",
+        help="which of evaluate,play,reads,web to measure; bus alone: 1,000 watchers through the bus"
+        " (NATS) against LISTEN/NOTIFY (`bench_bus`)",
+    )
     sp.set_defaults(run=run)
 
 

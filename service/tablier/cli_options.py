@@ -41,7 +41,13 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
         dsn = pg.dsn
     try:
         serving = args.command == "serve"
-        store = await open_store(dsn, seed_keys=keys, timeout=getattr(args, "database_timeout", 5.0), monitor=serving)
+        store = await open_store(
+            dsn,
+            seed_keys=keys,
+            timeout=getattr(args, "database_timeout", 5.0),
+            monitor=serving,
+            bus=getattr(args, "bus", None) if serving else None,
+        )
         try:
             yield store
         finally:
@@ -107,6 +113,14 @@ def _milliseconds(text: str) -> float:
     return value
 
 
+def _bus_url(text: str) -> str | None:
+    if not text:
+        return None
+    if not text.startswith("nats://") or not text[len("nats://") :]:
+        raise argparse.ArgumentTypeError(f"{text!r} is not nats://HOST:PORT")
+    return text
+
+
 def _host_port(text: str) -> str:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
@@ -160,6 +174,14 @@ def add_command(sub: Subcommands, name: str, **kwargs: Any) -> argparse.Argument
 
 def serve_options(sp: argparse.ArgumentParser) -> None:
     """Shutdown, observability and the per-peer limits of `serve` (each also from the environment)."""
+    sp.add_argument(
+        "--bus",
+        type=_bus_url,
+        default=_env("BUS", ""),
+        metavar="nats://HOST:PORT",
+        help="announce committed appends to the other servers over this NATS server instead of the"
+        " database's LISTEN/NOTIFY (env TABLIER_BUS; default: none)",
+    )
     sp.add_argument(
         "--grace",
         type=_seconds,

@@ -121,6 +121,7 @@ def worker_command(
         ("--web-listen", web_address),
         ("--web-dir", args.web_dir if web_address else None),
         ("--witness-url", args.witness_url),
+        ("--bus", getattr(args, "bus", None)),
     ):
         if value:
             cmd += [flag, str(value)]

@@ -51,6 +51,7 @@ ln -sf "$pc/bin/podman-compose" "$ROOT/.tools/bin/podman-compose"
 
 podman info --format '{{.Host.OCIRuntime.Name}} {{.Version.Version}}' | sed 's/^/podman: runtime /'
 "$ROOT/tests/deploy/base-images.sh"
+"$ROOT/tests/deploy/nats-image.sh"
 
 # On a machine whose kernel or sandbox does not let podman run containers, tests/deploy skips
 # with the reason; say it here too. Everything above failing fails the set-up.

@@ -45,7 +45,8 @@ DEPLOY = ROOT / "deploy"
 COMPOSE = ROOT / ".tools" / "bin" / "podman-compose"
 PROJECT = "tablier-deploy-test"  # fixed: a run cleans up what an interrupted one left
 IMAGE = "localhost/tablier-test"
-BASE_IMAGES = ("docker.io/library/python:3.11-slim-bookworm", "docker.io/library/postgres:15-bookworm")
+BASE_IMAGES = ("docker.io/library/python:3.11-slim-bookworm", "docker.io/library/postgres:15-bookworm",
+               "docker.io/library/nats:2.9")
 WEB = ROOT / "clients" / "web"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 WAIT = 120.0  # seconds: the longest any single condition below is waited for
@@ -67,7 +68,7 @@ def engine_problem() -> str | None:
         return f"no {COMPOSE.relative_to(ROOT)} (tests/deploy/setup-host.sh installs it)"
     for image in BASE_IMAGES:
         if podman("image", "exists", image, check=False).returncode != 0:
-            return f"no base image {image} (tests/deploy/base-images.sh builds it)"
+            return f"no base image {image} (tests/deploy/base-images.sh and nats-image.sh build them)"
     ran = podman("run", "--rm", "--network", "none", "--entrypoint", "true", BASE_IMAGES[0], check=False, timeout=120)
     if ran.returncode != 0:
         return f"podman cannot run a container here: {ran.stderr.strip().splitlines()[-1:]}"
@@ -161,8 +162,10 @@ def log_time(stamp: str) -> float:
     return datetime.fromisoformat(f"{base}.{(fraction or '0')[:6]:0<6}{'+00:00' if zone == 'Z' else zone}").timestamp()
 
 
-def play_to_end(stub: rpc.GameServiceStub, game: str, seats: int, receipts: list | None = None) -> pb.GameState:
-    created = stub.CreateGame(pb.CreateGameRequest(game_type=game, seats=seats), timeout=30)
+def play_to_end(stub: rpc.GameServiceStub, game: str, seats: int, receipts: list | None = None,
+                created: pb.CreateGameResponse | None = None) -> pb.GameState:
+    if created is None:
+        created = stub.CreateGame(pb.CreateGameRequest(game_type=game, seats=seats), timeout=30)
     state = created.state
     while not state.over:
         md = (("authorization", f"Bearer {created.seat_tokens[state.to_act[0]]}"),)
@@ -226,7 +229,7 @@ def stack(image: str, tmp_path_factory, request) -> Iterator[Stack]:
         st.log(f"compose up: SERVING on {st.grpc_address} {healthy:.1f} s after `up -d`, tablier restarted {restarts} times")
         yield st
     finally:
-        for service in ("postgres", "tablier"):
+        for service in ("postgres", "nats", "tablier"):
             logs = podman("logs", "--tail", "30", f"{PROJECT}_{service}_1", check=False)
             (tmp_path_factory.getbasetemp() / f"{service}.log").write_text(logs.stdout + logs.stderr)
         down = time.monotonic()
@@ -285,7 +288,9 @@ def test_compose_bot_match_and_web_app(stack: Stack):
         ran = podman("healthcheck", "run", stack.container(service), check=False)
         assert ran.returncode == 0, f"{service} unhealthy: {ran.stdout}{ran.stderr}"
     with urllib.request.urlopen(stack.metrics_url, timeout=10) as reply:
-        assert b"tablier_rpc_duration_seconds" in reply.read()
+        text = reply.read()
+        assert b"tablier_rpc_duration_seconds" in text
+        assert b"tablier_bus_up 1.0" in text, "tablier is not connected to the compose file's NATS"
     with urllib.request.urlopen(stack.web_url + "/", timeout=10) as reply:
         assert reply.read() == (WEB / "dist" / "index.html").read_bytes()  # the app the image was built with
 
@@ -434,6 +439,12 @@ def test_database_sigkill_under_load(stack: Stack):
               "none lost")
 
 
+def bus_received(stack: Stack) -> float:
+    with urllib.request.urlopen(stack.metrics_url, timeout=10) as reply:
+        found = re.search(rb"^tablier_bus_received_total ([0-9.e+]+)$", reply.read(), re.M)
+    return float(found.group(1)) if found else 0.0
+
+
 def test_kube_play_manifests(stack: Stack, image: str, tmp_path: Path):
     """deploy/k8s/ with `podman kube play`, on the compose project's network and database: the
     ConfigMap and the Deployment as written (one replica: podman publishes each containerPort on
@@ -470,8 +481,20 @@ def test_kube_play_manifests(stack: Stack, image: str, tmp_path: Path):
         podman("kube", "play", "--replace", "--network", f"{PROJECT}_default", str(play))
         wait_for(lambda: serving("127.0.0.1:50051"), "the pod SERVING")
         ready = time.monotonic() - started
-        with grpc.insecure_channel("127.0.0.1:50051") as channel:
-            state = play_to_end(rpc.GameServiceStub(channel), "carre", 2)
+        # A watcher on the compose instance of a match played on the pod: the moves reach it over
+        # the bus (the ConfigMap's TABLIER_BUS, the compose file's NATS on the shared network).
+        received = bus_received(stack)
+        with grpc.insecure_channel("127.0.0.1:50051") as channel, stack.channel() as watching:
+            pod_stub = rpc.GameServiceStub(channel)
+            created = pod_stub.CreateGame(pb.CreateGameRequest(game_type="carre", seats=2), timeout=30)
+            watch = rpc.GameServiceStub(watching).WatchGame(pb.WatchGameRequest(game_id=created.game_id), timeout=WAIT)
+            seqs = [next(watch).event.seq]  # the watch is on before the first move
+            state = play_to_end(pod_stub, "carre", 2, created=created)
+            while seqs[-1] < state.seq:
+                seqs.append(next(watch).event.seq)
+            watch.cancel()
+        assert seqs == list(range(1, state.seq + 1)), seqs
+        assert bus_received(stack) > received, "the watcher was not told over the bus"
         with stack.channel() as channel:  # the compose instance sees the pod's match: one database
             seen = rpc.GameServiceStub(channel).GetView(pb.GetViewRequest(game_id=state.game_id), timeout=10).state
         assert seen.seq == state.seq and seen.over

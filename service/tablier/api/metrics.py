@@ -16,11 +16,14 @@ multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), the parent adds them up at each 
 | `tablier_cache_hits_total`, `tablier_cache_misses_total` | match-state cache lookups | sum |
 | `tablier_reads_cached_total`, `tablier_reads_loaded_total` | reads of the present answered from the cached state without the database, and those that asked it (no feed, a later `min_seq`, a state not held) | sum |
 | `tablier_held_rechecks_total` | matches answered from the held state whose last events were checked again in the database (`--recheck-every`) | sum |
-| `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection and the database up): reads may be answered from the cache | lowest of live workers |
+| `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection, or with `--bus` its NATS connection, and the database up): reads may be answered from the cache | lowest of live workers |
 | `tablier_watchers`, `tablier_watch_feeds` | watchers and shared per-match feeds | sum of live workers |
 | `tablier_timers` | core timers running | sum of live workers |
 | `tablier_integrity_failures_total`, `tablier_damaged_matches` | matches whose stored log or seed failed its checks (DATA_LOSS), and how many are refused now | sum; highest of live workers |
 | `tablier_pool_connections`, `tablier_pool_idle`, `tablier_pool_waiting`, `tablier_pool_max` | the PostgreSQL pool(s) | sum of live workers |
+| `tablier_bus_up` | with `--bus`: 1 while connected to NATS | lowest of live workers |
+| `tablier_bus_published_total`, `tablier_bus_publish_failures_total` | with `--bus`: committed appends announced, and those not (NATS away) | sum |
+| `tablier_bus_received_total`, `tablier_bus_repaired_total`, `tablier_bus_subscriptions` | with `--bus`: messages heard, seqs only the safety net's read of the log found, matches subscribed | sum |
 """
 
 from __future__ import annotations
@@ -162,6 +165,12 @@ _APP_METRICS = {
     "tablier_pool_idle": ("idle connections in the pool", "gauge", "livesum"),
     "tablier_pool_waiting": ("calls waiting for a connection", "gauge", "livesum"),
     "tablier_pool_max": ("the pool's maximum size", "gauge", "livesum"),
+    "tablier_bus_up": ("1 while connected to the bus (NATS)", "gauge", "livemin"),
+    "tablier_bus_published": ("committed appends announced on the bus", "counter", ""),
+    "tablier_bus_publish_failures": ("committed appends not announced (the bus away)", "counter", ""),
+    "tablier_bus_received": ("bus messages heard", "counter", ""),
+    "tablier_bus_repaired": ("seqs found by re-reading the log that no bus message told", "counter", ""),
+    "tablier_bus_subscriptions": ("matches subscribed on the bus", "gauge", "livesum"),
 }
 _POOL_KEYS = {
     "tablier_pool_connections": "pool_size",
@@ -193,6 +202,10 @@ def _app_values(app: GameApp) -> Iterator[tuple[str, float]]:
     if stats:
         for name, key in _POOL_KEYS.items():
             yield name, stats.get(key, 0)
+    bus = getattr(store, "bus", None)
+    if bus is not None:
+        for key, value in bus.stats().items():
+            yield f"tablier_bus_{key}", value
 
 
 class _AppCollector:

@@ -15,12 +15,17 @@ MEMORY_URL = "memory:"
 
 
 async def open_store(
-    url: str, *, seed_keys: SeedKeys | None = None, timeout: float | None = None, monitor: bool = True
+    url: str,
+    *,
+    seed_keys: SeedKeys | None = None,
+    timeout: float | None = None,
+    monitor: bool = True,
+    bus: str | None = None,
 ) -> EventStore:
     """The event store at `url`, ready (migrations applied): `memory:` one in this process's
     memory; anything else a PostgreSQL URL or key=value conninfo (`postgres.open_store`: seeds
     sealed with `seed_keys`, every operation bounded by `timeout` seconds, the availability
-    monitor started when `monitor`). Close it with `await store.close()`."""
+    monitor started when `monitor`, appends announced over the NATS server `bus`). Close it with `await store.close()`."""
     if url == MEMORY_URL:
         from .memory import MemoryStore
 
@@ -32,4 +37,5 @@ async def open_store(
         seed_keys=seed_keys,
         timeout=postgres.OPERATION_TIMEOUT if timeout is None else timeout,
         monitor=monitor,
+        bus=bus,
     )

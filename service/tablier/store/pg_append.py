@@ -5,7 +5,9 @@ One statement looks the command id up and, if it is new and nothing is at expect
 inserts the event rows and the `commands` row, and queues the notification of the append
 (`pg_notify('tablier_events', '<game_id>:<last_seq>')`) in the same transaction: PostgreSQL
 delivers it to every listener when, and only if, that transaction commits, so no committed
-append goes unannounced (the servers' cached states rely on it, `feed.NoteFeed`).
+append goes unannounced (the servers' cached states rely on it, `feed.NoteFeed`). With a
+fan-out bus (`bus.NatsBus`) the notification's parameter is NULL and none is queued: the store
+publishes the append on the bus once it committed.
 
 Group commit (`GroupCommit`): the appends in flight together, across matches, go as one
 set-based statement (`_GROUP`: every command's checks, all their rows, one notification per
@@ -88,7 +90,7 @@ SELECT (SELECT min(recorded_at) FROM ins), (SELECT first_seq FROM prior), (SELEC
        (SELECT ok FROM anchor), (SELECT ok FROM free),
        (SELECT pg_notify('"""
     + CHANNEL
-    + """', %(note)s) FROM ins LIMIT 1)
+    + """', %(note)s) FROM ins WHERE %(note)s::text IS NOT NULL LIMIT 1)
 """
 )
 _APPEND_ROW = (
@@ -117,8 +119,10 @@ def append_params(
     command_id: str | None,
     command: CommandInput | None,
     prev_chain: bytes | None,
+    notify: bool = True,
 ) -> dict[str, Any]:
-    """The parameters of `append_sql(len(stored))`."""
+    """The parameters of `append_sql(len(stored))`; `notify` False: no NOTIFY (the appends
+    are announced over a fan-out bus after their commit, `bus.NatsBus`)."""
     given = command or CommandInput()
     last_seq = expected_seq + len(stored)
     params: dict[str, Any] = {
@@ -131,7 +135,7 @@ def append_params(
         "command_seat": given.seat,
         "action": given.action,
         "host_command": given.host_command,
-        "note": f"{key}:{last_seq}",
+        "note": f"{key}:{last_seq}" if notify else None,
     }
     for i, e in enumerate(stored):
         params[f"seq{i}"] = e.seq
@@ -204,7 +208,7 @@ WITH c AS (
 )
 SELECT CASE WHEN ok.i IS NOT NULL THEN now() END, checked.prior_first, checked.prior_last,
        checked.anchor_ok, checked.free_ok,
-       CASE WHEN ok.i IS NOT NULL THEN pg_notify('"""
+       CASE WHEN ok.i IS NOT NULL AND ok.note IS NOT NULL THEN pg_notify('"""
     + CHANNEL
     + """', ok.note) END
 FROM checked LEFT JOIN ok ON ok.i = checked.i ORDER BY checked.i

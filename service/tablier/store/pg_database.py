@@ -20,6 +20,9 @@ every state read before is no longer known to be current. Likewise an operation 
 its pooled connection dead checks the whole pool and is retried once, so a database restart
 costs no failed calls.
 
+With a fan-out bus (`bus.NatsBus`, `use_bus`) the LISTEN connection listens to the players'
+channel only: the bus feeds the watchers and `feed`.
+
 Outages: every operation is bounded (`timeout`, seconds: waiting for a connection included)
 and ends as `StoreUnavailable` when the database cannot be reached, never hangs. A monitor
 task probes the database (every `probe_interval` s on one connection while it answers, every
@@ -35,7 +38,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
@@ -44,6 +47,9 @@ from tablier.store._shared import WatchHub
 from tablier.store.base import StoreUnavailable
 from tablier.store.feed import Mark, NoteFeed
 from tablier.store.pg_append import CHANNEL
+
+if TYPE_CHECKING:
+    from tablier.store.bus import NatsBus
 
 # The players' notifications (revocations, renames): `players.PgPlayers`.
 PLAYERS_CHANNEL = "tablier_players"
@@ -81,6 +87,8 @@ class Database:
         self.feed = NoteFeed()
         # Told each notification on the players' channel (`players.PgPlayers.heard`).
         self.player_notes: Callable[[str], None] | None = None
+        # With a fan-out bus (`bus.NatsBus`), appends are heard over it, not on CHANNEL.
+        self.bus: NatsBus | None = None
         self._listener: asyncio.Task[None] | None = None
         self._listening = asyncio.Event()
         self._closed = False
@@ -91,6 +99,12 @@ class Database:
         self._suspect = asyncio.Event()
         self._monitor: asyncio.Task[None] | None = None
         self._retired: set[asyncio.Task[None]] = set()
+
+    def use_bus(self, bus: NatsBus) -> None:
+        """Appends are announced over `bus` from now on, and heard from it (no NOTIFY, no
+        LISTEN on the events channel); call before the listener starts."""
+        self.bus = bus
+        bus.start(self)
 
     def _announce(self, key: str, seq: int) -> None:
         """Tells this process's watchers now of an append this process made or found (every
@@ -241,14 +255,16 @@ class Database:
                     keepalives_interval=5,
                     keepalives_count=3,
                 ) as conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
+                    if self.bus is None:
+                        await conn.execute(f"LISTEN {CHANNEL}")
                     await conn.execute(f"LISTEN {PLAYERS_CHANNEL}")
                     delay = 0.05
-                    if connected_before:
+                    if connected_before and self.bus is None:
                         # Appends may have been announced while we were not listening.
                         self._hub.resync()
                     connected_before = True
-                    self.feed.connected()
+                    if self.bus is None:
+                        self.feed.connected()
                     self._listening.set()
                     async for note in conn.notifies():
                         if note.channel == PLAYERS_CHANNEL:
@@ -259,7 +275,8 @@ class Database:
             except (psycopg.Error, OSError) as exc:
                 log.warning("event listener connection lost: %s; reconnecting", exc)
             finally:
-                self.feed.lost()
+                if self.bus is None:
+                    self.feed.lost()
             self._listening.clear()
             # Back off between reconnection attempts (not waiting for a condition).
             await asyncio.sleep(delay)
@@ -283,10 +300,25 @@ class Database:
         self.feed.heard(key, last)
         self._hub.publish(key, last)
 
+    async def last_seqs(self, games: list[str]) -> dict[str, int]:
+        """The last seq of each of `games` (the bus's safety net), in one query."""
+
+        async def read(conn: psycopg.AsyncConnection) -> dict[str, int]:
+            cur = await conn.execute(
+                """SELECT g.game_id::text, coalesce((SELECT max(seq) FROM events e WHERE e.game_id = g.game_id), 0)
+                   FROM games g WHERE g.game_id = ANY(%s::uuid[])""",
+                (games,),
+            )
+            return {str(game): int(seq) for game, seq in await cur.fetchall()}
+
+        return await self._run(read)
+
     async def close(self) -> None:
         """Ends every watch, stops listening and closes the pool."""
         self._closed = True
         self.feed.lost()
+        if self.bus is not None:
+            await self.bus.close()
         self._hub.close()
         self._listening.set()  # releases watchers still waiting for the listener
         if self._monitor is not None:

@@ -157,7 +157,7 @@ class PostgresStore(MatchRecords):
                 # The usual move: chained from the remembered head, committed with the other
                 # appends in flight (`pg_append.GroupCommit`).
                 stored = chain_events(key, cached[1], expected_seq, events, command_id, None, command, chained)
-                params = append_params(key, expected_seq, stored, command_id, command, cached[1])
+                params = append_params(key, expected_seq, stored, command_id, command, cached[1], self.bus is None)
                 row = await self._group.append(len(stored), params)
             else:
 
@@ -166,7 +166,7 @@ class PostgresStore(MatchRecords):
                     if not events and await self._last_seq(conn, key) != expected_seq:
                         raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
                     stored = chain_events(key, prev, expected_seq, events, command_id, None, command, chained)
-                    params = append_params(key, expected_seq, stored, command_id, command, prev)
+                    params = append_params(key, expected_seq, stored, command_id, command, prev, self.bus is None)
                     return stored, await insert_one(conn, len(stored), params)
 
                 stored, row = await self._run(write)
@@ -201,7 +201,7 @@ class PostgresStore(MatchRecords):
         prev_chain: bytes | None = None,
     ) -> Any:
         """Inserts the rows; returns the statement's row (`pg_append.insert_one`)."""
-        params = append_params(key, expected_seq, stored, command_id, command, prev_chain)
+        params = append_params(key, expected_seq, stored, command_id, command, prev_chain, self.bus is None)
         return await insert_one(conn, len(stored), params)
 
     def _committed(self, key: str, stored: list[StoredEvent], recorded_at: Any) -> list[StoredEvent]:
@@ -210,6 +210,8 @@ class PostgresStore(MatchRecords):
         stored = [replace(e, recorded_at=recorded_at) for e in stored]
         self._remember_head(key, stored[-1].seq, stored[-1].chain_hash)
         self._announce(key, stored[-1].seq)
+        if self.bus is not None:  # committed: told to the other servers over the bus
+            self.bus.committed(key, stored[-1].seq, stored[-1].chain_hash)
         return stored
 
     async def _chain_head(self, conn: psycopg.AsyncConnection, key: str, seq: int) -> bytes:
@@ -348,7 +350,12 @@ class PostgresStore(MatchRecords):
     # -- watching (the LISTEN connection is `Database`'s) -------------------------------
 
     def watch(self, game_id: str, known: Callable[[], int | None] | None = None) -> AsyncGenerator[int, None]:
-        return self._hub.watch(game_key(game_id), self.last_seq, ready=self._ready, known=known)
+        key = game_key(game_id)
+        if self.bus is None:
+            return self._hub.watch(key, self.last_seq, ready=self._ready, known=known)
+        bus = self.bus
+        # Subscribed while watched: the first watcher of the match subscribes, the last unsubscribes.
+        return bus.watch(key, self._hub.watch(key, self.last_seq, ready=lambda: bus.ready(key), known=known))
 
 
 # Connections per store. Commits wait for the disk; PostgreSQL flushes the commits waiting
@@ -365,11 +372,13 @@ async def open_store(
     seed_keys: SeedKeys | None = None,
     timeout: float = OPERATION_TIMEOUT,
     monitor: bool = True,
+    bus: str | None = None,
 ) -> PostgresStore:
     """Connects to `dsn` (URL or key=value conninfo), applies pending migrations and returns
     the store. Close it with `await store.close()`. With `seed_keys`, seeds are sealed at rest.
     `timeout` bounds every operation; `monitor` starts the availability monitor (see the
-    module docstring)."""
+    module docstring). `bus` (nats://HOST:PORT): appends are announced and heard over that
+    NATS server instead of LISTEN/NOTIFY (`bus.NatsBus`)."""
 
     def make_pool() -> AsyncConnectionPool:
         return AsyncConnectionPool(
@@ -393,6 +402,10 @@ async def open_store(
         await pool.close()
         raise
     store = PostgresStore(pool, dsn, seed_keys, make_pool=make_pool, timeout=timeout)
+    if bus:
+        from tablier.store.bus import NatsBus
+
+        store.use_bus(NatsBus(bus))
     if monitor:
         store.start_monitor()
     return store
