@@ -32,6 +32,8 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
     from tablier import embedded
     from tablier.seeds import SeedKeys
     from tablier.store import open_store
+    from tablier.store.base import StoreUnavailable
+    from tablier.store.shard_map import ShardConfigError
 
     keys = SeedKeys.from_env(args.data_dir)
     pg = None
@@ -41,7 +43,13 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
         dsn = pg.dsn
     try:
         serving = args.command == "serve"
-        store = await open_store(dsn, seed_keys=keys, timeout=getattr(args, "database_timeout", 5.0), monitor=serving)
+        try:
+            store = await open_store(
+                dsn, seed_keys=keys, timeout=getattr(args, "database_timeout", 5.0), monitor=serving
+            )
+        except (ShardConfigError, StoreUnavailable) as exc:
+            # A shard misnamed, misplaced or unreachable at start (`store.shard_map`).
+            raise ConfigError(str(exc)) from None
         try:
             yield store
         finally:
@@ -52,6 +60,25 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
 
 
 _N = TypeVar("_N", int, float)
+
+
+class DatabaseUrls(argparse.Action):
+    """`--database-url`, which may be given several times (or as one comma-separated list):
+    the databases the matches are spread over, the first the directory (`store.shard_map`).
+    The value is one string, the URLs joined with commas, as `store.open_store` takes it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        given = f"_{self.dest}_given"
+        if getattr(namespace, given, False):
+            values = f"{getattr(namespace, self.dest)},{values}"
+        setattr(namespace, given, True)
+        setattr(namespace, self.dest, values)
 
 
 # The `tablier` command's subcommand table, as `register` functions (entry points) receive it.

@@ -20,15 +20,16 @@ async def open_store(
     """The event store at `url`, ready (migrations applied): `memory:` one in this process's
     memory; anything else a PostgreSQL URL or key=value conninfo (`postgres.open_store`: seeds
     sealed with `seed_keys`, every operation bounded by `timeout` seconds, the availability
-    monitor started when `monitor`). Close it with `await store.close()`."""
+    monitor started when `monitor`), or several, comma-separated, the first the directory
+    (`sharded`, `shard_map`). Close it with `await store.close()`."""
     if url == MEMORY_URL:
         from .memory import MemoryStore
 
         return MemoryStore()
-    from . import postgres
+    from . import postgres, shard_map, sharded
 
-    return await postgres.open_store(
-        url,
+    return await sharded.open_sharded(
+        shard_map.parse_urls(url),
         seed_keys=seed_keys,
         timeout=postgres.OPERATION_TIMEOUT if timeout is None else timeout,
         monitor=monitor,

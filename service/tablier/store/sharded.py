@@ -1,0 +1,424 @@
+"""The event store over several PostgreSQL databases (shards): `base.EventStore`, each match
+on exactly one shard (`shard_map`: names, placement, the checks at start).
+
+A match's shard is chosen when it is created (rendezvous hashing of its game id over the open
+shards) and recorded in the directory's `match_directory` before the match is written there; a
+match with no row lives on the directory database. Where a match lives is cached once known (a
+match never moves). Everything about one match (appends, the hash chain, receipts, commands,
+seat claims, watching, its clock) is its shard's `PostgresStore`, unchanged. Players, ratings
+and the queue are the directory's (`shard_parts`).
+
+A shard down: the calls on its matches fail as `StoreUnavailable` naming the shard (the API's
+UNAVAILABLE, DATABASE_UNAVAILABLE), the other shards' matches are served. ListGames needs every
+shard (a lobby page merged from the shards that answer would skip matches without saying):
+while one is down it is UNAVAILABLE, naming it. `available` (health, `tablier_database_up`) is
+the directory's: a shard outage is the same for every server, so taking servers out of rotation
+would not help; it is logged, and in `shards_up` (`tablier_shard_up`).
+
+Shards added live: `tablier shards add NAME URL` records the shard in the directory's `shards`
+table and notifies `tablier_players` with `shards`; every server (on the directory's LISTEN
+connection) then opens the shards it lacks, and new matches go to them too. A server meeting a
+match on a shard it has not opened yet reads the table at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from tablier.seeds import SeedKeys
+from tablier.store import postgres, shard_map
+from tablier.store._shared import game_key, new_game_key
+from tablier.store.base import (
+    Appended,
+    CommandInput,
+    DuplicateGame,
+    GameRecord,
+    NewEvent,
+    StoredCommand,
+    StoredEvent,
+    StoreUnavailable,
+)
+from tablier.store.feed import Mark
+from tablier.store.postgres import PostgresStore
+from tablier.store.shard_map import ShardConfigError, ShardSpec
+from tablier.store.shard_parts import ShardedPlayers, ShardedRatings, SharedFeed
+
+log = logging.getLogger(__name__)
+
+# The directory's notification (on `pg_database.PLAYERS_CHANNEL`) that `shards` changed.
+SHARDS_NOTE = "shards"
+# Where matches live, remembered (a match never moves).
+_WHERE_CACHE_SIZE = 1 << 18
+
+
+class ShardedStore:
+    """An `EventStore` over shards (see the module docstring); `open_sharded` makes one."""
+
+    def __init__(self, directory: str, shards: dict[str, PostgresStore], seed_keys: SeedKeys | None, timeout: float):
+        self.directory_name = directory
+        self.directory = shards[directory]
+        self.shards: dict[str, PostgresStore] = {}
+        self._seed_keys = seed_keys
+        self._timeout = timeout
+        self._monitoring = False
+        self._where: OrderedDict[str, str] = OrderedDict()
+        self._reloading: asyncio.Lock | None = None
+        self.feed = SharedFeed()
+        self.players = ShardedPlayers(self, self.directory.players)
+        self.ratings = ShardedRatings(self, self.directory)
+        self.on_availability: Callable[[bool], None] | None = None
+        self.directory.on_availability = self._directory_availability
+        forward = self.directory.player_notes
+        self.directory.player_notes = lambda note: self._directory_note(note, forward)
+        for name, shard in shards.items():
+            self._join(name, shard)
+
+    # -- the shards -----------------------------------------------------------------------
+
+    def _join(self, name: str, shard: PostgresStore) -> None:
+        shard.feed = self.feed.source()
+        self.shards[name] = shard
+        self.players.joined(shard)
+        if self._monitoring:
+            shard.start_monitor()
+
+    def start_monitor(self) -> None:
+        self._monitoring = True
+        for shard in self.shards.values():
+            shard.start_monitor()
+
+    @property
+    def available(self) -> bool:
+        return self.directory.available
+
+    def shards_up(self) -> dict[str, bool]:
+        return {name: shard.available for name, shard in self.shards.items()}
+
+    def _directory_availability(self, up: bool) -> None:
+        if self.on_availability is not None:
+            self.on_availability(up)
+
+    def _directory_note(self, note: str, forward: Callable[[str], None] | None) -> None:
+        if note == SHARDS_NOTE:
+            task = asyncio.get_running_loop().create_task(self.reload())
+            task.add_done_callback(_log_failure)
+        elif forward is not None:
+            forward(note)
+
+    async def reload(self) -> list[str]:
+        """Opens the shards the directory's `shards` lists that this store lacks; returns
+        their names."""
+        if self._reloading is None:
+            self._reloading = asyncio.Lock()
+        async with self._reloading:
+            with self.naming(self.directory_name):
+                rows = await self.directory._run(shard_map.registered)
+            added = []
+            for name, url in rows:
+                if name in self.shards:
+                    continue
+                _, shard = await open_shard(ShardSpec(url, name), len(self.shards), self._seed_keys, self._timeout)
+                self._join(name, shard)
+                log.warning("shard %s joined (%s)", name, shard_map.redact(url))
+                added.append(name)
+            return added
+
+    @contextlib.contextmanager
+    def naming(self, name: str) -> Iterator[None]:
+        """StoreUnavailable raised within names the shard."""
+        try:
+            yield
+        except StoreUnavailable as exc:
+            raise StoreUnavailable(f"shard {name}: {exc}") from exc
+
+    async def locate(self, game_id: str) -> tuple[str, PostgresStore]:
+        """The shard of a match (UnknownGame for an id that is not a match id)."""
+        key = game_key(game_id)
+        name = self._where.get(key)
+        if name is None:
+            with self.naming(self.directory_name):
+                name, known = await self.directory._run(lambda conn: _lookup(conn, key))
+            if name is None:
+                # No row: the directory database's, if it is there (made before sharding);
+                # not remembered otherwise (it may be being created through another server).
+                name = self.directory_name
+            if known:
+                self._remember(key, name)
+        shard = self.shards.get(name)
+        if shard is None:
+            await self.reload()
+            shard = self.shards.get(name)
+            if shard is None:
+                raise StoreUnavailable(f"match {key} is on shard {name}, which is not in the directory's shards")
+        return name, shard
+
+    def _remember(self, key: str, name: str) -> None:
+        self._where[key] = name
+        while len(self._where) > _WHERE_CACHE_SIZE:
+            self._where.popitem(last=False)
+
+    # -- one match: its shard's -------------------------------------------------------------
+
+    async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
+        key = new_game_key(game.game_id)
+        chosen = shard_map.rendezvous(key, list(self.shards))
+        with self.naming(self.directory_name):
+            placed = await self.directory._run(lambda conn: _place(conn, key, chosen))
+        if placed is None:
+            raise DuplicateGame(key)
+        shard = self.shards.get(placed) or (await self.locate(key))[1]
+        self._remember(key, placed)
+        with self.naming(placed):
+            return await shard.create_game(game, events)
+
+    async def get_game(self, game_id: str) -> GameRecord:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            record = await shard.get_game(game_id)
+        await self._names(record)
+        return record
+
+    async def claim_seat(
+        self, game_id: str, seat: int, token_hash: bytes, player_id: str | None = None
+    ) -> GameRecord | None:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            record = await shard.claim_seat(game_id, seat, token_hash, player_id)
+        if record is not None:
+            await self._names(record)
+        return record
+
+    async def _names(self, *records: GameRecord) -> None:
+        """The players' names are the directory's (a shard's own `players` table is empty)."""
+        if any(r.seat_players for r in records):
+            with self.naming(self.directory_name):
+                await self.players.learn_names(p for r in records for p in r.seat_players)
+
+    async def append(
+        self,
+        game_id: str,
+        expected_seq: int,
+        events: list[NewEvent],
+        command_id: str | None,
+        command: CommandInput | None = None,
+        chained: bytes = b"",
+    ) -> Appended:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            return await shard.append(game_id, expected_seq, events, command_id, command, chained)
+
+    async def command_events(self, game_id: str, command_id: str) -> list[StoredEvent] | None:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            return await shard.command_events(game_id, command_id)
+
+    async def commands(self, game_id: str) -> list[StoredCommand]:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            return await shard.commands(game_id)
+
+    async def load_events(self, game_id: str, after_seq: int = 0, upto_seq: int | None = None) -> list[StoredEvent]:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            return await shard.load_events(game_id, after_seq, upto_seq)
+
+    async def last_seq(self, game_id: str) -> int:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            return await shard.last_seq(game_id)
+
+    async def clock_stopped(self, game_id: str) -> None:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            await shard.clock_stopped(game_id)
+
+    async def watch(self, game_id: str, known: Callable[[], int | None] | None = None) -> AsyncGenerator[int, None]:
+        name, shard = await self.locate(game_id)
+        with self.naming(name):
+            async with contextlib.aclosing(shard.watch(game_id, known)) as seqs:
+                async for seq in seqs:
+                    yield seq
+
+    def mark(self) -> Mark | None:
+        if not all(s.available for s in self.shards.values()):
+            return None
+        return self.feed.mark()
+
+    def current(self, game_id: str, seq: int, mark: Mark | None) -> bool:
+        return all(s.available for s in self.shards.values()) and self.feed.current(game_id, seq, mark)
+
+    # -- every shard -----------------------------------------------------------------------
+
+    async def _each(self, op: Callable[[str, PostgresStore], Any]) -> list[Any]:
+        """`op` on every shard at once; StoreUnavailable naming the first shard down."""
+        shards = list(self.shards.items())
+        results = await asyncio.gather(*(op(n, s) for n, s in shards), return_exceptions=True)
+        for (name, _), result in zip(shards, results, strict=True):
+            if isinstance(result, StoreUnavailable):
+                raise StoreUnavailable(f"shard {name}: {result}") from result
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
+
+    async def list_games(self) -> list[str]:
+        pages = await self._each(lambda _, s: s._run(_every_game))
+        return [gid for _, gid in sorted(row for page in pages for row in page)]
+
+    async def game_page(
+        self,
+        limit: int,
+        game_type: str | None = None,
+        before: tuple[datetime, str] | None = None,
+        player_id: str | None = None,
+        parent: str | None = None,
+    ) -> list[GameRecord]:
+        # Keyset paging merged: each shard's `limit` newest before the cursor, merged, cut.
+        # The page's last record is the cursor of the next, so pages neither skip nor repeat.
+        pages = await self._each(lambda _, s: s.game_page(limit, game_type, before, player_id, parent))
+        merged = sorted((g for page in pages for g in page), key=lambda g: (g.created_at, g.game_id), reverse=True)[
+            :limit
+        ]
+        await self._names(*merged)
+        return merged
+
+    async def running_clocks(self) -> list[str]:
+        """Every shard's; a shard down is logged and skipped (its matches' clocks are taken up
+        by their next command, or by the next server to start)."""
+        found: list[str] = []
+        for name, shard in list(self.shards.items()):
+            try:
+                found += await shard.running_clocks()
+            except StoreUnavailable as exc:
+                log.error("shard %s is unreachable (%s): its running clocks are not taken up now", name, exc)
+        return sorted(found)
+
+    async def reseal_seeds(self) -> int:
+        done = 0
+        for name, shard in list(self.shards.items()):
+            with self.naming(name):
+                done += await shard.reseal_seeds()
+        return done
+
+    def pool_stats(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for shard in self.shards.values():
+            for k, v in shard.pool_stats().items():
+                total[k] = total.get(k, 0) + v
+        return total
+
+    async def close(self) -> None:
+        self.feed.lost()
+        await asyncio.gather(*(s.close() for s in self.shards.values()))
+
+
+async def _lookup(conn: psycopg.AsyncConnection, key: str) -> tuple[str | None, bool]:
+    """(the match's shard, or None when no row; whether the match is known to exist)."""
+    cur = await conn.execute(
+        """SELECT (SELECT shard FROM match_directory WHERE game_id = %(g)s),
+                  EXISTS (SELECT FROM games WHERE game_id = %(g)s)""",
+        {"g": key},
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    return (None if row[0] is None else str(row[0])), row[0] is not None or bool(row[1])
+
+
+async def _place(conn: psycopg.AsyncConnection, key: str, chosen: str) -> str | None:
+    """Records a new match's shard (`chosen`, unless a row exists already: a retry, or the
+    same id created twice, which the shard then refuses). None when a match made before
+    sharding has this id on the directory database."""
+    cur = await conn.execute(
+        """WITH ins AS (
+               INSERT INTO match_directory (game_id, shard)
+               SELECT %(g)s, %(s)s WHERE NOT EXISTS (SELECT FROM games WHERE game_id = %(g)s)
+               ON CONFLICT (game_id) DO NOTHING RETURNING shard)
+           SELECT shard FROM ins UNION ALL SELECT shard FROM match_directory WHERE game_id = %(g)s""",
+        {"g": key, "s": chosen},
+    )
+    row = await cur.fetchone()
+    return None if row is None else str(row[0])
+
+
+async def _every_game(conn: psycopg.AsyncConnection) -> list[tuple[datetime, str]]:
+    cur = await conn.execute("SELECT created_at, game_id FROM games ORDER BY created_at, game_id")
+    return [(r[0], str(r[1])) for r in await cur.fetchall()]
+
+
+def _registering(name: str, url: str) -> Callable[[psycopg.AsyncConnection], Awaitable[None]]:
+    return lambda conn: shard_map.register(conn, name, url)
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("could not open the shards added: %s", task.exception())
+
+
+async def open_shard(
+    spec: ShardSpec, position: int, seed_keys: SeedKeys | None, timeout: float
+) -> tuple[str, PostgresStore]:
+    """A shard's name and store (migrations applied, its name checked), its monitor not
+    started."""
+    where = f"--database-url #{position + 1} ({shard_map.redact(spec.url)})"
+    try:
+        store = await postgres.open_store(spec.url, seed_keys=seed_keys, timeout=timeout, monitor=False)
+    except (psycopg.Error, OSError) as exc:
+        raise StoreUnavailable(f"{where} cannot be opened: {str(exc).strip().splitlines()[0][:200]}") from exc
+    try:
+        name = await store._run(lambda conn: shard_map.identify(conn, spec, position, where))
+    except BaseException:
+        await store.close()
+        raise
+    return name, store
+
+
+async def open_sharded(
+    specs: list[ShardSpec], *, seed_keys: SeedKeys | None, timeout: float, monitor: bool
+) -> PostgresStore | ShardedStore:
+    """The store of `specs` (the directory first). One database whose directory lists no other
+    shard is a plain `PostgresStore`, today's path; otherwise a `ShardedStore` of the shards
+    given and those the directory's `shards` lists."""
+    first = specs[0]
+    if len(specs) == 1 and first.name is None:
+        single = await postgres.open_store(first.url, seed_keys=seed_keys, timeout=timeout, monitor=False)
+        try:
+            rows = await single._run(shard_map.registered)
+        except BaseException:
+            await single.close()
+            raise
+        if len(rows) <= 1:
+            if monitor:
+                single.start_monitor()
+            return single
+        await single.close()
+    opened: dict[str, PostgresStore] = {}
+    try:
+        for position, spec in enumerate(specs):
+            name, shard = await open_shard(spec, position, seed_keys, timeout)
+            if name in opened:
+                await shard.close()
+                raise ShardConfigError(f"--database-url #{position + 1} is shard {name!r} again")
+            opened[name] = shard
+        directory = next(iter(opened))
+        for name, spec in zip(opened, specs, strict=True):
+            await opened[directory]._run(_registering(name, spec.url))
+        store = ShardedStore(directory, opened, seed_keys, timeout)
+    except BaseException:
+        await asyncio.gather(*(s.close() for s in opened.values()))
+        raise
+    try:
+        await store.reload()
+    except BaseException:
+        await store.close()
+        raise
+    if monitor:
+        store.start_monitor()
+    return store
