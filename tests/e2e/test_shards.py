@@ -195,6 +195,7 @@ def test_matches_on_two_shards_survive_one_down_and_a_shard_joins_live(clusters,
         assert ok.stdout.count(" ok ") >= len(played), ok.stdout
 
         # Shard2 added live: new matches also land on it; the old ones stay where they were.
+        where = shard_of(a.url)
         c.start()
         added = tablier("shards", "add", "shard2", c.url, "--database-url", urls, *data)
         assert added.returncode == 0, added.stdout + added.stderr
