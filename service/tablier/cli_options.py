@@ -65,7 +65,7 @@ _N = TypeVar("_N", int, float)
 class DatabaseUrls(argparse.Action):
     """`--database-url`, which may be given several times (or as one comma-separated list):
     the databases the matches are spread over, the first the directory (`store.shard_map`).
-    The value is one string, the URLs joined with commas, as `store.open_store` takes it."""
+    The value is one string, one URL (or conninfo) per line, as `store.open_store` takes it."""
 
     def __call__(
         self,
@@ -76,7 +76,7 @@ class DatabaseUrls(argparse.Action):
     ) -> None:
         given = f"_{self.dest}_given"
         if getattr(namespace, given, False):
-            values = f"{getattr(namespace, self.dest)},{values}"
+            values = f"{getattr(namespace, self.dest)}\n{values}"
         setattr(namespace, given, True)
         setattr(namespace, self.dest, values)
 

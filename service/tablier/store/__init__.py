@@ -20,8 +20,8 @@ async def open_store(
     """The event store at `url`, ready (migrations applied): `memory:` one in this process's
     memory; anything else a PostgreSQL URL or key=value conninfo (`postgres.open_store`: seeds
     sealed with `seed_keys`, every operation bounded by `timeout` seconds, the availability
-    monitor started when `monitor`), or several, comma-separated, the first the directory
-    (`sharded`, `shard_map`). Close it with `await store.close()`."""
+    monitor started when `monitor`), or several (one a line, or comma-separated URLs), the
+    first the directory (`sharded`, `shard_map`). Close it with `await store.close()`."""
     if url == MEMORY_URL:
         from .memory import MemoryStore
 

@@ -1,10 +1,12 @@
 """The shard map: which databases hold matches, what each is called, and which one a new
 match goes to (`sharded.ShardedStore` is built on it).
 
-`--database-url` names one database or several: repeated, or as one comma-separated list
-(a comma starts a new URL only before `postgresql://`, `postgres://` or `NAME=postgresql://`,
-so a multi-host URL keeps its commas). The first is the directory (players, ratings, the
-queue, `match_directory`, `shards`) and a shard as well. Each may be given as `NAME=URL`.
+`--database-url` names one database or several: repeated (`cli_options` joins them with
+newlines), or as one comma-separated list (a comma starts a new URL only before
+`postgresql://`, `postgres://` or `NAME=postgresql://`, so a multi-host URL keeps its commas;
+key=value conninfo strings are given by repeating the option). The first is the directory
+(players, ratings, the queue, `match_directory`, `shards`) and a shard as well. A URL may be
+given as `NAME=URL`.
 
 Names are stable and checked: each database records its own shard name the first time it is
 opened as a shard (`shard_identity`), and whether it is the directory. A URL given without a
@@ -46,10 +48,9 @@ class ShardSpec:
 
 
 def parse_urls(text: str) -> list[ShardSpec]:
-    """The databases of a `--database-url` value (`cli_options` joins repeated options with
-    commas)."""
+    """The databases of a `--database-url` value (one per line, or comma-separated URLs)."""
     specs = []
-    for part in _SPLIT.split(text.strip()):
+    for part in (p for line in text.strip().splitlines() for p in _SPLIT.split(line)):
         part = part.strip()
         if not part:
             raise ShardConfigError(f"--database-url {text!r} has an empty entry")
