@@ -190,7 +190,7 @@ def test_matches_on_two_shards_survive_one_down_and_a_shard_joins_live(clusters,
             assert last_seq(stubs[0], m.game_id) == m.state.seq
             played[m.game_id] = m.state.seq
         urls = f"{a.url},{b.url}"
-        ok = tablier("verify", "--all", "--database-url", urls, "--no-witness", *data)
+        ok = tablier("verify", "--all", "--database-url", urls, *data)
         assert ok.returncode == 0, ok.stdout + ok.stderr
         assert ok.stdout.count(" ok ") >= len(played), ok.stdout
 

@@ -84,6 +84,7 @@ class ShardedStore:
     # -- the shards -----------------------------------------------------------------------
 
     def _join(self, name: str, shard: PostgresStore) -> None:
+        shard.label = f" (shard {name})"
         shard.feed = self.feed.source()
         self.shards[name] = shard
         self.players.joined(shard)
