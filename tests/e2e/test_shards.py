@@ -4,8 +4,9 @@ one comma-separated list).
 
 Matches land on both shards and are played on both through either server; ListGames pages
 through every match of both, newest first, none twice; a shard killed (`pg_ctl stop -m
-immediate`): its matches are UNAVAILABLE with a reason naming it, the other shard's are served,
-ListGames is UNAVAILABLE naming it, health stays SERVING; after its restart nothing acknowledged
+immediate`): its matches are UNAVAILABLE with a reason naming it, the other shard's are served
+(by a server started during the outage too), ListGames is UNAVAILABLE naming it, health stays
+SERVING; after its restart nothing acknowledged
 is lost and `tablier verify` passes over both; a third shard added live (`tablier shards add`)
 takes new matches without a restart, the old ones stay where they were. A database given in
 another position than the one it was first given in is refused at start."""
@@ -167,6 +168,15 @@ def test_matches_on_two_shards_survive_one_down_and_a_shard_joins_live(clusters,
             assert st == health_pb2.HealthCheckResponse.SERVING
             # New matches while a shard is down: made on the live one, or refused naming the
             # one down (a retry makes a new id, placed anew).
+            # A server started while shard1 is down serves shard0's matches at once.
+            three = start_server(f"{a.url}\n{b.url}", tmp_path, "three", "--database-timeout", "2", *data)
+            servers.append(three)
+            channel = grpc.insecure_channel(three.address)
+            grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT)
+            stubs.append(rpc.GameServiceStub(channel))
+            played[a_match.game_id] = bot_move(stubs[2], a_match).state.seq
+            code, _, message = _fails(lambda: bot_move(stubs[2], b_match))
+            assert code == grpc.StatusCode.UNAVAILABLE and "shard1" in message, (code, message)
             fresh = []
             for _ in range(8):
                 try:

@@ -55,6 +55,8 @@ log = logging.getLogger(__name__)
 
 # The directory's notification (on `pg_database.PLAYERS_CHANNEL`) that `shards` changed.
 SHARDS_NOTE = "shards"
+# Seconds between attempts to open a shard that could not be opened.
+RETRY_INTERVAL = 1.0
 # Where matches live, remembered (a match never moves).
 _WHERE_CACHE_SIZE = 1 << 18
 
@@ -62,7 +64,14 @@ _WHERE_CACHE_SIZE = 1 << 18
 class ShardedStore:
     """An `EventStore` over shards (see the module docstring); `open_sharded` makes one."""
 
-    def __init__(self, directory: str, shards: dict[str, PostgresStore], seed_keys: SeedKeys | None, timeout: float):
+    def __init__(
+        self,
+        directory: str,
+        shards: dict[str, PostgresStore],
+        seed_keys: SeedKeys | None,
+        timeout: float,
+        urls: dict[str, str] | None = None,
+    ):
         self.directory_name = directory
         self.directory = shards[directory]
         self.shards: dict[str, PostgresStore] = {}
@@ -71,6 +80,13 @@ class ShardedStore:
         self._monitoring = False
         self._where: OrderedDict[str, str] = OrderedDict()
         self._reloading: asyncio.Lock | None = None
+        # The URLs this server was given (by shard name): used over the directory's `shards`.
+        self._urls = dict(urls or {})
+        # Shards known (the directory lists them) but not opened yet, and why: their matches
+        # are UNAVAILABLE, ListGames too, until a retry opens them (`_retry`).
+        self.pending: dict[str, str] = {}
+        self._retrying: asyncio.Task[None] | None = None
+        self._closed = False
         self.feed = SharedFeed()
         self.players = ShardedPlayers(self, self.directory.players)
         self.ratings = ShardedRatings(self, self.directory)
@@ -95,13 +111,30 @@ class ShardedStore:
         self._monitoring = True
         for shard in self.shards.values():
             shard.start_monitor()
+        self._retry_pending()
+
+    def _retry_pending(self) -> None:
+        if self.pending and self._monitoring and self._retrying is None and not self._closed:
+            self._retrying = asyncio.get_running_loop().create_task(self._retry(), name="tablier-shards-retry")
+
+    async def _retry(self) -> None:
+        """Tries the shards not opened yet, every RETRY_INTERVAL s, until all are open."""
+        try:
+            while self.pending and not self._closed:
+                await asyncio.sleep(RETRY_INTERVAL)  # the retry period while a shard is unreachable
+                try:
+                    await self.reload()
+                except StoreUnavailable as exc:
+                    log.warning("shards not reloaded: %s", exc)
+        finally:
+            self._retrying = None
 
     @property
     def available(self) -> bool:
         return self.directory.available
 
     def shards_up(self) -> dict[str, bool]:
-        return {name: shard.available for name, shard in self.shards.items()}
+        return {name: shard.available for name, shard in self.shards.items()} | dict.fromkeys(self.pending, False)
 
     def _directory_availability(self, up: bool) -> None:
         if self.on_availability is not None:
@@ -116,7 +149,8 @@ class ShardedStore:
 
     async def reload(self) -> list[str]:
         """Opens the shards the directory's `shards` lists that this store lacks; returns
-        their names."""
+        their names. One that cannot be opened now is `pending` (retried); one that is another
+        shard than named is pending too, with the reason, and logged as an error."""
         if self._reloading is None:
             self._reloading = asyncio.Lock()
         async with self._reloading:
@@ -124,12 +158,23 @@ class ShardedStore:
                 rows = await self.directory._run(shard_map.registered)
             added = []
             for name, url in rows:
-                if name in self.shards:
+                if name in self.shards or self._closed:
                     continue
-                _, shard = await open_shard(ShardSpec(url, name), len(self.shards), self._seed_keys, self._timeout)
+                url = self._urls.get(name, url)
+                try:
+                    _, shard = await open_shard(
+                        ShardSpec(url, name), max(len(self.shards), 1), self._seed_keys, self._timeout
+                    )
+                except (StoreUnavailable, ShardConfigError) as exc:
+                    if self.pending.get(name) != str(exc):
+                        log.error("shard %s cannot be opened: %s", name, exc)
+                    self.pending[name] = str(exc)
+                    continue
+                self.pending.pop(name, None)
                 self._join(name, shard)
                 log.warning("shard %s joined (%s)", name, shard_map.redact(url))
                 added.append(name)
+            self._retry_pending()
             return added
 
     @contextlib.contextmanager
@@ -154,11 +199,13 @@ class ShardedStore:
             if known:
                 self._remember(key, name)
         shard = self.shards.get(name)
-        if shard is None:
+        if shard is None and name not in self.pending:
             await self.reload()
             shard = self.shards.get(name)
-            if shard is None:
-                raise StoreUnavailable(f"match {key} is on shard {name}, which is not in the directory's shards")
+        if shard is None:
+            if name in self.pending:
+                raise StoreUnavailable(f"shard {name}: not opened yet ({self.pending[name]})")
+            raise StoreUnavailable(f"match {key} is on shard {name}, which is not in the directory's shards")
         return name, shard
 
     def _remember(self, key: str, name: str) -> None:
@@ -260,6 +307,8 @@ class ShardedStore:
 
     async def _each(self, op: Callable[[str, PostgresStore], Any]) -> list[Any]:
         """`op` on every shard at once; StoreUnavailable naming the first shard down."""
+        for name, reason in self.pending.items():
+            raise StoreUnavailable(f"shard {name}: not opened yet ({reason})")
         shards = list(self.shards.items())
         results = await asyncio.gather(*(op(n, s) for n, s in shards), return_exceptions=True)
         for (name, _), result in zip(shards, results, strict=True):
@@ -295,6 +344,8 @@ class ShardedStore:
         """Every shard's; a shard down is logged and skipped (its matches' clocks are taken up
         by their next command, or by the next server to start)."""
         found: list[str] = []
+        for name, reason in self.pending.items():
+            log.error("shard %s is not opened (%s): its running clocks are not taken up now", name, reason)
         for name, shard in list(self.shards.items()):
             try:
                 found += await shard.running_clocks()
@@ -317,6 +368,11 @@ class ShardedStore:
         return total
 
     async def close(self) -> None:
+        self._closed = True
+        if self._retrying is not None:
+            self._retrying.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._retrying
         self.feed.lost()
         await asyncio.gather(*(s.close() for s in self.shards.values()))
 
@@ -370,9 +426,15 @@ async def open_shard(
     started."""
     where = f"--database-url #{position + 1} ({shard_map.redact(spec.url)})"
     try:
+        # One connection first, within the bound: a pool would retry for its own 30 s.
+        async with asyncio.timeout(timeout):
+            probe = await psycopg.AsyncConnection.connect(spec.url, connect_timeout=max(2, int(timeout)))
+        await probe.close()
         store = await postgres.open_store(spec.url, seed_keys=seed_keys, timeout=timeout, monitor=False)
-    except (psycopg.Error, OSError) as exc:
-        raise StoreUnavailable(f"{where} cannot be opened: {str(exc).strip().splitlines()[0][:200]}") from exc
+    except (psycopg.Error, OSError, TimeoutError) as exc:
+        raise StoreUnavailable(
+            f"{where} cannot be opened: {(str(exc).strip().splitlines() or [f'no answer within {timeout:g} s'])[0][:200]}"
+        ) from exc
     try:
         name = await store._run(lambda conn: shard_map.identify(conn, spec, position, where))
     except BaseException:
@@ -401,17 +463,32 @@ async def open_sharded(
             return single
         await single.close()
     opened: dict[str, PostgresStore] = {}
+    urls: dict[str, str] = {}
+    pending: dict[str, str] = {}
     try:
         for position, spec in enumerate(specs):
-            name, shard = await open_shard(spec, position, seed_keys, timeout)
-            if name in opened:
+            try:
+                name, shard = await open_shard(spec, position, seed_keys, timeout)
+            except StoreUnavailable as exc:
+                if position == 0:
+                    raise
+                # Down at start: served once it answers, if the directory knows its name.
+                rows = await opened[next(iter(opened))]._run(shard_map.registered)
+                name = spec.name or {u: n for n, u in rows}.get(spec.url, "")
+                if name not in {n for n, _ in rows}:
+                    raise StoreUnavailable(f"{exc}; the directory knows no such shard: it is needed to start") from exc
+                log.error("shard %s cannot be opened (%s): its matches are unavailable until it can", name, exc)
+                pending[name], urls[name] = str(exc), spec.url
+                continue
+            if name in opened or name in pending:
                 await shard.close()
                 raise ShardConfigError(f"--database-url #{position + 1} is shard {name!r} again")
-            opened[name] = shard
-        directory = next(iter(opened))
-        for name, spec in zip(opened, specs, strict=True):
-            await opened[directory]._run(_registering(name, spec.url))
-        store = ShardedStore(directory, opened, seed_keys, timeout)
+            opened[name], urls[name] = shard, spec.url
+        directory_name = next(iter(opened))
+        for name in opened:
+            await opened[directory_name]._run(_registering(name, urls[name]))
+        store = ShardedStore(directory_name, opened, seed_keys, timeout, urls)
+        store.pending.update(pending)
     except BaseException:
         await asyncio.gather(*(s.close() for s in opened.values()))
         raise
