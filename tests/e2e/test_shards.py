@@ -2,7 +2,8 @@
 started by the test, real `tablier serve` processes given both (`--database-url` twice, and as
 one comma-separated list).
 
-Matches land on both shards and are played on both through either server; ListGames pages
+Matches land on both shards and are played on both through either server; players (the
+directory's) are named on matches of either shard; ListGames pages
 through every match of both, newest first, none twice; a shard killed (`pg_ctl stop -m
 immediate`): its matches are UNAVAILABLE with a reason naming it, the other shard's are served
 (by a server started during the outage too), ListGames is UNAVAILABLE naming it, health stays
@@ -27,11 +28,13 @@ import psycopg
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from tablier.v1 import players_pb2 as ppb
+from tablier.v1 import players_pb2_grpc as prpc
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
 from .conftest import START_TIMEOUT, start_server, tablier_cmd
-from .helpers import bot_move, create, error_of, last_seq
+from .helpers import bot_move, create, error_of, last_seq, seat
 
 BIN = Path("/usr/lib/postgresql/15/bin")
 GAME = "grid_knock"
@@ -151,6 +154,23 @@ def test_matches_on_two_shards_survive_one_down_and_a_shard_joins_live(clusters,
             listed = all_pages(stub, 5)
             assert sorted(listed) == sorted(played) and len(listed) == len(set(listed))
             assert listed == all_pages(stub, 100)
+
+        # Players are the directory's; their names show on matches of either shard.
+        players = [prpc.PlayerServiceStub(grpc.insecure_channel(srv.address)) for srv in servers]
+        alice = players[0].CreateGuestPlayer(ppb.CreateGuestPlayerRequest(display_name="Alice"))
+        bob = players[1].CreateGuestPlayer(ppb.CreateGuestPlayerRequest(display_name="Bob"))
+        theirs = [stubs[0].CreateGame(pb.CreateGameRequest(game_type="qwirkle", seat_assignments=[
+            pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR), pb.SeatAssignment(kind=pb.SEAT_KIND_OPEN)]),
+            metadata=seat(alice.credential)) for _ in range(6)]
+        where = shard_of(a.url)
+        assert {where[m.game_id] for m in theirs} == {"shard0", "shard1"}, where
+        for m in theirs:
+            joined = stubs[1].JoinGame(pb.JoinGameRequest(game_id=m.game_id), metadata=seat(bob.credential))
+            names = [s.player.display_name for s in joined.state.seats]
+            assert names == ["Alice", "Bob"], names
+        listed = stubs[1].ListGames(pb.ListGamesRequest(mine=True, page_size=4), metadata=seat(bob.credential))
+        assert [g.game_id for g in listed.games] == [m.game_id for m in reversed(theirs)][:4]
+        assert all([s.player.display_name for s in g.seats] == ["Alice", "Bob"] for g in listed.games)
 
         # Shard1 killed: its matches UNAVAILABLE naming it, shard0's served.
         b_match = next(m for m in made if where[m.game_id] == "shard1")
