@@ -2,7 +2,7 @@
 on exactly one shard (`shard_map`: names, placement, the checks at start).
 
 A match's shard is chosen when it is created (rendezvous hashing of its game id over the open
-shards) and recorded in the directory's `match_directory` before the match is written there; a
+shards that answer) and recorded in the directory's `match_directory` before the match is written there; a
 match with no row lives on the directory database. Where a match lives is cached once known (a
 match never moves). Everything about one match (appends, the hash chain, receipts, commands,
 seat claims, watching, its clock) is its shard's `PostgresStore`, unchanged. Players, ratings
@@ -217,7 +217,8 @@ class ShardedStore:
 
     async def create_game(self, game: GameRecord, events: list[NewEvent]) -> list[StoredEvent]:
         key = new_game_key(game.game_id)
-        chosen = shard_map.rendezvous(key, list(self.shards))
+        # Among the shards answering (a new match need not wait for one that is down).
+        chosen = shard_map.rendezvous(key, [n for n, s in self.shards.items() if s.available] or list(self.shards))
         with self.naming(self.directory_name):
             placed = await self.directory._run(lambda conn: _place(conn, key, chosen))
         if placed is None:
