@@ -235,6 +235,10 @@ def test_matches_on_two_shards_survive_one_down_and_a_shard_joins_live(clusters,
         assert {g: s for g, s in shard_of(a.url).items() if g in played} == {g: where[g] for g in played}
         listed = all_pages(stubs[1], 7)
         assert newer.game_id in listed and set(played) <= set(listed)
+        shown = tablier("shards", "list", "--database-url", a.url, *data)
+        assert shown.returncode == 0, shown.stderr
+        counts = {line.split(":")[0]: line for line in shown.stdout.splitlines()}
+        assert set(counts) == {"shard0 (directory)", "shard1", "shard2"} and "matches" in counts["shard2"], counts
 
         # The list reordered: refused at start, naming the shard.
         bad = tablier("verify", "--all", "--database-url", f"{b.url},{a.url}", *data)
