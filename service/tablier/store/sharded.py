@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -91,6 +91,10 @@ class ShardedStore:
         self.players = ShardedPlayers(self, self.directory.players)
         self.ratings = ShardedRatings(self, self.directory)
         self.on_availability: Callable[[bool], None] | None = None
+        # Told the running clocks of a shard opened after it was pending (the server resumes
+        # them: `Repository.resume_ids`).
+        self.on_resume: Callable[[list[str]], Awaitable[None]] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.directory.on_availability = self._directory_availability
         forward = self.directory.player_notes
         self.directory.player_notes = lambda note: self._directory_note(note, forward)
@@ -142,10 +146,21 @@ class ShardedStore:
 
     def _directory_note(self, note: str, forward: Callable[[str], None] | None) -> None:
         if note == SHARDS_NOTE:
-            task = asyncio.get_running_loop().create_task(self.reload())
-            task.add_done_callback(_log_failure)
+            self._spawn(self.reload())
         elif forward is not None:
             forward(note)
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(_log_failure)
+
+    async def _resume(self, name: str, shard: PostgresStore) -> None:
+        if self.on_resume is not None:
+            with self.naming(name):
+                waiting = await shard.running_clocks()
+            await self.on_resume(waiting)
 
     async def reload(self) -> list[str]:
         """Opens the shards the directory's `shards` lists that this store lacks; returns
@@ -170,8 +185,10 @@ class ShardedStore:
                         log.error("shard %s cannot be opened: %s", name, exc)
                     self.pending[name] = str(exc)
                     continue
-                self.pending.pop(name, None)
+                was_pending = self.pending.pop(name, None) is not None
                 self._join(name, shard)
+                if was_pending:
+                    self._spawn(self._resume(name, shard))
                 log.warning("shard %s joined (%s)", name, shard_map.redact(url))
                 added.append(name)
             self._retry_pending()
@@ -370,6 +387,9 @@ class ShardedStore:
 
     async def close(self) -> None:
         self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._retrying is not None:
             self._retrying.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -417,7 +437,7 @@ def _registering(name: str, url: str) -> Callable[[psycopg.AsyncConnection], Awa
 
 def _log_failure(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
-        log.error("could not open the shards added: %s", task.exception())
+        log.error("shards: %s", task.exception())
 
 
 async def open_shard(
