@@ -9,7 +9,8 @@ immediate`): its matches are UNAVAILABLE with a reason naming it, the other shar
 (by a server started during the outage too), ListGames is UNAVAILABLE naming it, health stays
 SERVING; after its restart nothing acknowledged
 is lost and `tablier verify` passes over both; a third shard added live (`tablier shards add`)
-takes new matches without a restart, the old ones stay where they were. A database given in
+takes new matches without a restart, the old ones stay where they were; a server given the
+directory alone serves every shard's matches. A database given in
 another position than the one it was first given in is refused at start."""
 
 from __future__ import annotations
@@ -235,6 +236,14 @@ def test_matches_on_two_shards_survive_one_down_and_a_shard_joins_live(clusters,
         assert {g: s for g, s in shard_of(a.url).items() if g in played} == {g: where[g] for g in played}
         listed = all_pages(stubs[1], 7)
         assert newer.game_id in listed and set(played) <= set(listed)
+        # A server given the directory alone opens every shard it lists.
+        four = start_server(a.url, tmp_path, "four", *data)
+        servers.append(four)
+        channel = grpc.insecure_channel(four.address)
+        grpc.channel_ready_future(channel).result(timeout=START_TIMEOUT)
+        alone = rpc.GameServiceStub(channel)
+        for m in (a_match, b_match, newer):
+            bot_move(alone, m)
         shown = tablier("shards", "list", "--database-url", a.url, *data)
         assert shown.returncode == 0, shown.stderr
         counts = {line.split(":")[0]: line for line in shown.stdout.splitlines()}

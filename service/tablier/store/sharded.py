@@ -431,6 +431,23 @@ async def _every_game(conn: psycopg.AsyncConnection) -> list[tuple[datetime, str
     return [(r[0], str(r[1])) for r in await cur.fetchall()]
 
 
+def _warn_of_shards(single: PostgresStore) -> None:
+    """A server on one database hears of a shard added to it (`tablier shards add`): it does
+    not see the matches placed there until restarted (it stays on the unsharded path)."""
+    forward = single.player_notes
+
+    def heard(note: str) -> None:
+        if note == SHARDS_NOTE:
+            log.error(
+                "a shard was added to this database's directory: this server, started on one database,"
+                " does not see the matches placed on it; restart it (it then opens every shard)"
+            )
+        elif forward is not None:
+            forward(note)
+
+    single.player_notes = heard
+
+
 def _registering(name: str, url: str) -> Callable[[psycopg.AsyncConnection], Awaitable[None]]:
     return lambda conn: shard_map.register(conn, name, url)
 
@@ -479,6 +496,7 @@ async def open_sharded(
             await single.close()
             raise
         if len(rows) <= 1:
+            _warn_of_shards(single)
             if monitor:
                 single.start_monitor()
             return single
