@@ -2,7 +2,8 @@
 Registered by `tablier.cli.register`.
 
 - `tablier shards list`: each shard of the directory (`--database-url`, the first of the list),
-  its URL (password hidden), whether it answers and how many matches it holds.
+  whether it answers and how many matches it holds, and the URL the directory keeps for it
+  (password hidden). Exit 1 when one does not answer.
 - `tablier shards add NAME URL`: opens the database at URL (migrations applied), records NAME as
   its shard name there (refused when it is another shard already), adds it to the directory's
   `shards` and tells every running server, which opens it: new matches then go to it too (the
@@ -83,18 +84,25 @@ async def add_shard(args: argparse.Namespace) -> int:
 
 
 async def list_shards(args: argparse.Namespace) -> int:
+    from tablier.store import shard_map
+    from tablier.store.base import StoreError
     from tablier.store.sharded import ShardedStore
 
     async with open_database(args) as store:
         if not isinstance(store, ShardedStore):
             console.print("one database: no shards", markup=False)
             return 0
-        for name, shard in store.shards.items():
+        urls = dict(await store.directory._run(shard_map.registered))
+        down = 0
+        for name in urls | store.shards:
+            shard = store.shards.get(name)
             try:
-                count = len(await shard.list_games())
-                state = f"{count} matches"
-            except Exception as exc:
-                state = f"unreachable: {exc}"
+                if shard is None:
+                    raise StoreError(store.pending.get(name, "not opened"))
+                state = f"{len(await shard.list_games())} matches"
+            except StoreError as exc:
+                state, down = f"unreachable: {exc}", down + 1
             role = " (directory)" if name == store.directory_name else ""
-            console.print(f"{name}{role}: {state}", markup=False)
-        return 0
+            where = f" {shard_map.redact(urls[name])}" if urls.get(name) else ""
+            console.print(f"{name}{role}: {state}{where}", markup=False)
+        return 1 if down else 0

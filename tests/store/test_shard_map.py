@@ -41,3 +41,5 @@ def test_rendezvous_is_stable_even_and_moves_only_to_a_new_shard():
 
 def test_passwords_are_hidden_in_messages():
     assert redact("postgresql://user:secret@host:5432/db") == "postgresql://user:***@host:5432/db"
+    assert redact("host=h password=s3cret dbname=d") == "host=h password=*** dbname=d"
+    assert redact("host=h password = 'a b' dbname=d") == "host=h password = *** dbname=d"

@@ -111,4 +111,5 @@ async def register(conn: psycopg.AsyncConnection, name: str, url: str) -> None:
 
 def redact(url: str) -> str:
     """A URL for messages: its password replaced."""
-    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    url = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    return re.sub(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
