@@ -48,8 +48,9 @@ async def add_shard(args: argparse.Namespace) -> int:
     from tablier.store.base import StoreUnavailable
     from tablier.store.pg_database import PLAYERS_CHANNEL
     from tablier.store.postgres import PostgresStore
-    from tablier.store.shard_map import ShardConfigError, ShardSpec
-    from tablier.store.sharded import SHARDS_NOTE, ShardedStore, open_shard
+    from tablier.store.shard_map import SHARDS_NOTE, ShardConfigError, ShardSpec
+    from tablier.store.shard_open import open_shard
+    from tablier.store.sharded import ShardedStore
 
     try:
         name = shard_map.check_name(args.name)

@@ -30,6 +30,9 @@ import psycopg
 
 from tablier.store.base import StoreError
 
+# The directory's notification (on `pg_database.PLAYERS_CHANNEL`) that `shards` changed.
+SHARDS_NOTE = "shards"
+
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 _SPLIT = re.compile(r",\s*(?=(?:[a-z][a-z0-9_-]{0,31}=)?postgres(?:ql)?://)")
 _NAMED = re.compile(r"^([a-z][a-z0-9_-]{0,31})=(postgres(?:ql)?://.*)$", re.DOTALL)
