@@ -47,6 +47,16 @@ def database_url() -> Iterator[str]:
 
 @pytest.fixture
 def fresh_database_url(database_url: str) -> Iterator[str]:
+    yield from _fresh_database(database_url)
+
+
+@pytest.fixture
+def second_database_url(database_url: str) -> Iterator[str]:
+    """Another fresh database, for a test that needs two (shards)."""
+    yield from _fresh_database(database_url)
+
+
+def _fresh_database(database_url: str) -> Iterator[str]:
     name = f"tablier_test_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(

@@ -1,6 +1,7 @@
 """`tablier bench-service`: the service's speed as ratios to a bare gRPC echo, from one run.
 
     tablier bench-service [--rounds 3] [--seconds 3] [--workers 1,2] [--deep 64,256] [--database-url URL]
+                          [--shards N]
 
 Starts, on loopback only, a bare grpc.aio echo server (a unary method returning its request)
 and a real `tablier serve` per worker count asked (`--workers 1,2` runs both side by side on one
@@ -34,7 +35,8 @@ the same depth for the deeper queues), the figure the service's goals are stated
 
 Each figure is printed with its ratio to the echo of the same round; the summary gives the
 median and range over the rounds. Everything stops by itself; the temporary embedded
-PostgreSQL (unless --database-url) and the servers are stopped at the end. A machine's speed
+PostgreSQL (unless --database-url; `--shards N`: N of them, the servers' matches spread over
+them, the database CPU theirs together) and the servers are stopped at the end. A machine's speed
 drifts within minutes: compare ratios, not absolute rates, across runs.
 """
 
@@ -177,7 +179,7 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
     cold = []
     if "reads" in args.only:
         rebuilt_id, rebuilt_seq = await _long_match(first_stubs[0], operator, 300)
-        cold = await _cold_rebuilds(args.dsn, args.seed_dir, rebuilt_id, 15)
+        cold = await _cold_rebuilds("\n".join(args.shard_dsns), args.seed_dir, rebuilt_id, 15)
         print(
             f"cold rebuild of a {rebuilt_seq}-event match: median {statistics.median(cold):.1f} ms "
             f"({min(cold):.1f}-{max(cold):.1f}, {len(cold)} times)",
@@ -193,19 +195,26 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
         written in the window over their distinct transactions)."""
         import psycopg
 
-        async with await psycopg.AsyncConnection.connect(args.dsn, autocommit=True) as conn:
-            since = await (await conn.execute("SELECT now()")).fetchone()
+        async with contextlib.AsyncExitStack() as stack:
+            conns = [
+                await stack.enter_async_context(await psycopg.AsyncConnection.connect(dsn, autocommit=True))
+                for dsn in args.shard_dsns
+            ]
+            since = [await (await conn.execute("SELECT now()")).fetchone() for conn in conns]
             fig = await _drive(lanes, args.seconds)
-            counted = await (
-                await conn.execute(
-                    "SELECT count(DISTINCT (game_id, command_id)), count(DISTINCT xmin::text) FROM events"
-                    " WHERE recorded_at >= %s AND command_id IS NOT NULL",
-                    since,
-                )
-            ).fetchone()
-        assert counted is not None
-        if counted[1]:
-            grouped[label] = counted[0] / counted[1]
+            counted = [
+                await (
+                    await conn.execute(
+                        "SELECT count(DISTINCT (game_id, command_id)), count(DISTINCT xmin::text) FROM events"
+                        " WHERE recorded_at >= %s AND command_id IS NOT NULL",
+                        at,
+                    )
+                ).fetchone()
+                for conn, at in zip(conns, since, strict=True)
+            ]
+        commands, commits = (sum(c[i] for c in counted if c is not None) for i in (0, 1))
+        if commits:
+            grouped[label] = commands / commits
         return fig
 
     def row(label: str) -> Row:
@@ -419,14 +428,17 @@ async def _bench(args: argparse.Namespace, servers: dict[int, Proc], echo: Proc,
 
 
 @contextlib.contextmanager
-def _database(url: str | None) -> Iterator[str]:
+def _database(url: str | None, shards: int = 1) -> Iterator[list[str]]:
+    """The databases (the first the directory): `url`'s, or `shards` temporary embedded ones."""
     if url:
-        yield url
+        from tablier.store.shard_map import parse_urls
+
+        yield [spec.url for spec in parse_urls(url)]
         return
     from tablier import embedded
 
-    with embedded.start(None, temporary=True) as pg:
-        yield pg.dsn
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(embedded.start(None, temporary=True)).dsn for _ in range(shards)]
 
 
 def _meter_database(backend_pid: int) -> None:
@@ -455,13 +467,15 @@ def run(args: argparse.Namespace) -> int:
     operator = secrets.token_hex(16)
     env = dict(os.environ, TABLIER_OPERATOR_TOKEN=operator, GRPC_ENABLE_FORK_SUPPORT="false")
     procs: list[Proc] = []
-    with _database(args.database_url) as dsn:
-        with psycopg.connect(dsn) as conn:
-            shown = conn.execute("SHOW synchronous_commit").fetchone()
-            backend = conn.execute("SELECT pg_backend_pid()").fetchone()
-            assert shown is not None and backend is not None
-            sync_commit = shown[0]
-            _meter_database(backend[0])
+    with _database(args.database_url, args.shards) as dsns:
+        dsn = dsns[0]
+        for each in dsns:
+            with psycopg.connect(each) as conn:
+                shown = conn.execute("SHOW synchronous_commit").fetchone()
+                backend = conn.execute("SELECT pg_backend_pid()").fetchone()
+                assert shown is not None and backend is not None
+                sync_commit = shown[0]
+                _meter_database(backend[0])
         try:
             echo = _start(
                 "echo", [sys.executable, "-m", "tablier.bench", "echo-server", "--durable", dsn], env, logs / "echo.log"
@@ -481,7 +495,7 @@ def run(args: argparse.Namespace) -> int:
                         "--listen",
                         f"{LOOPBACK}:0",
                         "--database-url",
-                        dsn,
+                        "\n".join(dsns),
                         "--workers",
                         str(w),
                         "--grace",
@@ -497,6 +511,7 @@ def run(args: argparse.Namespace) -> int:
                 procs.append(servers[w])
                 METER.add(f"serve-{w}", servers[w].proc.pid)
             args.dsn, args.seed_dir, args.cold, args.groups = dsn, logs, None, {}
+            args.shard_dsns = dsns
             rows = asyncio.run(_bench(args, servers, echo, operator))
         finally:
             for p in reversed(procs):
@@ -582,6 +597,12 @@ def add_parser(sub: Subcommands, add_command: Callable[..., argparse.ArgumentPar
         "--database-url",
         default=os.environ.get("TABLIER_DATABASE_URL"),
         help="PostgreSQL to use (default: a temporary embedded server)",
+    )
+    sp.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        help="temporary embedded PostgreSQL servers the matches are spread over (without --database-url)",
     )
     sp.add_argument("--log-dir", default=None, help="where the servers' logs go")
     sp.add_argument(

@@ -212,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
     env = dict(os.environ, TABLIER_OPERATOR_TOKEN=operator, GRPC_ENABLE_FORK_SUPPORT="false")
     procs: list[Proc] = []
     nats: subprocess.Popen[bytes] | None = None
-    with _database(args.database_url) as dsn:
+    with _database(args.database_url) as dsns:
+        dsn = dsns[0]  # one database: the bus against its LISTEN/NOTIFY
         with psycopg.connect(dsn) as conn:
             backend = conn.execute("SELECT pg_backend_pid()").fetchone()
             assert backend is not None

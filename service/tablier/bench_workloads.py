@@ -138,7 +138,7 @@ async def _cold_rebuilds(dsn: str, seed_dir: Path, game_id: str, times: int) -> 
     event read from PostgreSQL and checked), `times` times."""
     from tablier.app import GameApp
     from tablier.seeds import SeedKeys
-    from tablier.store.postgres import open_store
+    from tablier.store import open_store
 
     store = await open_store(dsn, seed_keys=SeedKeys.from_env(seed_dir))
     out = []

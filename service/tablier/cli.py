@@ -35,6 +35,7 @@ from tablier.cli_options import (
     DEFAULT_DATA_DIR,
     LOG_LEVELS,
     ConfigError,
+    DatabaseUrls,
     OneLineParser,
     Subcommands,
     _host_port,
@@ -279,8 +280,12 @@ def register(sub: Subcommands) -> None:
     def database_options(sp: argparse.ArgumentParser) -> None:
         sp.add_argument(
             "--database-url",
+            action=DatabaseUrls,
             default=os.environ.get("TABLIER_DATABASE_URL"),
-            help="PostgreSQL URL (env TABLIER_DATABASE_URL); default: embedded server",
+            metavar="[NAME=]URL",
+            help="PostgreSQL URL (env TABLIER_DATABASE_URL); default: embedded server. Given several times"
+            " (or comma-separated), the shards matches are spread over, the first the directory"
+            " (docs/architecture.md, Shards)",
         )
         sp.add_argument(
             "--data-dir",
@@ -472,9 +477,10 @@ def register(sub: Subcommands) -> None:
 
     cli_audit.add_witness_proof(sub, add_command)
 
-    from tablier import cli_ratings
+    from tablier import cli_ratings, cli_shards
 
     cli_ratings.add_ratings(sub, add_command, database_options)
+    cli_shards.add_shards(sub, add_command, database_options)
 
     from tablier import bench
 

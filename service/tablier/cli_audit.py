@@ -370,9 +370,10 @@ def export(args: argparse.Namespace) -> int:
 async def rotate_seed_key(args: argparse.Namespace) -> int:
     from tablier.seeds import SeedUnreadable
     from tablier.store.postgres import PostgresStore
+    from tablier.store.sharded import ShardedStore
 
     async with open_database(args) as store:
-        if not isinstance(store, PostgresStore):
+        if not isinstance(store, PostgresStore | ShardedStore):
             err_console.print("[red]seeds are sealed at rest in PostgreSQL only[/red]")
             return 1
         try:

@@ -32,6 +32,8 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
     from tablier import embedded
     from tablier.seeds import SeedKeys
     from tablier.store import open_store
+    from tablier.store.base import StoreUnavailable
+    from tablier.store.shard_map import ShardConfigError
 
     keys = SeedKeys.from_env(args.data_dir)
     pg = None
@@ -41,13 +43,17 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
         dsn = pg.dsn
     try:
         serving = args.command == "serve"
-        store = await open_store(
-            dsn,
-            seed_keys=keys,
-            timeout=getattr(args, "database_timeout", 5.0),
-            monitor=serving,
-            bus=getattr(args, "bus", None) if serving else None,
-        )
+        try:
+            store = await open_store(
+                dsn,
+                seed_keys=keys,
+                timeout=getattr(args, "database_timeout", 5.0),
+                monitor=serving,
+                bus=getattr(args, "bus", None) if serving else None,
+            )
+        except (ShardConfigError, StoreUnavailable) as exc:
+            # A shard misnamed, misplaced or unreachable at start (`store.shard_map`).
+            raise ConfigError(str(exc)) from None
         try:
             yield store
         finally:
@@ -58,6 +64,25 @@ async def open_database(args: argparse.Namespace) -> AsyncIterator[EventStore]:
 
 
 _N = TypeVar("_N", int, float)
+
+
+class DatabaseUrls(argparse.Action):
+    """`--database-url`, which may be given several times (or as one comma-separated list):
+    the databases the matches are spread over, the first the directory (`store.shard_map`).
+    The value is one string, one URL (or conninfo) per line, as `store.open_store` takes it."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        given = f"_{self.dest}_given"
+        if getattr(namespace, given, False):
+            values = f"{getattr(namespace, self.dest)}\n{values}"
+        setattr(namespace, given, True)
+        setattr(namespace, self.dest, values)
 
 
 # The `tablier` command's subcommand table, as `register` functions (entry points) receive it.

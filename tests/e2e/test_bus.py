@@ -349,3 +349,52 @@ def test_a_server_whose_nats_never_answers_plays_and_stops_cleanly(servers):
     assert _metric(srv, "tablier_append_feed_up") == 0
     assert _metric(srv, "tablier_bus_publish_failures_total") >= 3
     assert "bus nats://127.0.0.1:" in srv.log.read_text()  # the outage logged (once)
+
+
+def test_matches_on_either_shard_are_announced_and_watched_over_the_bus(nats_server, tmp_path):
+    """Two Debian PostgreSQL clusters as shards, two servers on both with one bus: a match on
+    either shard played on one server is watched on the other, every seq once and in order,
+    and each shard's appends go out on the bus."""
+    from .test_shards import BIN, Cluster, shard_of
+
+    if not BIN.is_dir():
+        pytest.skip("Debian PostgreSQL 15 (apt-get install postgresql)")
+    clusters = [Cluster(), Cluster()]
+    started: list[Server] = []
+    try:
+        for c in clusters:
+            c.start()
+        urls = ",".join(c.url for c in clusters)
+        for name in ("mover", "watched"):
+            started.append(start_server(urls, tmp_path, name, "--bus", nats_server.url, "--metrics-listen",
+                                        "127.0.0.1:0", "--data-dir", str(tmp_path / "data")))
+        mover, watched = started
+        _wait_metric(mover, "tablier_bus_up", 1)
+        _wait_metric(watched, "tablier_bus_up", 1)
+        with grpc.insecure_channel(mover.address) as ch:
+            stub = rpc.GameServiceStub(ch)
+            made: dict[str, pb.CreateGameResponse] = {}
+            for _ in range(40):
+                created = create(stub, "grid_knock", seats=4)
+                made.setdefault(shard_of(clusters[0].url).get(created.game_id, "shard0"), created)
+                if len(made) == 2:
+                    break
+            assert set(made) == {"shard0", "shard1"}, made.keys()
+            for created in made.values():
+                watchers = Watchers(watched.address, created.game_id)
+                try:
+                    watchers.wait_for(created.state.seq)
+                    state = _play(stub, created, created.state, 12)
+                    watchers.wait_for(state.seq)
+                finally:
+                    seqs = watchers.close()
+                _assert_every_seq(seqs, state.seq)
+        assert _metric(mover, "tablier_bus_published_total") >= 24
+        assert _metric(watched, "tablier_bus_received_total") >= 2
+    finally:
+        for srv in started:
+            code = srv.stop()
+            assert code == 0, srv.log.read_text()
+            assert "Traceback" not in srv.log.read_text(), srv.log.read_text()
+        for c in clusters:
+            c.remove()

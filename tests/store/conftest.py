@@ -2,8 +2,9 @@
 
 `backend.open()` is an async context manager giving a store handle. For PostgreSQL every call
 opens a new `PostgresStore` (its own pool and LISTEN connection) on the test's fresh database,
-as a second service process would; for memory every call gives the same `MemoryStore`, the
-only way two handles can share a memory log.
+as a second service process would; for "sharded" a new `ShardedStore` over two fresh databases
+(the first the directory); for memory every call gives the same `MemoryStore`, the only way two
+handles can share a memory log.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from tablier.store.base import EventStore
 from tablier.store.memory import MemoryStore
-from tablier.store.postgres import open_store
+from tablier.store import open_store
 
 
 class Backend:
@@ -38,8 +39,11 @@ class Backend:
             await store.close()
 
 
-@pytest.fixture(params=["memory", "postgres"])
+@pytest.fixture(params=["memory", "postgres", "sharded"])
 def backend(request: pytest.FixtureRequest) -> Backend:
     if request.param == "memory":
         return Backend("memory", None)
+    if request.param == "sharded":
+        urls = request.getfixturevalue("fresh_database_url"), request.getfixturevalue("second_database_url")
+        return Backend("sharded", "\n".join(urls))
     return Backend("postgres", request.getfixturevalue("fresh_database_url"))

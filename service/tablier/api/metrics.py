@@ -161,6 +161,7 @@ _APP_METRICS = {
     "tablier_watch_feeds": ("matches watched (one feed each per process)", "gauge", "livesum"),
     "tablier_timers": ("core timers running", "gauge", "livesum"),
     "tablier_database_up": ("1 while the database answers", "gauge", "livemin"),
+    "tablier_shards_down": ("shards not answering (its matches UNAVAILABLE; 0 with one database)", "gauge", "livemax"),
     "tablier_pool_connections": ("connections the pool holds (busy or idle)", "gauge", "livesum"),
     "tablier_pool_idle": ("idle connections in the pool", "gauge", "livesum"),
     "tablier_pool_waiting": ("calls waiting for a connection", "gauge", "livesum"),
@@ -196,6 +197,8 @@ def _app_values(app: GameApp) -> Iterator[tuple[str, float]]:
     yield "tablier_timers", app.scheduler.timers
     store = app.store
     yield "tablier_database_up", 1 if getattr(store, "available", True) else 0
+    shards_up = getattr(store, "shards_up", None)
+    yield "tablier_shards_down", 0 if shards_up is None else sum(1 for up in shards_up().values() if not up)
     feed = getattr(store, "feed", None)
     yield "tablier_append_feed_up", 1 if feed is not None and feed.up and getattr(store, "available", True) else 0
     stats = store.pool_stats() if hasattr(store, "pool_stats") else None

@@ -609,11 +609,19 @@ class Repository:
         """Resumes every match in the store's index of matches awaiting the server (a clock, a
         core timer or a bot seat: `GameRecord.clocked`), as a starting server does. A match
         that fails is logged and left to its next command."""
+        if hasattr(self._store, "on_resume"):
+            # A shard opened later (down when the server started): its waits too (`sharded`).
+            self._store.on_resume = self.resume_ids
         try:
             waiting = await self._store.running_clocks()
         except Exception:
             log.exception("could not list the matches awaiting the server")
             return
+        await self.resume_ids(waiting)
+
+    async def resume_ids(self, waiting: list[str]) -> None:
+        """`resume_all` for these matches (a shard opened after the server started, its
+        `running_clocks`: `store.sharded`)."""
         for gid in waiting:
             try:
                 await self.resume(await self.game(gid))

@@ -25,15 +25,17 @@ async def open_store(
     """The event store at `url`, ready (migrations applied): `memory:` one in this process's
     memory; anything else a PostgreSQL URL or key=value conninfo (`postgres.open_store`: seeds
     sealed with `seed_keys`, every operation bounded by `timeout` seconds, the availability
-    monitor started when `monitor`, appends announced over the NATS server `bus`). Close it with `await store.close()`."""
+    monitor started when `monitor`, appends announced over the NATS server `bus`), or several
+    (one a line, or comma-separated URLs), the first the directory (`shard_open`, `sharded`,
+    `shard_map`). Close it with `await store.close()`."""
     if url == MEMORY_URL:
         from .memory import MemoryStore
 
         return MemoryStore()
-    from . import postgres
+    from . import postgres, shard_map, shard_open
 
-    return await postgres.open_store(
-        url,
+    return await shard_open.open_sharded(
+        shard_map.parse_urls(url),
         seed_keys=seed_keys,
         timeout=postgres.OPERATION_TIMEOUT if timeout is None else timeout,
         monitor=monitor,

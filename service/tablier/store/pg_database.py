@@ -96,6 +96,8 @@ class Database:
         self.available = True
         self._down_reason = ""
         self.on_availability: Callable[[bool], None] | None = None
+        # Which database this is, in the log ("": the only one; " (shard NAME)": `sharded`).
+        self.label = ""
         self._suspect = asyncio.Event()
         self._monitor: asyncio.Task[None] | None = None
         self._retired: set[asyncio.Task[None]] = set()
@@ -138,7 +140,7 @@ class Database:
                     async with self._pool.connection() as conn:
                         return await op(conn)
                 except psycopg.OperationalError as exc:
-                    log.warning("database connection failed (%s); checking the pool and retrying", exc)
+                    log.warning("database%s connection failed (%s); checking the pool and retrying", self.label, exc)
                 await self._pool.check()
                 async with self._pool.connection() as conn:
                     return await op(conn)
@@ -198,13 +200,13 @@ class Database:
                     conn = None
                     if self.available:
                         self._down_reason = (str(exc).strip().splitlines() or ["no answer"])[0][:200]
-                        log.error("database unreachable: %s", self._down_reason)
+                        log.error("database%s unreachable: %s", self.label, self._down_reason)
                         self._set_available(False)
                     await asyncio.sleep(RETRY_INTERVAL)  # the retry period while it is down
                     continue
                 if not self.available:
                     await self._renew_pool()
-                    log.warning("database reachable again")
+                    log.warning("database%s reachable again", self.label)
                     self._set_available(True)
         finally:
             await _close_quietly(conn)
@@ -273,7 +275,7 @@ class Database:
                         else:
                             self._on_notify(note.payload)
             except (psycopg.Error, OSError) as exc:
-                log.warning("event listener connection lost: %s; reconnecting", exc)
+                log.warning("event listener%s connection lost: %s; reconnecting", self.label, exc)
             finally:
                 if self.bus is None:
                     self.feed.lost()
