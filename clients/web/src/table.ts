@@ -6,6 +6,7 @@ import { anyJson, asSeat, packAction, refusal, Role, SeatKind, SeatStatus, type 
 import { MoveLog } from "./log";
 import { gameUI, type Memory } from "./games/index";
 import { seatBadge, seatLabel, setSeats } from "./games/shared";
+import { forkRefused, playOn } from "./fork";
 import { anyJsonOrUndefined, callerToken, client, credential, current, held, invitesMade, keep, sameBytes, say, types, type Held } from "./session";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
@@ -55,8 +56,11 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   drawInvites(first);
   // Leaving a match still waiting for players, resigning a running one: asked twice.
   const quit = h("div", { class: "quit", id: "quit" });
+  // A seat of a running match plays on from here (a fork from what it knows now, bots at the
+  // other seats: fork.ts) or replays the match so far.
+  const analysis = h("div", { class: "analysis", id: "analysis" });
   const page = h("section", { class: "match", "data-game": first.gameType },
-    header, banner, clocks, invitesBox, result, board, refused, moves, quit,
+    header, banner, clocks, invitesBox, result, board, refused, moves, quit, analysis,
     h("h2", { class: "log-title" }, "What happened"), log);
   page.insertBefore(help(info), banner);
 
@@ -116,6 +120,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
     setSeats(state.seats);
     drawInvites(state);
     drawQuit();
+    drawAnalysis();
     drawBanner();
     header.replaceChildren(
       h("h1", {}, info?.name ?? state.gameType),
@@ -251,6 +256,22 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
         h("button", { type: "button", class: "no", id: "quit-no", onclick: () => { asking = undefined; drawQuit(); } }, "No")]
       : [h("button", { type: "button", class: what, id: `quit-${what}`, onclick: () => { asking = what; drawQuit(); quit.querySelector<HTMLElement>("#quit-no")?.focus(); } },
         waiting ? "Leave this match" : "Resign")]));
+  };
+  const drawAnalysis = () => {
+    const waiting = state.seats.some((x) => x.status === SeatStatus.OPEN || x.status === SeatStatus.INVITED);
+    if (viewer === undefined || state.over || waiting) { analysis.replaceChildren(); return; }
+    if (analysis.childElementCount) return;
+    analysis.replaceChildren(
+      h("button", { type: "button", id: "play-on-table", onclick: async () => {
+        refused.textContent = "";
+        try {
+          await playOn(gameId, state.gameType, state.seatCount, Number(state.seq), { auditor: false, seat: viewer }, token);
+        } catch (err) {
+          refused.textContent = forkRefused(err);
+          refused.dataset.reason = refusal(err).reason;
+        }
+      } }, "Play on from here"),
+      h("a", { href: `#/replay/${gameId}`, id: "replay-so-far" }, "Replay so far"));
   };
   const quitNow = async (what: "leave" | "resign") => {
     asking = undefined;
