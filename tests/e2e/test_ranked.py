@@ -141,7 +141,9 @@ def test_a_ranked_match_is_rated_when_it_ends_and_the_ratings_rebuild_to_the_sam
         "balance",
         "margin",
         "weight_bounds",
+        "gamma",
     }
+    assert event.parameters["gamma"] == "sqrt(sigma_squared) / c"
     assert event.match_seq == end.seq and event.match_chain_head == end.chain_head
     changes = {c.subject: c for c in event.changes}
     b = f"player:{bob.player.player_id}"
