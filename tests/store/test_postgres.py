@@ -41,7 +41,7 @@ async def test_migrations_apply_once(fresh_database_url):
             " WHERE table_schema = 'public' ORDER BY table_name"
         )
         assert [r[0] for r in await cur.fetchall()] == [
-            "commands", "events", "games", "match_queue", "player_credentials", "players", "queue_matches", "rating_events",
+            "commands", "events", "games", "match_queue", "player_credentials", "players", "queue_matches", "ranked_ends", "rating_events",
             "ratings", "schema_migrations",
         ]
     # A store opened on a migrated database migrates nothing and works.

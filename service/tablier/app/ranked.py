@@ -307,6 +307,14 @@ class Ranked:
         self._resume: asyncio.Task[None] | None = None
         self.rated = 0
         repository.on_state(self.ended)
+        if ratings is not None:
+            repository.before_end(self.ending)
+
+    async def ending(self, game: GameRecord) -> None:
+        """Before the append that ends a ranked match: it is to be rated, by this server once
+        the append committed (`ended`), else by the next one to start (`resume`)."""
+        if self.ratings is not None and game.ranked and subjects_of(game) is not None:
+            await self.ratings.ending(game.game_id, game.game_type)
 
     def ended(self, game: GameRecord, seq: int, match: Match) -> None:
         if not game.ranked or self.ratings is None or not match.is_over() or game.game_id in self._rating:
@@ -330,8 +338,10 @@ class Ranked:
         subjects = subjects_of(game)
         if subjects is None:
             log.info("ranked match %s is not rated: a seat is not a signed-in player", game.game_id)
+            await directory.settled(game.game_id)
             return None
         if await directory.rated(game.game_id):
+            await directory.settled(game.game_id)
             return None
         seq, match = await self.repo.load(game)
         raw = match.outcome()
@@ -340,6 +350,7 @@ class Ranked:
         outcome = Outcome.FromString(raw)
         if outcome.aborted:
             log.info("ranked match %s is not rated: it was stopped, not ended by the rules", game.game_id)
+            await directory.settled(game.game_id)
             return None
         events = await self.repo.events(game, 0, seq, seq)
         # Seats that lose whatever the score: timed out, or resigned (a forfeit).
@@ -373,7 +384,8 @@ class Ranked:
 
     def resume(self) -> None:
         """Rates the ranked matches that ended without a rating event (a server stopped in
-        between), in the background."""
+        between), in the background: those listed to rate (`PgRatings.unrated`, written before
+        each ranked match's final append), never loading a match in play."""
         if self.ratings is not None and self._resume is None:
             self._resume = asyncio.get_running_loop().create_task(self._resume_all())
 

@@ -114,6 +114,8 @@ class PgRatings:
         async def write(conn: psycopg.AsyncConnection) -> int | None:
             async with conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(game_type),))
+                # The match leaves the list of those to rate (migration 0012) with its event.
+                await conn.execute("DELETE FROM ranked_ends WHERE game_id = %s", (game_id,))
                 cur = await conn.execute("SELECT 1 FROM rating_events WHERE game_id = %s", (game_id,))
                 if await cur.fetchone() is not None:
                     return None
@@ -181,17 +183,34 @@ class PgRatings:
         return await self._db._run(read)
 
     async def unrated(self) -> list[str]:
-        """Ranked matches with no rating event (in play, or ended and not yet rated)."""
+        """The ranked matches to rate: ended without a rating event (their server stopped in
+        between), oldest first; never a match still in play (but one whose final append lost
+        its race, `ending`)."""
 
         async def read(conn: psycopg.AsyncConnection) -> list[str]:
-            cur = await conn.execute(
-                """SELECT g.game_id FROM games g WHERE g.ranked
-                   AND NOT EXISTS (SELECT 1 FROM rating_events r WHERE r.game_id = g.game_id)
-                   ORDER BY g.created_at"""
-            )
+            cur = await conn.execute("SELECT game_id FROM ranked_ends ORDER BY marked_at")
             return [str(r[0]) for r in await cur.fetchall()]
 
         return await self._db._run(read)
+
+    async def ending(self, game_id: str, game_type: str) -> None:
+        """A ranked match is about to end (written before the append that ends it): rate it."""
+
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            await conn.execute(
+                "INSERT INTO ranked_ends (game_id, game_type) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (game_id, game_type),
+            )
+
+        await self._db._run(write)
+
+    async def settled(self, game_id: str) -> None:
+        """A match ended that is not rated (stopped, or a seat not a player): nothing to rate."""
+
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            await conn.execute("DELETE FROM ranked_ends WHERE game_id = %s", (game_id,))
+
+        await self._db._run(write)
 
     # ----------------------------------------------------------------- the projection
 
