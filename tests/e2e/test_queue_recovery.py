@@ -7,6 +7,7 @@ killed."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 import grpc
 import psycopg
 import pytest
+from tablier.store import open_store
 from tablier.v1 import ranked_pb2 as rk
 from tablier.v1 import service_pb2 as pb
 
@@ -32,6 +34,15 @@ def until(what: str, check, timeout: float = WAIT):
             return got
         assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
         time.sleep(0.05)
+
+
+async def told(database_url: str, tickets: list[str]) -> list[tuple[str | None, int | None]]:
+    """The tickets' matches as a server reads them to tell their players (`PgRatings.tickets`)."""
+    store = await open_store(database_url)
+    try:
+        return [(t.game_id, t.seat) for t in await store.ratings.tickets(tickets)]
+    finally:
+        await store.close()
 
 
 @pytest.fixture
@@ -75,6 +86,9 @@ def test_a_server_killed_between_taking_the_tickets_and_creating_the_match(
         game_id, seated = until("the plan and its tickets taken", planned)
         assert seated == players
         assert watch.execute("SELECT 1 FROM games WHERE game_id = %s", (game_id,)).fetchone() is None
+        # Taken, but no player is told a match that does not exist yet.
+        tickets = [str(r[0]) for r in watch.execute("SELECT ticket FROM match_queue").fetchall()]
+        assert asyncio.run(told(fresh_database_url, tickets)) == [(None, None), (None, None)]
         a.proc.kill()  # between the two steps
         a.proc.wait(WAIT)
         sa.channel.close()
@@ -99,8 +113,9 @@ def test_a_server_killed_between_taking_the_tickets_and_creating_the_match(
             for who in (ann, ben):
                 mine = sb.games.ListGames(pb.ListGamesRequest(mine=True), metadata=seat(who.credential)).games
                 assert [g.game_id for g in mine] == [game_id]
-            # The players' matched tickets now name it (a server holding their stream tells them).
-            rows = watch.execute("SELECT player_id, game_id FROM match_queue ORDER BY seat").fetchall()
-            assert {str(p) for p, _ in rows} <= players and all(str(g) == game_id for _, g in rows)
+            # The players' tickets now name it (a server holding their stream tells them), each
+            # with its seat; unless dropped meanwhile (their server stopped renewing them).
+            now = asyncio.run(told(fresh_database_url, tickets))
+            assert all(g == game_id for g, _ in now) and sorted(s for _, s in now) == list(range(len(now)))
         finally:
             sb.channel.close()
