@@ -2,7 +2,9 @@
 // download). Run by tests/e2e/test_browser.py against a real `tablier serve --web-listen`:
 //   node test/browser.mjs <base url> <scenario> <screenshot dir>
 // Scenarios: lobby, lobby_pages, play:<game>, qwirkle_build, lobby_join, clock, invite (and an
-// open seat), refusal, replay (with move values). Matches are
+// open seat), refusal, replay (with move values), play_on (a finished match's replay),
+// play_on_running (the table and the replay so far of a running match, a running fork's move
+// values), players, latency, option_words. Matches are
 // against the server's bots (seats created as SEAT_KIND_BOT). Exit 0 when the scenario passed;
 // every wait has a deadline, so a scenario always ends by itself.
 
