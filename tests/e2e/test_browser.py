@@ -56,7 +56,7 @@ def web_app_server(e2e_database_url: str, tmp_path_factory) -> Iterator[Server]:
 
 SCENARIOS = [
     "lobby", "lobby_pages", *(f"play:{g}" for g in GAME_IDS), "qwirkle_build", "lobby_join", "clock", "invite",
-    "refusal", "replay", "play_on",
+    "refusal", "replay", "play_on", "play_on_running",
     # Player accounts: sign in, the server's list of the player's matches on a second browser,
     # names on the table, log, end screen and replay, resign, leave, rename, sign out.
     "players",

@@ -383,3 +383,40 @@ def test_a_signed_in_player_forks_its_seat_with_its_credential_and_holds_the_for
         metadata=seat(carol.credential),
     )
     assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "FORK_NOT_VISIBLE")
+
+
+def test_the_host_forks_a_running_match_from_the_auditors_state_only_when_it_is_not_ranked(serving):
+    """The host token alone (not the auditor's, not the operator's, which is both): a running
+    ranked match refuses it the auditor's fork, in words; a running unranked one grants it."""
+    host = "e2e-host-" + uuid.uuid4().hex
+    srv, stub = serving(env={"TABLIER_HOST_TOKEN": host})
+    with grpc.insecure_channel(srv.address) as ch:
+        players = prpc.PlayerServiceStub(ch)
+        made = {}
+        for ranked in (True, False):
+            who = players.CreateGuestPlayer(ppb.CreateGuestPlayerRequest(display_name=f"Host test {ranked}"))
+            made[ranked] = stub.CreateGame(
+                pb.CreateGameRequest(
+                    game_type="carre",
+                    seats=2,
+                    ranked=ranked,
+                    seat_assignments=[
+                        pb.SeatAssignment(kind=pb.SEAT_KIND_CREATOR),
+                        pb.SeatAssignment(kind=pb.SEAT_KIND_BOT),
+                    ],
+                ),
+                metadata=seat(who.credential),
+            )
+            assert made[ranked].state.ranked is ranked and not made[ranked].state.over
+    as_host = seat(host)
+    ranked = made[True]
+    code, reason, message = expect_error(fork, stub, ranked.game_id, ranked.state.seq, AUDITOR, metadata=as_host)
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "FORK_NOT_VISIBLE")
+    assert "not ranked" in message and "hidden card" in message
+    assert not stub.ListGames(pb.ListGamesRequest(parent_game_id=ranked.game_id)).games  # nothing made
+    # Still running (the refusal is not because it ended), and the host is no seat of it.
+    assert not stub.GetView(pb.GetViewRequest(game_id=ranked.game_id), metadata=as_host).state.over
+    unranked = made[False]
+    forked = fork(stub, unranked.game_id, unranked.state.seq, AUDITOR, metadata=as_host)
+    assert forked.state.fork.parent_game_id == unranked.game_id and forked.state.fork.forked_as == AUDITOR
+    assert not forked.state.ranked

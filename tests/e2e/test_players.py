@@ -148,11 +148,15 @@ def test_a_player_binds_the_seats_it_creates_and_joins_and_acts_for_them_with_it
         metadata=seat(carol.credential),
     )
     assert code == grpc.StatusCode.UNAUTHENTICATED
-    # A rename shows in the match's seats.
+    # A rename shows in the match's seats, in the lobby and in a view read before it (the
+    # server's views of the same state, built once per viewer, are built again).
+    before = games.GetView(pb.GetViewRequest(game_id=created.game_id), metadata=seat(bob.credential)).state
     players.RenamePlayer(ppb.RenamePlayerRequest(display_name="Robert"), metadata=seat(bob.credential))
     listed = games.ListGames(pb.ListGamesRequest(mine=True), metadata=seat(bob.credential)).games
     assert [g.game_id for g in listed] == [created.game_id]
     assert listed[0].seats[1].player.display_name == "Robert"
+    after = games.GetView(pb.GetViewRequest(game_id=created.game_id), metadata=seat(bob.credential)).state
+    assert after.seq == before.seq and after.seats[1].player.display_name == "Robert"
 
 
 def test_my_matches_are_listed_by_player_running_waiting_and_finished_and_paged(stubs) -> None:

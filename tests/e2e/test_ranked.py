@@ -25,6 +25,8 @@ from tablier.v1 import ranked_pb2_grpc as rrpc
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 
+from tablier.store import open_store
+
 from .conftest import START_TIMEOUT, Server, tablier_cmd
 from .helpers import error_of, expect_error, seat
 
@@ -141,7 +143,9 @@ def test_a_ranked_match_is_rated_when_it_ends_and_the_ratings_rebuild_to_the_sam
         "balance",
         "margin",
         "weight_bounds",
+        "gamma",
     }
+    assert event.parameters["gamma"] == "sqrt(sigma_squared) / c"
     assert event.match_seq == end.seq and event.match_chain_head == end.chain_head
     changes = {c.subject: c for c in event.changes}
     b = f"player:{bob.player.player_id}"
@@ -274,6 +278,15 @@ def test_a_match_that_ended_unrated_is_rated_by_a_server_that_starts(
         mine = conn.execute("SELECT seq FROM rating_events WHERE game_id = %s", (game_id,)).fetchone()
         assert last is not None and mine is not None and last[0] == mine[0]
         conn.execute("DELETE FROM rating_events WHERE game_type = %s AND seq = %s", (GAME, last[0]))
+        # What that server left: the match listed to rate, written before its final append.
+        conn.execute("INSERT INTO ranked_ends (game_id, game_type) VALUES (%s, %s)", (game_id, GAME))
+    # A ranked match in play is not among those a starting server loads to rate.
+    running = stubs.games.CreateGame(
+        pb.CreateGameRequest(game_type=GAME, seats=2, ranked=True, seat_assignments=creator_and(pb.SEAT_KIND_BOT)),
+        metadata=seat(stubs.guest("Gil").credential),
+    )
+    listed = asyncio.run(to_rate(e2e_database_url))
+    assert game_id in listed and running.game_id not in listed
     assert ratings_cli(e2e_database_url, "rebuild", "--game-type", GAME, "--write").returncode == 1
     assert ratings_cli(e2e_database_url, "verify", "--game-type", GAME).returncode == 0
     srv, _ = serving()
@@ -288,6 +301,17 @@ def test_a_match_that_ended_unrated_is_rated_by_a_server_that_starts(
         ).fetchone()
     assert row is not None and (row[0], bytes(row[1]), bytes(row[2])) == (last[0], bytes(last[1]), bytes(last[2]))
     assert ratings_cli(e2e_database_url, "verify", "--game-type", GAME).returncode == 0
+    assert game_id not in asyncio.run(to_rate(e2e_database_url))  # rated: off the list
+
+
+async def to_rate(database_url: str) -> list[str]:
+    """The ranked matches a starting server loads to rate (`Ranked.resume`)."""
+    store = await open_store(database_url)
+    try:
+        assert store.ratings is not None
+        return await store.ratings.unrated()
+    finally:
+        await store.close()
 
 
 def find(s: Stubs, cred: str, seats: int = 2) -> tuple[list[rk.QueueStatus], rk.QueueMatch | None]:

@@ -42,7 +42,8 @@ async def test_migrations_apply_once(fresh_database_url):
         )
         assert [r[0] for r in await cur.fetchall()] == [
             "commands", "events", "games", "match_directory", "match_queue", "player_credentials", "players",
-            "rating_events", "ratings", "schema_migrations", "shard_identity", "shards",
+            "queue_matches", "ranked_ends", "rating_events", "ratings", "schema_migrations", "shard_identity",
+            "shards",
         ]
     # A store opened on a migrated database migrates nothing and works.
     store = await open_store(fresh_database_url)

@@ -9,7 +9,7 @@ import { h } from "./dom";
 import { refusal, type GameType, type Player } from "./api";
 import { credential, signedIn, signInAsGuest, types } from "./session";
 import "./ranked.css";
-import { RankedService } from "./gen/tablier/v1/ranked_pb.js";
+import { RankedService, type RatingChange } from "./gen/tablier/v1/ranked_pb.js";
 
 const transport = createConnectTransport({ baseUrl: location.origin, useBinaryFormat: true });
 const ranked: Client<typeof RankedService> = createClient(RankedService, transport);
@@ -91,6 +91,21 @@ export function rankedPanel(list: GameType[], known: Player | undefined): HTMLEl
     h("div", { class: "ranked-row" }, game, seats, name, who, play, cancel),
     status);
 }
+
+/** How a ranked match changed its subjects' ratings (its RatingEvent), read from the history
+ *  of `subject` (one subject of the match: the event holds every subject's change); `rank`:
+ *  that subject's place on the leaderboard now. Undefined until the server rated the match. */
+export async function ratingOf(gameType: string, gameId: string, subject: string): Promise<{ changes: RatingChange[]; rank: number } | undefined> {
+  const got = await ranked.getRatingHistory({ gameType, subject, limit: 100 });
+  const entry = got.entries.find((e) => e.event?.gameId === gameId);
+  return entry?.event ? { changes: entry.event.changes, rank: got.current?.rank ?? 0 } : undefined;
+}
+
+/** A change as the terminal player says it: "+23 → 1,540". */
+export const changeWords = (c: RatingChange) => {
+  const delta = c.ratingAfter - c.ratingBefore;
+  return `${delta >= 0 ? "+" : "-"}${Math.abs(delta)} → ${thousands(c.ratingAfter)}`;
+};
 
 /** #/leaderboard/<game>: the best ratings of a game, a page at a time. */
 export async function leaderboardPage(gameId: string): Promise<HTMLElement> {

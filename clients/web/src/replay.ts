@@ -1,13 +1,17 @@
 // The replay (#/replay/<id>): a finished match seq by seq as its auditor sees it, checked
-// in the browser, with the value of each move at a step where a seat decides.
+// in the browser, with the value of each move at a step where a seat decides; a running match
+// so far as this browser's seat saw it (the auditor role is refused while it runs), with
+// "Play on from here" from that seat's knowledge, and on a running fork (never rated, an
+// analysis board) the value of that seat's own moves.
 
 import { h } from "./dom";
 import { anyJson, asAuditorRole, refusal } from "./api";
 import { evaluatedMoves, gameUI } from "./games/index";
 import { MoveLog } from "./log";
 import { seatBadge, seatLabel, setSeats } from "./games/shared";
-import { anyJsonOrUndefined, client, credential, current, held, keep, sameBytes, types } from "./session";
-import { asSeat, SeatKind } from "./api";
+import { anyJsonOrUndefined, callerToken, client, credential, current, sameBytes, types } from "./session";
+import { asSeat, Role } from "./api";
+import { forkRefused, playOn } from "./fork";
 import type { Any } from "@bufbuild/protobuf/wkt";
 
 async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
@@ -33,17 +37,21 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 // Moves of the value table in sight before "the other N moves" (the move played always is).
 const BEST_FEW = 5;
 
-/** The value of each legal move of the seat to act at `seq` of a finished match, for its
- *  auditor: GetView(at_seq, with_position) as the auditor, then EvaluatePosition with rollouts.
+type CallOptions = { headers: Record<string, string> };
+
+/** The value of each legal move of the seat to act at `seq`, read as `reader`: the auditor of
+ *  a finished match (any seat), or the seat `only` of a running fork (its own positions alone):
+ *  GetView(at_seq, with_position), then EvaluatePosition with rollouts.
  *  Best first, the few best in sight and the rest folded; the move the seat actually played is
  *  marked. Hovering, focusing or selecting a row shows its move on the board (`show`, with the
  *  drawing's keys of the move; undefined: back to the selected one). */
 async function moveValues(gameId: string, gameType: string, seq: number, events: { seq: bigint; command?: { seat?: number; action?: Any } }[],
+  reader: CallOptions, only: number | undefined,
   show: (action: any | undefined, seat: number) => void, choose: (action: any | undefined, seat: number) => void): Promise<HTMLElement> {
-  const at = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
-  const seat = at.toAct[0];
-  if (seat === undefined) return h("p", { class: "caption" }, "No seat decides anything here.");
-  const got = await client.getView({ gameId, atSeq: BigInt(seq), withPosition: true, positionSeat: seat }, asAuditorRole);
+  const at = (await client.getView({ gameId, atSeq: BigInt(seq) }, reader)).state!;
+  const seat = only === undefined ? at.toAct[0] : at.toAct.find((s) => s === only);
+  if (seat === undefined) return h("p", { class: "caption" }, only === undefined ? "No seat decides anything here." : "You do not decide here: the values are of your own moves.");
+  const got = await client.getView({ gameId, atSeq: BigInt(seq), withPosition: true, positionSeat: seat }, reader);
   const labels = new Map(got.positionMoves.map((m, i) => [actionKey(anyJson(m)), got.positionMoveLabels[i]]));
   const ev = await client.evaluatePosition({ gameType, position: got.position,
     rollouts: { rollouts: VALUE_ROLLOUTS, seed: VALUE_SEED, timeBudgetMs: VALUE_BUDGET_MS, threads: 2, screenTo: VALUE_SCREEN_TO } });
@@ -86,10 +94,17 @@ async function moveValues(gameId: string, gameType: string, seq: number, events:
 }
 
 export async function replayPage(gameId: string): Promise<HTMLElement> {
-  const last = (await client.getView({ gameId }, asAuditorRole)).state!;
+  // A finished match is read as its auditor (every hand); a running one as this browser's seat
+  // (what it saw so far), else as a spectator.
+  const token = callerToken(gameId);
+  const now = (await client.getView({ gameId }, asSeat(token))).state!;
+  const running = !now.over;
+  const reader = running ? asSeat(token) : asAuditorRole;
+  const viewer = running && now.role === Role.SEAT ? now.seat : undefined;
+  const last = running ? now : (await client.getView({ gameId }, asAuditorRole)).state!;
   setSeats(last.seats);
   const ui = gameUI(last.gameType);
-  const events = (await client.listEvents({ gameId }, asAuditorRole)).events;
+  const events = (await client.listEvents({ gameId }, reader)).events;
   // What a browser can check by itself: the revealed seed matches the commitment published
   // at creation, the log is gapless, and its last chain hash is the state's chain head.
   const problems: string[] = [];
@@ -102,8 +117,10 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
   events.forEach((e, i) => { if (e.seq !== BigInt(i + 1)) problems.push(`event ${i + 1} has seq ${e.seq}`); });
   const tail = events[events.length - 1];
   if (!tail || (last.chainHead.length && !sameBytes(tail.chainHash, last.chainHead))) problems.push("the chain head is not the last event's hash");
-  const verdict = h("p", { class: `verify ${problems.length ? "bad" : "ok"}`, id: "verification" },
-    problems.length ? `Not verified: ${problems.join("; ")}` : `Verified: seed matches its commitment, ${events.length} events, chain head matches`);
+  const verdict = running
+    ? h("p", { class: "verify running", id: "verification" }, `The match is still running: ${viewer === undefined ? "shown as a spectator sees it" : `shown as ${seatLabel(viewer)} (you) saw it`}; it is verified once it ends and its seed is revealed.`)
+    : h("p", { class: `verify ${problems.length ? "bad" : "ok"}`, id: "verification" },
+      problems.length ? `Not verified: ${problems.join("; ")}` : `Verified: seed matches its commitment, ${events.length} events, chain head matches`);
   const max = Number(last.seq);
   const slider = h("input", { type: "range", min: 1, max, value: max, id: "seq-slider", "aria-label": "step" }) as HTMLInputElement;
   const label = h("span", { class: "seq" });
@@ -116,7 +133,7 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
   let drawn: { view: any; touched: string[] } | undefined;
   const drawBoard = (action?: any, seat?: number) => {
     if (!drawn) return;
-    board.replaceChildren(ui.draw(drawn.view, undefined));
+    board.replaceChildren(ui.draw(drawn.view, viewer));
     const keys = action !== undefined && seat !== undefined ? ui.keys(action, seat) : [];
     if (keys.length) ui.preview?.(board, keys);
     board.querySelectorAll<HTMLElement>("[data-key]").forEach((e) => {
@@ -130,10 +147,12 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
     const m = action ?? selectedMove?.action;
     drawBoard(m, action !== undefined ? seat : selectedMove?.seat);
   };
-  // Move values: only for a finished match (the auditor role is allowed on it alone).
+  // Move values: for a finished match (the auditor role is allowed on it alone), and on a
+  // running fork for this browser's seat, its own positions (a fork is an analysis board).
   const valuesBox = h("div", { class: "move-values", id: "move-values", "aria-live": "polite" });
   let valuesFor = 0;
-  const valuesBtn = last.over && (await types()).find((t) => t.id === last.gameType)?.positionType
+  const analysis = running && !!last.fork && viewer !== undefined;
+  const valuesBtn = (last.over || analysis) && (await types()).find((t) => t.id === last.gameType)?.positionType
     ? h("button", { type: "button", id: "move-values-btn", onclick: async () => {
       const seq = shown;
       valuesFor = seq;
@@ -141,7 +160,8 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
       valuesBox.setAttribute("aria-busy", "true");
       valuesBox.replaceChildren(h("p", { class: "loading", id: "values-loading" }, "Computing the value of each move… (a few seconds)"));
       try {
-        const table = await moveValues(gameId, last.gameType, seq, events, (a, seat) => showMove(a, seat, false), (a, seat) => showMove(a, seat, true));
+        const table = await moveValues(gameId, last.gameType, seq, events, reader, analysis ? viewer : undefined,
+          (a, seat) => showMove(a, seat, false), (a, seat) => showMove(a, seat, true));
         if (valuesFor === seq) valuesBox.replaceChildren(table);
       } catch (err) {
         if (valuesFor === seq) valuesBox.replaceChildren(h("p", { class: "refusal" }, `No values: ${refusal(err).message}`));
@@ -149,31 +169,19 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
         if (valuesFor === seq) { valuesBox.removeAttribute("aria-busy"); valuesBtn!.removeAttribute("disabled"); }
       }
     } }, "Value of the moves here") : null;
-  // Play on from the step shown: a fork of the match there from the full state (ForkGame as
-  // the auditor, allowed once it is over), the seat to act this browser's, bots at the others.
-  const forkBtn = last.over ? h("button", { type: "button", id: "play-on-btn", onclick: async () => {
+  // Play on from the step shown (fork.ts): a finished match from the full state, the seat to
+  // act this browser's; a running one from this browser's seat's own knowledge (a spectator of
+  // a running match has none to fork).
+  const forkBtn = last.over || viewer !== undefined ? h("button", { type: "button", id: "play-on-btn", onclick: async () => {
     const seq = shown;
-    const at = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
-    const mine = at.toAct[0] ?? 0;
     try {
-      const forked = await client.forkGame({ parentGameId: gameId, atSeq: BigInt(seq),
-        forkedAs: { kind: { case: "auditor", value: {} } },
-        seatAssignments: Array.from({ length: at.seatCount }, (_, s) => ({ kind: s === mine ? SeatKind.CREATOR : SeatKind.BOT })) },
-        asSeat(credential()));
-      if (credential()) {
-        // Bound to the signed-in player (its credential acts for the seat): nothing kept here.
-        location.hash = `#/game/${forked.gameId}`;
-        return;
+      if (running) await playOn(gameId, last.gameType, last.seatCount, seq, { auditor: false, seat: viewer! }, token);
+      else {
+        const at = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
+        await playOn(gameId, last.gameType, last.seatCount, seq, { auditor: true, seat: at.toAct[0] ?? 0 }, credential());
       }
-      const record = held(forked.gameId);
-      record.gameType = last.gameType;
-      record.at = Date.now();
-      record.tokens[mine] = forked.seatTokens[mine];
-      record.mine = [mine];
-      keep(forked.gameId, record);
-      location.hash = `#/game/${forked.gameId}`;
     } catch (err) {
-      valuesBox.replaceChildren(h("p", { class: "refusal", id: "play-on-refused" }, `Cannot play on from here: ${refusal(err).message}`));
+      valuesBox.replaceChildren(h("p", { class: "refusal", id: "play-on-refused" }, forkRefused(err)));
     }
   } }, "Play on from here") : null;
   const moveLog = new MoveLog(ui, undefined, { "aria-label": "every step", id: "replay-log", "data-follow": "" }, (seq) => { stop(); go(seq); });
@@ -185,18 +193,18 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
     const seq = Number(slider.value);
     loading.hidden = false;
     try {
-      const st = (await client.getView({ gameId, atSeq: BigInt(seq) }, asAuditorRole)).state!;
+      const st = (await client.getView({ gameId, atSeq: BigInt(seq) }, reader)).state!;
       if (Number(slider.value) !== seq) return;
       if (shown !== seq) { valuesFor = 0; valuesBox.replaceChildren(); valuesBox.removeAttribute("aria-busy"); valuesBtn?.removeAttribute("disabled"); selectedMove = undefined; }
       shown = seq;
-      label.textContent = `step ${seq} of ${max}`;
-      // Values only where a seat decides.
-      if (valuesBtn) valuesBtn.hidden = !st.toAct.length;
+      label.textContent = `step ${seq} of ${max}${running ? " so far" : ""}`;
+      // Values only where a seat decides (on a running fork, this browser's seat).
+      if (valuesBtn) valuesBtn.hidden = analysis ? !st.toAct.includes(viewer!) : !st.toAct.length;
       if (forkBtn) forkBtn.hidden = !st.toAct.length;
       const ev = events[seq - 1];
       // What the event shown touched, marked on the table as on the match page.
       const payload = ev?.payload ? anyJsonOrUndefined(ev.payload) : undefined;
-      // The auditor's view: every hand is in it, and the drawing shows each one.
+      // The auditor's view (every hand is in it, and the drawing shows each one), or the seat's.
       drawn = { view: anyJson(st.view), touched: payload && ui.eventKeys ? ui.eventKeys(payload) : [] };
       drawBoard(selectedMove?.action, selectedMove?.seat);
       eventLine.textContent = ev?.description ?? "";
@@ -223,7 +231,7 @@ export async function replayPage(gameId: string): Promise<HTMLElement> {
   await show();
   const step = (label: string, id: string, to: () => number) =>
     h("button", { type: "button", id, "aria-label": label, onclick: () => { stop(); go(to()); } }, label);
-  return h("section", { class: "replay" }, h("h1", {}, `Replay · ${(await types()).find((t) => t.id === last.gameType)?.name ?? last.gameType}`),
+  return h("section", { class: "replay" }, h("h1", {}, `Replay · ${(await types()).find((t) => t.id === last.gameType)?.name ?? last.gameType}${running ? " (so far)" : ""}`),
     // Who played: each seat's player in its colour, else its number.
     h("div", { class: "seats", id: "replay-seats" }, last.seats.map((_, s) => seatBadge(s, seatLabel(s), "seat"))),
     last.outcome ? h("p", { class: "replay-outcome" }, last.outcome.aborted ? "The match was stopped." : last.outcome.winners.length ? `${last.outcome.winners.map(seatLabel).join(" and ")} won.` : "Nobody won.") : null,

@@ -6,6 +6,8 @@ import { anyJson, asSeat, packAction, refusal, Role, SeatKind, SeatStatus, type 
 import { MoveLog } from "./log";
 import { gameUI, type Memory } from "./games/index";
 import { seatBadge, seatLabel, setSeats } from "./games/shared";
+import { forkRefused, playOn } from "./fork";
+import { changeWords, ratingOf } from "./ranked";
 import { anyJsonOrUndefined, callerToken, client, credential, current, held, invitesMade, keep, sameBytes, say, types, type Held } from "./session";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
@@ -55,8 +57,11 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   drawInvites(first);
   // Leaving a match still waiting for players, resigning a running one: asked twice.
   const quit = h("div", { class: "quit", id: "quit" });
+  // A seat of a running match plays on from here (a fork from what it knows now, bots at the
+  // other seats: fork.ts) or replays the match so far.
+  const analysis = h("div", { class: "analysis", id: "analysis" });
   const page = h("section", { class: "match", "data-game": first.gameType },
-    header, banner, clocks, invitesBox, result, board, refused, moves, quit,
+    header, banner, clocks, invitesBox, result, board, refused, moves, quit, analysis,
     h("h2", { class: "log-title" }, "What happened"), log);
   page.insertBefore(help(info), banner);
 
@@ -73,6 +78,9 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   const breakdown = new Map<string, number[]>();
   // The seat's own Evaluation at its legal moves' seq (no rollouts): a built play's score.
   let evaluation: { seq: bigint; json: any } | undefined;
+  // A ranked match's rating changes, once the server rated it (its RatingEvent: written when
+  // the match ends, a moment after the last move), with the viewer's place on the leaderboard.
+  let rating: { changes: { seat: number; text: string }[]; rank: number; subject: string } | "waiting" | "none" | undefined;
   // The server's sentence of a resignation that ended the match, said on the end screen (the
   // outcome's own sentence names the forfeit rule, which speaks of time).
   let resigned = "";
@@ -116,6 +124,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
     setSeats(state.seats);
     drawInvites(state);
     drawQuit();
+    drawAnalysis();
     drawBanner();
     header.replaceChildren(
       h("h1", {}, info?.name ?? state.gameType),
@@ -201,6 +210,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
       picked.length && !ui.build ? h("button", { type: "button", class: "clear", onclick: () => { picked = []; draw(); } }, "clear choice") : null,
     ].flat().filter((x): x is HTMLElement => !!x));
     if (state.over) {
+      if (state.ranked && rating === undefined) { rating = "waiting"; queueMicrotask(watchRating); }
       const o = state.outcome;
       const winners = o?.winners ?? [];
       const verdict = o?.aborted ? "The match was stopped." : viewer === undefined
@@ -208,9 +218,13 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
         : winners.includes(viewer) ? (winners.length > 1 ? "You share the win!" : "You won!") : "You lost.";
       result.replaceChildren(
         h("h2", { class: "verdict" }, verdict),
-        h("table", { class: "scores" }, (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "", "data-seat": s, "data-score": String(sc) },
+        h("table", { class: `scores${typeof rating === "object" ? " rated" : ""}` },
+          typeof rating === "object" ? h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", {}, ""), h("th", {}, ""), h("th", { scope: "col", class: "rating-change" }, "rating"))) : null,
+          (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "", "data-seat": s, "data-score": String(sc) },
           h("td", {}, seatBadge(s, s === viewer ? `${seatLabel(s)} (you)` : seatLabel(s), "seat")), h("td", {}, `${sc} ${sc === 1n || sc === -1n ? unit[0] : unit[1]}`),
-          h("td", {}, winners.includes(s) ? "winner" : "")))),
+          h("td", {}, winners.includes(s) ? "winner" : ""),
+          typeof rating === "object" ? h("td", { class: "rating-change", "data-seat": s }, rating.changes.find((c) => c.seat === s)?.text ?? "") : null))),
+        ...[ratingLine()].filter((x): x is HTMLElement => !!x),
         ...(breakdown.size ? [breakdownTable(breakdown, state.seatCount, viewer)!] : []),
         h("div", { class: "how-ended" }, `${o?.lowerIsBetter ? `Fewest ${unit[1]} wins. ` : ""}${resigned || o?.description || ""}`),
         h("div", { class: "end-actions" },
@@ -218,6 +232,37 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
           h("a", { href: `#/replay/${gameId}`, class: "replay-link" }, "Replay this match"),
           h("a", { href: "#/" }, "Lobby")));
     }
+  };
+
+  // The rated subject whose history is read: the viewer's player, else a seat's player or bot.
+  const subjectOf = (s: number) => state.seats[s]?.player ? `player:${state.seats[s].player!.playerId}` : state.seats[s]?.bot ? `bot:${state.seats[s].bot}` : "";
+  const ratingLine = () => {
+    if (rating === "waiting") return h("p", { class: "rating-line caption", id: "rating-pending", role: "status" }, "Rating the match…");
+    if (rating === "none") return h("p", { class: "rating-line caption", id: "rating-none" }, "Not rated yet: see the leaderboard later.");
+    if (typeof rating !== "object") return null;
+    const mine = viewer !== undefined ? rating.changes.find((c) => c.seat === viewer) : undefined;
+    return h("p", { class: "rating-line", id: "rating-line", role: "status" }, mine
+      ? `Your rating ${mine.text}${rating.subject === subjectOf(viewer!) && rating.rank ? ` (rank ${rating.rank})` : ""}. `
+      : "Rated. ", h("a", { href: `#/leaderboard/${state.gameType}` }, "Leaderboard"));
+  };
+  // Asked again every half second until the event is there (at most a minute), while the page is shown.
+  const watchRating = async () => {
+    const order = [viewer, ...state.seats.map((_, s) => s)].filter((s): s is number => s !== undefined && !!subjectOf(s));
+    const subject = order.length ? subjectOf(order[0]) : "";
+    if (!subject) { rating = "none"; draw(); return; }
+    for (let tries = 0; tries < 120 && !closed; tries++) {
+      try {
+        const got = await ratingOf(state.gameType, gameId, subject);
+        if (got) {
+          rating = { subject, rank: got.rank, changes: got.changes.map((c) => ({ seat: c.seat, text: changeWords(c) })) };
+          draw();
+          return;
+        }
+      } catch { /* asked again */ }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    rating = "none";
+    if (!closed) draw();
   };
 
   // Whose turn, in a banner; a seat nobody has taken yet is waited for by name.
@@ -251,6 +296,22 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
         h("button", { type: "button", class: "no", id: "quit-no", onclick: () => { asking = undefined; drawQuit(); } }, "No")]
       : [h("button", { type: "button", class: what, id: `quit-${what}`, onclick: () => { asking = what; drawQuit(); quit.querySelector<HTMLElement>("#quit-no")?.focus(); } },
         waiting ? "Leave this match" : "Resign")]));
+  };
+  const drawAnalysis = () => {
+    const waiting = state.seats.some((x) => x.status === SeatStatus.OPEN || x.status === SeatStatus.INVITED);
+    if (viewer === undefined || state.over || waiting) { analysis.replaceChildren(); return; }
+    if (analysis.childElementCount) return;
+    analysis.replaceChildren(
+      h("button", { type: "button", id: "play-on-table", onclick: async () => {
+        refused.textContent = "";
+        try {
+          await playOn(gameId, state.gameType, state.seatCount, Number(state.seq), { auditor: false, seat: viewer }, token);
+        } catch (err) {
+          refused.textContent = forkRefused(err);
+          refused.dataset.reason = refusal(err).reason;
+        }
+      } }, "Play on from here"),
+      h("a", { href: `#/replay/${gameId}`, id: "replay-so-far" }, "Replay so far"));
   };
   const quitNow = async (what: "leave" | "resign") => {
     asking = undefined;

@@ -2,7 +2,9 @@
 // download). Run by tests/e2e/test_browser.py against a real `tablier serve --web-listen`:
 //   node test/browser.mjs <base url> <scenario> <screenshot dir>
 // Scenarios: lobby, lobby_pages, play:<game>, qwirkle_build, lobby_join, clock, invite (and an
-// open seat), refusal, replay (with move values). Matches are
+// open seat), refusal, replay (with move values), play_on (a finished match's replay),
+// play_on_running (the table and the replay so far of a running match, a running fork's move
+// values), players, latency, option_words. Matches are
 // against the server's bots (seats created as SEAT_KIND_BOT). Exit 0 when the scenario passed;
 // every wait has a deadline, so a scenario always ends by itself.
 
@@ -925,6 +927,58 @@ const scenarios = {
     check(!(await page.locator("#play-on-refused").count()), "the fork was made");
     await page.waitForSelector(".board .legal", { timeout: 30_000 });
     await page.screenshot({ path: join(shots, "play-on.png"), fullPage: true });
+    check(!page.errors.length, page.errors.join("; "));
+  },
+
+  // "Play on from here" while the match runs: from the table and from the replay so far, each a
+  // fork from this browser's seat's own knowledge; on the running fork, its replay values this
+  // seat's own moves (a fork is an analysis board).
+  async play_on_running(ctx) {
+    const page = await newPage(ctx);
+    const parent = await create(page, "carre", ["me", "bot"]);
+    await page.waitForSelector(".board .legal", { timeout: 30_000 });
+    const step = (await seqOf(page)).split(" ")[1];
+    await page.locator("#play-on-table").click();
+    await page.waitForSelector("#fork-of", { timeout: 30_000 });
+    let said = await page.locator("#fork-of").textContent();
+    check(said.includes(`from step ${step}`) && said.includes("never rated"), `the table's fork says what it is: ${said}`);
+    const forkId = page.url().split("/").pop();
+    check(forkId !== parent, "the fork is a new match");
+    check((await page.locator(".you-are").textContent()).includes("Seat 1"), "this browser holds the fork's seat it forked from");
+    // The running fork's replay, as this seat: the value of its own moves where it decides.
+    await page.waitForSelector("#replay-so-far");
+    await page.locator("#replay-so-far").click();
+    await page.waitForSelector("#verification");
+    check((await page.locator("#verification").textContent()).includes("still running"), "a running match's replay says it runs");
+    for (let tries = 0; tries < 12 && await page.locator("#move-values-btn").isHidden(); tries++) {
+      const before = await page.locator(".replay .seq").textContent();
+      await page.locator("#replay-back").click();
+      await page.waitForFunction((b) => document.querySelector(".replay .seq")?.textContent !== b, before);
+    }
+    await page.locator("#move-values-btn").click();
+    await page.waitForSelector("#move-values table.values tbody tr", { timeout: 30_000 });
+    const rows = await page.locator("#move-values tbody tr").count();
+    check(rows > 0, `the fork's values list the seat's moves (${rows})`);
+    await shoot(page, "play-on-running-fork-values");
+    // The parent's replay so far (still running), as this seat: play on from an earlier step.
+    await page.goto(`${base}/#/replay/${parent}`);
+    await page.waitForSelector("#verification");
+    check((await page.locator("#verification").textContent()).includes("still running"), "the parent's replay says it runs");
+    check(!(await page.locator("#move-values-btn").count()), "no move values on a running match that is not a fork");
+    await page.locator("#replay-first").click();
+    await page.waitForFunction(() => document.querySelector(".replay .seq")?.textContent?.startsWith("step 1 of"));
+    for (let tries = 0; tries < 12 && await page.locator("#play-on-btn").isHidden(); tries++) {
+      const before = await page.locator(".replay .seq").textContent();
+      await page.locator("#replay-next").click();
+      await page.waitForFunction((b) => document.querySelector(".replay .seq")?.textContent !== b, before);
+    }
+    const at = (await page.locator(".replay .seq").textContent()).split(" ")[1];
+    await page.locator("#play-on-btn").click();
+    await page.waitForSelector("#fork-of", { timeout: 30_000 });
+    said = await page.locator("#fork-of").textContent();
+    check(said.includes(`from step ${at}`), `the replay's fork says where it starts: ${said}`);
+    check(!(await page.locator("#play-on-refused").count()), "the fork was made");
+    await shoot(page, "play-on-running");
     check(!page.errors.length, page.errors.join("; "));
   },
 };

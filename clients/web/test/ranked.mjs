@@ -1,7 +1,9 @@
 // Ranked play in the web app, in Debian's Chromium driven by playwright-core: "Play ranked" in
 // the lobby (a guest name, the queue's status in words, Cancel), a bot of near rating taking
 // the empty seat (the server runs with a short --queue-bot-after), the match page as the
-// player, and the leaderboard page; screenshots at phone and desktop sizes.
+// player, played to its end by its first legal move, the end screen's rating changes once the
+// server rated the match (printed as a line `rated <json>` for the test to compare with the
+// rating stream), and the leaderboard page; screenshots at phone and desktop sizes.
 //   node test/ranked.mjs <base url> <screenshot dir>
 // Exit 0 when every check passed; every wait has a deadline.
 
@@ -60,6 +62,34 @@ try {
   await page.waitForURL(/#\/game\//, { timeout: WAIT });
   await page.waitForSelector(".seat, #table, .table", { timeout: WAIT }).catch(() => {});
   await both(page, "ranked-match");
+  const gameId = page.url().split("/").pop();
+
+  // Played to its end (the first legal move each turn; the bot plays its own), then the end
+  // screen: "Rating the match…" until the rating event exists, then each seat's change.
+  const deadline = Date.now() + 180_000;
+  while (!(await page.locator(".result h2").count())) {
+    check(Date.now() < deadline, "the ranked match ended");
+    await page.waitForSelector(".moves .move, .result h2", { state: "attached", timeout: WAIT });
+    if (await page.locator(".result h2").count()) break;
+    const before = await page.textContent(".match-head .seq");
+    const inSight = page.locator(".moves .in-sight .move");
+    let clicked;
+    if (await inSight.count()) clicked = await inSight.first().click({ timeout: 3000 }).then(() => true, () => false);
+    else {
+      const list = page.locator("#move-list");
+      if (await list.count() && !(await list.evaluate((d) => d.open))) await list.locator("summary").click({ timeout: 3000 }).catch(() => {});
+      clicked = await list.locator(".move").first().click({ timeout: 3000 }).then(() => true, () => false);
+    }
+    if (clicked) await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b
+      || document.querySelector("#refusal")?.textContent || document.querySelector(".result h2"), before, { timeout: WAIT });
+  }
+  await page.waitForSelector("#rating-line", { timeout: WAIT });
+  const line = await page.textContent("#rating-line");
+  check(/^Your rating [+-]\d+ → [\d,]+ \(rank \d+\)/.test(line), `the player's change in words: ${line}`);
+  const changes = await page.$$eval(".scores td.rating-change", (cells) => cells.map((c) => [Number(c.dataset.seat), c.textContent]));
+  check(changes.length === 2 && changes.every(([, t]) => /^[+-]\d+ → [\d,]+$/.test(t)), `every seat's change: ${JSON.stringify(changes)}`);
+  console.log(`rated ${JSON.stringify({ gameId, line, changes })}`);
+  await both(page, "ranked-end");
 
   // The leaderboard: every rated subject, ranks from 1.
   await page.goto(`${base}/#/leaderboard/carre`);

@@ -166,14 +166,17 @@ class Commands:
             plan.invite_codes,
         )
 
-    async def create_matched(self, game_type: str, players: list[str | None], bots: list[str]) -> str:
+    async def create_matched(
+        self, game_type: str, players: list[str | None], bots: list[str], game_id: str | None = None
+    ) -> str:
         """A ranked match the queue made (`queue.Matchmaker`): per seat, its player (bound to
         the seat: the player's credential acts for it) or, where None, the bot `bots[seat]`
-        plays it. The game's default options; a seed from a CSPRNG. Returns its id."""
+        plays it. The game's default options; a seed from a CSPRNG. `game_id`: the id the
+        queue planned it under (a second creation raises DuplicateGame). Returns its id."""
         info = self.catalogue.get(game_type)
         seats = len(players)
         match = Match(game_type, seats, {})
-        game_id = str(uuid.uuid4())
+        game_id = game_id or str(uuid.uuid4())
         named = tuple(b if p is None else "" for p, b in zip(players, bots, strict=True))
         record = GameRecord(
             game_id=game_id,

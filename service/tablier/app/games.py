@@ -240,6 +240,7 @@ class GameApp:
         seats: `Repository.resume_all`), in the background."""
         self.scheduler.resume()
         self.ranked.resume()
+        self.queue.resume()
 
     def start_clocks(self) -> None:
         """`resume` (the name the transports' server calls)."""

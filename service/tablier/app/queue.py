@@ -3,9 +3,15 @@ type and seat count; any server sharing the database makes matches of them.
 
 A ticket is a row of `match_queue` (`store.ratings`). Each server with players waiting on it
 runs one loop (`Matchmaker._run`) that, every `tick` seconds, takes the waiting tickets no
-other server holds (FOR UPDATE SKIP LOCKED), groups them, creates their matches (ranked, the
-game's default options, each seat bound to its player) and marks the tickets matched in the
-same transaction; then tells its own waiting players whose tickets were matched, by any server.
+other server holds (FOR UPDATE SKIP LOCKED), groups them and, in that same transaction, writes
+each match it will make (a `queue_matches` row: its game id, who sits where) and marks the
+tickets with its game id; then creates those matches under their game ids (ranked, the game's
+default options, each seat bound to its player) and deletes each plan once its match exists;
+then tells its own waiting players whose matches exist, made by any server. A server that
+stopped between the two steps leaves plans behind: any server creates their matches (at its
+start, `resume`, and at each step, those a few seconds old), once whichever servers try (the
+game id is the match's key). So no ticket is told a match that does not exist, and no match
+is made of tickets another server took.
 
 Grouping: the oldest ticket first; its window of ratings is `window` points either side,
 widened by `widen` points a second waited; the players of its window nearest its rating fill
@@ -24,8 +30,9 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from tablier.store.base import DuplicateGame
 from tablier.store.players import NAMES
-from tablier.store.ratings import PgRatings, Ticket
+from tablier.store.ratings import PgRatings, Plan, Ticket
 
 from .auth import Credential
 from .catalogue import Catalogue
@@ -37,6 +44,9 @@ log = logging.getLogger(__name__)
 
 # Matches created (and players told) at once by one server's step.
 CREATING = 16
+# Seconds after which a plan whose match does not exist yet is made by any server's step (its
+# server stopped between the two steps); a starting server makes every such plan at once.
+RECOVER_AFTER = 5.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,7 @@ class Matchmaker:
         # Tickets of the players waiting on this server: ticket -> (its record, the future of its match).
         self._local: dict[str, tuple[Ticket, asyncio.Future[Matched]]] = {}
         self._loop: asyncio.Task[None] | None = None
+        self._recovering: asyncio.Task[int] | None = None
         self.matches_made = 0
         # Tickets waiting per (game type, seats), as the last step counted them (all servers').
         self._queued: dict[tuple[str, int], int] = {}
@@ -195,7 +206,9 @@ class Matchmaker:
         await self.ratings.renew(list(self._local))
         self._queued = await self.ratings.queued()
         for game_type, seats in list(self._queued):
-            made += await self.ratings.take(game_type, seats, functools.partial(self._group, game_type, seats))
+            plans = await self.ratings.take(game_type, seats, functools.partial(self._group, game_type, seats))
+            made += await self._make(plans)
+        made += await self.recover(RECOVER_AFTER)
         self.matches_made += made
         mine = list(self._local)
         if mine:
@@ -247,13 +260,58 @@ class Matchmaker:
         others = [label for s, label in enumerate(labels) if s != seat]
         return f"Matched with {' and '.join(others)}: you play seat {seat + 1}"
 
-    async def _group(self, game_type: str, seats: int, found: list[Ticket]) -> list[tuple[str, list[tuple[str, int]]]]:
+    async def _make(self, plans: list[Plan]) -> int:
+        """Creates the planned matches under their game ids, a few at a time, and deletes each
+        plan once its match exists (made here or, already, by another server). A match not
+        created stays planned, made again later. Returns the matches created here."""
+        ratings = self.ratings
+        assert ratings is not None
+        gate = asyncio.Semaphore(CREATING)
+
+        async def make(plan: Plan) -> bool:
+            async with gate:
+                here = True
+                try:
+                    await self.commands.create_matched(
+                        plan.game_type, list(plan.players), list(plan.bots), plan.game_id
+                    )
+                except DuplicateGame:
+                    here = False  # made by another server (a plan recovered twice at once)
+                except Exception:
+                    log.exception("the queue could not create match %s (made again later)", plan.game_id)
+                    return False
+                await ratings.made(plan.game_id)
+                return here
+
+        return sum(await asyncio.gather(*(make(p) for p in plans)))
+
+    async def recover(self, older_than: float = 0.0) -> int:
+        """Makes the matches planned more than `older_than` seconds ago that do not exist yet
+        (their server stopped between the two steps). Returns how many it made."""
+        if self.ratings is None:
+            return 0
+        return await self._make(await self.ratings.planned(older_than))
+
+    def resume(self) -> None:
+        """A starting server makes every match left planned, in the background."""
+        if self.ratings is not None and self._recovering is None:
+            self._recovering = asyncio.get_running_loop().create_task(self._recover_logged())
+
+    async def _recover_logged(self) -> int:
+        try:
+            return await self.recover()
+        except Exception:
+            log.exception("could not make the matches the queue left planned")
+            return 0
+
+    async def _group(self, game_type: str, seats: int, found: list[Ticket]) -> list[Plan]:
+        """Plans matches of the waiting tickets `found` (their game ids chosen here): the oldest
+        ticket first, with the nearest ratings in its window, bots after the bot wait."""
         now = datetime.now(UTC)
         free = sorted(found, key=lambda t: t.enqueued_at)
-        made: list[tuple[str, list[tuple[str, int]]]] = []
         bots: dict[str, int] | None = None
         taken: set[str] = set()
-        plans: list[tuple[list[str | None], list[str], list[Ticket]]] = []
+        plans: list[Plan] = []
         for first in free:
             if first.ticket in taken:
                 continue
@@ -281,18 +339,9 @@ class Matchmaker:
                 kind = min(bots, key=lambda b: (abs(bots[b] - first.rating) if bots else 0, b))
                 names += [kind] * fill
             taken.update(t.ticket for t in group)
-            plans.append((players, names, group))
-        # The matches created a few at a time (each is its own transaction on the pool).
-        gate = asyncio.Semaphore(CREATING)
-
-        async def create(players: list[str | None], names: list[str]) -> str:
-            async with gate:
-                return await self.commands.create_matched(game_type, players, names)
-
-        ids = await asyncio.gather(*(create(players, names) for players, names, _ in plans))
-        for game_id, (_, _, group) in zip(ids, plans, strict=True):
-            made.append((game_id, [(t.ticket, seat) for seat, t in enumerate(group)]))
-        return made
+            seated = tuple((t.ticket, seat) for seat, t in enumerate(group))
+            plans.append(Plan(str(uuid.uuid4()), game_type, tuple(players), tuple(names), seated))
+        return plans
 
     async def _bot_ratings(self, game_type: str) -> dict[str, int]:
         assert self.ratings is not None
@@ -303,6 +352,7 @@ class Matchmaker:
     async def close(self) -> None:
         for _, future in self._local.values():
             future.cancel()
-        if self._loop is not None:
-            self._loop.cancel()
-            await asyncio.gather(self._loop, return_exceptions=True)
+        tasks = [t for t in (self._loop, self._recovering) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version as dist_version
+from typing import Any
 
 from openskill.models import PlackettLuce
 
@@ -51,8 +52,22 @@ log = logging.getLogger(__name__)
 MODEL = "openskill.PlackettLuce"
 MODEL_VERSION = dist_version("openskill")
 # The parameters a rating event records, each as Python's repr of its value (floats read back
-# exactly). The model's gamma is its default function (openskill's own), named by the version.
+# exactly), and the model's gamma as its formula (GAMMAS).
 PARAMETERS = ("mu", "sigma", "beta", "kappa", "tau", "limit_sigma", "balance", "margin", "weight_bounds")
+
+
+def sigma_over_c(
+    c: float, k: int, mu: float, sigma_squared: float, team: Sequence[Any], rank: int, weights: Any = None
+) -> float:
+    """Plackett-Luce's gamma as openskill defines it by default: sqrt(sigma²) / c."""
+    return math.sqrt(sigma_squared) / c
+
+
+# The gamma functions a rating event may name (its parameter `gamma`, the formula in the words
+# of openskill's signature), so an event states its whole model and is read back exactly. An
+# event recorded without one used openskill's default, this same formula.
+GAMMA = "sqrt(sigma_squared) / c"
+GAMMAS: dict[str, Callable[..., float]] = {GAMMA: sigma_over_c}
 EVENT_KIND = "rating"
 
 
@@ -62,14 +77,18 @@ def shown(mu: float, sigma: float) -> int:
 
 
 def model_parameters(model: PlackettLuce | None = None) -> dict[str, str]:
-    model = model or PlackettLuce()
-    return {name: repr(getattr(model, name)) for name in PARAMETERS}
+    """The parameters of the model a server rates with (openskill's defaults, GAMMA its gamma)."""
+    model = model or PlackettLuce(gamma=sigma_over_c)
+    return {name: repr(getattr(model, name)) for name in PARAMETERS} | {"gamma": GAMMA}
 
 
 def make_model(parameters: dict[str, str]) -> PlackettLuce:
-    """The model with exactly these recorded parameters."""
-    values = {name: ast.literal_eval(parameters[name]) for name in PARAMETERS}
-    return PlackettLuce(**values)
+    """The model with exactly these recorded parameters (gamma: GAMMA when not recorded)."""
+    values: dict[str, Any] = {name: ast.literal_eval(parameters[name]) for name in PARAMETERS}
+    formula = parameters.get("gamma", GAMMA)
+    if formula not in GAMMAS:
+        raise ValueError(f"a rating event names a gamma this server does not know: {formula!r}")
+    return PlackettLuce(**values, gamma=GAMMAS[formula])
 
 
 def player_subject(player_id: str) -> str:
@@ -288,6 +307,14 @@ class Ranked:
         self._resume: asyncio.Task[None] | None = None
         self.rated = 0
         repository.on_state(self.ended)
+        if ratings is not None:
+            repository.before_end(self.ending)
+
+    async def ending(self, game: GameRecord) -> None:
+        """Before the append that ends a ranked match: it is to be rated, by this server once
+        the append committed (`ended`), else by the next one to start (`resume`)."""
+        if self.ratings is not None and game.ranked and subjects_of(game) is not None:
+            await self.ratings.ending(game.game_id, game.game_type)
 
     def ended(self, game: GameRecord, seq: int, match: Match) -> None:
         if not game.ranked or self.ratings is None or not match.is_over() or game.game_id in self._rating:
@@ -311,8 +338,10 @@ class Ranked:
         subjects = subjects_of(game)
         if subjects is None:
             log.info("ranked match %s is not rated: a seat is not a signed-in player", game.game_id)
+            await directory.settled(game.game_id)
             return None
         if await directory.rated(game.game_id):
+            await directory.settled(game.game_id)
             return None
         seq, match = await self.repo.load(game)
         raw = match.outcome()
@@ -321,6 +350,7 @@ class Ranked:
         outcome = Outcome.FromString(raw)
         if outcome.aborted:
             log.info("ranked match %s is not rated: it was stopped, not ended by the rules", game.game_id)
+            await directory.settled(game.game_id)
             return None
         events = await self.repo.events(game, 0, seq, seq)
         # Seats that lose whatever the score: timed out, or resigned (a forfeit).
@@ -354,7 +384,8 @@ class Ranked:
 
     def resume(self) -> None:
         """Rates the ranked matches that ended without a rating event (a server stopped in
-        between), in the background."""
+        between), in the background: those listed to rate (`PgRatings.unrated`, written before
+        each ranked match's final append), never loading a match in play."""
         if self.ratings is not None and self._resume is None:
             self._resume = asyncio.get_running_loop().create_task(self._resume_all())
 

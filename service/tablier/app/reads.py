@@ -22,6 +22,7 @@ from datetime import datetime
 from tablier import _core
 from tablier._core import Match
 from tablier.store.base import GameRecord, StoredCommand, StoredEvent
+from tablier.store.players import NAMES
 
 from .access import Access, acting_seat
 from .auth import Credential, Principal, Role
@@ -60,8 +61,9 @@ class Reads:
         self.feeds = feeds
         self.catalogue = repository.catalogue
         # Per match, the viewers' states at its latest state read (seq, the state object, the
-        # record, the chain head: any change makes a new entry): each built once, shared.
-        self._views: OrderedDict[str, tuple[int, Match, GameRecord, bytes | None, dict[Principal, MatchState]]] = (
+        # record, the chain head, the names' version: any change makes a new entry, so a
+        # rename shows at once): each built once, shared.
+        self._views: OrderedDict[str, tuple[int, Match, GameRecord, bytes | None, int, dict[Principal, MatchState]]] = (
             OrderedDict()
         )
         # (match, viewer, after seq) -> (the record, the seq caught up to, its batch or None):
@@ -77,15 +79,23 @@ class Reads:
         state object is never changed: a new state is a new object)."""
         gid = game.game_id
         entry = self._views.get(gid)
-        if entry is None or entry[0] != seq or entry[1] is not match or entry[2] is not game or entry[3] != chain:
-            entry = (seq, match, game, chain, {})
+        names = NAMES.version
+        if (
+            entry is None
+            or entry[0] != seq
+            or entry[1] is not match
+            or entry[2] is not game
+            or entry[3] != chain
+            or entry[4] != names
+        ):
+            entry = (seq, match, game, chain, names, {})
             self._views[gid] = entry
             while len(self._views) > max(self.repo.cache.capacity, 1):
                 self._views.popitem(last=False)
         self._views.move_to_end(gid)
-        state = entry[4].get(who)
+        state = entry[5].get(who)
         if state is None:
-            state = entry[4][who] = self._state(game, seq, match, who, chain)
+            state = entry[5][who] = self._state(game, seq, match, who, chain)
         return state
 
     def _state(self, game: GameRecord, seq: int, match: Match, who: Principal, chain: bytes | None) -> MatchState:

@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, NoReturn
 
@@ -71,6 +71,8 @@ _INLINE_REPLAY = 128
 
 # (match record, seq, the match's state there): never change the state.
 StateListener = Callable[[GameRecord, int, Match], None]
+# Awaited before an append whose events end the match (`Repository.before_end`).
+EndingListener = Callable[[GameRecord], Awaitable[None]]
 
 
 def _damaged(game: GameRecord, seq: int, why: str) -> DataLoss:
@@ -121,6 +123,13 @@ class Repository:
         self.integrity_failures = 0
         self._on_state: list[StateListener] = []
         self._on_seen: list[StateListener] = []
+        self._before_end: list[EndingListener] = []
+
+    def before_end(self, listener: EndingListener) -> None:
+        """Awaits `listener` before each append whose events end the match (the state after
+        them is over, the state before not): what it writes survives a server that stops just
+        after the append. Should the append then fail, the match did not end there."""
+        self._before_end.append(listener)
 
     def on_state(self, listener: StateListener) -> None:
         """Calls `listener` with each state saved (`save`, `create`) or resumed (`resume`);
@@ -556,6 +565,9 @@ class Repository:
         listeners. Returns what the store gave (`written` False: the command id was used before,
         these are its first events, nothing was cached) and the state after them (the clock
         stepped with the recorded times). SeqConflict when the match is no longer at seq."""
+        if self._before_end and after.is_over() and not before.is_over():
+            for ending in self._before_end:
+                await ending(game)
         mark = self._store.mark()  # before the append: a later one is either seen or heard of
         try:
             stored = await self._store.append(

@@ -69,11 +69,16 @@ class NameBook:
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self._names: OrderedDict[str, tuple[str, int]] = OrderedDict()
         self._size = size
+        # Grows with every name or colour that changed: views built before are stale.
+        self.version = 0
 
     def get(self, player_id: str) -> tuple[str, int] | None:
         return self._names.get(player_id)
 
     def put(self, player_id: str, name: str, colour: int) -> None:
+        known = self._names.get(player_id)
+        if known is not None and known != (name, colour):
+            self.version += 1
         self._names[player_id] = (name, colour)
         self._names.move_to_end(player_id)
         while len(self._names) > self._size:

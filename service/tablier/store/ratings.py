@@ -59,6 +59,18 @@ class Ticket:
     seat: int | None = None
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A match the queue makes: its game id, per seat its player (None: a bot's seat) and bot
+    kind ('' at a player's seat), and the tickets it takes with their seats."""
+
+    game_id: str
+    game_type: str
+    players: tuple[str | None, ...]
+    bots: tuple[str, ...]
+    seated: tuple[tuple[str, int], ...] = ()
+
+
 # What the rater computes inside the transaction: from the stream's head (seq, chain hash) and
 # the subjects' rows before, the event (payload, chain hash) and the rows after. None: nothing
 # to write.
@@ -102,6 +114,8 @@ class PgRatings:
         async def write(conn: psycopg.AsyncConnection) -> int | None:
             async with conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(game_type),))
+                # The match leaves the list of those to rate (migration 0012) with its event.
+                await conn.execute("DELETE FROM ranked_ends WHERE game_id = %s", (game_id,))
                 cur = await conn.execute("SELECT 1 FROM rating_events WHERE game_id = %s", (game_id,))
                 if await cur.fetchone() is not None:
                     return None
@@ -169,17 +183,34 @@ class PgRatings:
         return await self._db._run(read)
 
     async def unrated(self) -> list[str]:
-        """Ranked matches with no rating event (in play, or ended and not yet rated)."""
+        """The ranked matches to rate: ended without a rating event (their server stopped in
+        between), oldest first; never a match still in play (but one whose final append lost
+        its race, `ending`)."""
 
         async def read(conn: psycopg.AsyncConnection) -> list[str]:
-            cur = await conn.execute(
-                """SELECT g.game_id FROM games g WHERE g.ranked
-                   AND NOT EXISTS (SELECT 1 FROM rating_events r WHERE r.game_id = g.game_id)
-                   ORDER BY g.created_at"""
-            )
+            cur = await conn.execute("SELECT game_id FROM ranked_ends ORDER BY marked_at")
             return [str(r[0]) for r in await cur.fetchall()]
 
         return await self._db._run(read)
+
+    async def ending(self, game_id: str, game_type: str) -> None:
+        """A ranked match is about to end (written before the append that ends it): rate it."""
+
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            await conn.execute(
+                "INSERT INTO ranked_ends (game_id, game_type) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (game_id, game_type),
+            )
+
+        await self._db._run(write)
+
+    async def settled(self, game_id: str) -> None:
+        """A match ended that is not rated (stopped, or a seat not a player): nothing to rate."""
+
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            await conn.execute("DELETE FROM ranked_ends WHERE game_id = %s", (game_id,))
+
+        await self._db._run(write)
 
     # ----------------------------------------------------------------- the projection
 
@@ -271,10 +302,16 @@ class PgRatings:
         return await self._db._run(write)
 
     async def tickets(self, tickets: Sequence[str]) -> list[Ticket]:
+        """These tickets; a ticket's match (game id and seat) only once the match exists (its
+        `queue_matches` row is gone)."""
+
         async def read(conn: psycopg.AsyncConnection) -> list[Ticket]:
             cur = await conn.execute(
-                """SELECT ticket, player_id, game_type, seats, rating, enqueued_at, game_id, seat
-                   FROM match_queue WHERE ticket = ANY(%s::uuid[])""",
+                """SELECT q.ticket, q.player_id, q.game_type, q.seats, q.rating, q.enqueued_at,
+                          CASE WHEN p.game_id IS NULL THEN q.game_id END,
+                          CASE WHEN p.game_id IS NULL THEN q.seat END
+                   FROM match_queue q LEFT JOIN queue_matches p ON p.game_id = q.game_id
+                   WHERE q.ticket = ANY(%s::uuid[])""",
                 (list(tickets),),
             )
             return [_ticket(r) for r in await cur.fetchall()]
@@ -285,15 +322,16 @@ class PgRatings:
         self,
         game_type: str,
         seats: int,
-        group: Callable[[list[Ticket]], Awaitable[list[tuple[str, list[tuple[str, int]]]]]],
+        group: Callable[[list[Ticket]], Awaitable[list[Plan]]],
         limit: int = 2000,
-    ) -> int:
+    ) -> list[Plan]:
         """Locks the waiting tickets of (game type, seats) no other server holds (FOR UPDATE SKIP
-        LOCKED), oldest first; `group` makes matches of some of them (each: the game id and its
-        (ticket, seat) pairs), and they are marked matched in the same transaction. Returns the
-        number of matches made."""
+        LOCKED), oldest first; `group` plans matches of some of them, and in the same
+        transaction each plan is written (`queue_matches`) and its tickets marked with its game
+        id: taken for good. The caller then creates each match under its game id, and `made`
+        deletes its plan (migration 0011). Returns the plans written."""
 
-        async def write(conn: psycopg.AsyncConnection) -> int:
+        async def write(conn: psycopg.AsyncConnection) -> list[Plan]:
             async with conn.transaction():
                 cur = await conn.execute(
                     """SELECT ticket, player_id, game_type, seats, rating, enqueued_at, game_id, seat
@@ -304,17 +342,47 @@ class PgRatings:
                 )
                 found = [_ticket(r) for r in await cur.fetchall()]
                 if not found:
-                    return 0
-                made = await group(found)
-                for game_id, seated in made:
-                    for ticket, seat in seated:
+                    return []
+                plans = await group(found)
+                for plan in plans:
+                    await conn.execute(
+                        """INSERT INTO queue_matches (game_id, game_type, players, bots)
+                           VALUES (%s, %s, %s::uuid[], %s::text[])""",
+                        (plan.game_id, plan.game_type, list(plan.players), list(plan.bots)),
+                    )
+                    for ticket, seat in plan.seated:
                         await conn.execute(
                             "UPDATE match_queue SET game_id = %s, seat = %s WHERE ticket = %s",
-                            (game_id, seat, ticket),
+                            (plan.game_id, seat, ticket),
                         )
-                return len(made)
+                return plans
 
         return await self._db._run(write)
+
+    async def planned(self, older_than: float = 0.0) -> list[Plan]:
+        """The plans written more than `older_than` seconds ago whose match is not known to
+        exist yet (its server stopped before `made`, or is creating it now), oldest first."""
+
+        async def read(conn: psycopg.AsyncConnection) -> list[Plan]:
+            cur = await conn.execute(
+                """SELECT game_id, game_type, players, bots FROM queue_matches
+                   WHERE taken_at <= now() - make_interval(secs => %s) ORDER BY taken_at LIMIT 100""",
+                (older_than,),
+            )
+            return [
+                Plan(str(r[0]), str(r[1]), tuple(None if p is None else str(p) for p in r[2]), tuple(r[3]))
+                for r in await cur.fetchall()
+            ]
+
+        return await self._db._run(read)
+
+    async def made(self, game_id: str) -> None:
+        """The plan's match exists: its tickets may be told."""
+
+        async def write(conn: psycopg.AsyncConnection) -> None:
+            await conn.execute("DELETE FROM queue_matches WHERE game_id = %s", (game_id,))
+
+        await self._db._run(write)
 
     async def renew(self, tickets: Sequence[str]) -> None:
         """The player's server still holds these tickets' streams; and the tickets whose server

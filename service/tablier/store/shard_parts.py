@@ -9,12 +9,9 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-import psycopg
-
-from tablier.store.base import GameRecord, StoreUnavailable
+from tablier.store.base import GameRecord
 from tablier.store.feed import Mark, NoteFeed
 from tablier.store.players import NameBook, PgPlayers, PlayerRecord
-from tablier.store.ratings import PgRatings
 
 if TYPE_CHECKING:
     from tablier.store.postgres import PostgresStore
@@ -149,36 +146,3 @@ class ShardedPlayers:
             record = await shard.players.hand_to_bot(game_id, seat, bot)
         await self._directory.learn_names(record.seat_players)
         return record
-
-
-class ShardedRatings(PgRatings):
-    """The directory's rating streams and queue; the ranked matches not yet rated are looked
-    up on every shard (a shard down is skipped and logged: its matches are rated by the next
-    server to start, or when they end)."""
-
-    def __init__(self, store: ShardedStore, directory: PostgresStore) -> None:
-        super().__init__(directory)
-        self._store = store
-
-    async def unrated(self) -> list[str]:
-        ranked: list[str] = []
-        for name, shard in list(self._store.shards.items()):
-            try:
-                ranked += await shard._run(_ranked)
-            except StoreUnavailable as exc:
-                log.error("shard %s is unreachable (%s): its ranked matches are not rated now", name, exc)
-
-        async def unrated(conn: psycopg.AsyncConnection) -> list[str]:
-            cur = await conn.execute(
-                """SELECT g FROM unnest(%s::uuid[]) WITH ORDINALITY AS u(g, n)
-                   WHERE NOT EXISTS (SELECT 1 FROM rating_events r WHERE r.game_id = u.g) ORDER BY n""",
-                (ranked,),
-            )
-            return [str(r[0]) for r in await cur.fetchall()]
-
-        return await self._db._run(unrated) if ranked else []
-
-
-async def _ranked(conn: psycopg.AsyncConnection) -> list[str]:
-    cur = await conn.execute("SELECT game_id FROM games WHERE ranked ORDER BY created_at")
-    return [str(r[0]) for r in await cur.fetchall()]

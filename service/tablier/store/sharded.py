@@ -54,9 +54,10 @@ from tablier.store.base import (
 )
 from tablier.store.feed import Mark
 from tablier.store.postgres import PostgresStore
+from tablier.store.ratings import PgRatings
 from tablier.store.shard_map import SHARDS_NOTE, ShardConfigError, ShardSpec
 from tablier.store.shard_open import open_shard
-from tablier.store.shard_parts import ShardedPlayers, ShardedRatings, SharedFeed
+from tablier.store.shard_parts import ShardedPlayers, SharedFeed
 
 if TYPE_CHECKING:
     from tablier.store.bus import NatsBus
@@ -116,7 +117,9 @@ class ShardedStore:
         self._closed = False
         self.feed = SharedFeed()
         self.players = ShardedPlayers(self, self.directory.players)
-        self.ratings = ShardedRatings(self, self.directory)
+        # The directory's rating streams, queue and list of ranked matches to rate (each
+        # listed there before the append that ends it, whatever its shard).
+        self.ratings = PgRatings(self.directory)
         self.on_availability: Callable[[bool], None] | None = None
         # Told the running clocks of a shard opened after it was pending (the server resumes
         # them: `Repository.resume_ids`).
