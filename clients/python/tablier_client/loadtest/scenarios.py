@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from google.protobuf import json_format
 
 from .. import errors
-from ..sdk import Client, Created, message_class, pack
+from ..sdk import Client, Created, message_class, pack, with_game
 from ..v1 import common_pb2, service_pb2
 from .stats import Recorder
 
@@ -254,7 +254,7 @@ async def _spectate(ctx: Context, game_id: str, sent: list[tuple[int, float]], s
     stub = ctx.client.stub
     # In batches, as the web app and the terminal player watch: a server takes only a few
     # streams of one event per response on a match (WATCH_BATCHES_REQUIRED past them).
-    call = stub.WatchGame(service_pb2.WatchGameRequest(game_id=game_id, batches=True))
+    call = stub.WatchGame(service_pb2.WatchGameRequest(game_id=game_id, batches=True), metadata=with_game((), game_id))
     try:
         async for response in call:
             now = loop.time()
