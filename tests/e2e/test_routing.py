@@ -19,21 +19,23 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 import pytest
+import yaml
 from tablier.v1 import service_pb2 as pb
 from tablier.v1 import service_pb2_grpc as rpc
 from tablier_client import Retry, connect, errors
 
-from .conftest import ROOT, Server, start_server
+from .conftest import OPERATOR_TOKEN, ROOT, Server, start_server
 
 CONFIG = ROOT / "deploy" / "haproxy.cfg"
 SERVERS = 3
 MATCHES = 12
+AUDITOR = (("authorization", f"Bearer {OPERATOR_TOKEN}"),)
 ACCESS = re.compile(r" access (\w+) (\w+) .* game=(\S+)")
 
 
@@ -42,6 +44,8 @@ class Routed:
     address: str
     servers: list[Server]
     proxy: subprocess.Popen[bytes]
+    haproxy: str
+    log: Path
 
     def calls(self) -> dict[str, dict[int, list[str]]]:
         """game id -> server index -> the methods that server answered about it (access logs)."""
@@ -77,6 +81,13 @@ def proxy_config(port: int, servers: list[Server]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -106,7 +117,7 @@ def routed(e2e_database_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
     proxy = subprocess.Popen([haproxy, "-db", "-f", str(config)], stdout=log.open("wb"), stderr=subprocess.STDOUT)
     try:
         wait_for_port(port, proxy, log)
-        yield Routed(f"127.0.0.1:{port}", servers, proxy)
+        yield Routed(f"127.0.0.1:{port}", servers, proxy, haproxy, log)
     finally:
         proxy.terminate()
         proxy.wait(10)
@@ -156,16 +167,26 @@ async def test_a_stopped_server_s_matches_continue_on_another_with_nothing_lost(
         moved = [m for m in matches if owner_of[m.game_id] == victim]
         assert moved, owner_of
         assert routed.servers[victim].stop() == 0
-        # Mid-match: every match goes on through the same address, the stopped server's too.
+        # Mid-match: every match goes on through the same address, the stopped server's too
+        # (calls sent before the proxy's check finds it down are redispatched to another).
         for m in matches:
             acked[m.game_id] += await play(m, 3)
+        down = f"tablier-{victim + 1} is DOWN"
+        wait_until(lambda: down in routed.log.read_text(), f"the proxy's check to say {down}")
+        # Then each of its matches settles on one other server.
+        before = routed.calls()
         for m in moved:
-            owners_now = routed.owners(m.game_id) - {victim}
-            assert len(owners_now) == 1, (m.game_id, owners_now)
+            acked[m.game_id] += await play(m, 3)
+        after = routed.calls()
+        for m in moved:
+            grew = {i for i, calls in after[m.game_id].items() if len(calls) > len(before[m.game_id].get(i, []))}
+            assert len(grew) == 1 and victim not in grew, (m.game_id, grew)
             # The log holds every acknowledged move, at the seq it was acknowledged with.
-            events = await m.seats[0].events()
-            assert [e.seq for e in events] == list(range(1, len(events) + 1))
-            assert len(acked[m.game_id]) == 6
+            listed = await client.call(client.stub.ListEvents, pb.ListEventsRequest(game_id=m.game_id), AUDITOR)
+            assert [e.seq for e in listed.events] == list(range(1, len(listed.events) + 1))
+            by_command = {e.command_id: e.seq for e in listed.events}  # the last event of each command
+            assert len(acked[m.game_id]) == 9
+            assert all(by_command.get(c) == q for c, q in acked[m.game_id]), (acked[m.game_id], by_command)
         final = [await m.seats[0].state() for m in moved]
     for m, state in zip(moved, final, strict=True):
         assert state.seq == acked[m.game_id][-1][1]
@@ -232,3 +253,17 @@ async def test_calls_to_a_server_that_does_not_hold_the_match_are_still_correct(
         with pytest.raises(errors.Conflict):
             seat = match.seats[(await match.seats[0].state()).to_act[0]]
             await seat.play((await seat.suggest()).action, expected_seq=played.state.seq)
+
+
+def test_the_shipped_proxy_configurations_are_valid_and_hash_the_header(routed: Routed):
+    """deploy/haproxy.cfg (compose) and the ConfigMap of deploy/k8s/proxy.yaml, as written, pass
+    `haproxy -c` (names that do not resolve here wait in maintenance) and hash the header."""
+    k8s = next(
+        d for d in yaml.safe_load_all((ROOT / "deploy" / "k8s" / "proxy.yaml").read_text()) if d["kind"] == "ConfigMap"
+    )["data"]["haproxy.cfg"]
+    for name, text in (("compose", CONFIG.read_text()), ("k8s", k8s)):
+        assert text.count("balance hdr(x-tablier-game)") == 2 and text.count("hash-type consistent") == 2, name
+        path = Path(routed.servers[0].log).with_name(f"{name}-haproxy.cfg")
+        path.write_text(text.replace("maxconn 4096", "maxconn 64"))
+        checked = subprocess.run([routed.haproxy, "-c", "-f", str(path)], capture_output=True, text=True, timeout=30)
+        assert checked.returncode == 0, (name, checked.stdout + checked.stderr)
