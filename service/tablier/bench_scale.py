@@ -2,7 +2,7 @@
 the database(s), the single server the baseline of the same run.
 
     tablier bench-scale [--servers 1,2,3] [--rounds 3] [--seconds 3] [--concurrency 16]
-                        [--database-url URL ...]
+                        [--database-url URL ...] [--via client|haproxy]
 
 Each round starts, on loopback only, each server count in turn (the order rotated from round
 to round, so a machine's drift falls on every count alike): that many `tablier serve`
@@ -31,7 +31,9 @@ import math
 import os
 import secrets
 import statistics
+import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +67,7 @@ class Measured:
     server_cpu: list[float] = field(default_factory=list)  # ms per move, summed over servers
     db_cpu: list[float] = field(default_factory=list)
     client_cpu: list[float] = field(default_factory=list)
+    proxy_cpu: list[float] = field(default_factory=list)
     p50: list[float] = field(default_factory=list)
     p99: list[float] = field(default_factory=list)
     errors: list[int] = field(default_factory=list)
@@ -108,19 +111,72 @@ def database_pids(urls: list[str]) -> list[int]:
 
 
 def start_servers(count: int, urls: list[str], env: dict[str, str], logs: Path, tag: str) -> list[Proc]:
-    procs: list[Proc] = []
-    try:
-        for i in range(count):
-            cmd = [sys.executable, "-m", "tablier.cli", "serve", "--listen", f"{LOOPBACK}:0", "--grace", "1"]
-            for url in urls:
-                cmd += ["--database-url", url]
-            cmd += ["--data-dir", str(logs), "--access-log", "off"]
-            procs.append(_start(f"tablier serve {i + 1}/{count}", cmd, env, logs / f"serve-{tag}-{i + 1}.log"))
-    except BaseException:
+    """`count` servers, started side by side; each gets every database URL as given."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cmd = [sys.executable, "-m", "tablier.cli", "serve", "--listen", f"{LOOPBACK}:0", "--grace", "1"]
+    for url in urls:
+        cmd += ["--database-url", url]
+    cmd += ["--data-dir", str(logs), "--access-log", "off"]
+
+    def one(i: int) -> Proc:
+        return _start(f"tablier serve {i + 1}/{count}", cmd, env, logs / f"serve-{tag}-{i + 1}.log")
+
+    with ThreadPoolExecutor(count) as pool:
+        futures = [pool.submit(one, i) for i in range(count)]
+    procs = [f.result() for f in futures if f.exception() is None]
+    if len(procs) < count:
         for p in procs:
             p.stop()
-        raise
+        raise next(exc for f in futures if (exc := f.exception()) is not None)
     return procs
+
+
+PROXY_CONFIG = """global
+    maxconn 1024
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 1h
+    timeout server 1h
+    option redispatch
+    retries 2
+frontend grpc
+    bind {bind} proto h2
+    default_backend tablier
+backend tablier
+    balance hdr(x-tablier-game)
+    hash-type consistent
+{servers}
+"""
+
+
+def start_proxy(procs: list[Proc], logs: Path, tag: str) -> tuple[subprocess.Popen[bytes], str]:
+    """HAProxy on a free loopback port in front of `procs` (as deploy/haproxy.cfg, without
+    health checks): the process and its address."""
+    import shutil
+    import socket
+
+    binary = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
+    if binary is None:
+        raise SystemExit("--via haproxy needs the haproxy binary (apt-get install haproxy)")
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        port = sock.getsockname()[1]
+    config = logs / f"haproxy-{tag}.cfg"
+    servers = "\n".join(f"    server s{i + 1} {p.address} proto h2" for i, p in enumerate(procs))
+    config.write_text(PROXY_CONFIG.format(bind=f"{LOOPBACK}:{port}", servers=servers))
+    log = logs / f"haproxy-{tag}.log"
+    proc = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"haproxy did not start:\n{log.read_text()}")
+        with socket.socket() as sock:
+            if sock.connect_ex((LOOPBACK, port)) == 0:
+                return proc, f"{LOOPBACK}:{port}"
+        time.sleep(0.05)
 
 
 def lane(stubs: list[object], matches: list[PlannedMatch], dry: list[int]) -> Callable[[], Awaitable[bool]]:
@@ -159,9 +215,15 @@ def lane(stubs: list[object], matches: list[PlannedMatch], dry: list[int]) -> Ca
 
 
 async def measure(
-    procs: list[Proc], db_pids: list[int], operator: str, args: argparse.Namespace, per_lane: int
+    procs: list[Proc],
+    db_pids: list[int],
+    operator: str,
+    args: argparse.Namespace,
+    per_lane: int,
+    proxy: tuple[subprocess.Popen[bytes], str] | None = None,
 ) -> tuple[Figure, int]:
-    """`args.concurrency` lanes of planned moves for `args.seconds` on these servers."""
+    """`args.concurrency` lanes of planned moves for `args.seconds` on these servers, each
+    match's moves sent to its server, or all through `proxy` (its process, its address)."""
     import grpc
 
     from tablier.bench_workloads import _create_planned
@@ -169,13 +231,14 @@ async def measure(
 
     channels: list[grpc.aio.Channel] = []
     try:
-        for p in procs:
-            # Two connections per server, as several clients would open.
+        addresses = [p.address for p in procs] if proxy is None else [proxy[1]]
+        for address in addresses:
+            # Two connections per address, as several clients would open.
             for _ in range(2):
-                channel = grpc.aio.insecure_channel(p.address, options=[("grpc.use_local_subchannel_pool", 1)])
+                channel = grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
                 channels.append(channel)
-        stubs: list[object] = [GameServiceStub(channels[2 * i]) for i in range(len(procs))]  # type: ignore[no-untyped-call]
-        spare: list[object] = [GameServiceStub(channels[2 * i + 1]) for i in range(len(procs))]  # type: ignore[no-untyped-call]
+        stubs: list[object] = [GameServiceStub(channels[2 * i]) for i in range(len(addresses))]  # type: ignore[no-untyped-call]
+        spare: list[object] = [GameServiceStub(channels[2 * i + 1]) for i in range(len(addresses))]  # type: ignore[no-untyped-call]
         n = args.concurrency
         planned = await _create_planned(stubs[0], operator, per_lane * n)  # type: ignore[arg-type]
         dry = [0]
@@ -186,6 +249,8 @@ async def measure(
         METER.groups = {"client": [os.getpid()], "database": list(db_pids)}
         for i, p in enumerate(procs):
             METER.add(f"server-{i + 1}", p.proc.pid)
+        if proxy is not None:
+            METER.add("proxy", proxy[0].pid)
         fig = await _drive(lanes, args.seconds)
         return fig, dry[0]
     finally:
@@ -214,9 +279,15 @@ def run(args: argparse.Namespace) -> int:
             figures: dict[int, Figure] = {}
             for k in order:
                 procs = start_servers(k, urls, env, logs, f"r{r + 1}-{k}")
+                proxy = None
                 try:
-                    fig, dry = asyncio.run(measure(procs, db_pids, operator, args, per_lane))
+                    if args.via == "haproxy":
+                        proxy = start_proxy(procs, logs, f"r{r + 1}-{k}")
+                    fig, dry = asyncio.run(measure(procs, db_pids, operator, args, per_lane, proxy))
                 finally:
+                    if proxy is not None:
+                        proxy[0].terminate()
+                        proxy[0].wait(10)
                     for p in procs:
                         p.stop()
                 figures[k] = fig
@@ -226,6 +297,8 @@ def run(args: argparse.Namespace) -> int:
                 if "database" in fig.cpu and db_pids:
                     m.db_cpu.append(fig.cpu["database"])
                 m.client_cpu.append(fig.cpu.get("client", 0.0))
+                if "proxy" in fig.cpu:
+                    m.proxy_cpu.append(fig.cpu["proxy"])
                 m.p50.append(fig.pct(0.5))
                 m.p99.append(fig.pct(0.99))
                 m.errors.append(fig.errors)
@@ -240,25 +313,28 @@ def run(args: argparse.Namespace) -> int:
             for k in counts:
                 results[k].ratios.append(figures[k].rate / baseline if baseline else float("nan"))
     report(results, counts, args, urls)
-    return 0
+    # A run whose moves all failed says so by its exit status, not with zeros alone.
+    return 0 if all(min(m.rates) > 0 for m in results.values()) else 1
 
 
 def report(results: dict[int, Measured], counts: list[int], args: argparse.Namespace, urls: list[str]) -> None:
     print(
-        f"\n{args.concurrency} moves in flight, {args.rounds} rounds of {args.seconds:g} s, {len(urls)} database(s), "
+        f"\n{args.concurrency} moves in flight through {args.via}, {args.rounds} rounds of {args.seconds:g} s, {len(urls)} database(s), "
         f"client on the same machine ({os.cpu_count()} cores, load average "
         f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}); median (range) over the rounds"
     )
     first = counts[0]
     print(
         f"\n{'servers':>7} {'durable moves/s':>24} {f'x {first} server(s)':>20} {'server CPU ms/move':>22} "
-        f"{'db CPU ms/move':>20} {'client CPU ms/move':>20} {'p50 ms':>18} {'p99 ms':>20} {'errors':>7}"
+        f"{'db CPU ms/move':>20} {'client CPU ms/move':>20} {'proxy CPU ms/move':>20} {'p50 ms':>18} "
+        f"{'p99 ms':>20} {'errors':>7}"
     )
     for k in counts:
         m = results[k]
         print(
             f"{k:>7} {span(m.rates, ',.0f'):>24} {span(m.ratios, '.2f'):>20} {span(m.server_cpu, '.2f'):>22} "
-            f"{span(m.db_cpu, '.3f'):>20} {span(m.client_cpu, '.2f'):>20} {span(m.p50, '.1f'):>18} "
+            f"{span(m.db_cpu, '.3f'):>20} {span(m.client_cpu, '.2f'):>20} {span(m.proxy_cpu, '.2f'):>20} "
+            f"{span(m.p50, '.1f'):>18} "
             f"{span(m.p99, '.1f'):>20} {sum(m.errors):>7}"
         )
     if any(sum(m.dry) for m in results.values()):
@@ -272,6 +348,7 @@ def report(results: dict[int, Measured], counts: list[int], args: argparse.Names
                     "rounds": args.rounds,
                     "seconds": args.seconds,
                     "databases": len(urls),
+                    "via": args.via,
                     "results": {str(k): vars(results[k]) for k in counts},
                 },
                 indent=1,
@@ -305,6 +382,12 @@ def add_parser(sub: Subcommands, add_command: Callable[..., argparse.ArgumentPar
         type=float,
         default=700.0,
         help="moves/s one server is expected to reach (sizes the planned matches)",
+    )
+    sp.add_argument(
+        "--via",
+        choices=("client", "haproxy"),
+        default="client",
+        help="who hashes each match to its server: the client, or HAProxy in front of the servers (one address)",
     )
     sp.add_argument("--json", default=None, help="write the figures here as JSON")
     sp.add_argument("--log-dir", default=None, help="where the servers' logs go")
