@@ -72,6 +72,7 @@ class Measured:
     p99: list[float] = field(default_factory=list)
     errors: list[int] = field(default_factory=list)
     dry: list[int] = field(default_factory=list)  # lanes whose planned moves ran out
+    grouped: list[float] = field(default_factory=list)  # appends per commit
 
 
 def span(xs: list[float], fmt: str) -> str:
@@ -214,6 +215,32 @@ def lane(stubs: list[object], matches: list[PlannedMatch], dry: list[int]) -> Ca
     return one
 
 
+async def database_now(url: str) -> object:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (await conn.execute("SELECT now()")).fetchone()
+    assert row is not None
+    return row[0]
+
+
+async def appends_and_commits(url: str, since: object) -> tuple[int, int]:
+    """The commands appended to this database since `since`, and the transactions that held
+    them: how many appends each commit held (the servers' group commit at work)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (
+            await conn.execute(
+                "SELECT count(DISTINCT (game_id, command_id)), count(DISTINCT xmin::text) FROM events"
+                " WHERE recorded_at >= %s AND command_id IS NOT NULL",
+                (since,),
+            )
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
 async def measure(
     procs: list[Proc],
     db_pids: list[int],
@@ -251,7 +278,11 @@ async def measure(
             METER.add(f"server-{i + 1}", p.proc.pid)
         if proxy is not None:
             METER.add("proxy", proxy[0].pid)
+        since = [await database_now(url) for url in args.urls]
         fig = await _drive(lanes, args.seconds)
+        written = [await appends_and_commits(url, t) for url, t in zip(args.urls, since, strict=True)]
+        commits = sum(c for _, c in written)
+        args.grouped = sum(a for a, _ in written) / commits if commits else float("nan")
         return fig, dry[0]
     finally:
         for channel in channels:
@@ -268,6 +299,7 @@ def run(args: argparse.Namespace) -> int:
     env = dict(os.environ, TABLIER_OPERATOR_TOKEN=operator, GRPC_ENABLE_FORK_SUPPORT="false")
     results = {k: Measured(k) for k in counts}
     with databases(args.database_url or []) as urls:
+        args.urls = urls
         db_pids = database_pids(urls)
         # Enough planned moves for every lane at the fastest count's rate, with room to spare.
         per_lane = max(
@@ -302,11 +334,12 @@ def run(args: argparse.Namespace) -> int:
                 m.p50.append(fig.pct(0.5))
                 m.p99.append(fig.pct(0.99))
                 m.errors.append(fig.errors)
+                m.grouped.append(args.grouped)
                 m.dry.append(dry)
                 print(
                     f"round {r + 1}, {k} server{'s' if k > 1 else ''}: {fig.rate:,.0f} moves/s, "
                     f"server CPU {m.server_cpu[-1]:.2f} ms/move, database CPU {fig.cpu.get('database', 0):.3f} "
-                    f"ms/move, errors {fig.errors}, lanes run dry {dry}",
+                    f"ms/move, {args.grouped:.2f} appends/commit, errors {fig.errors}, lanes run dry {dry}",
                     file=sys.stderr,
                 )
             baseline = figures[counts[0]].rate
@@ -327,7 +360,7 @@ def report(results: dict[int, Measured], counts: list[int], args: argparse.Names
     print(
         f"\n{'servers':>7} {'durable moves/s':>24} {f'x {first} server(s)':>20} {'server CPU ms/move':>22} "
         f"{'db CPU ms/move':>20} {'client CPU ms/move':>20} {'proxy CPU ms/move':>20} {'p50 ms':>18} "
-        f"{'p99 ms':>20} {'errors':>7}"
+        f"{'p99 ms':>20} {'appends/commit':>18} {'errors':>7}"
     )
     for k in counts:
         m = results[k]
@@ -335,7 +368,7 @@ def report(results: dict[int, Measured], counts: list[int], args: argparse.Names
             f"{k:>7} {span(m.rates, ',.0f'):>24} {span(m.ratios, '.2f'):>20} {span(m.server_cpu, '.2f'):>22} "
             f"{span(m.db_cpu, '.3f'):>20} {span(m.client_cpu, '.2f'):>20} {span(m.proxy_cpu, '.2f'):>20} "
             f"{span(m.p50, '.1f'):>18} "
-            f"{span(m.p99, '.1f'):>20} {sum(m.errors):>7}"
+            f"{span(m.p99, '.1f'):>20} {span(m.grouped, '.2f'):>18} {sum(m.errors):>7}"
         )
     if any(sum(m.dry) for m in results.values()):
         print("\nnote: some lanes ran out of planned moves before the end: raise --expect")
