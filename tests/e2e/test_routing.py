@@ -5,7 +5,8 @@ PostgreSQL. Shown from the servers' access logs: the calls about one match land 
 servers; a server stopped mid-match hands its matches to the others, which load them from the
 log with nothing lost; calls sent straight to a server that does not hold the match (or with
 another match's header) are still correct: moves are checked against the log's seq, reads with
-`min_seq` are fresh.
+`min_seq` are fresh. The TypeScript client (the npm package's example) through the proxy's
+browser address keeps its match on one server too.
 
 Needs the `haproxy` binary (.ci/run installs Debian's); skips without it, fails under CI."""
 
@@ -31,6 +32,7 @@ from tablier.v1 import service_pb2_grpc as rpc
 from tablier_client import Retry, connect, errors
 
 from .conftest import OPERATOR_TOKEN, ROOT, Server, start_server
+from .test_web_package import PACKAGE, WEB, installed  # noqa: F401  (the packed npm package, a fixture)
 
 CONFIG = ROOT / "deploy" / "haproxy.cfg"
 SERVERS = 3
@@ -46,6 +48,7 @@ class Routed:
     proxy: subprocess.Popen[bytes]
     haproxy: str
     log: Path
+    web_url: str
 
     def calls(self) -> dict[str, dict[int, list[str]]]:
         """game id -> server index -> the methods that server answered about it (access logs)."""
@@ -68,16 +71,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def proxy_config(port: int, servers: list[Server]) -> str:
-    """deploy/haproxy.cfg as shipped, but for these servers: its gRPC frontend on `port`, the
-    gRPC backend's `server` lines naming the servers' addresses, the browser part left out."""
-    text = CONFIG.read_text().split("\n# The browser address", 1)[0]
+def proxy_config(port: int, web_port: int, servers: list[Server]) -> str:
+    """deploy/haproxy.cfg as shipped, but for these servers: its gRPC frontend on `port`, its
+    browser frontend on `web_port`, each backend's `server` lines naming the servers' addresses."""
+    text = CONFIG.read_text()
     text = text.replace("bind :50051 proto h2", f"bind 127.0.0.1:{port} proto h2")
+    text = text.replace("bind :8080", f"bind 127.0.0.1:{web_port}")
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     if hard != resource.RLIM_INFINITY and hard < 2 * 4096 + 100:  # what this machine allows
         text = text.replace("maxconn 4096", f"maxconn {max(64, (hard - 100) // 2)}")
-    lines = [line for line in text.splitlines() if not line.strip().startswith("server ")]
-    lines += [f"    server tablier-{i + 1} {srv.address} proto h2" for i, srv in enumerate(servers)]
+    lines, backend = [], ""
+    for line in text.splitlines():
+        if line.startswith("backend "):
+            backend = line.split()[1]
+        if not line.strip().startswith("server "):
+            lines.append(line)
+            continue
+        if line.strip().startswith("server tablier-1 "):  # once per backend: every server started here
+            for i, srv in enumerate(servers):
+                if backend == "tablier_grpc":
+                    lines.append(f"    server tablier-{i + 1} {srv.address} proto h2")
+                else:
+                    lines.append(f"    server tablier-{i + 1} {srv.web_url.removeprefix('http://')}")
     return "\n".join(lines) + "\n"
 
 
@@ -107,17 +122,18 @@ def routed(e2e_database_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
             pytest.fail("no haproxy (.ci/run installs Debian's)")
         pytest.skip("no haproxy (apt-get install haproxy; .ci/run installs it)")
     tmp = tmp_path_factory.mktemp("routing")
-    servers = [start_server(e2e_database_url, tmp, f"r{i}") for i in range(SERVERS)]
-    port = free_port()
+    servers = [start_server(e2e_database_url, tmp, f"r{i}", "--web-listen", "127.0.0.1:0") for i in range(SERVERS)]
+    port, web_port = free_port(), free_port()
     config = tmp / "haproxy.cfg"
-    config.write_text(proxy_config(port, servers))
+    config.write_text(proxy_config(port, web_port, servers))
     checked = subprocess.run([haproxy, "-c", "-f", str(config)], capture_output=True, text=True, timeout=30)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     log = tmp / "haproxy.log"
     proxy = subprocess.Popen([haproxy, "-db", "-f", str(config)], stdout=log.open("wb"), stderr=subprocess.STDOUT)
     try:
         wait_for_port(port, proxy, log)
-        yield Routed(f"127.0.0.1:{port}", servers, proxy, haproxy, log)
+        wait_for_port(web_port, proxy, log)
+        yield Routed(f"127.0.0.1:{port}", servers, proxy, haproxy, log, f"http://127.0.0.1:{web_port}")
     finally:
         proxy.terminate()
         proxy.wait(10)
@@ -267,3 +283,23 @@ def test_the_shipped_proxy_configurations_are_valid_and_hash_the_header(routed: 
         path.write_text(text.replace("maxconn 4096", "maxconn 64"))
         checked = subprocess.run([routed.haproxy, "-c", "-f", str(path)], capture_output=True, text=True, timeout=30)
         assert checked.returncode == 0, (name, checked.stdout + checked.stderr)
+
+
+@pytest.mark.skipif(
+    shutil.which("npm") is None or not (WEB / "node_modules").is_dir(),
+    reason="needs npm and clients/web/node_modules (`make web`, or `make test` where npm is installed)",
+)
+def test_the_typescript_client_names_the_match_through_the_browser_address(routed: Routed, installed: Path):  # noqa: F811
+    """The npm package's README example (the Connect client: `gameClient` installs `gameHeader`)
+    through the proxy's browser address: every call about its match but the creation lands on
+    one server."""
+    (installed / "example.mjs").write_text((PACKAGE / "example.mjs").read_text())
+    done = subprocess.run(
+        ["node", "example.mjs", routed.web_url], cwd=installed, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = re.search(r"match (\S+) over at seq (\d+)", done.stdout)
+    assert found, done.stdout
+    game_id, seq = found[1], int(found[2])
+    (owner,) = routed.owners(game_id)
+    assert routed.calls()[game_id][owner].count("PlayMove") > seq // 4, routed.calls()[game_id]
