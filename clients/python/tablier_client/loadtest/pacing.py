@@ -59,9 +59,11 @@ class Pacer:
     def __init__(self) -> None:
         self.limit: Limit | None = None
         self.created = 0
-        # CreateGame refused for the creation limit, and seconds spent waiting for it.
+        # CreateGame refused for the creation limit; seconds the pacer waited for it, and the
+        # seconds its callers (the workers) were held back, each counted (they queue together).
         self.refused = 0
         self.waited = 0.0
+        self.blocked = 0.0
         self._tokens = 0.0
         self._at = 0.0
         self._lock = asyncio.Lock()
@@ -72,15 +74,18 @@ class Pacer:
         """`call()` (one CreateGame) once the limit allows it; sent again after a refusal for
         the limit, which is counted in `refused`; any other error is raised."""
         loop = asyncio.get_running_loop()
+        entered = loop.time()
         async with self._lock:
             while True:
                 await self._token(loop)
+                self.blocked += loop.time() - entered
                 try:
                     result = await call()
                 except errors.ResourceExhausted as exc:
                     if exc.reason != LIMITED:
                         raise
                     self.refused += 1
+                    entered = loop.time()
                     await self._learn(exc, loop)
                     continue
                 self.created += 1
@@ -122,6 +127,7 @@ class Pacer:
             "rate_limited": self.refused,
             "limit": None if self.limit is None else {"burst": self.limit.burst, "per_second": self.limit.per_second},
             "waited_seconds": round(self.waited, 3),
+            "workers_waited_seconds": round(self.blocked, 3),
             "token": host_token,
         }
 
@@ -136,7 +142,7 @@ def creation_line(pacer: Pacer) -> str:
             f" ({pacer.limit or 'not stated'}), not counted as failures: creation is paced by it"
         )
     if pacer.waited:
-        line += f"; {pacer.waited:.1f} s waited for it"
+        line += f"; workers waited {pacer.blocked:.1f} s in all for it"
     return line
 
 
@@ -144,7 +150,7 @@ def creation_notes(pacer: Pacer, token: bool, worker_seconds: float) -> list[str
     """What the report says when the creation limit held the run back."""
     if not pacer.refused and not pacer.waited:
         return []
-    share = pacer.waited / worker_seconds if worker_seconds > 0 else 0.0
+    share = pacer.blocked / worker_seconds if worker_seconds > 0 else 0.0
     notes = [
         f"matches were created within the server's creation limit ({pacer.limit or 'not stated'}); "
         + (
