@@ -486,6 +486,10 @@ def register(sub: Subcommands) -> None:
 
     bench.add_parser(sub, add_command)
 
+    from tablier import bench_scale
+
+    bench_scale.add_parser(sub, add_command)
+
     sp = add_command(
         sub,
         "protoset",

@@ -187,16 +187,22 @@ def test_play_makes_moves_with_the_tokens_a_user_has(limited, tmp_path, tokens):
     assert f"{units['finished']} units in" in done.stdout and f"{units['completed']} completed, 0 failed" in done.stdout
     # Seeded only with the auditor's token.
     assert out["seeded"] is ("TABLIER_AUDITOR_TOKEN" in tokens)
-    create = out["rpcs"]["CreateGame"]["statuses"]
-    limited_creates = create.get("RESOURCE_EXHAUSTED CREATE_RATE_LIMITED", 0)
+    create = out["rpcs"]["CreateGame"]
+    limited_creates = create["statuses"].get("RESOURCE_EXHAUSTED CREATE_RATE_LIMITED", 0)
+    assert create["rate_limited"] == limited_creates and create["errors"] == 0, create
+    assert out["creation"]["created"] == create["ok"] and out["creation"]["rate_limited"] == limited_creates
+    assert out["per_second"]["errors"] == {}  # a refused creation is no error
     if "TABLIER_HOST_TOKEN" in tokens:
-        assert limited_creates == 0  # the host's token is exempt from the creation rate
-    elif limited_creates:
-        # Waited as the server said (retry_after_ms) instead of hammering it: the refusals
-        # number a few per worker and second, not the thousands a loop without waits sends.
-        assert limited_creates < 4 * 4 * 10, create
-        assert any("waited" in n and "as the server asked" in n for n in out["notes"])
-        assert sum(map(sum, out["per_second"]["errors"].values())) == limited_creates
+        assert limited_creates == 0 and out["creation"]["limit"] is None  # the host's token is exempt
+    else:
+        # 4 workers, 2 matches at once: the first refusal states the limit and creation is paced
+        # by it from then on (one CreateGame at a time until then), not one refusal per worker.
+        assert 1 <= limited_creates <= 2, create
+        assert out["creation"]["limit"] == {"burst": 2, "per_second": 4.0}
+        assert sum(map(sum, out["per_second"]["rate_limited"].values())) == limited_creates
+        assert f"CreateGame refused {limited_creates} times for the server's creation limit" in done.stdout
+        assert "2 matches at once, then 4 per second" in done.stdout
+        assert any("host token (--token" in n for n in out["notes"]), out["notes"]
     # Printed once to the pipe, RPC names whole at the default width of a pipe.
     assert done.stdout.count("PlayMove ") == 1 and "…" not in done.stdout, done.stdout
     assert sum(out["per_second"]["ok"]["PlayMove"]) == moves

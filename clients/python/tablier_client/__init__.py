@@ -37,6 +37,7 @@ from .sdk import (
     open_seat,
     pack,
     unpack,
+    with_game,
 )
 from .values import MatchNotOver, MoveValues, ValuedMove
 
@@ -72,4 +73,5 @@ __all__ = [
     "open_seat",
     "pack",
     "unpack",
+    "with_game",
 ]

@@ -41,6 +41,9 @@ from .values import MoveValues
 
 TYPE_URL_PREFIX = "type.googleapis.com/"
 ROLE_HEADER = "x-tablier-role"
+# The match a call is about, as a header a proxy can hash without reading protobuf (docs/api.md
+# "Several servers behind one address"): every call whose request names a match carries it.
+GAME_HEADER = "x-tablier-game"
 
 M = TypeVar("M", bound=Message)
 R = TypeVar("R")
@@ -316,9 +319,10 @@ class Client:
             if seen:
                 request.min_seq = seen  # type: ignore[attr-defined]
         delays = self.retry.delays() if repeatable else iter(())
+        metadata = with_game(metadata, getattr(request, "game_id", ""))
         while True:
             try:
-                response = await method(request, metadata=tuple(metadata), timeout=self.timeout)
+                response = await method(request, metadata=metadata, timeout=self.timeout)
             except grpc.aio.AioRpcError as exc:
                 delay = next(delays, None) if exc.code() in _TRANSIENT else None
                 if delay is None:
@@ -1032,7 +1036,7 @@ class Match(Generic[A, V, E]):
         while True:
             call = self.client.stub.WatchGame(
                 service_pb2.WatchGameRequest(game_id=self.game_id, after_seq=seq, batches=batches),
-                metadata=self.metadata,
+                metadata=with_game(self.metadata, self.game_id),
             )
             over = got = False
             try:
@@ -1065,6 +1069,15 @@ class Match(Generic[A, V, E]):
             # server shutting down) is resumed.
             if over or (not got and (await self.state()).over):
                 return
+
+
+def with_game(metadata: Sequence[tuple[str, str]], game_id: str) -> tuple[tuple[str, str], ...]:
+    """`metadata` with `x-tablier-game: <game_id>` (when there is a game id and no such header
+    yet): a proxy in front of several servers hashes it, so the calls about one match go to the
+    server that holds it in memory. Any server answers correctly without it."""
+    if not game_id or any(key == GAME_HEADER for key, _ in metadata):
+        return tuple(metadata)
+    return (*metadata, (GAME_HEADER, game_id))
 
 
 def _seat_status(info: service_pb2.SeatInfo) -> str:

@@ -3,7 +3,7 @@
 // (@connectrpc/connect-web), plus what every page needs: credentials as headers, the
 // ErrorInfo reason of a refusal, and the game messages inside google.protobuf.Any.
 
-import { createClient, ConnectError, type Client } from "@connectrpc/connect";
+import { createClient, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { createRegistry, fromJson, toJson, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
 import { anyPack, AnySchema, type Any } from "@bufbuild/protobuf/wkt";
@@ -27,7 +27,39 @@ export function gameClient(baseUrl?: string): GameClient {
     if (typeof location === "undefined") throw new Error("gameClient(baseUrl): no page to take the server from");
     baseUrl = location.origin;
   }
-  return createClient(GameService, createConnectTransport({ baseUrl, useBinaryFormat: true }));
+  return createClient(
+    GameService,
+    createConnectTransport({ baseUrl, useBinaryFormat: true, interceptors: [gameHeader] }),
+  );
+}
+
+/** The header naming the match a call is about, for a proxy in front of several servers to
+ * hash (docs/api.md, "Several servers behind one address"). */
+export const GAME_HEADER = "x-tablier-game";
+
+/** Sets `x-tablier-game: <gameId>` on every call whose request names a match (unary calls and
+ * WatchGame alike), so a proxy sends the calls about one match to the server that holds it in
+ * memory. Any server answers correctly without it. `gameClient` installs it; add it to a
+ * transport of your own with `interceptors: [gameHeader]`. */
+export const gameHeader: Interceptor = (next) => async (req) => {
+  if (!req.stream) {
+    setGame(req.header, req.message);
+    return next(req);
+  }
+  // A server stream's request is one message (browsers send no client streams): read it,
+  // then hand the same message on.
+  const messages: unknown[] = [];
+  for await (const message of req.message) messages.push(message);
+  setGame(req.header, messages[0]);
+  const replay = (async function* () {
+    yield* messages;
+  })() as typeof req.message;
+  return next({ ...req, message: replay });
+};
+
+function setGame(header: Headers, message: unknown): void {
+  const gameId = (message as { gameId?: unknown } | undefined)?.gameId;
+  if (typeof gameId === "string" && gameId !== "" && !header.has(GAME_HEADER)) header.set(GAME_HEADER, gameId);
 }
 
 /** A client of tablier.v1.PlayerService (player accounts) at `baseUrl`, as gameClient. */

@@ -164,7 +164,7 @@ class Limiter:
                     f"too many matches created by this player: at most {self.limits.create_burst} at once,"
                     f" then {self.limits.create_rate:g} per second; retry in {wait:.1f} s",
                     "CREATE_RATE_LIMITED",
-                    _after(wait),
+                    self._create_limit(wait),
                 )
         if peer is None:
             return
@@ -174,8 +174,13 @@ class Limiter:
                 f"too many matches created from {peer or 'this peer'}: at most {self.limits.create_burst} at once,"
                 f" then {self.limits.create_rate:g} per second; retry in {wait:.1f} s",
                 "CREATE_RATE_LIMITED",
-                _after(wait),
+                self._create_limit(wait),
             )
+
+    def _create_limit(self, wait: float) -> dict[str, str]:
+        """A creation refusal's metadata: when to retry, and the limit itself (`burst` matches
+        at once, then `per_second`), so a client can pace its creations by it."""
+        return {**_after(wait), "burst": str(self.limits.create_burst), "per_second": f"{self.limits.create_rate:g}"}
 
     # -- credentials ----------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ CORS_REQUEST_HEADERS = [
     "authorization",
     "content-type",
     "x-tablier-role",
+    "x-tablier-game",
     "connect-protocol-version",
     "connect-timeout-ms",
     "connect-content-encoding",

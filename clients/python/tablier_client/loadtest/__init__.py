@@ -214,9 +214,10 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
 
     from ..sdk import Client, Retry, connect
     from .drive import Run, drive
+    from .pacing import creation_line, creation_notes
     from .report import build, plot, rpc_table, write_json
     from .scenarios import Context, generate_positions, read_positions, with_rollouts, write_positions
-    from .stats import Recorder
+    from .stats import Recorder, limited
 
     console = Console(highlight=False, stderr=True)
     root = args.ca.read_bytes() if args.ca else None
@@ -310,13 +311,17 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
         "positions": positions.describe() if positions else None,
         "seeded": seeded,
     }
+    if {"play", "watch"} & set(mix):
+        meta["creation"] = ctx.pacer.describe(bool(args.token))
     report = build(run_, rec, meta)
+    if {"play", "watch"} & set(mix):
+        report["notes"] += creation_notes(ctx.pacer, bool(args.token), run_.seconds * run_.max_in_flight)
     out = Console(highlight=False)
     if not out.is_terminal:
         out = Console(highlight=False, width=160)  # a file or a pipe: no terminal width to fit
     out.print(rpc_table(rec, run_.seconds, title))
     for rpc, r in report["rpcs"].items():
-        bad = {k: n for k, n in r["statuses"].items() if k != "OK"}
+        bad = {k: n for k, n in r["statuses"].items() if k != "OK" and not limited(k)}
         if bad:
             out.print(f"{rpc} errors: " + ", ".join(f"{k} x{n}" for k, n in bad.items()))
     rate = f"{report['achieved_rate']:.1f} completed units/s"
@@ -325,6 +330,8 @@ async def _run(args: argparse.Namespace, stages: list[Stage], mix: dict[str, flo
     out.print(
         f"{run_.finished} units in {run_.seconds:.2f} s: {run_.completed} completed, {run_.failed} failed; {rate}"
     )
+    if "creation" in meta:
+        out.print(creation_line(ctx.pacer))
     for note in report["notes"]:
         if note != run_.stopped:
             out.print(f"note: {note}")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import errors
-from ..sdk import Client, Retry, connect
+from ..sdk import Client, Retry, connect, with_game
 from ..v1 import ranked_pb2, service_pb2
 
 
@@ -52,7 +52,7 @@ async def _retrying(make: Any) -> Any:
 
 async def _play(client: Client, game_id: str) -> int:
     """Plays the player's seat with its first legal move until the match is over; the moves played."""
-    stub, md = client.stub, client._metadata(client.credential)
+    stub, md = client.stub, with_game(client._metadata(client.credential), game_id)
     moves_played = 0
     while True:
         moves = await stub.ListLegalMoves(service_pb2.ListLegalMovesRequest(game_id=game_id), metadata=md)

@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from .drive import Run
-from .stats import PERCENTILES, Recorder, summary_ms
+from .stats import PERCENTILES, Recorder, limited, summary_ms
 
 FORMAT = "tablier-loadtest/1"
 
@@ -21,15 +21,18 @@ def rpc_table(rec: Recorder, elapsed: float, title: str = "") -> Table:
     table = Table(title=title or None)
     # The RPC's name whole, whatever the width (a narrow terminal or a pipe's 80 columns).
     table.add_column("rpc", no_wrap=True, min_width=max((len(n) for n in rec.rpcs), default=3))
-    for column in ("ok", "errors", "ok/s", *PERCENTILES, "max (ms)"):
+    paced = any(limited(k) for s in rec.rpcs.values() for k in s.statuses)
+    for column in ("ok", "errors", *(("rate-limited",) if paced else ()), "ok/s", *PERCENTILES, "max (ms)"):
         table.add_column(column, justify="right")
     for name, s in sorted(rec.rpcs.items()):
         ok = s.statuses.get("OK", 0)
+        held_back = sum(n for k, n in s.statuses.items() if limited(k))
         lat = summary_ms(s.ok)
         table.add_row(
             name,
             str(ok),
-            str(sum(s.statuses.values()) - ok),
+            str(sum(s.statuses.values()) - ok - held_back),
+            *((str(held_back),) if paced else ()),
             f"{ok / max(elapsed, 1e-9):.0f}",
             *(f"{lat[p]:.2f}" for p in PERCENTILES),
             f"{lat['max']:.2f}",
@@ -47,9 +50,12 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
     rpcs = {}
     for name, s in sorted(rec.rpcs.items()):
         ok = s.statuses.get("OK", 0)
+        held_back = sum(n for k, n in s.statuses.items() if limited(k))
         rpcs[name] = {
             "ok": ok,
-            "errors": sum(s.statuses.values()) - ok,
+            # Refusals for the creation limit are not errors: the run paces creation by it.
+            "errors": sum(s.statuses.values()) - ok - held_back,
+            "rate_limited": held_back,
             "ok_per_second": ok / seconds,
             "latency_ms": summary_ms(s.ok),
             "statuses": dict(sorted(s.statuses.items())),
@@ -107,6 +113,7 @@ def build(run: Run, rec: Recorder, meta: dict[str, Any]) -> dict[str, Any]:
         "per_second": {
             "ok": {rpc: _series(c) for rpc, c in sorted(rec.ok_per_second.items())},
             "errors": {st: _series(c) for st, c in sorted(rec.errors_per_second.items())},
+            "rate_limited": {st: _series(c) for st, c in sorted(rec.limited_per_second.items())},
         },
         "target_rate": target,
         "achieved_rate": achieved,

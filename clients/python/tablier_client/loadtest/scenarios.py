@@ -27,8 +27,9 @@ from typing import Any, TypeVar
 from google.protobuf import json_format
 
 from .. import errors
-from ..sdk import Client, Created, message_class, pack
+from ..sdk import Client, Created, message_class, pack, with_game
 from ..v1 import common_pb2, service_pb2
+from .pacing import Pacer
 from .stats import Recorder
 
 R = TypeVar("R")
@@ -63,11 +64,14 @@ async def patiently(call: Callable[[], Awaitable[R]]) -> R:
             backoff = min(backoff * 2, MAX_BACKOFF)
 
 
-async def timed(rec: Recorder, rpc: str, call: Callable[[], Awaitable[R]], started: float | None = None) -> R:
+async def timed(
+    rec: Recorder, rpc: str, call: Callable[[], Awaitable[R]], started: float | None = None, *, wait: bool = True
+) -> R:
     """`call()` recorded under `rpc`, from `started` (default: now) to its answer. A limit of
-    the server (RESOURCE_EXHAUSTED: nothing was done) is recorded, then the call is repeated
-    after the wait the server names (`retry_after_ms`), or a doubling one when it names none,
-    until it is answered or the run ends; the time waited is counted in `rec.backoff`."""
+    the server (RESOURCE_EXHAUSTED: nothing was done) is recorded, then (with `wait`) the call
+    is repeated after the wait the server names (`retry_after_ms`), or a doubling one when it
+    names none, until it is answered or the run ends; the time waited is counted in
+    `rec.backoff`. Without `wait` it is raised, for the caller to pace (`pacing.Pacer`)."""
     loop = asyncio.get_running_loop()
     t0 = loop.time() if started is None else started
     backoff = FIRST_BACKOFF
@@ -76,11 +80,13 @@ async def timed(rec: Recorder, rpc: str, call: Callable[[], Awaitable[R]], start
             result = await call()
         except errors.ResourceExhausted as exc:
             rec.record(rpc, t0, loop.time(), status_of(exc))
+            if not wait:
+                raise
             hint = retry_after(exc)
-            wait = hint if hint is not None else backoff
+            pause = hint if hint is not None else backoff
             backoff = min(backoff * 2, MAX_BACKOFF)
-            rec.backoff[status_of(exc)] = rec.backoff.get(status_of(exc), 0.0) + wait
-            await asyncio.sleep(wait)
+            rec.backoff[status_of(exc)] = rec.backoff.get(status_of(exc), 0.0) + pause
+            await asyncio.sleep(pause)
             t0 = loop.time()
             continue
         except errors.TablierError as exc:
@@ -232,6 +238,7 @@ class Context:
     seed: int
     seeded: bool
     matches_created: int = 0
+    pacer: Pacer = field(default_factory=Pacer)
 
 
 async def unit_evaluate(ctx: Context, slot: Slot, started: float) -> None:
@@ -254,7 +261,7 @@ async def _spectate(ctx: Context, game_id: str, sent: list[tuple[int, float]], s
     stub = ctx.client.stub
     # In batches, as the web app and the terminal player watch: a server takes only a few
     # streams of one event per response on a match (WATCH_BATCHES_REQUIRED past them).
-    call = stub.WatchGame(service_pb2.WatchGameRequest(game_id=game_id, batches=True))
+    call = stub.WatchGame(service_pb2.WatchGameRequest(game_id=game_id, batches=True), metadata=with_game((), game_id))
     try:
         async for response in call:
             now = loop.time()
@@ -287,7 +294,11 @@ async def _new_match(ctx: Context, slot: Slot, started: float, watchers: int) ->
     n = ctx.matches_created
     ctx.matches_created += 1
     seed = seed_bytes(ctx.seed, ctx.game, n) if ctx.seeded else b""
-    created = await timed(ctx.rec, "CreateGame", lambda: ctx.creator.create(ctx.game, ctx.seats, seed=seed), started)
+    # Within the server's creation limit (`pacing`): a refusal is recorded, counted apart from
+    # failed units, and the creation sent again when the limit allows; the wait is no move's.
+    created = await ctx.pacer.create(
+        lambda: timed(ctx.rec, "CreateGame", lambda: ctx.creator.create(ctx.game, ctx.seats, seed=seed), wait=False)
+    )
     slot.created, slot.state, slot.moves, slot.sent = created, created.state, 0, []
     for _ in range(watchers):
         slot.spectators.append(asyncio.create_task(_spectate(ctx, created.game_id, slot.sent, created.state.seq)))

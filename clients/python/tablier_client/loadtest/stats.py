@@ -16,6 +16,12 @@ PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9}
 MAX_SAMPLES = 100_000
 
 
+def limited(status: str) -> bool:
+    """A refusal for the server's creation limit: the run paces its creations by it and sends
+    them again, so it is no failure of the load test (counted apart)."""
+    return status.endswith(" CREATE_RATE_LIMITED")
+
+
 def histogram() -> HdrHistogram:
     return HdrHistogram(LOWEST, HIGHEST, DIGITS)
 
@@ -48,6 +54,8 @@ class Recorder:
         # Per whole second since the start: answered calls per RPC, and errors per status.
         self.ok_per_second: dict[str, Counter[int]] = {}
         self.errors_per_second: dict[str, Counter[int]] = {}
+        # Calls refused for the creation limit (`limited`): counted apart from the errors.
+        self.limited_per_second: dict[str, Counter[int]] = {}
         # Seconds spent waiting as the server asked (RESOURCE_EXHAUSTED), per status.
         self.backoff: dict[str, float] = {}
 
@@ -63,6 +71,8 @@ class Recorder:
         second = int(max(ended - self.start, 0.0))
         if ok:
             self.ok_per_second.setdefault(rpc, Counter())[second] += 1
+        elif limited(status):
+            self.limited_per_second.setdefault(status, Counter())[second] += 1
         else:
             self.errors_per_second.setdefault(status, Counter())[second] += 1
         sample = (ended - self.start, rpc, seconds * 1000, ok)
