@@ -418,7 +418,10 @@ const scenarios = {
       check(!(await page.locator(".result h2").count()), "the match ended before a multi-tile play came up");
       const keys = await page.locator(".move").evaluateAll((bs) => bs.map((b) => b.dataset.keys.split(" ")));
       const multi = keys.find((k) => k.filter((x) => x.startsWith("at:")).length >= 2);
-      if (!multi) {
+      // The play is built once the move log is longer than its box, so that opening the match
+      // again below shows whether the log scrolls to its latest entry (a first move's log fits).
+      const logOverflows = await page.evaluate(() => { const l = document.querySelector(".log"); return !!l && l.scrollHeight > l.clientHeight; });
+      if (!multi || !logOverflows) {
         const before = await seqOf(page);
         await playFromList(page);
         await page.waitForFunction((b) => document.querySelector(".match-head .seq")?.textContent !== b, before);
