@@ -115,9 +115,14 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   // The seat's moves sent so far: a move list asked for before the latest of them was sent
   // may be from before that move was applied (a card it played, a trick it ended).
   let sent = 0;
+  // A leave or resign sent: from then on the page no longer asks for the seat's moves (once it
+  // is done the credential no longer acts for that seat, and a list asked for meanwhile, on the
+  // state the watch brings first, would be refused); refused, the seat plays on.
+  let quitting = false;
   let closed = false;
   const abort = new AbortController();
-  current.stop = () => { closed = true; abort.abort(); clearInterval(ticker); };
+  const stop = () => { closed = true; abort.abort(); clearInterval(ticker); };
+  current.stop = stop;
 
   const draw = () => {
     const view = anyJson(state.view);
@@ -316,19 +321,22 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   const quitNow = async (what: "leave" | "resign") => {
     asking = undefined;
     refused.textContent = "";
+    quitting = true;
     try {
       const req = { gameId, commandId: crypto.randomUUID() };
       const done = what === "leave" ? await client.leaveGame(req, asSeat(token)) : await client.resignGame(req, asSeat(token));
       tell(done.events);
       if (record.mine.length) localStorage.removeItem(`tablier:match:${gameId}`);
-      if (what === "leave") { say("You left the match."); location.hash = "#/"; return; }
+      if (what === "leave") { stop(); say("You left the match."); location.hash = "#/"; return; }
       if (done.state && done.state.seq >= state.seq) state = done.state;
       await refresh();
     } catch (err) {
+      quitting = false;
       const r = refusal(err);
       refused.textContent = `Refused: ${r.message}`;
       refused.dataset.reason = r.reason;
       drawQuit();
+      await refresh();
     }
   };
 
@@ -430,7 +438,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   // move is on its way: the refresh after it asks, at least at the seq it answered.
   const refresh = async () => {
     let next: typeof legal = undefined;
-    if (viewer !== undefined && !state.over && state.toAct.includes(viewer) && !busy) {
+    if (viewer !== undefined && !state.over && state.toAct.includes(viewer) && !busy && !quitting) {
       const asked = sent;
       const got = await client.listLegalMoves({ gameId, minSeq: state.seq }, asSeat(token));
       // Stale: the table of `state` is drawn with the list already there (none while a move is on its way).
@@ -508,6 +516,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   (async () => {
     try {
       for await (const item of client.watchGame({ gameId, afterSeq: first.seq, batches: true }, { ...asSeat(token), signal: abort.signal })) {
+        if (closed) break;
         tell(item.events.length ? item.events : item.event ? [item.event] : []);
         if (item.state && item.state.seq > state.seq) {
           state = item.state;
