@@ -73,6 +73,26 @@ async def test_concurrent_store_opening(fresh_database_url):
             await s.close()
 
 
+async def test_servers_started_together_on_new_shards_agree_on_their_names(fresh_database_url, second_database_url):
+    """Several servers opening the same two new databases as shards at once: each database
+    records one name, the first server's or another's, and every server opens (none fails on
+    the name another recorded a moment before)."""
+    from tablier.store import open_store as open_any
+
+    urls = f"{fresh_database_url}\n{second_database_url}"  # one a line: URLs or conninfo strings
+    stores = await asyncio.gather(*(open_any(urls) for _ in range(4)))
+    try:
+        names = []
+        for url in (fresh_database_url, second_database_url):
+            async with await psycopg.AsyncConnection.connect(url) as conn:
+                rows = await (await conn.execute("SELECT name, directory FROM shard_identity")).fetchall()
+            names.append(rows)
+        assert names == [[("shard0", True)], [("shard1", False)]]
+    finally:
+        for s in stores:
+            await s.close()
+
+
 async def test_unknown_migration_version_is_refused(fresh_database_url):
     async with await connect(fresh_database_url) as conn:
         await migrate(conn)

@@ -78,13 +78,16 @@ async def identify(conn: psycopg.AsyncConnection, spec: ShardSpec, position: int
     directory), recorded there if it has none yet. ShardConfigError when it records another
     name than the one given, or was (not) the directory. `where` names it in messages."""
     directory = position == 0
+    # Recorded by whichever server opens it first: servers started together on a new database
+    # all insert, one row stays, and every one of them reads it back.
     async with conn.transaction():
-        cur = await conn.execute("SELECT name, directory FROM shard_identity FOR UPDATE")
+        await conn.execute(
+            "INSERT INTO shard_identity (name, directory) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (check_name(spec.name or f"shard{position}"), directory),
+        )
+        cur = await conn.execute("SELECT name, directory FROM shard_identity")
         row = await cur.fetchone()
-        if row is None:
-            name = check_name(spec.name or f"shard{position}")
-            await conn.execute("INSERT INTO shard_identity (name, directory) VALUES (%s, %s)", (name, directory))
-            return name
+    assert row is not None  # inserted, or there already
     name, was_directory = str(row[0]), bool(row[1])
     if spec.name is not None and spec.name != name:
         raise ShardConfigError(
