@@ -168,6 +168,7 @@ async def serve_one(args: argparse.Namespace) -> int:
             auditor_token=auditor,
             limits=limits,
             creator_token=creator,
+            cache_size=args.held_matches,
         )
         app.signing = signing
         app.queue.settings = replace(app.queue.settings, bot_after=args.queue_bot_after)

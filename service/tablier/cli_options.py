@@ -281,6 +281,14 @@ def serve_options(sp: argparse.ArgumentParser) -> None:
         help="WatchGame streams one peer (address) may hold open (env TABLIER_WATCH_PER_PEER)",
     )
     sp.add_argument(
+        "--held-matches",
+        type=_positive(int),
+        default=_env("HELD_MATCHES", "1024"),
+        help="matches whose verified state the server holds in memory (least recently used"
+        " dropped first); a move on a match not held reads and verifies its log first. Size it to"
+        " the matches this server plays at once (docs/scaling.md) (env TABLIER_HELD_MATCHES)",
+    )
+    sp.add_argument(
         "--watch-per-match",
         type=_positive(int),
         default=_env("WATCH_PER_MATCH", "1000"),

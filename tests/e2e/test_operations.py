@@ -99,6 +99,23 @@ def test_metrics_count_calls_appends_cache_streams_and_pool(serving, fresh_datab
         watch_channel.close()
 
 
+def test_held_matches_bounds_the_states_held_and_a_dropped_match_is_read_again(serving, fresh_database_url):
+    """`--held-matches 2`: three matches played, two held (the gauge says so); a move on the
+    match dropped first is still played, its state read and verified from the log (a miss)."""
+    srv, stub = serving("--metrics-listen", "127.0.0.1:0", "--held-matches", "2", database_url=fresh_database_url)
+    url = metrics_address(srv)
+    matches = [create(stub, "grid_knock") for _ in range(3)]
+    for created in matches:
+        bot_move(stub, created)
+    before = scrape(url)
+    assert before[("tablier_held_matches", ())] == 2
+    played = bot_move(stub, matches[0])
+    assert played.events
+    after = scrape(url)
+    assert after[("tablier_held_matches", ())] == 2
+    assert after[("tablier_cache_misses_total", ())] > before[("tablier_cache_misses_total", ())]
+
+
 def test_access_log_has_one_json_line_per_call(serving):
     srv, stub = serving("--access-log", "json")
     created = create(stub, "grid_knock")

@@ -14,6 +14,7 @@ multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), the parent adds them up at each 
 | `tablier_database_errors_total{operation}` | store operations that failed for the database (unreachable, timed out) | sum |
 | `tablier_database_up` | 1 while the database answers, 0 during an outage | lowest of live workers |
 | `tablier_cache_hits_total`, `tablier_cache_misses_total` | match-state cache lookups | sum |
+| `tablier_held_matches` | matches whose verified state is held in memory (at most `--held-matches`); the misses growing while it sits at its bound: raise the bound | sum of live workers |
 | `tablier_reads_cached_total`, `tablier_reads_loaded_total` | reads of the present answered from the cached state without the database, and those that asked it (no feed, a later `min_seq`, a state not held) | sum |
 | `tablier_held_rechecks_total` | matches answered from the held state whose last events were checked again in the database (`--recheck-every`) | sum |
 | `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection, or with `--bus` its NATS connection, and the database up): reads may be answered from the cache | lowest of live workers |
@@ -151,6 +152,7 @@ class WorkersMetrics:
 _APP_METRICS = {
     "tablier_cache_hits": ("match-state cache lookups that found a state", "counter", ""),
     "tablier_cache_misses": ("match-state cache lookups that found none", "counter", ""),
+    "tablier_held_matches": ("matches whose verified state is held in memory", "gauge", "livesum"),
     "tablier_reads_cached": ("reads of the present answered from the cached state", "counter", ""),
     "tablier_reads_loaded": ("reads of the present that asked the database", "counter", ""),
     "tablier_held_rechecks": ("matches answered from the held state whose log was checked again", "counter", ""),
@@ -186,6 +188,7 @@ def _app_values(app: GameApp) -> Iterator[tuple[str, float]]:
     cache = app.cache
     yield "tablier_cache_hits", getattr(cache, "hits", 0)
     yield "tablier_cache_misses", getattr(cache, "misses", 0)
+    yield "tablier_held_matches", len(cache)
     repo = app.repository
     yield "tablier_reads_cached", repo.reads_cached
     yield "tablier_reads_loaded", repo.reads_loaded
