@@ -1,8 +1,8 @@
 """`tablier bench-scale`: durable moves/s and CPU per move with 1, 2, 3... servers sharing
 the database(s), the single server the baseline of the same run.
 
-    tablier bench-scale [--servers 1,2,3] [--rounds 3] [--seconds 3] [--concurrency 16]
-                        [--database-url URL ...] [--via client|haproxy]
+    tablier bench-scale [--servers 1,2,3] [--shards 1,2] [--rounds 3] [--seconds 3]
+                        [--concurrency 16] [--database-url URL ...] [--via client|haproxy]
 
 Each round starts, on loopback only, each server count in turn (the order rotated from round
 to round, so a machine's drift falls on every count alike): that many `tablier serve`
@@ -17,7 +17,10 @@ one durable move. Then the servers stop.
 Reported per server count, median (range) over the rounds: durable moves/s and its ratio to
 one server in the same round, server CPU per move summed over the servers, database CPU per
 move (when the database runs on this machine: its postmaster and backends), the client's CPU
-per move, p50 and p99 latency. Without `--database-url`, a temporary embedded PostgreSQL.
+per move, p50 and p99 latency. Without `--database-url`, temporary embedded PostgreSQL
+servers: one per shard of each `--shards` count (1 by default), every count with databases of
+its own, so each (shards, servers) pair is measured alone in every round and compared with the
+first pair of the same round.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ def owner(game_id: str, servers: int) -> int:
 
 @dataclass
 class Measured:
+    shards: int
     servers: int
     rates: list[float] = field(default_factory=list)
     ratios: list[float] = field(default_factory=list)
@@ -73,6 +77,7 @@ class Measured:
     errors: list[int] = field(default_factory=list)
     dry: list[int] = field(default_factory=list)  # lanes whose planned moves ran out
     grouped: list[float] = field(default_factory=list)  # appends per commit
+    appends: list[list[int]] = field(default_factory=list)  # per round, on each database
 
 
 def span(xs: list[float], fmt: str) -> str:
@@ -82,14 +87,18 @@ def span(xs: list[float], fmt: str) -> str:
 
 
 @contextlib.contextmanager
-def databases(urls: list[str]) -> Iterator[list[str]]:
+def databases(urls: list[str], shard_counts: list[int]) -> Iterator[dict[int, list[str]]]:
+    """The databases of each shard count: the given URLs (one count, theirs), or that many
+    temporary embedded servers per count (the first of each its directory)."""
     if urls:
-        yield urls
+        yield {len(urls): urls}
         return
     from tablier import embedded
 
-    with embedded.start(None, temporary=True) as pg:
-        yield [pg.dsn]
+    with contextlib.ExitStack() as stack:
+        yield {
+            s: [stack.enter_context(embedded.start(None, temporary=True)).dsn for _ in range(s)] for s in shard_counts
+        }
 
 
 def database_pids(urls: list[str]) -> list[int]:
@@ -243,6 +252,7 @@ async def appends_and_commits(url: str, since: object) -> tuple[int, int]:
 
 async def measure(
     procs: list[Proc],
+    urls: list[str],
     db_pids: list[int],
     operator: str,
     args: argparse.Namespace,
@@ -278,11 +288,12 @@ async def measure(
             METER.add(f"server-{i + 1}", p.proc.pid)
         if proxy is not None:
             METER.add("proxy", proxy[0].pid)
-        since = [await database_now(url) for url in args.urls]
+        since = [await database_now(url) for url in urls]
         fig = await _drive(lanes, args.seconds)
-        written = [await appends_and_commits(url, t) for url, t in zip(args.urls, since, strict=True)]
+        written = [await appends_and_commits(url, t) for url, t in zip(urls, since, strict=True)]
         commits = sum(c for _, c in written)
         args.grouped = sum(a for a, _ in written) / commits if commits else float("nan")
+        args.appends = [a for a, _ in written]
         return fig, dry[0]
     finally:
         for channel in channels:
@@ -290,40 +301,49 @@ async def measure(
 
 
 def run(args: argparse.Namespace) -> int:
-    counts = sorted({int(x) for x in str(args.servers).split(",") if x})
-    if not counts or counts[0] < 1:
+    counts = [int(x) for x in dict.fromkeys(str(args.servers).split(",")) if x]
+    if not counts or min(counts) < 1:
         raise SystemExit("--servers: server counts of at least 1, e.g. 1,2,3")
+    shard_counts = [int(x) for x in dict.fromkeys(str(args.shards or "").split(",")) if x]
+    if args.database_url and shard_counts:
+        raise SystemExit("--shards starts its own databases: give it or --database-url, not both")
+    if any(s < 1 for s in shard_counts):
+        raise SystemExit("--shards: shard counts of at least 1, e.g. 1,2")
     logs = Path(args.log_dir or os.environ.get("TMPDIR", "/tmp")) / f"tablier-bench-scale-{os.getpid()}"
     logs.mkdir(parents=True, exist_ok=True)
     operator = secrets.token_hex(16)
     env = dict(os.environ, TABLIER_OPERATOR_TOKEN=operator, GRPC_ENABLE_FORK_SUPPORT="false")
-    results = {k: Measured(k) for k in counts}
-    with databases(args.database_url or []) as urls:
-        args.urls = urls
-        db_pids = database_pids(urls)
-        # Enough planned moves for every lane at the fastest count's rate, with room to spare.
+    with databases(args.database_url or [], shard_counts or [1]) as by_shards:
+        pairs = [(s, k) for s in by_shards for k in counts]
+        results = {pair: Measured(*pair) for pair in pairs}
+        pids = {s: database_pids(urls) for s, urls in by_shards.items()}
+        # Enough planned moves for every lane at the fastest pair's rate, with room to spare.
         per_lane = max(
-            2, math.ceil(args.expect * max(counts) * args.seconds * 1.5 / args.concurrency / MOVES_PER_MATCH)
+            2,
+            math.ceil(
+                args.expect * max(counts) * max(by_shards) * args.seconds * 1.5 / args.concurrency / MOVES_PER_MATCH
+            ),
         )
         for r in range(args.rounds):
-            order = counts[r % len(counts) :] + counts[: r % len(counts)]
-            baseline: float | None = None
-            figures: dict[int, Figure] = {}
-            for k in order:
-                procs = start_servers(k, urls, env, logs, f"r{r + 1}-{k}")
+            order = pairs[r % len(pairs) :] + pairs[: r % len(pairs)]
+            figures: dict[tuple[int, int], Figure] = {}
+            for s, k in order:
+                urls, db_pids = by_shards[s], pids[s]
+                tag = f"r{r + 1}-{s}x{k}"
+                procs = start_servers(k, urls, env, logs, tag)
                 proxy = None
                 try:
                     if args.via == "haproxy":
-                        proxy = start_proxy(procs, logs, f"r{r + 1}-{k}")
-                    fig, dry = asyncio.run(measure(procs, db_pids, operator, args, per_lane, proxy))
+                        proxy = start_proxy(procs, logs, tag)
+                    fig, dry = asyncio.run(measure(procs, urls, db_pids, operator, args, per_lane, proxy))
                 finally:
                     if proxy is not None:
                         proxy[0].terminate()
                         proxy[0].wait(10)
                     for p in procs:
                         p.stop()
-                figures[k] = fig
-                m = results[k]
+                figures[s, k] = fig
+                m = results[s, k]
                 m.rates.append(fig.rate)
                 m.server_cpu.append(sum(v for g, v in fig.cpu.items() if g.startswith("server-")))
                 if "database" in fig.cpu and db_pids:
@@ -335,54 +355,56 @@ def run(args: argparse.Namespace) -> int:
                 m.p99.append(fig.pct(0.99))
                 m.errors.append(fig.errors)
                 m.grouped.append(args.grouped)
+                m.appends.append(args.appends)
                 m.dry.append(dry)
                 print(
-                    f"round {r + 1}, {k} server{'s' if k > 1 else ''}: {fig.rate:,.0f} moves/s, "
+                    f"round {r + 1}, {s} shard{'s' if s > 1 else ''}, {k} server{'s' if k > 1 else ''}: "
+                    f"{fig.rate:,.0f} moves/s, "
                     f"server CPU {m.server_cpu[-1]:.2f} ms/move, database CPU {fig.cpu.get('database', 0):.3f} "
                     f"ms/move, {args.grouped:.2f} appends/commit, errors {fig.errors}, lanes run dry {dry}",
                     file=sys.stderr,
                 )
-            baseline = figures[counts[0]].rate
-            for k in counts:
-                results[k].ratios.append(figures[k].rate / baseline if baseline else float("nan"))
-    report(results, counts, args, urls)
+            baseline = figures[pairs[0]].rate
+            for pair in pairs:
+                results[pair].ratios.append(figures[pair].rate / baseline if baseline else float("nan"))
+    report(results, pairs, args)
     # A run whose moves all failed says so by its exit status, not with zeros alone.
     return 0 if all(min(m.rates) > 0 for m in results.values()) else 1
 
 
-def report(results: dict[int, Measured], counts: list[int], args: argparse.Namespace, urls: list[str]) -> None:
+def report(results: dict[tuple[int, int], Measured], pairs: list[tuple[int, int]], args: argparse.Namespace) -> None:
     print(
-        f"\n{args.concurrency} moves in flight through {args.via}, {args.rounds} rounds of {args.seconds:g} s, {len(urls)} database(s), "
+        f"\n{args.concurrency} moves in flight through {args.via}, {args.rounds} rounds of {args.seconds:g} s, "
         f"client on the same machine ({os.cpu_count()} cores, load average "
         f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}); median (range) over the rounds"
     )
-    first = counts[0]
+    s0, k0 = pairs[0]
     print(
-        f"\n{'servers':>7} {'durable moves/s':>24} {f'x {first} server(s)':>20} {'server CPU ms/move':>22} "
+        f"\n{'shards':>6} {'servers':>7} {'durable moves/s':>24} {f'x {s0}/{k0}':>20} {'server CPU ms/move':>22} "
         f"{'db CPU ms/move':>20} {'client CPU ms/move':>20} {'proxy CPU ms/move':>20} {'p50 ms':>18} "
         f"{'p99 ms':>20} {'appends/commit':>18} {'errors':>7}"
     )
-    for k in counts:
-        m = results[k]
+    for pair in pairs:
+        m = results[pair]
         print(
-            f"{k:>7} {span(m.rates, ',.0f'):>24} {span(m.ratios, '.2f'):>20} {span(m.server_cpu, '.2f'):>22} "
-            f"{span(m.db_cpu, '.3f'):>20} {span(m.client_cpu, '.2f'):>20} {span(m.proxy_cpu, '.2f'):>20} "
-            f"{span(m.p50, '.1f'):>18} "
+            f"{m.shards:>6} {m.servers:>7} {span(m.rates, ',.0f'):>24} {span(m.ratios, '.2f'):>20} "
+            f"{span(m.server_cpu, '.2f'):>22} {span(m.db_cpu, '.3f'):>20} {span(m.client_cpu, '.2f'):>20} "
+            f"{span(m.proxy_cpu, '.2f'):>20} {span(m.p50, '.1f'):>18} "
             f"{span(m.p99, '.1f'):>20} {span(m.grouped, '.2f'):>18} {sum(m.errors):>7}"
         )
+    print(f"\n(x {s0}/{k0}: the rate's ratio to {s0} shard(s) and {k0} server(s) in the same round)")
     if any(sum(m.dry) for m in results.values()):
         print("\nnote: some lanes ran out of planned moves before the end: raise --expect")
     if args.json:
         Path(args.json).write_text(
             json.dumps(
                 {
-                    "format": "tablier-bench-scale/1",
+                    "format": "tablier-bench-scale/2",
                     "concurrency": args.concurrency,
                     "rounds": args.rounds,
                     "seconds": args.seconds,
-                    "databases": len(urls),
                     "via": args.via,
-                    "results": {str(k): vars(results[k]) for k in counts},
+                    "results": [vars(results[pair]) for pair in pairs],
                 },
                 indent=1,
             )
@@ -394,12 +416,18 @@ def add_parser(sub: Subcommands, add_command: Callable[..., argparse.ArgumentPar
     sp = add_command(
         sub,
         "bench-scale",
-        help="durable moves/s and CPU per move with 1, 2, 3... servers on the same database(s) (loopback, stops by itself)",
+        help="durable moves/s and CPU per move with 1, 2, 3... servers over 1, 2... shards (loopback, stops by itself)",
     )
     if sp is None:
         return
     sp.add_argument(
         "--servers", default="1,2,3", help="server counts to measure, e.g. 1,2,3 (the first is the baseline)"
+    )
+    sp.add_argument(
+        "--shards",
+        default=None,
+        help="shard counts to measure, e.g. 1,2: that many temporary embedded PostgreSQL servers for each "
+        "(default 1; not with --database-url)",
     )
     sp.add_argument("--rounds", type=int, default=3)
     sp.add_argument("--seconds", type=float, default=3.0, help="per measurement")
