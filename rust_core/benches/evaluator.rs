@@ -5,6 +5,7 @@
 //! move on one thread).
 //!
 //! Run: cargo bench -p tablier-core --bench evaluator [-- --runs N] [-- --no-baseline]
+//! [-- --min-moves M] (a position with at least M of the 90 to 130 moves: 120 for the upper end)
 
 use std::time::Instant;
 
@@ -31,9 +32,9 @@ fn process_cpu_ns() -> u64 {
 }
 
 /// The first position of seeded two-seat greedy matches, after the twelfth decision, whose
-/// seat has 90 to 130 legal moves: (position bytes, moves, seed, decisions played).
-fn mid_game(game: &dyn DynGame) -> (Vec<u8>, usize, u64, usize) {
-    for seed in 0..200u64 {
+/// seat has `min` (at least 90) to 130 legal moves: (position bytes, moves, seed, decisions played).
+fn mid_game(game: &dyn DynGame, min: usize) -> (Vec<u8>, usize, u64, usize) {
+    for seed in 0..2000u64 {
         let mut m = game.new_match(2, &Options::new()).unwrap();
         let mut rng = Rng::from_u64(seed);
         for e in m.start(&mut rng).unwrap() {
@@ -44,7 +45,7 @@ fn mid_game(game: &dyn DynGame) -> (Vec<u8>, usize, u64, usize) {
                 break;
             };
             let moves = m.legal_actions(seat).unwrap().len();
-            if step >= 12 && (90..=130).contains(&moves) {
+            if step >= 12 && (min.max(90)..=130).contains(&moves) {
                 return (
                     m.position(Viewer::Seat(seat), seat).unwrap(),
                     moves,
@@ -58,7 +59,7 @@ fn mid_game(game: &dyn DynGame) -> (Vec<u8>, usize, u64, usize) {
             }
         }
     }
-    panic!("no mid-game position with 90 to 130 moves");
+    panic!("no mid-game position with {} to 130 moves", min.max(90));
 }
 
 /// One evaluation: (wall ms, CPU ms of every thread, playouts counted in its values).
@@ -91,8 +92,14 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(5usize);
     let baseline = !args.iter().any(|a| a == "--no-baseline");
+    let min = args
+        .iter()
+        .position(|a| a == "--min-moves")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(90usize);
     let game = find("qwirkle").unwrap();
-    let (position, moves, seed, step) = mid_game(game);
+    let (position, moves, seed, step) = mid_game(game, min);
     println!("qwirkle: a mid-game position with {moves} legal moves (greedy match seed {seed}, after {step} decisions)");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
