@@ -110,11 +110,12 @@ def database_pids(urls: list[str]) -> list[int]:
     for url in urls:
         with psycopg.connect(url) as conn:
             row = conn.execute("SELECT pg_backend_pid()").fetchone()
-        assert row is not None
-        try:
-            parent = psutil.Process(row[0]).parent()
-        except psutil.Error:
-            continue
+            assert row is not None
+            # Asked while connected: once closed, the backend may be gone before it is looked up.
+            try:
+                parent = psutil.Process(row[0]).parent()
+            except psutil.Error:  # not on this machine
+                continue
         if parent is not None and parent.name() == "postgres" and parent.pid not in pids:
             pids.append(parent.pid)
     return pids
