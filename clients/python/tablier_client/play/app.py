@@ -15,6 +15,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, OptionList, RichLog, Select, Static
@@ -243,7 +244,9 @@ class MatchScreen(Screen[None]):
 
     async def refresh_moves(self) -> None:
         async with self._moves_lock:
-            await self._refresh_moves()
+            # A screen closed while its moves were asked for has no list left to fill.
+            with contextlib.suppress(NoMatches):
+                await self._refresh_moves()
 
     async def _refresh_moves(self) -> None:
         state = self.state
@@ -317,11 +320,13 @@ class MatchScreen(Screen[None]):
                 await self.refresh_moves()
         except errors.TablierError as exc:
             self.show_error(exc)
-        # The stream ends with the match: show the final state as the viewer sees it.
+        # The stream ends with the match: show the final state as the viewer sees it (unless
+        # the screen was closed meanwhile: nothing left to draw on).
         with contextlib.suppress(errors.TablierError):
             self.state = await self.handle.state()
         await self.refresh_moves()
-        self.redraw()
+        with contextlib.suppress(NoMatches):
+            self.redraw()
 
     # ------------------------------------------------------------------ playing
 
