@@ -16,17 +16,11 @@ import pytest
 from .conftest import tablier_cmd
 
 
-def test_bench_scale_measures_each_server_count_against_one(fresh_database_url, tmp_path):
-    if not (shutil.which("haproxy") or Path("/usr/sbin/haproxy").exists()):
-        if os.environ.get("CI"):
-            pytest.fail("no haproxy (.ci/run installs Debian's)")
-        pytest.skip("no haproxy (apt-get install haproxy; .ci/run installs it)")
-    out = tmp_path / "scale.json"
-    done = subprocess.run(
+def _bench_scale(tmp_path: Path, out: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """One short round of `tablier bench-scale` (4 moves in flight for 0.5 s) with `options`."""
+    return subprocess.run(
         tablier_cmd(
             "bench-scale",
-            "--servers",
-            "1,2",
             "--rounds",
             "1",
             "--seconds",
@@ -35,19 +29,25 @@ def test_bench_scale_measures_each_server_count_against_one(fresh_database_url, 
             "4",
             "--expect",
             "300",
-            "--via",
-            "haproxy",
-            "--database-url",
-            fresh_database_url,
             "--log-dir",
             str(tmp_path),
             "--json",
             str(out),
+            *options,
         ),
         capture_output=True,
         text=True,
         timeout=240,
     )
+
+
+def test_bench_scale_measures_each_server_count_against_one(fresh_database_url, tmp_path):
+    if not (shutil.which("haproxy") or Path("/usr/sbin/haproxy").exists()):
+        if os.environ.get("CI"):
+            pytest.fail("no haproxy (.ci/run installs Debian's)")
+        pytest.skip("no haproxy (apt-get install haproxy; .ci/run installs it)")
+    out = tmp_path / "scale.json"
+    done = _bench_scale(tmp_path, out, "--servers", "1,2", "--via", "haproxy", "--database-url", fresh_database_url)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(out.read_text())
     assert report["via"] == "haproxy"
@@ -65,30 +65,7 @@ def test_bench_scale_measures_two_shards_against_one(tmp_path):
     """`--shards 1,2`: temporary embedded databases for each count, two servers on each; the
     two-shard servers append to both databases, every move succeeds."""
     out = tmp_path / "shards.json"
-    done = subprocess.run(
-        tablier_cmd(
-            "bench-scale",
-            "--servers",
-            "2",
-            "--shards",
-            "1,2",
-            "--rounds",
-            "1",
-            "--seconds",
-            "0.5",
-            "--concurrency",
-            "4",
-            "--expect",
-            "300",
-            "--log-dir",
-            str(tmp_path),
-            "--json",
-            str(out),
-        ),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    done = _bench_scale(tmp_path, out, "--servers", "2", "--shards", "1,2")
     assert done.returncode == 0, done.stdout + done.stderr
     one, two = json.loads(out.read_text())["results"]
     assert (one["shards"], one["servers"], two["shards"], two["servers"]) == (1, 2, 2, 2)
