@@ -478,13 +478,16 @@ class Leaderboards:
             except ValueError:
                 raise BadRequest("a subject is 'player:<uuid>' or 'bot:<name>'", "BAD_SUBJECT") from None
         directory = self._ratings()
-        rows = await directory.ratings(game_type, [subject])
-        current = None
-        if rows:
-            current = await self.standing(rows[0], await directory.rank_of(game_type, rows[0].rating))
+        # The history first: an event and the rows after it commit together, so the current
+        # rating read next is never older than the last event listed (read the other way round,
+        # a match rated between the two reads came with no current rating, and no rank).
         out = []
         for ev in await directory.history(game_type, subject, size):
             event = RatingEvent.FromString(ev.payload)
             change = next(c for c in event.changes if c.subject == subject)
             out.append(HistoryEntry(ev.seq, event, change))
+        rows = await directory.ratings(game_type, [subject])
+        current = None
+        if rows:
+            current = await self.standing(rows[0], await directory.rank_of(game_type, rows[0].rating))
         return current, out
