@@ -4,7 +4,7 @@
 use crate::error::{CoreError, CoreResult};
 
 use super::board::{idx, xy, Board, Overlay, MAXC, OFF, W};
-use super::tiles::{group_size, line_points, LineSet, TILES, TYPES};
+use super::tiles::{group_size, line_points, LineSet, TYPES};
 
 // ------------------------------------------------------------------------------------------------
 // Legal-play enumeration (spec 10.2 item 4)
@@ -79,6 +79,11 @@ pub(super) fn enumerate_plays<F: FnMut(&PlayRef)>(board: &Board, hand: u64, mut 
     );
 }
 
+/// Lines of a direction next to the bounding box of tiles within |x|, |y| <= MAXC, and the
+/// 64-bit words of frontier positions along one of them.
+const FRONTIER_LINES: usize = 2 * MAXC as usize + 3;
+const FRONTIER_WORDS: usize = FRONTIER_LINES.div_ceil(64);
+
 /// [`enumerate_plays`] for a caller that wants only some spans: the plays of one span (the
 /// same cells, different types) all score the same, so `want(score)` is asked once per span
 /// before its types are tried, and `emit` returns true when it wants no more of that span.
@@ -95,17 +100,22 @@ fn walk_plays<W: FnMut(u32) -> bool, F: FnMut(&PlayRef) -> bool>(
     // k placed tiles of one line are k distinct types of one colour or one shape: k <= g(hand).
     let distinct = group_size(hand) as usize;
     let cells = &board.cells;
-    // Frontier cells (empty, next to a tile), as sortable keys per direction: line-major.
-    let mut keys = [[0u32; 4 * TILES]; 2];
-    let mut nk = 0usize;
+    // Frontier cells (empty, next to a tile) per line of each direction, as bit masks over the
+    // line's positions: rows, then columns, each in ascending order without sorting. Lines and
+    // positions count from just before the bounding box (|x|, |y| <= 89: at most 181 of each).
+    let (x0, y0) = (board.min_x - 1, board.min_y - 1);
+    let (nx_lines, ny_lines) = (
+        (board.max_x - x0 + 2) as usize,
+        (board.max_y - y0 + 2) as usize,
+    );
+    let mut frontier = [[[0u64; FRONTIER_WORDS]; FRONTIER_LINES]; 2];
     for &(x, y, _) in &board.tiles {
         let (x, y) = (x as i32, y as i32);
         for (nx, ny) in [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)] {
-            if cells[idx(nx, ny)] == 0 && nk < 4 * TILES {
-                let (ux, uy) = ((nx + OFF) as u32, (ny + OFF) as u32);
-                keys[0][nk] = uy << 8 | ux;
-                keys[1][nk] = ux << 8 | uy;
-                nk += 1;
+            if cells[idx(nx, ny)] == 0 {
+                let (ux, uy) = ((nx - x0) as usize, (ny - y0) as usize);
+                frontier[0][uy][ux / 64] |= 1 << (ux % 64);
+                frontier[1][ux][uy / 64] |= 1 << (uy % 64);
             }
         }
     }
@@ -115,18 +125,18 @@ fn walk_plays<W: FnMut(u32) -> bool, F: FnMut(&PlayRef) -> bool>(
     let mut ptouch = [false; W];
     let mut stamp = [u32::MAX; W];
     let mut generation = 0u32;
-    for (dir, line_keys) in keys.iter_mut().enumerate() {
+    for (dir, lines) in frontier.iter().enumerate() {
         let (step, perp) = if dir == 0 { (1usize, W) } else { (W, 1usize) };
-        let fr = &mut line_keys[..nk];
-        fr.sort_unstable();
-        let mut g = 0;
-        while g < fr.len() {
-            let line_key = fr[g] >> 8;
-            let mut h = g;
-            while h < fr.len() && fr[h] >> 8 == line_key {
-                h += 1;
+        let (line_base, pos_base, n_lines) = if dir == 0 {
+            (y0, x0, ny_lines)
+        } else {
+            (x0, y0, nx_lines)
+        };
+        for (l, words) in lines[..n_lines].iter().enumerate() {
+            if words.iter().all(|&w| w == 0) {
+                continue;
             }
-            let line = line_key as i32 - OFF;
+            let line = line_base + l as i32;
             let at = |pos: i32| {
                 if dir == 0 {
                     idx(pos, line)
@@ -169,16 +179,19 @@ fn walk_plays<W: FnMut(u32) -> bool, F: FnMut(&PlayRef) -> bool>(
                 }
                 (pmask[slot], pscore[slot], ptouch[slot])
             };
-            // Every play contains a frontier cell f of this line, so its first cell is in f-5..=f.
+            // Every play contains a frontier cell f of this line. The cells before the first
+            // frontier cell at or after a play's first cell are empty and touch nothing, so the
+            // play places each of them and f too: its first cell is in f+1-distinct..=f.
+            let reach = distinct as i32 - 1;
             let mut next_p0 = i32::MIN;
-            let mut last_f = i32::MIN;
-            for &key in &fr[g..h] {
-                let f = (key & 0xFF) as i32 - OFF;
-                if f == last_f {
-                    continue;
-                }
-                last_f = f;
-                for p0 in (f - 5).max(next_p0)..=f {
+            let positions = words.iter().enumerate().flat_map(|(w, &bits)| {
+                std::iter::successors((bits != 0).then_some(bits), |&b| {
+                    Some(b & (b - 1)).filter(|&b| b != 0)
+                })
+                .map(move |b| pos_base + (w * 64) as i32 + b.trailing_zeros() as i32)
+            });
+            for f in positions {
+                for p0 in (f - reach).max(next_p0)..=f {
                     let i0 = at(p0);
                     if cells[i0] != 0 {
                         continue;
@@ -276,7 +289,6 @@ fn walk_plays<W: FnMut(u32) -> bool, F: FnMut(&PlayRef) -> bool>(
                 }
                 next_p0 = f + 1;
             }
-            g = h;
         }
     }
 }
