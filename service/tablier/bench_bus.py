@@ -10,7 +10,9 @@ server with `--bus`. Each round, for each of the two (in alternating order):
   delivery) on one match on the watched server, and MOVES moves played on it through the mover,
   one every 100 ms: the delivery latency is each watcher's receipt of an event minus the
   event's `recorded_at` (its transaction's start: the commit follows within its flush), p50
-  and p99 over every (watcher, event);
+  and p99 over every (watcher, event); and what the watched server spends on the watchers: its
+  resident memory's growth per stream opened, and its CPU per message sent while the moves
+  are delivered (one batch of a move's events to one watcher);
 - then, with the watchers still there, PlayMove as fast as --concurrency lanes go on other
   matches for --seconds: moves/s, and the database's and the mover's CPU per move.
 
@@ -78,8 +80,13 @@ def _span(xs: list[float], fmt: str) -> str:
     return f"{statistics.median(xs):{fmt}} ({min(xs):{fmt}}-{max(xs):{fmt}})"
 
 
-async def _watch_delivery(mover: GameServiceStub, watched: str, operator: str) -> list[float]:
-    """Latencies (ms) of every event to every one of WATCHERS watchers, MOVES moves."""
+async def _watch_delivery(
+    mover: GameServiceStub, watched: Proc, cpu_name: str, operator: str
+) -> tuple[list[float], float, float]:
+    """Latencies (ms) of every event to every one of WATCHERS watchers, MOVES moves; and what
+    the watched server spends on its watchers: the growth of its resident memory per stream
+    opened (KiB), and its CPU per message sent while the moves are delivered (us)."""
+    import psutil
     from google.protobuf import any_pb2
 
     from tablier.bench_workloads import GAME, _create_planned, _type_url
@@ -89,14 +96,17 @@ async def _watch_delivery(mover: GameServiceStub, watched: str, operator: str) -
     match = (await _create_planned(mover, operator, 1))[0]
     final = match.moves[min(MOVES, len(match.moves)) - 1][2] + 1
     latencies: list[float] = []
+    messages = 0
     started = 0
     first = asyncio.Event()
     done = asyncio.Event()
     finished = 0
-    channels = _channels(watched, 10)
+    channels = _channels(watched.address, 10)
+    server = psutil.Process(watched.proc.pid)
+    rss_before = server.memory_info().rss
 
     async def watch(stub: GameServiceStub) -> None:
-        nonlocal started, finished
+        nonlocal started, finished, messages
         call = stub.WatchGame(pb.WatchGameRequest(game_id=match.game_id, batches=True))
         seen_first = False
         try:
@@ -108,6 +118,7 @@ async def _watch_delivery(mover: GameServiceStub, watched: str, operator: str) -
                     if started == WATCHERS:
                         first.set()
                     continue  # the match as it was when the watch began
+                messages += 1
                 events = list(response.events) if response.events else [response.event]
                 for ev in events:
                     latencies.append(1000 * (now - ev.recorded_at.ToDatetime().timestamp()))
@@ -123,6 +134,8 @@ async def _watch_delivery(mover: GameServiceStub, watched: str, operator: str) -
     tasks = [asyncio.create_task(watch(stubs[i % len(stubs)])) for i in range(WATCHERS)]
     try:
         await asyncio.wait_for(first.wait(), START_TIMEOUT)
+        kib_per_stream = (server.memory_info().rss - rss_before) / 1024 / WATCHERS
+        cpu_before = METER.read()[cpu_name]
         action_type = _type_url(GAME, "Action")
         for seat, action, expected in match.moves[:MOVES]:
             await mover.PlayMove(
@@ -136,13 +149,14 @@ async def _watch_delivery(mover: GameServiceStub, watched: str, operator: str) -
             )
             await asyncio.sleep(MOVE_EVERY_S)  # a pace of moves, not a wait for a condition
         await asyncio.wait_for(done.wait(), START_TIMEOUT)
+        us_per_message = 1e6 * (METER.read()[cpu_name] - cpu_before) / max(messages, 1)
     finally:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for ch in channels:
             await ch.close()
-    return latencies
+    return latencies, kib_per_stream, us_per_message
 
 
 async def _measure(args: argparse.Namespace, servers: dict[str, tuple[Proc, Proc]], operator: str) -> None:
@@ -158,7 +172,7 @@ async def _measure(args: argparse.Namespace, servers: dict[str, tuple[Proc, Proc
             stubs = [rpc.GameServiceStub(ch) for ch in channels]  # type: ignore[no-untyped-call]
             for ch in channels:
                 await asyncio.wait_for(ch.channel_ready(), START_TIMEOUT)
-            lat = await _watch_delivery(stubs[0], watched.address, operator)
+            lat, kib, us = await _watch_delivery(stubs[0], watched, f"watched {mode}", operator)
             planned = await _create_planned(stubs[0], operator, 4 * n)
             fig = await _drive([_play_lane(stubs[i], planned[i::n]) for i in range(n)], args.seconds)
             for ch in channels:
@@ -169,13 +183,16 @@ async def _measure(args: argparse.Namespace, servers: dict[str, tuple[Proc, Proc
                 "moves/s": fig.rate,
                 "db": fig.cpu.get("database", float("nan")),
                 "mover": fig.cpu.get(f"mover {mode}", float("nan")),
+                "kib/stream": kib,
+                "us/message": us,
             }
             for k, v in got.items():
                 figures[mode].setdefault(k, []).append(v)
             print(
                 f"round {r + 1} {mode}: delivery p50 {got['p50']:.1f} ms p99 {got['p99']:.1f} ms"
                 f" ({len(lat)} deliveries); {got['moves/s']:,.0f} moves/s, CPU per move db {got['db']:.3f} ms"
-                f" mover {got['mover']:.3f} ms" + (f", {fig.errors} errors" if fig.errors else ""),
+                f" mover {got['mover']:.3f} ms; watched server {kib:.1f} KiB a stream, {us:.0f} us CPU a message"
+                + (f", {fig.errors} errors" if fig.errors else ""),
                 file=sys.stderr,
             )
     print(
@@ -185,18 +202,19 @@ async def _measure(args: argparse.Namespace, servers: dict[str, tuple[Proc, Proc
     )
     print(
         f"{'':<16} {'delivery p50 ms':>20} {'delivery p99 ms':>20} {'moves/s':>20} {'db CPU ms/move':>22}"
-        f" {'mover CPU ms/move':>22}"
+        f" {'mover CPU ms/move':>22} {'watched KiB/stream':>20} {'watched us/message':>20}"
     )
     for mode in MODES:
         f = figures[mode]
         print(
             f"{mode:<16} {_span(f['p50'], '.1f'):>20} {_span(f['p99'], '.1f'):>20} {_span(f['moves/s'], ',.0f'):>20}"
             f" {_span(f['db'], '.3f'):>22} {_span(f['mover'], '.3f'):>22}"
+            f" {_span(f['kib/stream'], '.1f'):>20} {_span(f['us/message'], '.0f'):>20}"
         )
     listen, bus = figures[MODES[0]], figures[MODES[1]]
     ratios = ", ".join(
         f"{k} {statistics.median(b / a for a, b in zip(listen[k], bus[k], strict=True)):.2f}"
-        for k in ("p50", "p99", "moves/s", "db", "mover")
+        for k in ("p50", "p99", "moves/s", "db", "mover", "us/message")
     )
     print(f"\nbus / LISTEN, median of the rounds' ratios: {ratios}")
 
