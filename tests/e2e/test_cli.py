@@ -143,3 +143,24 @@ def test_bench_service_measures_every_call_against_the_echo(fresh_database_url, 
     on_loop = re.search(r"^echo, async def handler\s+([\d,]+) \(", done.stdout, re.M)
     assert on_loop and int(on_loop.group(1).replace(",", "")) > 0, done.stdout
     assert "error" not in done.stderr.lower(), done.stderr
+
+
+def test_bench_service_bus_measures_delivery_and_the_watched_servers_costs(fresh_database_url, tmp_path):
+    """`tablier bench-service --only bus` (the bus and watch figures in docs/load-testing.md and
+    docs/scaling.md) runs end to end on loopback with a real nats-server: both modes deliver every
+    event to every watcher, and the watched server's memory per stream and CPU per message are
+    measured. One short round."""
+    done = tablier("bench-service", "--only", "bus", "--rounds", "1", "--seconds", "0.5",
+                   "--database-url", fresh_database_url, "--log-dir", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    for mode in ("LISTEN/NOTIFY", "bus (NATS)"):
+        line = re.search(rf"^round 1 {re.escape(mode)}: delivery p50 ([\d.]+) ms p99 ([\d.]+) ms \((\d+) deliveries\);"
+                         rf" ([\d,]+) moves/s, .*; watched server (-?[\d.]+) KiB a stream, (\d+) us CPU a message$",
+                         done.stderr, re.M)
+        assert line, done.stderr
+        p50, p99, deliveries, moves, kib, us = line.groups()
+        # 1,000 watchers, each receiving every event of the 30 moves played (a move is 1-3 events).
+        assert int(deliveries) >= 30 * 1000, line.group(0)
+        assert 0 < float(p50) <= float(p99) and int(moves.replace(",", "")) > 0, line.group(0)
+        assert float(kib) > 0 and int(us) > 0, line.group(0)
+    assert re.search(r"^bus / LISTEN, median of the rounds' ratios: p50 [\d.]+, .* us/message [\d.]+$", done.stdout, re.M), done.stdout
