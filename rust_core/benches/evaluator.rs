@@ -85,19 +85,17 @@ fn span(mut xs: Vec<f64>) -> (f64, f64, f64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let runs = args
-        .iter()
-        .position(|a| a == "--runs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(5usize);
+    // The number after `flag`, or `default`.
+    let number = |flag: &str, default: usize| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let runs = number("--runs", 5);
     let baseline = !args.iter().any(|a| a == "--no-baseline");
-    let min = args
-        .iter()
-        .position(|a| a == "--min-moves")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(90usize);
+    let min = number("--min-moves", 90);
     let game = find("qwirkle").unwrap();
     let (position, moves, seed, step) = mid_game(game, min);
     println!("qwirkle: a mid-game position with {moves} legal moves (greedy match seed {seed}, after {step} decisions)");

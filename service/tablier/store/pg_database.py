@@ -352,8 +352,9 @@ async def _hear(conn: psycopg.AsyncConnection) -> None:
     """Reads the notifications of an idle LISTEN connection as they arrive, into the
     connection's notify handlers, until the connection fails (raised) or the task is cancelled.
     One reader kept on the socket: psycopg's `notifies()` waits afresh for every packet
-    (a future, the socket added to and removed from the loop's selector, a timer), which cost
-    2.5 times the CPU per notification, about 5% of a server's CPU per move under load."""
+    (a future, the socket added to and removed from the loop's selector, a timer): 34-39 us of
+    CPU a notification under a PlayMove load against 14-15 us read this way, about 3% of a
+    move's server CPU (docs/load-testing.md)."""
     pgconn = conn.pgconn
     fd = pgconn.socket
     loop = asyncio.get_running_loop()
