@@ -141,7 +141,7 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
       // Each seat: its player's name in its colour, else its number and who fills it.
       h("div", { class: "seats" }, state.seats.map((x, s) => seatBadge(s, x.player
         ? `${x.player.displayName}${s === viewer ? " (you)" : ""}`
-        : `Seat ${s + 1}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? `bot (${x.bot.replace(/_/g, " ")})` :
+        : `Seat ${s + 1}: ${s === viewer ? "you" : x.status === SeatStatus.BOT ? botWords(x.bot) :
           x.status === SeatStatus.OPEN ? "open" : x.status === SeatStatus.INVITED ? "invited" : "player"}`, "seat"))));
     // Highlight what the seat's legal moves touch; the picked elements narrow the list.
     const shown = legal;
@@ -226,7 +226,9 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
         h("table", { class: `scores${typeof rating === "object" ? " rated" : ""}` },
           typeof rating === "object" ? h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", {}, ""), h("th", {}, ""), h("th", { scope: "col", class: "rating-change" }, "rating"))) : null,
           (o?.scores ?? []).map((sc, s) => h("tr", { class: winners.includes(s) ? "winner" : "", "data-seat": s, "data-score": String(sc) },
-          h("td", {}, seatBadge(s, s === viewer ? `${seatLabel(s)} (you)` : seatLabel(s), "seat")), h("td", {}, `${sc} ${sc === 1n || sc === -1n ? unit[0] : unit[1]}`),
+          h("td", {}, seatBadge(s, s === viewer ? `${seatLabel(s)} (you)` : seatLabel(s), "seat"),
+            state.seats[s]?.status === SeatStatus.BOT ? h("span", { class: "bot-name" }, botWords(state.seats[s].bot)) : null),
+          h("td", {}, `${sc} ${sc === 1n || sc === -1n ? unit[0] : unit[1]}`),
           h("td", {}, winners.includes(s) ? "winner" : ""),
           typeof rating === "object" ? h("td", { class: "rating-change", "data-seat": s }, rating.changes.find((c) => c.seat === s)?.text ?? "") : null))),
         ...[ratingLine()].filter((x): x is HTMLElement => !!x),
@@ -531,6 +533,9 @@ export async function matchPage(gameId: string): Promise<HTMLElement> {
   tick();
   return page;
 }
+
+/** A bot seat's words: "bot (greedy rollout)". */
+const botWords = (bot: string) => `bot (${bot.replace(/_/g, " ")})`;
 
 const count = (keys: string[], k: string) => keys.reduce((n, x) => n + (x === k ? 1 : 0), 0);
 /** `keys` holds every picked key, as many times as picked. */

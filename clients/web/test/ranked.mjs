@@ -88,6 +88,10 @@ try {
   check(/^Your rating [+-]\d+ → [\d,]+ \(rank \d+\)/.test(line), `the player's change in words: ${line}`);
   const changes = await page.$$eval(".scores td.rating-change", (cells) => cells.map((c) => [Number(c.dataset.seat), c.textContent]));
   check(changes.length === 2 && changes.every(([, t]) => /^[+-]\d+ → [\d,]+$/.test(t)), `every seat's change: ${JSON.stringify(changes)}`);
+  // The player's row says "(you)"; the bot's names the bot under its seat, as the seat list does.
+  const who = await page.$$eval(".scores tr[data-seat] td:first-child", (cells) => cells.map((c) => [c.querySelector(".seat")?.textContent, c.querySelector(".bot-name")?.textContent ?? ""]));
+  check(who.some(([seat, bot]) => / \(you\)$/.test(seat) && !bot) && who.some(([seat, bot]) => /^Seat \d$/.test(seat) && /^bot \(.+\)$/.test(bot)),
+    `the rows name the seats: ${JSON.stringify(who)}`);
   console.log(`rated ${JSON.stringify({ gameId, line, changes })}`);
   await both(page, "ranked-end");
 
