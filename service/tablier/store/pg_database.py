@@ -69,6 +69,12 @@ POOL_APPLICATION_NAME = "tablier-store"
 LISTENER_APPLICATION_NAME = "tablier-listener"
 BUS_LISTENER_APPLICATION_NAME = "tablier-listener-bus"
 
+
+def _listener_name(bus: bool) -> str:
+    """The LISTEN connection's name for a server with a bus, or without one."""
+    return BUS_LISTENER_APPLICATION_NAME if bus else LISTENER_APPLICATION_NAME
+
+
 # Outage handling (see the module docstring), in seconds.
 OPERATION_TIMEOUT = 5.0
 PROBE_INTERVAL = 1.0
@@ -178,9 +184,6 @@ class Database:
         stats["pool_max"] = self._pool.max_size
         return stats
 
-    def _listener_name(self, bus: bool) -> str:
-        return BUS_LISTENER_APPLICATION_NAME if bus else LISTENER_APPLICATION_NAME
-
     async def _probe(self, conn: psycopg.AsyncConnection | None) -> psycopg.AsyncConnection:
         """Asks `conn`, or a new connection, for the LISTEN connections of servers of the
         other kind on this database (`mixed_fanout`); returns the live connection."""
@@ -194,7 +197,7 @@ class Database:
                 )
             cur = await conn.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s",
-                (self._listener_name(bus=self.bus is None),),
+                (_listener_name(bus=self.bus is None),),
             )
             row = await cur.fetchone()
             self._count_mixed(int(row[0]) if row else 0)
@@ -292,7 +295,7 @@ class Database:
                 async with await psycopg.AsyncConnection.connect(
                     self._dsn,
                     autocommit=True,
-                    application_name=self._listener_name(bus=self.bus is not None),
+                    application_name=_listener_name(bus=self.bus is not None),
                     keepalives=1,
                     keepalives_idle=10,
                     keepalives_interval=5,
