@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import uuid
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import pytest
 
@@ -503,3 +503,27 @@ async def test_game_page_newest_first_by_type_and_position(backend):
         rest = await store.game_page(10, "page_test_0", (first.created_at, first.game_id))
         assert [first.game_id, *(g.game_id for g in rest)] == [g.game_id for g in page]
         assert (await store.game_page(10))[0].game_id in {r.game_id for r in records}
+
+
+def test_recorded_is_replace_of_the_recorded_time():
+    """`recorded` copies every field but the time (a field added to StoredEvent must be added there)."""
+    from datetime import UTC, datetime
+
+    from tablier.store.base import StoredEvent, recorded
+
+    values = {
+        f.name: v
+        for f, v in zip(
+            fields(StoredEvent),
+            ["g", 7, "kind", b"payload", 1, "cmd", "v1", b"state", b"chain", None, CommandInput(1, b"a")],
+            strict=True,
+        )
+    }
+    event = StoredEvent(**values)
+    at = datetime(2026, 12, 8, tzinfo=UTC)
+    got = recorded(event, at)
+    want = replace(event, recorded_at=at)
+    assert {f.name: getattr(got, f.name) for f in fields(StoredEvent)} == {
+        f.name: getattr(want, f.name) for f in fields(StoredEvent)
+    }
+    assert got.recorded_at == at and event.recorded_at is None

@@ -131,6 +131,24 @@ class StoredEvent:
     command: CommandInput | None = field(default=None, compare=False)
 
 
+def recorded(event: StoredEvent, at: datetime | None) -> StoredEvent:
+    """`event` with its recorded time: `dataclasses.replace(event, recorded_at=at)` at half
+    its cost (asked for every event of every append)."""
+    return StoredEvent(
+        event.game_id,
+        event.seq,
+        event.kind,
+        event.payload,
+        event.seat,
+        event.command_id,
+        event.core_version,
+        event.state_hash,
+        event.chain_hash,
+        at,
+        event.command,
+    )
+
+
 class Appended(list[StoredEvent]):
     """What `append` returns: the events of the command, in seq order. `written` is True when
     this call wrote them, False when the command id was used before in the match and these

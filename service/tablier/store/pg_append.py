@@ -38,7 +38,7 @@ import asyncio
 import functools
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import psycopg
 
@@ -112,32 +112,46 @@ def append_sql(rows: int) -> str:
     return sql
 
 
-def append_params(
-    key: str,
-    expected_seq: int,
-    stored: list[StoredEvent],
-    command_id: str | None,
-    command: CommandInput | None,
-    prev_chain: bytes | None,
-    notify: bool = True,
-) -> dict[str, Any]:
-    """The parameters of `append_sql(len(stored))`; `notify` False: no NOTIFY (the appends
-    are announced over a fan-out bus after their commit, `bus.NatsBus`)."""
-    given = command or CommandInput()
-    last_seq = expected_seq + len(stored)
+class Append(NamedTuple):
+    """One append, as the store hands it to `insert_one` or the group commit: the rows
+    (`stored`, chained after `prev_chain`) of the command `command_id` at seq expected_seq+1..;
+    `notify` False: no NOTIFY (the appends are announced over a fan-out bus after their commit,
+    `bus.NatsBus`). Each statement's parameters are made from it only when it goes
+    (`append_params`, `group_params`): no intermediate form per append."""
+
+    key: str
+    expected_seq: int
+    stored: list[StoredEvent]
+    command_id: str | None
+    command: CommandInput | None
+    prev_chain: bytes | None
+    notify: bool = True
+
+    @property
+    def last_seq(self) -> int:
+        return self.expected_seq + len(self.stored)
+
+    @property
+    def note(self) -> str | None:
+        return f"{self.key}:{self.last_seq}" if self.notify else None
+
+
+def append_params(a: Append) -> dict[str, Any]:
+    """The parameters of `append_sql(len(a.stored))`."""
+    given = a.command or CommandInput()
     params: dict[str, Any] = {
-        "game_id": key,
-        "command_id": command_id,
-        "expected_seq": expected_seq,
-        "prev_chain": prev_chain,
-        "first_seq": expected_seq + 1,
-        "last_seq": last_seq,
+        "game_id": a.key,
+        "command_id": a.command_id,
+        "expected_seq": a.expected_seq,
+        "prev_chain": a.prev_chain,
+        "first_seq": a.expected_seq + 1,
+        "last_seq": a.last_seq,
         "command_seat": given.seat,
         "action": given.action,
         "host_command": given.host_command,
-        "note": f"{key}:{last_seq}" if notify else None,
+        "note": a.note,
     }
-    for i, e in enumerate(stored):
+    for i, e in enumerate(a.stored):
         params[f"seq{i}"] = e.seq
         params[f"kind{i}"] = e.kind
         params[f"payload{i}"] = e.payload
@@ -145,20 +159,20 @@ def append_params(
         params[f"core_version{i}"] = e.core_version
         params[f"state_hash{i}"] = e.state_hash
         params[f"chain_hash{i}"] = e.chain_hash
-    if not stored:
+    if not a.stored:
         params.update(
             seq0=None, kind0=None, payload0=None, seat0=None, core_version0=None, state_hash0=None, chain_hash0=None
         )
     return params
 
 
-async def insert_one(conn: psycopg.AsyncConnection, rows: int, params: dict[str, Any]) -> Any:
+async def insert_one(conn: psycopg.AsyncConnection, a: Append) -> Any:
     """Runs one append statement; returns its row: (recorded_at, None, None, True, True) when
     written, (None, first_seq, last_seq, _, _) of the earlier command when command_id was used
     before, (None, None, None, False, _) when event expected_seq is not there with chain hash
     `prev_chain`, (None, None, None, True, False) when an event is at expected_seq+1 already
     (nothing written but in the first case)."""
-    cur = await conn.execute(append_sql(rows), params, prepare=True)
+    cur = await conn.execute(append_sql(len(a.stored)), append_params(a), prepare=True)
     return await cur.fetchone()
 
 
@@ -221,35 +235,36 @@ def _hex(value: bytes | None) -> str | None:
 
 
 def group_params(batch: list[_Pending]) -> tuple[str, str]:
-    """The two JSON parameters of `_GROUP` for the appends of `batch` (`append_params`'s)."""
+    """The two JSON parameters of `_GROUP` for the appends of `batch`."""
     commands, events = [], []
-    for i, (rows, p, _) in enumerate(batch):
+    for i, (a, _) in enumerate(batch):
+        given = a.command or CommandInput()
         commands.append(
             {
                 "i": i,
-                "game_id": p["game_id"],
-                "command_id": p["command_id"],
-                "expected_seq": p["expected_seq"],
-                "prev_chain": _hex(p["prev_chain"]),
-                "first_seq": p["first_seq"],
-                "last_seq": p["last_seq"],
-                "seat": p["command_seat"],
-                "action": _hex(p["action"]),
-                "host_command": p["host_command"],
-                "note": p["note"],
+                "game_id": a.key,
+                "command_id": a.command_id,
+                "expected_seq": a.expected_seq,
+                "prev_chain": _hex(a.prev_chain),
+                "first_seq": a.expected_seq + 1,
+                "last_seq": a.last_seq,
+                "seat": given.seat,
+                "action": _hex(given.action),
+                "host_command": given.host_command,
+                "note": a.note,
             }
         )
-        for k in range(rows):
+        for e in a.stored:
             events.append(
                 {
                     "i": i,
-                    "seq": p[f"seq{k}"],
-                    "kind": p[f"kind{k}"],
-                    "payload": p[f"payload{k}"].hex(),
-                    "seat": p[f"seat{k}"],
-                    "core_version": p[f"core_version{k}"],
-                    "state_hash": p[f"state_hash{k}"].hex(),
-                    "chain_hash": p[f"chain_hash{k}"].hex(),
+                    "seq": e.seq,
+                    "kind": e.kind,
+                    "payload": e.payload.hex(),
+                    "seat": e.seat,
+                    "core_version": e.core_version,
+                    "state_hash": e.state_hash.hex(),
+                    "chain_hash": e.chain_hash.hex(),
                 }
             )
     return json.dumps(commands), json.dumps(events)
@@ -260,7 +275,7 @@ async def insert_group(batch: list[_Pending], conn: psycopg.AsyncConnection) -> 
     transaction; their rows (`insert_one`'s) once committed. A failing insert rolls all of
     them back and raises."""
     if len(batch) == 1:
-        return [await insert_one(conn, batch[0][0], batch[0][1])]
+        return [await insert_one(conn, batch[0][0])]
     cur = await conn.execute(_GROUP, group_params(batch), prepare=True)
     return await cur.fetchall()
 
@@ -275,8 +290,8 @@ GROUP_FLUSHES = 1
 GROUP_GAP_S = 0.001
 GROUP_GATHER_S = 0.008
 
-# (event count, statement parameters, the caller waiting for its row)
-_Pending = tuple[int, dict[str, Any], "asyncio.Future[Any]"]
+# (the append, the caller waiting for its row)
+_Pending = tuple[Append, "asyncio.Future[Any]"]
 
 Run = Callable[[Callable[[psycopg.AsyncConnection], Awaitable[T]]], Awaitable[T]]
 
@@ -288,7 +303,7 @@ def _take(pending: list[_Pending]) -> tuple[list[_Pending], list[_Pending]]:
     later: list[_Pending] = []
     games: set[str] = set()
     for item in pending:
-        game = item[1]["game_id"]
+        game = item[0].key
         if len(batch) < GROUP_MAX and game not in games:
             games.add(game)
             batch.append(item)
@@ -311,7 +326,7 @@ class GroupCommit:
         self._gather_since = 0.0
         self._arrived = False  # an append came since the gathering group last looked
 
-    async def append(self, rows: int, params: dict[str, Any]) -> Any:
+    async def append(self, a: Append) -> Any:
         """Runs one append together with the others in flight: the appends waiting when a
         connection is free (one per match) go as one statement, one round trip and one
         transaction, committed (flushed to disk) once; this returns once that commit is done.
@@ -321,7 +336,7 @@ class GroupCommit:
         each of its appends runs again alone, getting its own outcome."""
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[Any] = loop.create_future()
-        self._pending.append((rows, params, waiter))
+        self._pending.append((a, waiter))
         self._arrived = True
         if not self._kicked and self._gathering is None and self._flushing < GROUP_FLUSHES:
             # An idle store: at the end of this turn of the event loop, with the appends of
@@ -369,11 +384,11 @@ class GroupCommit:
                     raise
                 await asyncio.gather(*(self._flush_alone(item) for item in batch))
                 return
-            for (_, _, waiter), row in zip(batch, rows, strict=True):
+            for (_, waiter), row in zip(batch, rows, strict=True):
                 if not waiter.done():
                     waiter.set_result(row)
         except BaseException as exc:
-            for _, _, waiter in batch:
+            for _, waiter in batch:
                 if not waiter.done():
                     waiter.set_exception(exc)
             if not isinstance(exc, Exception):
@@ -384,9 +399,9 @@ class GroupCommit:
                 self._gather()
 
     async def _flush_alone(self, item: _Pending) -> None:
-        rows, params, waiter = item
+        a, waiter = item
         try:
-            row = await self._run(lambda conn: insert_one(conn, rows, params))
+            row = await self._run(functools.partial(insert_one, a=a))
         except Exception as exc:
             if not waiter.done():
                 waiter.set_exception(exc)

@@ -45,10 +45,11 @@ from tablier.store.base import (
     StoredEvent,
     UnknownGame,
     genesis_hash,
+    recorded,
 )
 from tablier.store.migrate import migrate
 from tablier.store.pg_append import CHANNEL as CHANNEL
-from tablier.store.pg_append import GroupCommit, append_params, insert_one
+from tablier.store.pg_append import Append, GroupCommit, insert_one
 from tablier.store.pg_database import (
     LISTENER_APPLICATION_NAME as LISTENER_APPLICATION_NAME,
 )
@@ -157,8 +158,9 @@ class PostgresStore(MatchRecords):
                 # The usual move: chained from the remembered head, committed with the other
                 # appends in flight (`pg_append.GroupCommit`).
                 stored = chain_events(key, cached[1], expected_seq, events, command_id, None, command, chained)
-                params = append_params(key, expected_seq, stored, command_id, command, cached[1], self.bus is None)
-                row = await self._group.append(len(stored), params)
+                row = await self._group.append(
+                    Append(key, expected_seq, stored, command_id, command, cached[1], self.bus is None)
+                )
             else:
 
                 async def write(conn: psycopg.AsyncConnection) -> tuple[list[StoredEvent], Any]:
@@ -166,8 +168,9 @@ class PostgresStore(MatchRecords):
                     if not events and await self._last_seq(conn, key) != expected_seq:
                         raise SeqConflict(f"{key} is no longer at seq {expected_seq}")
                     stored = chain_events(key, prev, expected_seq, events, command_id, None, command, chained)
-                    params = append_params(key, expected_seq, stored, command_id, command, prev, self.bus is None)
-                    return stored, await insert_one(conn, len(stored), params)
+                    return stored, await insert_one(
+                        conn, Append(key, expected_seq, stored, command_id, command, prev, self.bus is None)
+                    )
 
                 stored, row = await self._run(write)
             prior = (row[1], row[2]) if row is not None and row[1] is not None else None
@@ -201,13 +204,14 @@ class PostgresStore(MatchRecords):
         prev_chain: bytes | None = None,
     ) -> Any:
         """Inserts the rows; returns the statement's row (`pg_append.insert_one`)."""
-        params = append_params(key, expected_seq, stored, command_id, command, prev_chain, self.bus is None)
-        return await insert_one(conn, len(stored), params)
+        return await insert_one(
+            conn, Append(key, expected_seq, stored, command_id, command, prev_chain, self.bus is None)
+        )
 
     def _committed(self, key: str, stored: list[StoredEvent], recorded_at: Any) -> list[StoredEvent]:
         if not stored:
             return []
-        stored = [replace(e, recorded_at=recorded_at) for e in stored]
+        stored = [recorded(e, recorded_at) for e in stored]
         self._remember_head(key, stored[-1].seq, stored[-1].chain_hash)
         self._announce(key, stored[-1].seq)
         if self.bus is not None:  # committed: told to the other servers over the bus
